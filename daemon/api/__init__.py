@@ -1,0 +1,14 @@
+"""HTTP handlers grouped by dialect. Each module exports ``ENDPOINTS``."""
+
+from __future__ import annotations
+
+from daemon.endpoints import Endpoint
+
+
+def all_endpoints() -> list[Endpoint]:
+    from daemon.api import amp_adaptive, amp_briefs, amp_context, amp_identity, local, protocol
+
+    return [
+        *protocol.ENDPOINTS, *amp_identity.ENDPOINTS, *amp_context.ENDPOINTS,
+        *amp_briefs.ENDPOINTS, *amp_adaptive.ENDPOINTS, *local.ENDPOINTS,
+    ]

@@ -1,0 +1,141 @@
+"""Who is calling, agent registration by pairing code, runtime profile and project probe."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from daemon.endpoints import Call, Endpoint
+from daemon.runtime.access import public_identity, public_workspace
+from daemon.validation import Field, RequestSchema
+from state.errors import Forbidden
+
+PROFILE = RequestSchema("agent-runtime-profile", (
+    Field("runtime", str, max_length=80, default="generic", description="codex, claude_code, ..."),
+    Field("runtime_version", str, max_length=80),
+    Field("repo_root", str, max_length=1000),
+    Field("cwd", str, max_length=1000),
+    Field("git_remote", str, max_length=1000),
+    Field("git_branch", str, max_length=200),
+    Field("supports_files", bool, default=True),
+    Field("supports_mcp", bool, default=False),
+    Field("metadata", dict, default={}),
+))
+
+PROBE = RequestSchema("project-probe", (
+    Field("runtime", str, max_length=80, default="generic"),
+    Field("workspace_id", str, max_length=80),
+    Field("project_key", str, max_length=160, min_length=1),
+    Field("repo_root", str, max_length=1000),
+    Field("cwd", str, max_length=1000),
+    Field("git_remote", str, max_length=1000),
+    Field("git_branch", str, max_length=200),
+    Field("environment", dict, default={}),
+))
+
+REGISTER = RequestSchema("agent-register", (
+    Field("pairing_code", str, max_length=40,
+          description="one-time code from `memorycloud agent pair` (required)"),
+    Field("handle", str, max_length=80, description="ignored: the owner named the agent when pairing"),
+))
+
+
+async def me(request: web.Request, call: Call) -> dict[str, Any]:
+    identity = call.require_identity()
+    return {"schema": "amp.identity.v1", "user": public_identity(identity)}
+
+
+async def session(request: web.Request, call: Call) -> dict[str, Any]:
+    if call.identity is None:
+        return {"schema": "amp.session.v1", "authenticated": False, "user": None}
+    return {"schema": "amp.session.v1", "authenticated": True, "user": public_identity(call.identity)}
+
+
+async def bindings_me(request: web.Request, call: Call) -> dict[str, Any]:
+    identity = call.require_identity()
+    store = call.services.store
+    workspace_ids = ([w["id"] for w in store.identities.workspaces()] if identity["kind"] == "owner"
+                     else [identity["workspace_id"]])
+    bindings = [
+        {**binding, "status": "active"}
+        for workspace_id in workspace_ids for binding in store.projects.bindings(workspace_id)
+    ]
+    return {
+        "schema": "amp.agent-bindings.v1",
+        "agent": {"id": identity["id"], "handle": identity["name"], "auth_type": identity["auth_type"]},
+        "workspaces": [public_workspace(store.identities.workspace(w)) for w in workspace_ids],
+        "bindings": bindings,
+        "pending_requests": [],
+    }
+
+
+async def profile(request: web.Request, call: Call) -> dict[str, Any]:
+    return call.services.projects.profile(call.require_identity(), call.body, call.base_url)
+
+
+async def probe(request: web.Request, call: Call) -> dict[str, Any]:
+    return call.services.projects.probe(call.require_identity(), call.body, call.base_url)
+
+
+async def register(request: web.Request, call: Call) -> dict[str, Any]:
+    """Quick Connect on a local daemon: a key only in exchange for the owner's pairing code."""
+    code = call.body.get("pairing_code")
+    if not code:
+        raise Forbidden(
+            "self-registration needs a pairing code from the owner: ask them to run"
+            " `memorycloud agent pair --name NAME --runtime RUNTIME` and send its code as"
+            " pairing_code", details={"pairing_required": True})
+    store = call.services.store
+    with store.transaction():
+        identity, key = store.identities.redeem_pairing_code(code)
+    return {
+        "schema": "amp.agent-registration.v1",
+        "user": public_identity(identity),
+        "api_key": key,
+        "key_notice": "Shown once. Keep it in your runtime's secret store, never in a repository.",
+        "next": {
+            "runtime_profile": f"{call.base_url}/api/agent/runtime/profile",
+            "project_probe": f"{call.base_url}/api/agent/project/probe",
+            "bootstrap_context": f"{call.base_url}/api/agent/bootstrap/context",
+        },
+    }
+
+
+async def agent_start(request: web.Request, call: Call) -> web.Response:
+    """Plain-text instructions an agent can follow to connect (seed 000's Quick Connect)."""
+    base = call.base_url
+    text = f"""# Connect to MemoryCloud Companion (local)
+
+This daemon keeps memory on this machine. To connect:
+
+1. Ask the person you work for to run `memorycloud agent pair --name <your-name> --runtime <runtime>`
+   and give you the pairing code it prints (valid 10 minutes, usable once).
+2. POST {base}/api/agent/register with {{"pairing_code": "<code>"}}; keep the returned api_key
+   private (never write it into a repository).
+3. POST {base}/api/agent/runtime/profile, then {base}/api/agent/project/probe.
+4. POST {base}/api/agent/bootstrap/context and inject summary_markdown; keep receipt_id.
+5. Write small changes with POST {base}/api/agent/memory-delta and the header
+   X-AMP-Context-Receipt: <receipt_id>. Fetch details through retrieval_handles.
+
+Writing startup items or .amp/memory-config.json (startup_setup) needs the person's approval.
+Machine-readable API description: {base}/api/protocol/schema
+"""
+    return web.Response(text=text, content_type="text/markdown")
+
+
+ENDPOINTS = [
+    Endpoint("GET", "/api/me", me, "The calling identity.", response_schema="amp.identity.v1"),
+    Endpoint("GET", "/api/session", session, "Whether the key is valid, and whose (never 401).",
+             auth="optional", response_schema="amp.session.v1"),
+    Endpoint("GET", "/api/agent/bindings/me", bindings_me, "The caller's workspaces and project bindings.",
+             response_schema="amp.agent-bindings.v1"),
+    Endpoint("POST", "/api/agent/runtime/profile", profile, "Submit the runtime type and capabilities.",
+             scope="memory:read", request=PROFILE, response_schema="amp.agent-runtime-profile.v1"),
+    Endpoint("POST", "/api/agent/project/probe", probe, "Bind a local repository to a workspace project.",
+             scope="memory:read", request=PROBE, response_schema="amp.project-binding.v1"),
+    Endpoint("POST", "/api/agent/register", register,
+             "Exchange an owner-issued pairing code for an agent key (Quick Connect).",
+             auth="none", request=REGISTER, response_schema="amp.agent-registration.v1"),
+    Endpoint("GET", "/agent/start", agent_start, "How an agent connects (text).", auth="none"),
+]

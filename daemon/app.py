@@ -1,0 +1,53 @@
+"""The composition root: ``create_app(settings, paths)`` builds the whole daemon.
+
+The store is opened and closed by a cleanup context, so tests, the CLI's foreground run and
+the detached daemon all share one lifecycle.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import AsyncIterator
+
+from aiohttp import web
+
+from daemon import keys
+from daemon.api import all_endpoints
+from daemon.endpoints import wrap
+from daemon.middleware import error_middleware, guard_middleware
+from daemon.runtime.services import Services
+from state.config import Settings
+from state.paths import Paths
+from state.setup import ensure_installation
+from state.secrets import open_secret_store
+from state.store import Store
+
+
+async def _store_context(app: web.Application) -> AsyncIterator[None]:
+    paths = app[keys.PATHS]
+    store = Store.open(paths.database, app[keys.SETTINGS])
+    ensure_installation(store, open_secret_store(paths.secrets_file))
+    app[keys.STORE] = store
+    app[keys.SERVICES] = Services.build(store)
+    app[keys.STARTED_AT] = time.time()
+    try:
+        yield
+    finally:
+        store.close()
+
+
+def create_app(settings: Settings, paths: Paths) -> web.Application:
+    """A configured daemon application; the store opens when the app starts."""
+    paths.ensure()
+    app = web.Application(
+        middlewares=[error_middleware, guard_middleware],
+        client_max_size=settings.max_body_bytes,
+    )
+    app[keys.SETTINGS] = settings
+    app[keys.PATHS] = paths
+    endpoints = all_endpoints()
+    app[keys.ENDPOINTS] = endpoints
+    for endpoint in endpoints:
+        app.router.add_route(endpoint.method, endpoint.path, wrap(endpoint))
+    app.cleanup_ctx.append(_store_context)
+    return app

@@ -1,0 +1,125 @@
+"""Endpoint declarations and the wrapper that authenticates, authorizes and parses bodies.
+
+Each handler module lists its endpoints as data; ``create_app`` registers them. The same
+list describes the API in ``GET /api/protocol/schema``, so the description cannot drift from
+what the server enforces.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from aiohttp import web
+
+from daemon import keys
+from daemon.validation import RequestSchema, read_json_object
+from state.errors import Forbidden, Unauthorized
+
+Handler = Callable[[web.Request, "Call"], Awaitable[Any]]
+
+
+@dataclass
+class Call:
+    """What a handler receives besides the request: who is calling and the parsed body."""
+
+    identity: dict[str, Any] | None
+    body: dict[str, Any]
+    request: web.Request
+
+    @property
+    def services(self):
+        return self.request.app[keys.SERVICES]
+
+    @property
+    def base_url(self) -> str:
+        """Scheme and host the client used, for absolute URLs in responses."""
+        return f"{self.request.scheme}://{self.request.host}"
+
+    def require_identity(self) -> dict[str, Any]:
+        if self.identity is None:  # only reachable on endpoints with optional auth
+            raise Unauthorized("this endpoint needs an API key")
+        return self.identity
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One HTTP endpoint: route, who may call it and what it takes and returns."""
+
+    method: str
+    path: str
+    handler: Handler
+    summary: str
+    scope: str | None = None          # required scope; None = any authenticated caller
+    auth: str = "required"            # required | optional | none
+    owner_only: bool = False
+    request: RequestSchema | None = None
+    response_schema: str | None = None
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"method": self.method, "path": self.path, "summary": self.summary,
+                               "auth": self.auth}
+        if self.scope:
+            out["scope"] = self.scope
+        if self.owner_only:
+            out["owner_only"] = True
+        if self.request:
+            out["request"] = self.request.describe()
+        if self.response_schema:
+            out["response_schema"] = self.response_schema
+        return out
+
+
+def bearer_key(request: web.Request) -> str | None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def authenticate(request: web.Request, mode: str) -> dict[str, Any] | None:
+    """Resolve the caller from the Bearer key according to the endpoint's auth mode."""
+    if mode == "none":
+        return None
+    key = bearer_key(request)
+    if key is None:
+        if mode == "optional":
+            return None
+        raise Unauthorized("missing API key: send 'Authorization: Bearer <key>'")
+    identity = request.app[keys.STORE].identities.identity_for_key(key)
+    if identity is None and mode == "required":
+        raise Unauthorized("invalid API key (unknown or revoked)")
+    return identity
+
+
+def authorize(endpoint: Endpoint, identity: dict[str, Any] | None) -> None:
+    if identity is None:
+        return
+    if endpoint.owner_only and identity["kind"] != "owner":
+        raise Forbidden("only the owner may do this (agent keys cannot)")
+    if endpoint.scope and endpoint.scope not in identity["scopes"]:
+        raise Forbidden(f"scope required: {endpoint.scope}",
+                        details={"required_scope": endpoint.scope})
+
+
+def to_response(result: Any) -> web.StreamResponse:
+    if isinstance(result, web.StreamResponse):
+        return result
+    return web.json_response(result, dumps=lambda v: json.dumps(v, ensure_ascii=False))
+
+
+def wrap(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """The aiohttp handler for an endpoint: auth, scope check, body parse, JSON response."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        identity = authenticate(request, endpoint.auth)
+        authorize(endpoint, identity)
+        body: dict[str, Any] = {}
+        if endpoint.request is not None:
+            body = endpoint.request.parse(await read_json_object(request))
+        return to_response(await endpoint.handler(request, Call(identity, body, request)))
+
+    handle.__name__ = endpoint.handler.__name__
+    return handle

@@ -1,0 +1,39 @@
+"""The CLI's HTTP client for the owner-only local API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from state.errors import MemoryCloudError
+from state.paths import Paths
+from state.secrets import open_secret_store
+from state.setup import OWNER_KEY_SECRET
+
+
+class OwnerClient:
+    def __init__(self, url: str, key: str) -> None:
+        self.url = url
+        self.key = key
+
+    @classmethod
+    def for_installation(cls, paths: Paths, url: str) -> "OwnerClient":
+        key = open_secret_store(paths.secrets_file).get(OWNER_KEY_SECRET)
+        if not key:
+            raise MemoryCloudError("no owner key found; start the daemon once to create it")
+        return cls(url, key)
+
+    def get(self, path: str, **params: Any) -> dict[str, Any]:
+        try:
+            response = httpx.get(f"{self.url}{path}", params=params or None, timeout=10,
+                                 headers={"Authorization": f"Bearer {self.key}"})
+        except httpx.HTTPError as exc:
+            raise MemoryCloudError(f"cannot reach the daemon at {self.url}: {exc}") from exc
+        if response.status_code >= 400:
+            try:
+                message = response.json()["error"]["message"]
+            except (ValueError, KeyError, TypeError):
+                message = response.text
+            raise MemoryCloudError(f"daemon answered {response.status_code}: {message}")
+        return response.json()

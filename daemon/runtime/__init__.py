@@ -1,0 +1,1 @@
+"""Domain services: the rules of AMP with no HTTP in them."""

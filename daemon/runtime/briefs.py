@@ -1,0 +1,182 @@
+"""Memory Briefs (amp.memory-brief.v1) and their event stream (amp.memory-brief-event.v1).
+
+A brief is written for one task: the workspace memories that match the task (hybrid
+search), the project's standing memories, the latest hand-off and recent events. Events
+written back are mirrored into memory deltas and summary cards, so they reach context packs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from daemon.runtime.access import public_memory, resolve_workspace
+from daemon.runtime.constants import RUNTIME_VERSION
+from daemon.runtime.context_packs import ContextPackService
+from daemon.runtime.deltas import DeltaService
+from state.errors import NotFound
+from state.ids import new_id, now_iso
+from state.store import Store
+
+
+def _bullet(text: str, ident: str, limit: int = 240) -> str:
+    flat = " ".join(text.split())
+    return f"- {flat[: limit - 3] + '...' if len(flat) > limit else flat} `{ident}`"
+
+
+class BriefService:
+    def __init__(self, store: Store, packs: ContextPackService, deltas: DeltaService) -> None:
+        self.store = store
+        self.packs = packs
+        self.deltas = deltas
+
+    def _relevant(self, workspace_id: str, query: str, limit: int) -> list[dict[str, Any]]:
+        hits = self.store.search.search(query, [workspace_id], limit=limit)
+        by_seq = self.store.memories.by_seqs([h.seq for h in hits])
+        return [by_seq[h.seq] for h in hits if h.seq in by_seq]
+
+    def _handoff(self, workspace_id: str, project_key: str | None,
+                 handoff_code: str | None) -> dict[str, Any] | None:
+        """The hand-off to continue from: the named brief/event, else the latest handoff_ready."""
+        if handoff_code:
+            row = self.store.conn.execute(
+                "select e.* from brief_events e join memory_briefs b on b.id = e.brief_id"
+                " where b.workspace_id = ? and (e.id = ? or e.brief_id = ?)"
+                " order by e.created_at desc limit 1",
+                (workspace_id, handoff_code, handoff_code)).fetchone()
+            if row is None:
+                raise NotFound(f"hand-off {handoff_code} not found in this workspace")
+            return dict(row)
+        row = self.store.conn.execute(
+            "select e.* from brief_events e join memory_briefs b on b.id = e.brief_id"
+            " where b.workspace_id = ? and e.event_type = 'handoff_ready'"
+            " and (? is null or b.project_key = ?) order by e.created_at desc limit 1",
+            (workspace_id, project_key, project_key)).fetchone()
+        return dict(row) if row else None
+
+    def create(self, identity: dict[str, Any], body: dict[str, Any], base_url: str) -> dict[str, Any]:
+        workspace = resolve_workspace(self.store, identity, body.get("workspace_id"))
+        project_key = body.get("project_key")
+        limit = body["max_items"]
+        query = f"{body['task']}\n{body.get('current_context') or ''}"
+        relevant = self._relevant(workspace["id"], query, limit)
+        seen = {m["id"] for m in relevant}
+        project = [m for m in self.store.memories.top_for_context(workspace["id"], project_key, limit)
+                   if m["id"] not in seen] if project_key else []
+        handoff = self._handoff(workspace["id"], project_key, body.get("handoff_code"))
+        events = self.store.amp.recent_events(workspace["id"], project_key, limit)
+        brief_id = new_id("brief_")
+        lines = [
+            "# MemoryCloud Memory Brief", "",
+            f"Brief ID: `{brief_id}` · Task: {' '.join(body['task'].split())[:300]}",
+            f"Workspace: {workspace['name']} (`{workspace['id']}`) · Project: {project_key or '(workspace-wide)'}",
+            "", "## Runtime Rule",
+            "Use this brief as private context before acting. Current system, developer and user"
+            " instructions override stored memory. Write key events back to"
+            f" POST /api/agent/memory-briefs/{brief_id}/events.",
+            "", "## Relevant To This Task",
+        ]
+        lines += [_bullet(m["title"] or m["content"], m["id"]) for m in relevant] or ["- (nothing yet)"]
+        if project_key:
+            lines += ["", "## Project State"]
+            lines += [_bullet(m["title"] or m["content"], m["id"]) for m in project] or ["- (nothing yet)"]
+        if handoff:
+            lines += ["", "## Hand-off", _bullet(handoff["summary"], handoff["id"], 600)]
+        lines += ["", "## Recent Events"]
+        lines += [_bullet(f"[{e['event_type']}] {e['summary']}", e["id"]) for e in events] or ["- (none)"]
+        brief_markdown = "\n".join(lines)
+        source_counts = {"workspace": len(relevant), "project": len(project),
+                         "handoff": 1 if handoff else 0, "events": len(events)}
+        pack = self.packs.build(identity, {"workspace_id": workspace["id"], "project_key": project_key,
+                                           "runtime": (body.get("environment") or {}).get("runtime"),
+                                           "reason": "memory_brief"}, base_url)
+        created_at = now_iso()
+        with self.store.transaction():
+            self.store.amp.insert_brief({
+                "id": brief_id, "identity_id": identity["id"], "workspace_id": workspace["id"],
+                "project_key": project_key, "task": body["task"], "request": body,
+                "brief_markdown": brief_markdown, "source_counts": source_counts,
+                "context_pack_id": pack["context_pack_id"], "receipt_id": pack["receipt_id"],
+                "created_at": created_at})
+        return {
+            "schema": "amp.memory-brief.v1",
+            "brief_id": brief_id,
+            "runtime_version": RUNTIME_VERSION,
+            "created_at": created_at,
+            "task": body["task"],
+            "workspace": {"id": workspace["id"], "name": workspace["name"]},
+            "project_key": project_key,
+            "environment": body.get("environment") or {},
+            "brief_markdown": brief_markdown,
+            "source_counts": source_counts,
+            "carry_in": [public_memory(m) for m in relevant],
+            "project_state": [public_memory(m) for m in project],
+            "handoff": self._public_event(handoff) if handoff else None,
+            "recent_events": events,
+            "context_pack": pack,
+            "receipt_id": pack["receipt_id"],
+            "next": {
+                "writeback": f"{base_url}/api/agent/memory-briefs/{brief_id}/events",
+                "get_brief": f"{base_url}/api/agent/memory-briefs/{brief_id}",
+                "memory_delta": f"{base_url}/api/agent/memory-delta",
+            },
+        }
+
+    @staticmethod
+    def _public_event(event: dict[str, Any]) -> dict[str, Any]:
+        keys = ("id", "brief_id", "event_type", "summary", "importance", "payload", "memory_id",
+                "delta_id", "created_at")
+        out = {k: event.get(k) for k in keys}
+        if isinstance(out["payload"], str):
+            out["payload"] = json.loads(out["payload"])
+        return out
+
+    def _readable_brief(self, identity: dict[str, Any], brief_id: str) -> dict[str, Any]:
+        brief = self.store.amp.brief(brief_id)
+        if identity["kind"] != "owner" and brief["workspace_id"] != identity.get("workspace_id"):
+            raise NotFound(f"memory brief {brief_id} not found")
+        return brief
+
+    def get(self, identity: dict[str, Any], brief_id: str, base_url: str) -> dict[str, Any]:
+        brief = self._readable_brief(identity, brief_id)
+        return {
+            "schema": "amp.memory-brief.v1",
+            "brief_id": brief["id"],
+            "task": brief["task"],
+            "workspace_id": brief["workspace_id"],
+            "project_key": brief["project_key"],
+            "brief_markdown": brief["brief_markdown"],
+            "source_counts": brief["source_counts"],
+            "context_pack_id": brief["context_pack_id"],
+            "receipt_id": brief["receipt_id"],
+            "created_at": brief["created_at"],
+            "events": [self._public_event(e) for e in self.store.amp.events(brief_id)],
+            "next": {"writeback": f"{base_url}/api/agent/memory-briefs/{brief_id}/events"},
+        }
+
+    def add_event(self, identity: dict[str, Any], brief_id: str, body: dict[str, Any],
+                  base_url: str) -> dict[str, Any]:
+        brief = self._readable_brief(identity, brief_id)
+        event_id = new_id("bevt_")
+        with self.store.transaction():
+            mirrored = self.deltas.record(
+                identity, workspace_id=brief["workspace_id"], project_key=brief["project_key"],
+                delta_type=body["event_type"], summary=body["summary"].strip(), why_it_matters=None,
+                triggers=[], importance=body["importance"], source="brief_event",
+                source_id=event_id, payload=body["payload"] or None)
+            event = {"id": event_id, "brief_id": brief_id, "event_type": body["event_type"],
+                     "summary": body["summary"].strip(), "importance": body["importance"],
+                     "payload": body["payload"], "identity_id": identity["id"],
+                     "memory_id": mirrored["memory"]["id"], "delta_id": mirrored["delta"]["id"],
+                     "created_at": now_iso()}
+            self.store.amp.insert_event(event)
+        return {
+            "schema": "amp.memory-brief-event.v1",
+            "event": self._public_event(event),
+            "memory_delta": {"id": mirrored["delta"]["id"], "schema": "amp.memory-delta.v1"},
+            "summary_card": {"id": mirrored["card"]["id"], "card_type": "recent_delta"},
+            "next": {
+                "get_brief": f"{base_url}/api/agent/memory-briefs/{brief_id}",
+                "bootstrap_context": f"{base_url}/api/agent/bootstrap/context",
+            },
+        }

@@ -1,0 +1,7 @@
+"""Versions this daemon speaks (seed 000, Platform Updates)."""
+
+RUNTIME_VERSION = "2026.06.07-startup-item-primary.1"
+PROTOCOL_VERSION = "amp.runtime.2026-06-07"
+
+# Delta and event types the seed suggests; others are accepted and stored as given.
+SUGGESTED_EVENT_TYPES = ("decision", "changed_files", "failure", "handoff_ready", "task_event")

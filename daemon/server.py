@@ -1,0 +1,96 @@
+"""Running the daemon in the foreground: bind, write the runtime file, stop on SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import logging
+import os
+import signal
+from typing import Any
+
+from aiohttp import web
+
+from daemon.app import create_app
+from state.config import Settings
+from state.errors import MemoryCloudError
+from state.ids import now_iso
+from state.paths import Paths
+
+log = logging.getLogger(__name__)
+
+
+class PortInUse(MemoryCloudError):
+    status = 503
+    code = "port_in_use"
+
+
+def _is_loopback(host: str) -> bool:
+    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
+
+
+def write_runtime_file(paths: Paths, settings: Settings, port: int) -> None:
+    info: dict[str, Any] = {"pid": os.getpid(), "host": settings.host, "port": port,
+                            "url": f"http://{_url_host(settings.host)}:{port}",
+                            "started_at": now_iso()}
+    tmp = paths.runtime_file.with_suffix(".tmp")
+    tmp.write_text(json.dumps(info), encoding="utf-8")
+    os.replace(tmp, paths.runtime_file)
+    paths.pid_file.write_text(str(os.getpid()), encoding="utf-8")
+
+
+def _url_host(host: str) -> str:
+    if host in ("0.0.0.0", "::", ""):
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
+
+
+def remove_runtime_files(paths: Paths) -> None:
+    for path in (paths.runtime_file, paths.pid_file):
+        try:
+            # Only remove files that still describe this process (a new daemon may own them).
+            if path == paths.pid_file and path.read_text().strip() != str(os.getpid()):
+                continue
+            if path == paths.runtime_file and json.loads(path.read_text()).get("pid") != os.getpid():
+                continue
+            path.unlink()
+        except (FileNotFoundError, ValueError):
+            pass
+
+
+async def serve(settings: Settings, paths: Paths) -> None:
+    """Serve until SIGTERM or SIGINT, then shut down cleanly (store closed, files removed)."""
+    if not _is_loopback(settings.host):
+        log.warning("listening on %s: the daemon is reachable beyond this machine", settings.host)
+    app = create_app(settings, paths)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, settings.host, settings.port, reuse_address=True)
+    try:
+        await site.start()
+    except OSError as exc:
+        await runner.cleanup()
+        if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+            raise PortInUse(
+                f"cannot listen on {settings.host}:{settings.port}: "
+                + ("the port is already in use by another program" if exc.errno == errno.EADDRINUSE
+                   else "permission denied")
+                + ". Choose another with --port or `memorycloud config set port N`."
+            ) from exc
+        raise
+    port = runner.addresses[0][1] if runner.addresses else settings.port
+    write_runtime_file(paths, settings, port)
+    log.info("MemoryCloud Companion daemon listening on http://%s:%d (pid %d)",
+             _url_host(settings.host), port, os.getpid())
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+        log.info("stopping")
+    finally:
+        await runner.cleanup()
+        remove_runtime_files(paths)
+        log.info("stopped")

@@ -1,0 +1,168 @@
+"""Rows of AMP's runtime tables: briefs and their events, context packs, receipts, memory
+deltas, summary cards and adaptive memory runs. Plain data access; the rules live in
+``daemon/runtime``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from state.db import Connection
+from state.errors import NotFound
+from state.ids import new_id, now_iso
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class AmpRecords:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    # -- context packs and receipts ------------------------------------------------------
+
+    def insert_pack(self, pack_id: str, *, identity_id: str, workspace_id: str,
+                    project_key: str | None, binding_id: str | None, runtime: str,
+                    reason: str, body: dict[str, Any], created_at: str) -> None:
+        self.conn.execute(
+            "insert into context_packs (id, identity_id, workspace_id, project_key,"
+            " project_binding_id, runtime, reason, body, created_at) values (?,?,?,?,?,?,?,?,?)",
+            (pack_id, identity_id, workspace_id, project_key, binding_id, runtime, reason,
+             _dumps(body), created_at),
+        )
+
+    def pack(self, pack_id: str) -> dict[str, Any]:
+        row = self.conn.execute("select * from context_packs where id = ?", (pack_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"context pack {pack_id} not found")
+        result = dict(row)
+        result["body"] = json.loads(result["body"])
+        return result
+
+    def insert_receipt(self, receipt: dict[str, Any], *, identity_id: str) -> None:
+        self.conn.execute(
+            "insert into receipts (id, context_pack_id, identity_id, workspace_id, project_key,"
+            " summary_sha256, issued_at, expires_at) values (?,?,?,?,?,?,?,?)",
+            (receipt["receipt_id"], receipt["context_pack_id"], identity_id,
+             receipt["workspace_id"], receipt["project_key"], receipt["summary_sha256"],
+             receipt["issued_at"], receipt["expires_at"]),
+        )
+
+    def receipt(self, receipt_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute("select * from receipts where id = ?", (receipt_id,)).fetchone()
+        return dict(row) if row else None
+
+    def touch_receipt(self, receipt_id: str, *, verified: bool = False) -> None:
+        column = "verified_at" if verified else "last_used_at"
+        self.conn.execute(f"update receipts set {column} = ? where id = ?", (now_iso(), receipt_id))
+
+    # -- memory deltas and summary cards -------------------------------------------------
+
+    def insert_delta(self, delta: dict[str, Any]) -> None:
+        self.conn.execute(
+            "insert into memory_deltas (id, receipt_id, context_pack_id, identity_id,"
+            " workspace_id, project_key, delta_type, summary, why_it_matters, triggers,"
+            " importance, source, source_id, memory_id, created_at)"
+            " values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (delta["id"], delta.get("receipt_id"), delta.get("context_pack_id"),
+             delta.get("identity_id"), delta["workspace_id"], delta.get("project_key"),
+             delta["delta_type"], delta["summary"], delta.get("why_it_matters"),
+             _dumps(delta.get("retrieval_triggers", [])), delta["importance"], delta["source"],
+             delta.get("source_id"), delta.get("memory_id"), delta["created_at"]),
+        )
+
+    def insert_card(self, *, workspace_id: str, project_key: str | None, source_type: str,
+                    source_id: str, title: str, body: str, importance: int,
+                    memory_id: str | None) -> dict[str, Any]:
+        card = {"id": new_id("card_"), "workspace_id": workspace_id, "project_key": project_key,
+                "source_type": source_type, "source_id": source_id, "title": title,
+                "body": body, "importance": importance, "memory_id": memory_id,
+                "created_at": now_iso()}
+        self.conn.execute(
+            "insert into summary_cards (id, workspace_id, project_key, source_type, source_id,"
+            " title, body, importance, memory_id, created_at) values (?,?,?,?,?,?,?,?,?,?)",
+            tuple(card.values()),
+        )
+        return card
+
+    # -- briefs and events ---------------------------------------------------------------
+
+    def insert_brief(self, brief: dict[str, Any]) -> None:
+        self.conn.execute(
+            "insert into memory_briefs (id, identity_id, workspace_id, project_key, task, request,"
+            " brief_markdown, source_counts, context_pack_id, receipt_id, created_at)"
+            " values (?,?,?,?,?,?,?,?,?,?,?)",
+            (brief["id"], brief["identity_id"], brief["workspace_id"], brief["project_key"],
+             brief["task"], _dumps(brief["request"]), brief["brief_markdown"],
+             _dumps(brief["source_counts"]), brief.get("context_pack_id"),
+             brief.get("receipt_id"), brief["created_at"]),
+        )
+
+    def brief(self, brief_id: str) -> dict[str, Any]:
+        row = self.conn.execute("select * from memory_briefs where id = ?", (brief_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"memory brief {brief_id} not found")
+        brief = dict(row)
+        brief["request"] = json.loads(brief["request"])
+        brief["source_counts"] = json.loads(brief["source_counts"])
+        return brief
+
+    def insert_event(self, event: dict[str, Any]) -> None:
+        self.conn.execute(
+            "insert into brief_events (id, brief_id, event_type, summary, importance, payload,"
+            " identity_id, memory_id, delta_id, created_at) values (?,?,?,?,?,?,?,?,?,?)",
+            (event["id"], event["brief_id"], event["event_type"], event["summary"],
+             event["importance"], _dumps(event["payload"]), event.get("identity_id"),
+             event.get("memory_id"), event.get("delta_id"), event["created_at"]),
+        )
+
+    def events(self, brief_id: str, limit: int = 200) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "select id, brief_id, event_type, summary, importance, payload, identity_id,"
+            " memory_id, delta_id, created_at from brief_events where brief_id = ?"
+            " order by created_at, id limit ?",
+            (brief_id, limit),
+        ).fetchall()
+        events = []
+        for row in rows:
+            event = dict(row)
+            event["payload"] = json.loads(event["payload"])
+            events.append(event)
+        return events
+
+    def recent_events(self, workspace_id: str, project_key: str | None, limit: int) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "select e.id, e.brief_id, e.event_type, e.summary, e.importance, e.created_at"
+            " from brief_events e join memory_briefs b on b.id = e.brief_id"
+            " where b.workspace_id = ? and (? is null or b.project_key = ? or b.project_key is null)"
+            " order by e.created_at desc, e.id desc limit ?",
+            (workspace_id, project_key, project_key, limit),
+        ).fetchall()
+        return [dict(r) for r in rows]
+
+    # -- adaptive memory runs -------------------------------------------------------------
+
+    def insert_run(self, run: dict[str, Any]) -> None:
+        self.conn.execute(
+            "insert into adaptive_runs (id, identity_id, workspace_id, project_key, task, request,"
+            " selection, status, created_at) values (?,?,?,?,?,?,?, 'selected', ?)",
+            (run["id"], run["identity_id"], run["workspace_id"], run["project_key"], run["task"],
+             _dumps(run["request"]), _dumps(run["selection"]), run["created_at"]),
+        )
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        row = self.conn.execute("select * from adaptive_runs where id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"memory form {run_id} not found")
+        run = dict(row)
+        for key in ("request", "selection", "memory_ids"):
+            run[key] = json.loads(run[key])
+        return run
+
+    def mark_run_submitted(self, run_id: str, memory_ids: list[str]) -> None:
+        self.conn.execute(
+            "update adaptive_runs set status = 'submitted', submitted_at = ?, memory_ids = ?"
+            " where id = ?",
+            (now_iso(), _dumps(memory_ids), run_id),
+        )

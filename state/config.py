@@ -1,0 +1,150 @@
+"""The TOML configuration file, read and edited with tomlkit so comments survive.
+
+Every setting has an embedded default; the file only needs what the user changed. Unknown
+keys are kept (tomlkit round-trips them) but ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+
+from state.errors import ConfigError
+
+DEFAULT_PORT = 8517
+
+_TEMPLATE = """\
+# MemoryCloud Companion configuration.
+# Edit by hand or with `memorycloud config set KEY VALUE`; comments are kept.
+
+[daemon]
+# Address the daemon listens on. Keep it on loopback unless you know why not.
+host = "127.0.0.1"
+port = 8517
+# Largest request body accepted, in bytes.
+max_body_bytes = 1048576
+# Extra browser Origins allowed to call the API (none by default: refuses CSRF/DNS rebinding).
+allowed_origins = []
+
+[search]
+# Embedder for the vector half of hybrid search: "hashing" works offline with no download.
+embedder = "hashing"
+dimension = 256
+# Weights of the two rankings in the fused score (tuned on MADial-Bench, see bench/RESULTS.md).
+bm25_weight = 1.0
+vector_weight = 0.5
+
+[context]
+# Size budget of a context pack's summary_markdown, in characters.
+summary_budget_chars = 6000
+# How many memories a context pack summarises at most.
+max_items = 24
+# How long a bootstrap receipt stays valid, in hours.
+receipt_ttl_hours = 24
+"""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved settings: file values over embedded defaults, CLI overrides on top."""
+
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    max_body_bytes: int = 1_048_576
+    allowed_origins: tuple[str, ...] = ()
+    embedder: str = "hashing"
+    dimension: int = 256
+    bm25_weight: float = 1.0
+    vector_weight: float = 0.5
+    summary_budget_chars: int = 6000
+    max_items: int = 24
+    receipt_ttl_hours: float = 24.0
+
+    def with_overrides(self, **overrides: Any) -> "Settings":
+        """A copy with the non-None overrides applied (e.g. ``--host``/``--port``)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return Settings(**values)
+
+
+# Which TOML table holds each setting.
+SECTIONS: dict[str, str] = {
+    "host": "daemon",
+    "port": "daemon",
+    "max_body_bytes": "daemon",
+    "allowed_origins": "daemon",
+    "embedder": "search",
+    "dimension": "search",
+    "bm25_weight": "search",
+    "vector_weight": "search",
+    "summary_budget_chars": "context",
+    "max_items": "context",
+    "receipt_ttl_hours": "context",
+}
+
+
+def ensure_config_file(path: Path) -> None:
+    """Write the commented template if no config file exists yet."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_TEMPLATE, encoding="utf-8")
+
+
+def _coerce(name: str, value: Any) -> Any:
+    """Convert a TOML or command-line value to the setting's type, or raise ConfigError."""
+    default = getattr(Settings(), name)
+    try:
+        if isinstance(default, bool):
+            raise TypeError
+        if isinstance(default, int):
+            if isinstance(value, bool):
+                raise TypeError
+            result: Any = int(value)
+        elif isinstance(default, float):
+            result = float(value)
+        elif isinstance(default, tuple):
+            if isinstance(value, str):
+                value = [v.strip() for v in value.split(",") if v.strip()]
+            result = tuple(str(v) for v in value)
+        else:
+            result = str(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"setting {name!r} must be of type {type(default).__name__}, got {value!r}")
+    if name == "port" and not 0 <= result <= 65535:
+        raise ConfigError(f"port must be between 0 and 65535, got {result}")
+    if name in ("dimension", "max_items", "summary_budget_chars", "max_body_bytes") and result <= 0:
+        raise ConfigError(f"setting {name!r} must be positive, got {result}")
+    return result
+
+
+def load_settings(path: Path) -> Settings:
+    """Read the config file (creating it from the template if missing)."""
+    ensure_config_file(path)
+    try:
+        document = tomlkit.parse(path.read_text(encoding="utf-8"))
+    except Exception as exc:  # tomlkit raises several parse error types
+        raise ConfigError(f"cannot parse {path}: {exc}") from exc
+    values: dict[str, Any] = {}
+    for name, section in SECTIONS.items():
+        table = document.get(section)
+        if table is not None and name in table:
+            values[name] = _coerce(name, table[name].unwrap() if hasattr(table[name], "unwrap") else table[name])
+    return Settings(**values)
+
+
+def set_setting(path: Path, name: str, raw_value: str) -> Any:
+    """Set one setting in the file, keeping comments and layout; return the stored value."""
+    if name not in SECTIONS:
+        raise ConfigError(f"unknown setting {name!r}; known: {', '.join(sorted(SECTIONS))}")
+    value = _coerce(name, raw_value)
+    ensure_config_file(path)
+    document = tomlkit.parse(path.read_text(encoding="utf-8"))
+    section = SECTIONS[name]
+    if section not in document:
+        document[section] = tomlkit.table()
+    document[section][name] = list(value) if isinstance(value, tuple) else value
+    path.write_text(tomlkit.dumps(document), encoding="utf-8")
+    return value

@@ -1,0 +1,100 @@
+"""The one connection factory.
+
+sqlite-vec is a loadable extension, and some Python builds (this project's CI machine, the
+macOS system Python) ship a ``sqlite3`` module that cannot load extensions. We use the
+standard module when it can, and the drop-in ``sqlean`` build otherwise; either way we then
+check ``vec_version()`` so a broken setup fails at start, not at the first search.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Iterator
+
+import sqlite_vec
+
+from state.errors import StoreUnavailable
+
+Connection = Any  # sqlite3.Connection or sqlean.Connection: same API
+
+
+@lru_cache(maxsize=1)
+def sqlite_module() -> ModuleType:
+    """The stdlib sqlite3 if it can load extensions, else sqlean (same DB-API)."""
+    probe = sqlite3.connect(":memory:")
+    try:
+        if hasattr(probe, "enable_load_extension"):
+            try:
+                probe.enable_load_extension(True)
+                return sqlite3
+            except sqlite3.Error:
+                pass
+    finally:
+        probe.close()
+    try:
+        import sqlean
+    except ImportError as exc:  # pragma: no cover - sqlean is a dependency
+        raise StoreUnavailable(
+            "this Python's sqlite3 cannot load extensions and sqlean.py is not installed"
+        ) from exc
+    return sqlean
+
+
+def connect(path: Path | str, *, readonly: bool = False) -> Connection:
+    """Open a configured connection: sqlite-vec loaded, WAL, foreign keys, busy timeout.
+
+    Connections run in autocommit mode (``isolation_level=None``); use :func:`transaction`
+    for multi-statement writes so each is one explicit ``BEGIN IMMEDIATE`` transaction.
+    """
+    module = sqlite_module()
+    target = str(path)
+    if readonly and target != ":memory:":
+        target = f"file:{target}?mode=ro"
+    try:
+        conn = module.connect(
+            target, isolation_level=None, check_same_thread=False, uri=readonly
+        )
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+        (vec_version,) = conn.execute("select vec_version()").fetchone()
+    except Exception as exc:
+        raise StoreUnavailable(f"cannot open {path} with sqlite-vec: {exc}") from exc
+    if not vec_version:
+        raise StoreUnavailable("sqlite-vec loaded but vec_version() is empty")
+    conn.row_factory = module.Row
+    conn.execute("pragma busy_timeout = 5000")
+    conn.execute("pragma foreign_keys = on")
+    if not readonly:
+        conn.execute("pragma journal_mode = wal")
+        # NORMAL in WAL mode: a committed transaction survives the process being killed
+        # (kill -9); only a power loss can drop the last commits. Worth ~10x write latency.
+        conn.execute("pragma synchronous = normal")
+    return conn
+
+
+@contextmanager
+def transaction(conn: Connection) -> Iterator[Connection]:
+    """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``), rolled back on error."""
+    conn.execute("begin immediate")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("rollback")
+        raise
+    else:
+        conn.execute("commit")
+
+
+def versions(conn: Connection) -> dict[str, str]:
+    """SQLite and sqlite-vec versions and which Python module provides SQLite."""
+    sqlite_version, vec_version = conn.execute("select sqlite_version(), vec_version()").fetchone()
+    return {
+        "sqlite": sqlite_version,
+        "sqlite_vec": vec_version,
+        "sqlite_module": sqlite_module().__name__,
+    }

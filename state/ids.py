@@ -1,0 +1,50 @@
+"""Prefixed, time-ordered identifiers and RFC 3339 timestamps.
+
+An id is ``prefix + 32 hex``: 48 bits of Unix milliseconds, then 80 random bits, so ids sort
+by creation time (useful for cursors and for "most recent first" without an extra index).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from datetime import datetime, timezone
+
+_lock = threading.Lock()
+_last_ms = 0
+_last_rand = 0
+
+
+def new_id(prefix: str) -> str:
+    """Return ``prefix`` followed by a time-ordered 32-hex id (e.g. ``mem_019e5cdb...``).
+
+    Within one millisecond the random part is incremented instead of redrawn, so ids made by
+    one process are strictly increasing.
+    """
+    global _last_ms, _last_rand
+    with _lock:
+        ms = int(time.time() * 1000)
+        if ms <= _last_ms:
+            ms = _last_ms
+            rand = (_last_rand + 1) & ((1 << 80) - 1)
+        else:
+            rand = int.from_bytes(os.urandom(10), "big") >> 1  # leave room to increment
+        _last_ms, _last_rand = ms, rand
+    return f"{prefix}{ms:012x}{rand:020x}"
+
+
+def iso_from_datetime(moment: datetime) -> str:
+    """Format an aware datetime as RFC 3339 UTC with milliseconds."""
+    moment = moment.astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def now_iso() -> str:
+    """The current time as ``2026-05-18T08:00:00.000Z``."""
+    return iso_from_datetime(datetime.now(timezone.utc))
+
+
+def parse_iso(value: str) -> datetime:
+    """Parse a timestamp written by :func:`now_iso` (or any RFC 3339 string)."""
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))

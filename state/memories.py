@@ -1,0 +1,199 @@
+"""Memory records and their immutable versions, kept in step with the search index.
+
+Methods here run inside the caller's transaction (``with transaction(conn)``), so a domain
+write such as "store a memory delta" is one atomic unit: delta row, record, version, index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from state.db import Connection
+from state.errors import NotFound
+from state.ids import new_id, now_iso
+from state.search import SearchIndex
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class NewMemory:
+    """What a writer supplies for a new memory record."""
+
+    namespace: str
+    kind: str
+    content: str
+    source: str
+    title: str = ""
+    project_key: str | None = None
+    path: str | None = None
+    importance: int = 3
+    triggers: list[str] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    identity_id: str | None = None
+
+
+_COLUMNS = (
+    "seq, id, namespace, project_key, path, kind, title, content, importance, triggers,"
+    " provenance, source, identity_id, content_sha256, version, created_at, updated_at, deleted_at"
+)
+
+
+def row_to_memory(row: Any) -> dict[str, Any]:
+    """A record row as a plain dict with JSON columns decoded."""
+    memory = dict(row)
+    memory["triggers"] = json.loads(memory["triggers"])
+    memory["provenance"] = json.loads(memory["provenance"])
+    return memory
+
+
+class MemoryRepository:
+    """Create, read, update and delete memory records; every change appends a version."""
+
+    def __init__(self, conn: Connection, index: SearchIndex) -> None:
+        self.conn = conn
+        self.index = index
+
+    @staticmethod
+    def _index_text(title: str, content: str, triggers: list[str]) -> str:
+        return "\n".join(part for part in (title, content, " ".join(triggers)) if part)
+
+    def create(self, new: NewMemory) -> dict[str, Any]:
+        """Insert a record and its first version, and index it."""
+        now = now_iso()
+        memory_id = new_id("mem_")
+        digest = sha256_text(new.content)
+        cursor = self.conn.execute(
+            "insert into memory_records (id, namespace, project_key, path, kind, title, content,"
+            " importance, triggers, provenance, source, identity_id, content_sha256, version,"
+            " created_at, updated_at) values (?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?)",
+            (
+                memory_id, new.namespace, new.project_key, new.path, new.kind, new.title,
+                new.content, new.importance, json.dumps(new.triggers, ensure_ascii=False),
+                json.dumps(new.provenance, ensure_ascii=False), new.source, new.identity_id,
+                digest, now, now,
+            ),
+        )
+        seq = cursor.lastrowid
+        self._add_version(memory_id, 1, "created", new.title, new.content, digest,
+                          new.importance, new.identity_id, now)
+        self.index.add(seq, new.namespace, self._index_text(new.title, new.content, new.triggers))
+        return self.get(memory_id)
+
+    def _add_version(
+        self, memory_id: str, version: int, operation: str, title: str, content: str | None,
+        digest: str, importance: int, identity_id: str | None, now: str,
+    ) -> None:
+        self.conn.execute(
+            "insert into memory_versions (id, memory_id, version, operation, title, content,"
+            " content_sha256, importance, identity_id, created_at) values (?,?,?,?,?,?,?,?,?,?)",
+            (new_id("memver_"), memory_id, version, operation, title, content, digest,
+             importance, identity_id, now),
+        )
+
+    def find(self, memory_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            f"select {_COLUMNS} from memory_records where id = ?", (memory_id,)
+        ).fetchone()
+        return row_to_memory(row) if row else None
+
+    def get(self, memory_id: str) -> dict[str, Any]:
+        memory = self.find(memory_id)
+        if memory is None:
+            raise NotFound(f"memory {memory_id} not found")
+        return memory
+
+    def by_seqs(self, seqs: list[int]) -> dict[int, dict[str, Any]]:
+        if not seqs:
+            return {}
+        marks = ",".join("?" * len(seqs))
+        rows = self.conn.execute(
+            f"select {_COLUMNS} from memory_records where seq in ({marks})", seqs
+        ).fetchall()
+        return {row["seq"]: row_to_memory(row) for row in rows}
+
+    def update(
+        self, memory_id: str, *, content: str, title: str | None = None,
+        importance: int | None = None, identity_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Replace the content (and optionally title/importance) as a new version."""
+        current = self.get(memory_id)
+        if current["deleted_at"]:
+            raise NotFound(f"memory {memory_id} was deleted")
+        title = current["title"] if title is None else title
+        importance = current["importance"] if importance is None else importance
+        version = current["version"] + 1
+        digest = sha256_text(content)
+        now = now_iso()
+        self.conn.execute(
+            "update memory_records set content = ?, title = ?, importance = ?,"
+            " content_sha256 = ?, version = ?, updated_at = ? where id = ?",
+            (content, title, importance, digest, version, now, memory_id),
+        )
+        self._add_version(memory_id, version, "updated", title, content, digest, importance,
+                          identity_id, now)
+        self.index.replace(current["seq"], current["namespace"],
+                           self._index_text(title, content, current["triggers"]))
+        return self.get(memory_id)
+
+    def delete(self, memory_id: str, *, identity_id: str | None = None) -> dict[str, Any]:
+        """Soft-delete: the record leaves search and packs; its history stays."""
+        current = self.get(memory_id)
+        if current["deleted_at"]:
+            return current
+        now = now_iso()
+        version = current["version"] + 1
+        self.conn.execute(
+            "update memory_records set deleted_at = ?, version = ?, updated_at = ? where id = ?",
+            (now, version, now, memory_id),
+        )
+        self._add_version(memory_id, version, "deleted", current["title"], None,
+                          current["content_sha256"], current["importance"], identity_id, now)
+        self.index.remove(current["seq"])
+        return self.get(memory_id)
+
+    def versions(self, memory_id: str) -> list[dict[str, Any]]:
+        self.get(memory_id)
+        rows = self.conn.execute(
+            "select id, memory_id, version, operation, title, content, content_sha256,"
+            " importance, identity_id, created_at, redacted_at from memory_versions"
+            " where memory_id = ? order by version",
+            (memory_id,),
+        ).fetchall()
+        return [dict(row) for row in rows]
+
+    def top_for_context(
+        self, namespace: str, project_key: str | None, limit: int
+    ) -> list[dict[str, Any]]:
+        """The memories a context pack summarises: this project's and workspace-wide ones,
+        most important first, then newest. Bounded by ``limit`` so packs stay O(limit)."""
+        rows = self.conn.execute(
+            f"select {_COLUMNS} from memory_records where namespace = ? and deleted_at is null"
+            " and (project_key is null or project_key = ?)"
+            " order by importance desc, seq desc limit ?",
+            (namespace, project_key, limit),
+        ).fetchall()
+        return [row_to_memory(row) for row in rows]
+
+    def recent(self, namespace: str, project_key: str | None, limit: int) -> list[dict[str, Any]]:
+        """The newest memories of a project (and workspace-wide ones)."""
+        rows = self.conn.execute(
+            f"select {_COLUMNS} from memory_records where namespace = ? and deleted_at is null"
+            " and (project_key is null or project_key = ?) order by seq desc limit ?",
+            (namespace, project_key, limit),
+        ).fetchall()
+        return [row_to_memory(row) for row in rows]
+
+    def count(self, namespace: str | None = None) -> int:
+        if namespace is None:
+            return self.conn.execute(
+                "select count(*) from memory_records where deleted_at is null").fetchone()[0]
+        return self.conn.execute(
+            "select count(*) from memory_records where namespace = ? and deleted_at is null",
+            (namespace,),
+        ).fetchone()[0]

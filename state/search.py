@@ -1,0 +1,152 @@
+"""Hybrid search: FTS5 (BM25) and sqlite-vec KNN, fused by weighted reciprocal rank.
+
+Both indexes share ``memory_records.seq`` as their rowid. The vector table is derived data:
+it records which embedder and dimension built it and is rebuilt when they change.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Iterable
+
+from state.db import Connection, transaction
+from state.embedders import Embedder, serialize
+from state.ids import now_iso
+from state.tokenize import fts_query, index_text
+
+log = logging.getLogger(__name__)
+
+RRF_K = 60  # the usual reciprocal-rank-fusion constant; flattens the top ranks less than 1
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One fused result: the record's seq, fused score and the rank in each list (1-based)."""
+
+    seq: int
+    score: float
+    bm25_rank: int | None
+    vector_rank: int | None
+
+
+class SearchIndex:
+    """Keeps the FTS and vector indexes of memory records and answers hybrid queries."""
+
+    def __init__(
+        self,
+        conn: Connection,
+        embedder: Embedder,
+        *,
+        bm25_weight: float = 1.0,
+        vector_weight: float = 0.5,
+    ) -> None:
+        self.conn = conn
+        self.embedder = embedder
+        self.bm25_weight = bm25_weight
+        self.vector_weight = vector_weight
+
+    # -- maintenance -------------------------------------------------------------------
+
+    def ensure_vector_table(self, progress: "callable | None" = None) -> bool:
+        """Create the vector table, or rebuild it if the embedder changed. True if rebuilt."""
+        row = self.conn.execute("select embedder, dimension from vector_index_meta").fetchone()
+        exists = self.conn.execute(
+            "select 1 from sqlite_master where name = 'memory_vec'"
+        ).fetchone()
+        wanted = (self.embedder.name, self.embedder.dimension)
+        if row is not None and tuple(row) == wanted and exists:
+            return False
+        log.info("building vector index with %s (dimension %d)", *wanted)
+        with transaction(self.conn):
+            self.conn.execute("drop table if exists memory_vec")
+            self.conn.execute(
+                "create virtual table memory_vec using vec0("
+                " namespace text partition key,"
+                f" embedding float[{self.embedder.dimension}] distance_metric=cosine)"
+            )
+            self.conn.execute(
+                "insert or replace into vector_index_meta (id, embedder, dimension, built_at)"
+                " values (1, ?, ?, ?)",
+                (*wanted, now_iso()),
+            )
+            rows = self.conn.execute(
+                "select seq, namespace, title, content from memory_records where deleted_at is null"
+            ).fetchall()
+            for done, (seq, namespace, title, content) in enumerate(rows, 1):
+                self._insert_vector(seq, namespace, f"{title}\n{content}")
+                if progress and done % 1000 == 0:
+                    progress(done, len(rows))
+        return True
+
+    def _insert_vector(self, seq: int, namespace: str, text: str) -> None:
+        self.conn.execute(
+            "insert into memory_vec (rowid, namespace, embedding) values (?, ?, ?)",
+            (seq, namespace, serialize(self.embedder.embed(text))),
+        )
+
+    def add(self, seq: int, namespace: str, text: str) -> None:
+        """Index one record (call inside the caller's write transaction)."""
+        self.conn.execute(
+            "insert into memory_fts (rowid, tokens) values (?, ?)", (seq, index_text(text))
+        )
+        self._insert_vector(seq, namespace, text)
+
+    def remove(self, seq: int) -> None:
+        self.conn.execute("delete from memory_fts where rowid = ?", (seq,))
+        self.conn.execute("delete from memory_vec where rowid = ?", (seq,))
+
+    def replace(self, seq: int, namespace: str, text: str) -> None:
+        self.remove(seq)
+        self.add(seq, namespace, text)
+
+    # -- queries -----------------------------------------------------------------------
+
+    def _bm25(self, match: str, namespaces: list[str], limit: int) -> list[int]:
+        marks = ",".join("?" * len(namespaces))
+        rows = self.conn.execute(
+            "select r.seq from memory_fts f join memory_records r on r.seq = f.rowid"
+            f" where memory_fts match ? and r.namespace in ({marks}) and r.deleted_at is null"
+            " order by bm25(memory_fts) limit ?",
+            (match, *namespaces, limit),
+        ).fetchall()
+        return [row[0] for row in rows]
+
+    def _knn(self, query: str, namespaces: list[str], limit: int) -> list[int]:
+        vector = serialize(self.embedder.embed(query))
+        seqs: list[tuple[float, int]] = []
+        for namespace in namespaces:
+            rows = self.conn.execute(
+                "select rowid, distance from memory_vec"
+                " where embedding match ? and k = ? and namespace = ?",
+                (vector, limit, namespace),
+            ).fetchall()
+            # A vector that shares no feature with the query has distance 1 (cosine 0):
+            # it is no evidence at all, so it must not enter the fused ranking.
+            seqs.extend((distance, seq) for seq, distance in rows if distance < 0.999)
+        seqs.sort()
+        return [seq for _, seq in seqs[:limit]]
+
+    def search(
+        self, query: str, namespaces: Iterable[str], *, limit: int = 10, candidates: int = 50
+    ) -> list[SearchHit]:
+        """Fused hits for ``query`` within ``namespaces``, best first."""
+        namespaces = list(dict.fromkeys(namespaces))
+        if not namespaces or not query.strip():
+            return []
+        pool = max(candidates, limit)
+        match = fts_query(query)
+        bm25 = self._bm25(match, namespaces, pool) if match and self.bm25_weight > 0 else []
+        knn = self._knn(query, namespaces, pool) if self.vector_weight > 0 else []
+        scores: dict[int, list] = {}
+        for rank, seq in enumerate(bm25, 1):
+            scores.setdefault(seq, [0.0, None, None])
+            scores[seq][0] += self.bm25_weight / (RRF_K + rank)
+            scores[seq][1] = rank
+        for rank, seq in enumerate(knn, 1):
+            scores.setdefault(seq, [0.0, None, None])
+            scores[seq][0] += self.vector_weight / (RRF_K + rank)
+            scores[seq][2] = rank
+        # Ties (equal fused score) go to the newer record: seq grows with time.
+        ordered = sorted(scores.items(), key=lambda item: (-item[1][0], -item[0]))
+        return [SearchHit(seq, s, b, v) for seq, (s, b, v) in ordered[:limit]]

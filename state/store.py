@@ -1,0 +1,73 @@
+"""The Store: one opened database with its repositories and search index.
+
+The daemon opens one Store at start (``cleanup_ctx``) and closes it on shutdown; CLI
+commands that work without the daemon open their own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from state.amp_records import AmpRecords
+from state.config import Settings
+from state.db import Connection, connect, transaction, versions
+from state.embedders import make_embedder
+from state.identities import IdentityRepository
+from state.memories import MemoryRepository
+from state.migrations import migrate
+from state.projects import ProjectRepository
+from state.search import SearchIndex
+
+
+class Store:
+    """Repositories over one connection. Writes go through ``store.transaction()``."""
+
+    def __init__(self, conn: Connection, settings: Settings) -> None:
+        self.conn = conn
+        self.settings = settings
+        self.embedder = make_embedder(settings.embedder, settings.dimension)
+        self.search = SearchIndex(
+            conn, self.embedder,
+            bm25_weight=settings.bm25_weight, vector_weight=settings.vector_weight,
+        )
+        self.identities = IdentityRepository(conn)
+        self.projects = ProjectRepository(conn)
+        self.memories = MemoryRepository(conn, self.search)
+        self.amp = AmpRecords(conn)
+
+    @classmethod
+    def open(
+        cls, path: Path | str, settings: Settings | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> "Store":
+        """Open (creating if needed), migrate, and make sure the vector index matches."""
+        if str(path) != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        conn = connect(path)
+        try:
+            migrate(conn)
+            store = cls(conn, settings or Settings())
+            store.search.ensure_vector_table(progress)
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
+    def transaction(self):  # -> ContextManager[Connection]
+        return transaction(self.conn)
+
+    def versions(self) -> dict[str, str]:
+        return versions(self.conn)
+
+    def size_bytes(self) -> int:
+        page_count = self.conn.execute("pragma page_count").fetchone()[0]
+        page_size = self.conn.execute("pragma page_size").fetchone()[0]
+        return page_count * page_size
+
+    def close(self) -> None:
+        try:
+            # Fold the WAL back so the database file alone is complete after a clean stop.
+            self.conn.execute("pragma wal_checkpoint(truncate)")
+        finally:
+            self.conn.close()
