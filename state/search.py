@@ -113,7 +113,10 @@ class SearchIndex:
         return [row[0] for row in rows]
 
     def _knn(self, query: str, namespaces: list[str], limit: int) -> list[int]:
-        vector = serialize(self.embedder.embed(query))
+        embedding = self.embedder.embed(query)
+        if not any(embedding):
+            return []  # nothing to compare (e.g. only stopwords): cosine is undefined
+        vector = serialize(embedding)
         seqs: list[tuple[float, int]] = []
         for namespace in namespaces:
             rows = self.conn.execute(
@@ -123,7 +126,8 @@ class SearchIndex:
             ).fetchall()
             # A vector that shares no feature with the query has distance 1 (cosine 0):
             # it is no evidence at all, so it must not enter the fused ranking.
-            seqs.extend((distance, seq) for seq, distance in rows if distance < 0.999)
+            seqs.extend((distance, seq) for seq, distance in rows
+                        if distance is not None and distance < 0.999)
         seqs.sort()
         return [seq for _, seq in seqs[:limit]]
 

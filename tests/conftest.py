@@ -1,0 +1,94 @@
+"""Shared fixtures: a real store in a temp MEMORYCLOUD_HOME and the real aiohttp app."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, AsyncIterator, Iterator
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from daemon import keys
+from daemon.app import create_app
+from state.config import Settings
+from state.paths import Paths, resolve_paths
+from state.secrets import open_secret_store
+from state.setup import OWNER_KEY_SECRET
+from state.store import Store
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own MEMORYCLOUD_HOME and the file secret backend."""
+    home = tmp_path / "mchome"
+    monkeypatch.setenv("MEMORYCLOUD_HOME", str(home))
+    monkeypatch.setenv("MEMORYCLOUD_SECRETS", "file")
+    return home
+
+
+@pytest.fixture
+def paths(isolated_home: Path) -> Paths:
+    return resolve_paths().ensure()
+
+
+@pytest.fixture
+def store(paths: Paths) -> Iterator[Store]:
+    opened = Store.open(paths.database, Settings())
+    yield opened
+    opened.close()
+
+
+class Api:
+    """The test client plus keys for the owner and one agent, with small helpers."""
+
+    def __init__(self, client: TestClient, owner_key: str, agent_key: str, agent: dict[str, Any]) -> None:
+        self.client = client
+        self.owner_key = owner_key
+        self.agent_key = agent_key
+        self.agent = agent
+
+    @property
+    def store(self) -> Store:
+        return self.client.app[keys.STORE]
+
+    def auth(self, key: str | None = None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {key or self.agent_key}"}
+
+    async def post(self, path: str, body: Any = None, *, key: str | None = None,
+                   headers: dict[str, str] | None = None, status: int | None = 200) -> Any:
+        response = await self.client.post(path, json=body, headers={**self.auth(key), **(headers or {})})
+        data = await response.json()
+        if status is not None:
+            assert response.status == status, data
+        return data
+
+    async def get(self, path: str, *, key: str | None = None, status: int | None = 200) -> Any:
+        response = await self.client.get(path, headers=self.auth(key))
+        data = await response.json()
+        if status is not None:
+            assert response.status == status, data
+        return data
+
+    async def bootstrap(self, **body: Any) -> dict[str, Any]:
+        return await self.post("/api/agent/bootstrap/context", body)
+
+    async def delta(self, receipt_id: str, **body: Any) -> dict[str, Any]:
+        body.setdefault("summary", "something changed")
+        return await self.post("/api/agent/memory-delta", body,
+                               headers={"X-AMP-Context-Receipt": receipt_id})
+
+    def new_agent(self, name: str, **kwargs: Any) -> str:
+        with self.store.transaction():
+            _, key = self.store.identities.create_agent(name, "codex", **kwargs)
+        return key
+
+
+@pytest.fixture
+async def api(aiohttp_client, paths: Paths) -> AsyncIterator[Api]:
+    app = create_app(Settings(), paths)
+    client = await aiohttp_client(app)
+    store = app[keys.STORE]
+    with store.transaction():
+        agent, agent_key = store.identities.create_agent("test-agent", "codex")
+    owner_key = open_secret_store(paths.secrets_file).get(OWNER_KEY_SECRET)
+    yield Api(client, owner_key, agent_key, agent)

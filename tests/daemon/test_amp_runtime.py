@@ -1,0 +1,201 @@
+"""Happy paths of the AMP runtime endpoints, over the real app and store."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import pytest
+
+
+def _path(url: str) -> str:
+    """The path and query of an absolute URL, exactly as returned (no re-encoding)."""
+    parts = urlsplit(url)
+    return parts.path + ("?" + parts.query if parts.query else "")
+
+
+async def test_protocol_schema_lists_every_endpoint(api):
+    response = await api.client.get("/api/protocol/schema")
+    data = await response.json()
+    assert response.status == 200
+    assert data["schema"] == "amp.protocol-schema.v1"
+    described = {(e["method"], e["path"]) for e in data["endpoints"]}
+    for route in ("/api/agent/bootstrap/context", "/api/agent/memory-delta",
+                  "/api/agent/memory-brief", "/api/memory/router/select"):
+        assert ("POST", route) in described
+    delta = next(e for e in data["endpoints"] if e["path"] == "/api/agent/memory-delta")
+    assert {"name": "summary", "type": "string", "required": True, "max_length": 4000} in [
+        {k: f[k] for k in ("name", "type", "required", "max_length")}
+        for f in delta["request"]["fields"] if f["name"] == "summary"]
+    assert "amp.context-pack.v1" in data["schemas"]
+
+
+async def test_identity_endpoints(api):
+    me = await api.get("/api/me")
+    assert me["user"]["auth_type"] == "agent" and me["user"]["handle"] == "test-agent"
+    owner = await api.get("/api/me", key=api.owner_key)
+    assert owner["user"]["auth_type"] == "human"
+    session = await (await api.client.get("/api/session")).json()
+    assert session == {"schema": "amp.session.v1", "authenticated": False, "user": None}
+    session = await api.get("/api/session")
+    assert session["authenticated"] is True
+    bindings = await api.get("/api/agent/bindings/me")
+    assert bindings["schema"] == "amp.agent-bindings.v1" and bindings["bindings"] == []
+
+
+async def test_profile_and_probe_are_idempotent(api):
+    profile = await api.post("/api/agent/runtime/profile",
+                             {"runtime": "Claude", "repo_root": "/home/u/demo", "supports_files": True})
+    assert profile["schema"] == "amp.agent-runtime-profile.v1"
+    assert profile["runtime"]["type"] == "claude_code"
+    assert profile["recommended_startup_item"]["surface"] == "CLAUDE.md"
+    again = await api.post("/api/agent/runtime/profile", {"runtime": "claude", "repo_root": "/home/u/demo"})
+    assert again["profile_id"] == profile["profile_id"]
+
+    body = {"runtime": "codex", "repo_root": "/home/u/demo", "git_remote": "git@github.com:org/demo.git"}
+    first = await api.post("/api/agent/project/probe", body)
+    assert first["schema"] == "amp.project-binding.v1"
+    assert first["project_key"] == "demo"
+    second = await api.post("/api/agent/project/probe",
+                            {"runtime": "gemini", "git_remote": "https://github.com/org/demo"})
+    assert second["project_binding_id"] == first["project_binding_id"]
+    assert second["project_binding"]["reason"] == "matched git remote"
+    bindings = await api.get("/api/agent/bindings/me")
+    assert [b["id"] for b in bindings["bindings"]] == [first["project_binding_id"]]
+
+
+async def test_bootstrap_delta_and_next_pack(api):
+    probe = await api.post("/api/agent/project/probe", {"project_key": "demo"})
+    pack = await api.bootstrap(project_binding_id=probe["project_binding_id"], runtime="codex")
+    assert pack["schema"] == "amp.context-pack.v1"
+    assert pack["receipt"]["schema"] == "amp.bootstrap-receipt.v1"
+    assert pack["receipt"]["receipt_id"] == pack["receipt_id"]
+    assert pack["memory_policy"]["detail_on_demand"] is True
+    assert pack["project_key"] == "demo"
+    assert len(pack["summary_markdown"]) <= pack["summary_budget_chars"]
+
+    delta = await api.delta(pack["receipt_id"], summary="Use WAL mode", delta_type="decision",
+                            why_it_matters="crash safety", retrieval_triggers=["sqlite 配置"],
+                            importance=5)
+    assert delta["schema"] == "amp.memory-delta.v1"
+    assert delta["delta"]["context_receipt_id"] == pack["receipt_id"]
+    assert delta["delta"]["project_key"] == "demo"
+
+    # The receipt may also come in the body as context_receipt_id.
+    await api.post("/api/agent/memory-delta",
+                   {"summary": "Second change", "context_receipt_id": pack["receipt_id"]})
+
+    nxt = await api.bootstrap(project_key="demo")
+    assert "Use WAL mode" in nxt["summary_markdown"] and "Second change" in nxt["summary_markdown"]
+    assert nxt["source_counts"]["memory_delta"] == 2
+    for handle in nxt["retrieval_handles"]:
+        assert " " not in handle["detail_endpoint"]
+        detail = await api.get(_path(handle["detail_endpoint"]))
+        assert detail["schema"] in ("amp.memory-detail.v1", "amp.memory-search.v1")
+    search = next(h for h in nxt["retrieval_handles"] if h["kind"] == "search")
+    found = await api.get(_path(search["detail_endpoint"]))
+    assert found["query"] == "sqlite 配置" and found["items"][0]["title"] == "Use WAL mode"
+
+    stored = await api.get(f"/api/agent/context-packs/{nxt['context_pack_id']}")
+    assert stored["summary_markdown"] == nxt["summary_markdown"]
+
+
+async def test_verify_and_refresh(api):
+    pack = await api.bootstrap(project_key="demo")
+    verified = await api.post("/api/agent/bootstrap/verify", {"receipt_id": pack["receipt_id"]})
+    assert verified["schema"] == "amp.bootstrap-verify.v1"
+    assert verified["valid"] is True and verified["status"] == "active"
+    mismatch = await api.post("/api/agent/bootstrap/verify",
+                              {"receipt_id": pack["receipt_id"], "project_key": "other"})
+    assert mismatch["valid"] is False and mismatch["status"] == "mismatch"
+    refreshed = await api.post("/api/agent/bootstrap/refresh", {"project_key": "demo"})
+    assert refreshed["reason"] == "refresh"
+    assert refreshed["receipt_id"] != pack["receipt_id"]
+
+
+async def test_summary_respects_the_budget_and_keeps_the_most_important(api):
+    pack = await api.bootstrap(project_key="big")
+    for i in range(60):
+        await api.delta(pack["receipt_id"], summary=f"routine note {i} " + "x" * 200, importance=2)
+    await api.delta(pack["receipt_id"], summary="THE critical decision", importance=5)
+    nxt = await api.bootstrap(project_key="big")
+    assert len(nxt["summary_markdown"]) <= nxt["summary_budget_chars"]
+    assert nxt["truncated"] is True
+    assert "THE critical decision" in nxt["summary_markdown"].split("## Memory", 1)[1].splitlines()[1]
+
+
+async def test_brief_events_are_mirrored_into_deltas_and_packs(api):
+    brief = await api.post("/api/agent/memory-brief",
+                           {"task": "continue frontend redesign", "project_key": "demo",
+                            "environment": {"runtime": "codex"}})
+    assert brief["schema"] == "amp.memory-brief.v1"
+    assert brief["context_pack"]["schema"] == "amp.context-pack.v1"
+    assert brief["receipt_id"] == brief["context_pack"]["receipt_id"]
+    assert set(brief["source_counts"]) == {"workspace", "project", "handoff", "events"}
+    assert brief["next"]["writeback"].endswith(f"/api/agent/memory-briefs/{brief['brief_id']}/events")
+
+    event = await api.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+                           {"event_type": "handoff_ready", "summary": "Header redesign done; footer next",
+                            "importance": 4, "payload": {"files": ["app/header.tsx"]}})
+    assert event["schema"] == "amp.memory-brief-event.v1"
+    delta_id = event["memory_delta"]["id"]
+    row = api.store.conn.execute("select source from memory_deltas where id = ?", (delta_id,)).fetchone()
+    assert row["source"] == "brief_event"
+    assert api.store.conn.execute("select count(*) from summary_cards where source_id = ?",
+                                  (delta_id,)).fetchone()[0] == 1
+
+    stream = await api.get(f"/api/agent/memory-briefs/{brief['brief_id']}")
+    assert [e["summary"] for e in stream["events"]] == ["Header redesign done; footer next"]
+    assert stream["events"][0]["payload"] == {"files": ["app/header.tsx"]}
+
+    pack = await api.bootstrap(project_key="demo")
+    assert "Header redesign done" in pack["summary_markdown"]
+    nxt = await api.post("/api/agent/memory-brief", {"task": "footer work", "project_key": "demo"})
+    assert nxt["source_counts"]["handoff"] == 1
+    assert "## Hand-off" in nxt["brief_markdown"]
+
+
+async def test_adaptive_memory_enters_context_packs(api):
+    run = await api.post("/api/memory/router/select", {
+        "task": "pick a database", "project_key": "demo",
+        "what_i_remember": "We decided on SQLite instead of Postgres: one file, no server."})
+    assert run["schema"] == "amp.memory-route.v1"
+    assert run["selected_memory_type"] == "decision_memory"
+    assert "decision" in run["form_schema"]["required"]
+    stored = await api.post(f"/api/memory/forms/{run['run_id']}/submit", {"payload": {
+        "decision": "SQLite instead of Postgres", "context": "local daemon",
+        "rationale": "one file, no server", "retrieval_triggers": ["database choice"]}})
+    assert stored["memory"]["memory_type"] == "decision_memory"
+    pack = await api.bootstrap(project_key="demo")
+    assert "SQLite instead of Postgres" in pack["summary_markdown"]
+    assert pack["source_counts"]["adaptive_memory"] == 1
+
+
+async def test_memory_detail_and_search(api):
+    pack = await api.bootstrap(project_key="demo")
+    delta = await api.delta(pack["receipt_id"], summary="部署前先跑迁移 (run migrations before deploy)")
+    memory_id = delta["delta"]["memory_id"]
+    detail = await api.get(f"/api/agent/memories/{memory_id}")
+    assert detail["memory"]["content"].startswith("部署前先跑迁移")
+    assert detail["memory"]["written_by"] == api.agent["id"]
+    wsp = pack["workspace_id"]
+    found = await api.get(f"/api/workspaces/{wsp}/memory/query?q=%E8%BF%81%E7%A7%BB")
+    assert found["items"][0]["id"] == memory_id
+
+
+@pytest.mark.parametrize("code_ok", [True, False])
+async def test_registration_requires_an_owner_pairing_code(api, code_ok):
+    if not code_ok:
+        response = await api.client.post("/api/agent/register", json={"handle": "sneaky"})
+        assert response.status == 403
+        assert "pairing code" in (await response.json())["error"]["message"]
+        assert len(api.store.identities.agents()) == 1
+        return
+    with api.store.transaction():
+        code = api.store.identities.create_pairing_code("cursor-1", "cursor")["pairing_code"]
+    response = await api.client.post("/api/agent/register", json={"pairing_code": code})
+    data = await response.json()
+    assert response.status == 200 and data["api_key"].startswith("mca_")
+    me = await api.get("/api/me", key=data["api_key"])
+    assert me["user"]["handle"] == "cursor-1" and me["user"]["runtime"] == "cursor"
+    again = await api.client.post("/api/agent/register", json={"pairing_code": code})
+    assert again.status == 410  # one use only

@@ -1,0 +1,77 @@
+"""The CLI's daemon lifecycle, agent commands and doctor, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import httpx
+
+from tests.e2e.conftest import cli, free_port
+
+
+def test_start_twice_status_stop(isolated_home):
+    port = str(free_port())
+    started = json.loads(cli("daemon", "start", "--port", port, "--json").stdout)
+    try:
+        assert started["status"] == "started"
+        again = json.loads(cli("daemon", "start", "--port", port, "--json").stdout)
+        assert again == {"status": "already_running", "pid": started["pid"], "url": started["url"]}
+        status = json.loads(cli("daemon", "status", "--json").stdout)
+        assert status["status"] == "running" and status["port"] == int(port)
+        assert status["versions"]["sqlite_vec"].startswith("v")
+    finally:
+        stopped = json.loads(cli("daemon", "stop", "--json").stdout)
+    assert stopped == {"status": "stopped", "pid": started["pid"]}
+    assert cli("daemon", "status", check=False).returncode == 3
+    assert not (isolated_home / "state" / "daemon.pid").exists()
+
+
+def test_port_in_use_is_a_clear_message(isolated_home):
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen()
+        port = str(blocker.getsockname()[1])
+        result = cli("daemon", "start", "--port", port, check=False)
+    assert result.returncode == 1
+    assert "already in use" in result.stderr and "--port" in result.stderr
+
+
+def test_sigterm_stops_cleanly(daemon):
+    assert daemon.stop() == 0
+    assert not (daemon.home / "state" / "daemon.json").exists()
+
+
+def test_agent_add_list_remove_and_doctor(daemon):
+    created = json.loads(cli("agent", "add", "gemini-1", "--runtime", "gemini", "--json").stdout)
+    assert created["runtime"] == "gemini_cli" and created["api_key"].startswith("mca_")
+    auth = {"Authorization": f"Bearer {created['api_key']}"}
+    assert httpx.get(f"{daemon.url}/api/me", headers=auth).status_code == 200
+    names = [a["name"] for a in json.loads(cli("agent", "list", "--json").stdout)]
+    assert names == ["gemini-1"]
+    duplicate = cli("agent", "add", "gemini-1", "--runtime", "gemini", check=False)
+    assert duplicate.returncode == 1 and "already exists" in duplicate.stderr
+    cli("agent", "remove", "gemini-1")
+    assert httpx.get(f"{daemon.url}/api/me", headers=auth).status_code == 401
+
+    doctor = json.loads(cli("doctor", "--json").stdout)
+    assert doctor["secrets_backend"].startswith("file")
+    assert doctor["sqlite_vec"].startswith("v") and doctor["sqlite"]
+    assert doctor["daemon"].startswith("running")
+
+
+def test_pairing_flow_from_the_cli(daemon):
+    code = json.loads(cli("agent", "pair", "--name", "claude-1", "--runtime", "claude", "--json").stdout)
+    answer = httpx.post(f"{daemon.url}/api/agent/register", json={"pairing_code": code["pairing_code"]})
+    assert answer.status_code == 200
+    key = answer.json()["api_key"]
+    me = httpx.get(f"{daemon.url}/api/me", headers={"Authorization": f"Bearer {key}"}).json()
+    assert me["user"]["runtime"] == "claude_code"
+
+
+def test_config_set_and_show(isolated_home):
+    cli("config", "set", "port", "9123")
+    shown = json.loads(cli("config", "show", "--json").stdout)
+    assert shown["settings"]["port"] == 9123
+    bad = cli("config", "set", "port", "nope", check=False)
+    assert bad.returncode == 1 and "must be of type int" in bad.stderr

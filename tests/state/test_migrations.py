@@ -1,0 +1,64 @@
+"""The migrated schema is what the rest of the code relies on."""
+
+from state.db import connect
+from state.migrations import all_migrations, migrate
+
+EXPECTED_TABLES = {
+    "schema_migrations", "identities", "api_keys", "pairing_codes", "workspaces",
+    "runtime_profiles", "project_bindings", "memory_records", "memory_versions", "memory_fts",
+    "vector_index_meta", "memory_briefs", "brief_events", "context_packs", "receipts",
+    "memory_deltas", "summary_cards", "adaptive_runs",
+}
+
+
+def _tables(conn) -> set[str]:
+    return {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
+
+
+def _columns(conn, table: str) -> set[str]:
+    return {r[1] for r in conn.execute(f"pragma table_info({table})")}
+
+
+def test_fresh_database_gets_every_table_and_records_versions(tmp_path):
+    conn = connect(tmp_path / "db.sqlite")
+    applied = migrate(conn)
+    assert applied == [m.version for m in all_migrations()]
+    assert EXPECTED_TABLES <= _tables(conn)
+    recorded = [r[0] for r in conn.execute("select version from schema_migrations order by version")]
+    assert recorded == applied
+    assert {"id", "namespace", "kind", "content", "content_sha256", "version", "importance",
+            "triggers", "provenance", "identity_id", "deleted_at"} <= _columns(conn, "memory_records")
+    assert {"memory_id", "version", "operation", "content", "redacted_at"} <= _columns(conn, "memory_versions")
+    assert {"key_hash", "revoked_at"} <= _columns(conn, "api_keys")
+    assert "key" not in _columns(conn, "api_keys")  # keys are only ever stored hashed
+
+
+def test_migrate_is_idempotent(tmp_path):
+    conn = connect(tmp_path / "db.sqlite")
+    migrate(conn)
+    assert migrate(conn) == []
+
+
+def test_connection_settings(tmp_path):
+    conn = connect(tmp_path / "db.sqlite")
+    assert conn.execute("pragma journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("pragma foreign_keys").fetchone()[0] == 1
+    assert conn.execute("pragma busy_timeout").fetchone()[0] == 5000
+    assert conn.execute("select vec_version()").fetchone()[0].startswith("v")
+
+
+def test_failed_migration_leaves_nothing_behind(tmp_path, monkeypatch):
+    from state import migrations
+
+    conn = connect(tmp_path / "db.sqlite")
+    migrate(conn)
+    broken = migrations.Migration(9999, "broken", "create table half_done (x); select * from no_such_table;")
+    monkeypatch.setattr(migrations, "all_migrations", lambda: [broken])
+    try:
+        migrations.migrate(conn)
+    except Exception:
+        pass
+    else:
+        raise AssertionError("a broken migration must raise")
+    assert "half_done" not in _tables(conn)
+    assert 9999 not in {r[0] for r in conn.execute("select version from schema_migrations")}
