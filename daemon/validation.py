@@ -15,7 +15,7 @@ from aiohttp import web
 from state.errors import InvalidRequest, MemoryCloudError
 
 _TYPE_NAMES = {str: "string", int: "integer", bool: "boolean", list: "array", dict: "object",
-               float: "number"}
+               float: "number", type(None): "null"}
 
 
 class ValidationFailed(MemoryCloudError):
@@ -133,6 +133,16 @@ async def read_json_object(request: web.Request) -> dict[str, Any]:
             f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
             details={"line": exc.lineno, "column": exc.colno},
         ) from None
+    except RecursionError:
+        raise InvalidRequest("JSON is nested too deeply") from None
     if not isinstance(data, dict):
-        raise InvalidRequest(f"request body must be a JSON object, got {type(data).__name__}")
+        name = "null" if data is None else _TYPE_NAMES.get(type(data), type(data).__name__)
+        raise InvalidRequest(f"request body must be a JSON object, got {name}")
+    # A \ud800-style escape decodes to a lone surrogate, which is not valid Unicode and
+    # cannot be stored; refuse it here instead of failing deep inside SQLite.
+    if b"\\ud" in raw.lower():
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidRequest("request body contains invalid Unicode (a lone surrogate escape)") from None
     return data

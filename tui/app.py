@@ -29,6 +29,15 @@ def status_text(status: dict[str, Any] | None, error: str | None = None) -> str:
     )
 
 
+EMPTY_HINT = """\
+**No memories yet.** Connect an agent:
+
+    memorycloud agent add my-agent --runtime codex
+
+and let it call `POST /api/agent/bootstrap/context` (see the README).
+"""
+
+
 class CompanionApp(App[None]):
     """Home: status at the top, search as you type, the selected memory below."""
 
@@ -73,7 +82,10 @@ class CompanionApp(App[None]):
         try:
             if self.workspace_id is None:
                 self.workspace_id = (await self.client.me())["workspace_id"]
-            widget.update(status_text(await self.client.status()))
+            status = await self.client.status()
+            widget.update(status_text(status))
+            if status["counts"]["memories"] == 0:
+                self.query_one("#detail", Markdown).update(EMPTY_HINT)
         except DaemonError as exc:
             widget.update(status_text(None, str(exc)))
 
@@ -101,9 +113,10 @@ class CompanionApp(App[None]):
         item = self.items.get(event.row_key.value if event.row_key else "")
         if item is None:
             return
+        writer = (item.get("provenance") or {}).get("agent") or item["written_by"] or "unknown"
         self.query_one("#detail", Markdown).update(
             f"{item['content']}\n\n---\n`{item['id']}` · {item['memory_type']} · importance "
-            f"{item['importance']} · by `{item['written_by']}` · {item['created_at']}")
+            f"{item['importance']} · written by **{writer}** · {item['created_at']}")
 
     async def on_unmount(self) -> None:
         await self.client.aclose()

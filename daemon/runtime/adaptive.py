@@ -14,7 +14,7 @@ from typing import Any
 
 from daemon.runtime.access import public_memory, resolve_workspace
 from daemon.validation import ValidationFailed
-from state.errors import Conflict, Forbidden
+from state.errors import Conflict, NotFound
 from state.ids import new_id, now_iso
 from state.memories import NewMemory
 from state.store import Store
@@ -134,9 +134,8 @@ class AdaptiveService:
 
     def submit(self, identity: dict[str, Any], run_id: str, body: dict[str, Any]) -> dict[str, Any]:
         run = self.store.amp.run(run_id)
-        if identity["kind"] != "owner" and run["identity_id"] != identity["id"]:
-            if run["workspace_id"] != identity.get("workspace_id"):
-                raise Forbidden(f"memory form {run_id} belongs to another workspace")
+        if identity["kind"] != "owner" and run["workspace_id"] != identity.get("workspace_id"):
+            raise NotFound(f"memory form {run_id} not found")
         if run["status"] == "submitted":
             raise Conflict(f"memory form {run_id} was already submitted",
                            details={"memory_ids": run["memory_ids"]})
@@ -146,10 +145,15 @@ class AdaptiveService:
         if missing:
             raise ValidationFailed(f"the form is missing required fields: {', '.join(missing)}",
                                    details={"missing_fields": missing})
-        triggers = payload.get("retrieval_triggers") or []
-        if isinstance(triggers, str):
-            triggers = [triggers]
-        triggers = [str(t) for t in triggers][:20]
+        for name in LIST_FIELDS & set(payload):
+            value = payload[name]
+            if isinstance(value, str):
+                payload[name] = value = [value]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ValidationFailed(
+                    f"field 'payload.{name}' must be a string or a list of strings",
+                    details={"field": f"payload.{name}"})
+        triggers = payload.get("retrieval_triggers", [])[:20]
         title = str(payload.get(form.title_field) or run["task"])[:200]
         importance = body["importance"]
         with self.store.transaction():

@@ -87,11 +87,13 @@ class BriefService:
         brief_markdown = "\n".join(lines)
         source_counts = {"workspace": len(relevant), "project": len(project),
                          "handoff": 1 if handoff else 0, "events": len(events)}
-        pack = self.packs.build(identity, {"workspace_id": workspace["id"], "project_key": project_key,
+        pack = self.packs.compose(identity, {"workspace_id": workspace["id"], "project_key": project_key,
                                            "runtime": (body.get("environment") or {}).get("runtime"),
                                            "reason": "memory_brief"}, base_url)
         created_at = now_iso()
+        # The brief and its context pack are stored together or not at all.
         with self.store.transaction():
+            self.packs.save(identity, pack)
             self.store.amp.insert_brief({
                 "id": brief_id, "identity_id": identity["id"], "workspace_id": workspace["id"],
                 "project_key": project_key, "task": body["task"], "request": body,

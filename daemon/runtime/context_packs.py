@@ -69,6 +69,24 @@ class ContextPackService:
 
     def build(self, identity: dict[str, Any], params: dict[str, Any], base_url: str) -> dict[str, Any]:
         """Create, store and return a context pack with a fresh receipt (one transaction)."""
+        pack = self.compose(identity, params, base_url)
+        with self.store.transaction():
+            self.save(identity, pack)
+        return pack
+
+    def save(self, identity: dict[str, Any], pack: dict[str, Any]) -> None:
+        """Store a composed pack and its receipt; call inside the caller's transaction."""
+        receipt = pack["receipt"]
+        self.store.amp.insert_pack(
+            pack["context_pack_id"], identity_id=identity["id"], workspace_id=pack["workspace_id"],
+            project_key=pack["project_key"], binding_id=receipt["project_binding_id"],
+            runtime=pack["runtime"], reason=pack["reason"], body=pack,
+            created_at=pack["created_at"])
+        self.store.amp.insert_receipt({**receipt, "summary_sha256": receipt["digest"]},
+                                      identity_id=identity["id"])
+
+    def compose(self, identity: dict[str, Any], params: dict[str, Any], base_url: str) -> dict[str, Any]:
+        """A new pack with its receipt, not yet stored (see :meth:`save`)."""
         settings = self.store.settings
         workspace, project_key, binding = self._scope(identity, params)
         max_items = min(params.get("max_items") or settings.max_items, settings.max_items)
@@ -133,13 +151,6 @@ class ContextPackService:
                 "context_pack": f"{base_url}/api/agent/context-packs/{pack_id}",
             },
         }
-        with self.store.transaction():
-            self.store.amp.insert_pack(
-                pack_id, identity_id=identity["id"], workspace_id=workspace["id"],
-                project_key=project_key, binding_id=receipt["project_binding_id"],
-                runtime=runtime, reason=reason, body=pack, created_at=created_at)
-            self.store.amp.insert_receipt(
-                {**receipt, "summary_sha256": digest}, identity_id=identity["id"])
         return pack
 
     def _summary(
