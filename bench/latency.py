@@ -48,10 +48,11 @@ RESULTS_FILE = Path(__file__).resolve().parent / "RESULTS.md"
 SECTION = "## Latency over HTTP"
 TOP_HEADING = "# Benchmark results"
 HOST = "127.0.0.1"
-TARGETS_MS = {"search": 10.0, "bootstrap": 5.0, "delta": 2.0}
-OPERATIONS = ("search", "bootstrap", "delta")
+TARGETS_MS = {"search": 10.0, "typo_search": 10.0, "bootstrap": 5.0, "delta": 2.0}
+OPERATIONS = ("search", "typo_search", "bootstrap", "delta")
 LABELS = {
     "search": "search `GET /api/workspaces/{wsp}/memory/query`",
+    "typo_search": "search, misspelt English queries",
     "bootstrap": "`POST /api/agent/bootstrap/context`",
     "delta": "`POST /api/agent/memory-delta`",
 }
@@ -163,6 +164,22 @@ def search_query(rng: random.Random) -> str:
     return pick(templates)()
 
 
+def typo_query(rng: random.Random) -> str:
+    """An English query with one letter dropped from every word of five letters or more.
+
+    Such queries often share no token with any memory, which sends search down its vector
+    path (the KNN scan) instead of returning BM25 hits alone.
+    """
+    words = f"{rng.choice(EN_COMPONENT)} {rng.choice(EN_TECH)}".split()
+    out = []
+    for word in words:
+        if len(word) >= 5:
+            cut = rng.randrange(1, len(word) - 1)
+            word = word[:cut] + word[cut + 1:]
+        out.append(word)
+    return " ".join(out)
+
+
 # -- statistics -----------------------------------------------------------------------------
 
 def percentile(sorted_values: list[float], pct: float) -> float:
@@ -197,6 +214,9 @@ class Report:
     seed_seconds: float
     runs: dict[str, list[Stats]] = field(default_factory=lambda: {op: [] for op in OPERATIONS})
     rows_at_end: int = 0
+    vector_share: dict[str, float] = field(default_factory=dict)
+    code: str = ""
+    settings: str = ""
 
 
 # -- the daemon -----------------------------------------------------------------------------
@@ -325,13 +345,15 @@ def seed_store(home: Path, agent_id: str, rng: random.Random, count: int, batch:
     return time.perf_counter() - started
 
 
-def seed(daemon: Daemon, agent: dict[str, Any], rng: random.Random, args: argparse.Namespace) -> tuple[str, float]:
+def seed(daemon: Daemon, agent: dict[str, Any], rng: random.Random,
+         args: argparse.Namespace) -> tuple[str, float]:
     """Seed ``args.memories`` rows by the chosen path; the daemon is running on return."""
     total = args.memories
     if args.seed == "store":
         seconds = seed_store(daemon.home, agent["id"], rng, total)
         daemon.start()
-        return f"Store (DeltaService.record in-process, daemon stopped), {total / seconds:.0f} rows/s", seconds
+        return (f"Store (DeltaService.record in-process, daemon stopped), {total / seconds:.0f} rows/s",
+                seconds)
     daemon.start()
     probe = total if args.seed == "http" else min(total, args.probe)
     with http_client(daemon, agent["api_key"]) as client:
@@ -364,9 +386,10 @@ def timed(calls: Iterator[Callable[[], Any]]) -> list[float]:
 def operation_calls(op: str, client: httpx.Client, workspace_id: str, rng: random.Random,
                     count: int) -> Iterator[Callable[[], Any]]:
     """``count`` ready-to-run requests of one kind (inputs drawn before timing starts)."""
-    if op == "search":
+    if op in ("search", "typo_search"):
         path = f"/api/workspaces/{workspace_id}/memory/query"
-        for query in [search_query(rng) for _ in range(count)]:
+        make = search_query if op == "search" else typo_query
+        for query in [make(rng) for _ in range(count)]:
             yield lambda q=query: check(client.get(path, params={"q": q}))
     elif op == "bootstrap":
         for project in [rng.choice(PROJECTS) for _ in range(count)]:
@@ -386,19 +409,31 @@ def measure(daemon: Daemon, agent: dict[str, Any], rng: random.Random, args: arg
                 samples = timed(operation_calls(op, client, agent["workspace_id"], rng, args.requests))
                 stats = Stats.of(samples)
                 report.runs[op].append(stats)
-                print(f"run {run}/{args.repeat} {op:<9} p50 {stats.p50:6.2f} ms  p95 {stats.p95:6.2f}"
+                print(f"run {run}/{args.repeat} {op:<11} p50 {stats.p50:6.2f} ms  p95 {stats.p95:6.2f}"
                       f"  p99 {stats.p99:6.2f}  mean {stats.mean:6.2f}", file=sys.stderr)
 
 
-def count_rows(daemon: Daemon) -> int:
-    from state.db import connect
+def inspect_store(home: Path, workspace_id: str, random_seed: int,
+                  sample: int = 200) -> tuple[int, dict[str, float]]:
+    """After the daemon stopped: live memories, and per search kind the share of queries whose
+    results came partly from the vector (KNN) ranking, i.e. that paid for a KNN scan."""
+    from state.config import load_settings
     from state.paths import resolve_paths
+    from state.store import Store
 
-    conn = connect(resolve_paths({"MEMORYCLOUD_HOME": str(daemon.home)}).database, readonly=True)
+    paths = resolve_paths({"MEMORYCLOUD_HOME": str(home)})
+    store = Store.open(paths.database, load_settings(paths.config_file))
     try:
-        return conn.execute("select count(*) from memory_records where deleted_at is null").fetchone()[0]
+        shares = {}
+        for op, make in (("search", search_query), ("typo_search", typo_query)):
+            rng = random.Random(random_seed)
+            used = sum(any(hit.vector_rank is not None
+                           for hit in store.search.search(make(rng), [workspace_id], limit=8))
+                       for _ in range(sample))
+            shares[op] = used / sample
+        return store.memories.count(), shares
     finally:
-        conn.close()
+        store.close()
 
 
 # -- output ---------------------------------------------------------------------------------
@@ -409,8 +444,11 @@ def markdown_table(report: Report) -> str:
     for op in OPERATIONS:
         med = Stats.median_of(report.runs[op])
         each = ", ".join(f"{r.p50:.2f}" for r in report.runs[op])
+        label = LABELS[op]
+        if op in report.vector_share:
+            label += f" ({report.vector_share[op]:.0%} use the KNN scan)"
         met = "yes" if med.p50 <= TARGETS_MS[op] else "**no**"
-        lines.append(f"| {LABELS[op]} | {med.p50:.2f} | {med.p95:.2f} | {med.p99:.2f} | {med.mean:.2f}"
+        lines.append(f"| {label} | {med.p50:.2f} | {med.p95:.2f} | {med.p99:.2f} | {med.mean:.2f}"
                      f" | {each} | <= {TARGETS_MS[op]:g} | {met} |")
     return "\n".join(lines)
 
@@ -427,13 +465,34 @@ def machine() -> str:
             f" Python {platform.python_version()}, SQLite {sqlite_version}, sqlite-vec {vec_version}")
 
 
+def code_state() -> str:
+    """The commit measured, marked dirty if the working tree had changes (they were measured)."""
+    try:
+        out = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=RESULTS_FILE.parent,
+                             capture_output=True, text=True, timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (no git)"
+    return out.stdout.strip()
+
+
+def settings_summary(home: Path) -> str:
+    """The search settings the daemon ran with (from its config file)."""
+    from state.config import load_settings
+    from state.paths import resolve_paths
+
+    settings = load_settings(resolve_paths({"MEMORYCLOUD_HOME": str(home)}).config_file)
+    names = ("embedder", "dimension", "vector_mode", "bm25_weight", "vector_weight", "max_items")
+    return ", ".join(f"{n}={getattr(settings, n)}" for n in names if hasattr(settings, n))
+
+
 def section(report: Report, args: argparse.Namespace, command: str) -> str:
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return f"""{SECTION}
 
 Command: `{command}` (run from the repository root)
 
-Date: {date}. Machine: {machine()}. Client and daemon share the machine.
+Date: {date}. Code: `{report.code}`. Settings: {report.settings}.
+Machine: {machine()}. Client and daemon share the machine.
 
 A real `python -m daemon daemon run` process on loopback, one keep-alive `httpx.Client`, one
 request at a time. Store: N = {report.memories} seeded memories (mixed English/Chinese, 4 projects)
@@ -441,7 +500,10 @@ via {report.seed_path}; {report.rows_at_end} live memories at the end (the measu
 rows). Each run: {args.warmup} warm-up then {args.requests} timed requests per operation;
 {args.repeat} runs; the figures are the **median over runs** of each run's percentile (the
 machine is noisy, medians are what to compare). Times are client wall time per request
-(HTTP round trip included).
+(HTTP round trip included). Search queries are words and phrases from the seed vocabulary
+(English, Chinese, mixed); the misspelt ones drop a letter from each word of five letters or
+more. "use the KNN scan" is the share of a 200-query sample (same generator, checked on the
+store afterwards) whose results include vector-ranked hits.
 
 {markdown_table(report)}
 
@@ -505,7 +567,10 @@ def run(args: argparse.Namespace, home: Path) -> Report:
         measure(daemon, agent, rng, args, report)
     finally:
         daemon.stop()
-    report.rows_at_end = count_rows(daemon)
+    report.rows_at_end, report.vector_share = inspect_store(home, agent["workspace_id"],
+                                                           args.random_seed)
+    report.code = code_state()
+    report.settings = settings_summary(home)
     return report
 
 

@@ -26,7 +26,7 @@ import argparse
 import contextlib
 import datetime as dt
 import json
-import math
+import os
 import platform
 import re
 import shlex
@@ -35,7 +35,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 from state.config import Settings
 from state.memories import NewMemory
@@ -46,6 +46,7 @@ RESULTS_PATH = Path(__file__).resolve().parent / "RESULTS.md"
 SECTION_HEADING = "## Retrieval quality: MADial-Bench"
 LANGS = ("zh", "en")
 VARIANTS = ("full", "last1", "last2")
+SUMMARY_VARIANTS = ("last2", "full")  # the variants the overall numbers average over
 KS = (1, 3, 5, 10)
 LIMIT = 10
 _SPEAKER = re.compile(r"^\s*<(\w+)>\s*:")
@@ -53,21 +54,26 @@ _SPEAKER = re.compile(r"^\s*<(\w+)>\s*:")
 
 @dataclass(frozen=True)
 class Config:
-    """A named pair of fusion weights."""
+    """A named pair of fusion weights and when the vector ranking is consulted."""
 
     label: str
     bm25_weight: float
     vector_weight: float
+    vector_mode: str = "always"
 
 
 CONFIGS: tuple[Config, ...] = (
     Config("bm25 only", 1.0, 0.0),
+    Config("default: fallback 1:0.25", 1.0, 0.25, "fallback"),
     Config("vector only", 0.0, 1.0),
+    Config("fused 1:0.1", 1.0, 0.1),
     Config("fused 1:0.25", 1.0, 0.25),
     Config("fused 1:0.5", 1.0, 0.5),
     Config("fused 1:1", 1.0, 1.0),
     Config("fused 1:2", 1.0, 2.0),
 )
+
+EXPERIMENT_CONFIGS = tuple(c for c in CONFIGS if c.label != "fused 1:2")
 
 
 @dataclass(frozen=True)
@@ -228,6 +234,7 @@ def evaluate(
     """Run every query with the config's weights; optionally collect the hit@5 misses."""
     store.search.bm25_weight = config.bm25_weight
     store.search.vector_weight = config.vector_weight
+    store.search.vector_mode = config.vector_mode
     scores = Scores()
     for query in queries:
         ranked = ranked_ids(store, id_map, query)
@@ -241,12 +248,15 @@ def evaluate(
 Results = dict[tuple[str, str, str], Scores]  # (lang, variant, config label) -> scores
 
 
-def run_grid(data: Path, configs: Sequence[Config], settings: Settings | None = None) -> Results:
+def run_grid(
+    data: Path, configs: Sequence[Config], settings: Settings | None = None,
+    variants: Sequence[str] = VARIANTS,
+) -> Results:
     """Every language x query variant x search config on one store per language."""
     results: Results = {}
     for lang in LANGS:
         with open_store(load_memories(data, lang), settings) as (store, id_map):
-            for variant in VARIANTS:
+            for variant in variants:
                 queries = load_queries(data, lang, variant)
                 for config in configs:
                     results[(lang, variant, config.label)] = evaluate(
@@ -254,9 +264,11 @@ def run_grid(data: Path, configs: Sequence[Config], settings: Settings | None = 
     return results
 
 
-def overall(results: Results, label: str, variants: Sequence[str] = ("last2", "full")) -> tuple[float, float]:
+def overall(
+    results: Results, label: str, variants: Sequence[str] = SUMMARY_VARIANTS,
+) -> tuple[float, float]:
     """Mean MRR@10 and hit@5 of one config over both languages and the given variants."""
-    cells = [s for (lang, variant, lab), s in results.items() if lab == label and variant in variants]
+    cells = [s for (_, variant, lab), s in results.items() if lab == label and variant in variants]
     return (sum(s.mean("MRR@10") for s in cells) / len(cells),
             sum(s.mean("hit@5") for s in cells) / len(cells))
 
@@ -283,70 +295,37 @@ _TAG = re.compile(r"<\w+>\s*:")
 def _ideas() -> list[Idea]:
     """Tokenizer/embedder ideas, each applied to a copy of the behaviour by monkeypatching."""
     import state.embedders as embedders
-    import state.search as search
     import state.tokenize as tokenize
 
     base_tokens = tokenize.tokens
-    base_fts_query = tokenize.fts_query
     base_features = embedders.HashingEmbedder._features
-
-    def fts_query_last(text: str, *, max_terms: int = 64) -> str | None:
-        # The LAST max_terms distinct tokens: the end of a dialogue is closest to the recall.
-        distinct = list(dict.fromkeys(base_tokens(text, for_query=True)))[-max_terms:]
-        return " OR ".join(f'"{t}"' for t in distinct) or None
 
     def tokens_no_speakers(text: str, *, for_query: bool = False) -> list[str]:
         return base_tokens(_TAG.sub(" ", text), for_query=for_query)
 
-    def tokens_query_unigrams(text: str, *, for_query: bool = False) -> list[str]:
-        out = base_tokens(text, for_query=for_query)
-        if for_query:
-            out += [c for c in text if tokenize._CJK.match(c) and c not in tokenize.CJK_STOP]
-        return out
-
     def features_no_trigrams(self: object, text: str) -> list[tuple[str, float]]:
         return [(f, w) for f, w in base_features(self, text) if w == 1.0]
 
+    # Already adopted after earlier runs of this script: 256 BM25 query terms (was 64),
+    # plural/-es folding, CJK unigrams in the embedding, dimension 512 (was 256).
     return [
-        Idea("BM25 query keeps 256 terms (not 64)",
-             [(search, "fts_query", lambda text: base_fts_query(text, max_terms=256))]),
-        Idea("BM25 query keeps the last 64 terms", [(search, "fts_query", fts_query_last)]),
-        Idea("English plural/es folding fixed", [(tokenize, "_fold", fold_fixed)]),
         Idea("speaker tags not tokenized", [(tokenize, "tokens", tokens_no_speakers),
                                             (embedders, "tokens", tokens_no_speakers)]),
-        Idea("CJK unigrams kept in queries", [(tokenize, "tokens", tokens_query_unigrams),
-                                              (embedders, "tokens", tokens_query_unigrams)]),
         Idea("hashing without char trigrams",
              [(embedders.HashingEmbedder, "_features", features_no_trigrams)]),
+        Idea("hashing dimension 256 (old default)", [], Settings(dimension=256)),
         Idea("hashing dimension 1024", [], Settings(dimension=1024)),
     ]
 
 
-def fold_fixed(word: str) -> str:
-    """Suffix folding that also folds 4-letter plurals and strips 'es' only after s/x/z/ch/sh."""
-    if len(word) <= 3 or not word.isalpha() or word.endswith(("ss", "us", "is")):
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith(("ses", "xes", "zes", "ches", "shes")):
-        word = word[:-2]
-    elif word.endswith("s"):
-        word = word[:-1]
-    elif len(word) > 5 and word.endswith("ing"):
-        word = word[:-3]
-    elif len(word) > 4 and word.endswith("ed"):
-        word = word[:-2]
-    if word.endswith("i") and len(word) > 3:
-        word = word[:-1] + "y"  # studied -> studi -> study
-    return word[:-1] if len(word) >= 4 and word.endswith("e") else word
-
-
-def run_experiments(data: Path, configs: Sequence[Config]) -> dict[str, Results]:
-    """The baseline and each idea, each on a freshly built store with the same grid."""
-    out = {"baseline": run_grid(data, configs)}
+def run_experiments(
+    data: Path, configs: Sequence[Config], baseline: Results,
+) -> dict[str, Results]:
+    """The baseline and each idea, each idea on a freshly built store with the same grid."""
+    out = {"baseline": baseline}
     for idea in _ideas():
         with patched(idea.patches):
-            out[idea.name] = run_grid(data, configs, idea.settings)
+            out[idea.name] = run_grid(data, configs, idea.settings, SUMMARY_VARIANTS)
     return out
 
 
@@ -412,13 +391,14 @@ def section_markdown(
     parts = [
         SECTION_HEADING,
         "",
-        f"Command: `{command}`  ",
-        f"Date: {dt.date.today().isoformat()}; machine: {platform.machine()} Linux, 2 cores, "
+        f"Command (repository root, project venv): `{command}`  ",
+        f"Date: {dt.date.today().isoformat()}; machine: {platform.machine()} {platform.system()}, "
+        f"{os.cpu_count()} cores, "
         f"Python {platform.python_version()}; run time {seconds:.1f} s.",
         "",
         "Data: MADial-Bench (zh 171 memories, en 160; 160 dialogues each), one namespace per "
         "user, each query searches only its own user's memories (83-88 candidates), limit=10, "
-        "default embedder (hashing, dimension 256). Queries: `full` = every line before the "
+        f"default embedder (hashing, dimension {Settings().dimension}). Queries: `full` = every line before the "
         "first recall turn, `last1` = last user line, `last2` = last two lines.",
         "",
         "Overall (mean over zh+en and the `last2`+`full` queries):",
@@ -433,7 +413,7 @@ def section_markdown(
             "Ideas measured by monkeypatching a copy (MRR@10 / hit@5, mean over zh+en and "
             "`last2`+`full`):",
             "",
-            experiments_table(experiments, configs),
+            experiments_table(experiments, EXPERIMENT_CONFIGS),
         ]
     return "\n".join(parts) + "\n"
 
@@ -476,14 +456,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
     results = run_grid(args.data, CONFIGS)
-    experiments = run_experiments(args.data, CONFIGS) if args.experiments else None
+    experiments = None
+    if args.experiments:
+        experiments = run_experiments(args.data, EXPERIMENT_CONFIGS, results)
     seconds = time.perf_counter() - started
-    command = "python " + " ".join(shlex.quote(a) for a in ["bench/retrieval_madial.py",
-                                                           *(argv or sys.argv[1:])])
+    words = ["python", "bench/retrieval_madial.py", *(sys.argv[1:] if argv is None else argv)]
+    command = " ".join(shlex.quote(word) for word in words)
     section = section_markdown(results, CONFIGS, command, seconds, experiments)
     print(section)
     if args.misses:
-        default = Config("fused 1:0.5", 1.0, 0.5)
+        defaults = Settings()
+        default = Config("default weights", defaults.bm25_weight, defaults.vector_weight,
+                         defaults.vector_mode)
         for lang in LANGS:
             print_misses(args.data, lang, "last2", default, args.misses)
     if args.write:

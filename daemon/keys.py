@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from aiohttp import web
 
+from daemon.runtime.services import Services
 from state.config import Settings
 from state.paths import Paths
 from state.store import Store
 
-if TYPE_CHECKING:
-    from daemon.endpoints import Endpoint
-    from daemon.runtime.services import Services
-
 SETTINGS = web.AppKey("settings", Settings)
 PATHS = web.AppKey("paths", Paths)
 STORE = web.AppKey("store", Store)
-SERVICES = web.AppKey("services", "Services")
+SERVICES = web.AppKey("services", Services)
 ENDPOINTS = web.AppKey("endpoints", list)  # list[Endpoint], for /api/protocol/schema
 STARTED_AT = web.AppKey("started_at", float)

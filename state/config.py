@@ -32,10 +32,14 @@ allowed_origins = []
 [search]
 # Embedder for the vector half of hybrid search: "hashing" works offline with no download.
 embedder = "hashing"
-dimension = 256
-# Weights of the two rankings in the fused score (tuned on MADial-Bench, see bench/RESULTS.md).
+dimension = 512
+# How the vector ranking joins BM25: "fallback" (only when BM25 finds too few results) or
+# "always". Measured on MADial-Bench (bench/RESULTS.md): with the hashing embedder, always
+# fusing ranks worse than BM25 alone, so fallback is the default.
+vector_mode = "fallback"
+# Weights of the two rankings in the fused (reciprocal rank) score.
 bm25_weight = 1.0
-vector_weight = 0.5
+vector_weight = 0.25
 
 [context]
 # Size budget of a context pack's summary_markdown, in characters.
@@ -56,9 +60,10 @@ class Settings:
     max_body_bytes: int = 1_048_576
     allowed_origins: tuple[str, ...] = ()
     embedder: str = "hashing"
-    dimension: int = 256
+    dimension: int = 512
+    vector_mode: str = "fallback"
     bm25_weight: float = 1.0
-    vector_weight: float = 0.5
+    vector_weight: float = 0.25
     summary_budget_chars: int = 6000
     max_items: int = 24
     receipt_ttl_hours: float = 24.0
@@ -78,6 +83,7 @@ SECTIONS: dict[str, str] = {
     "allowed_origins": "daemon",
     "embedder": "search",
     "dimension": "search",
+    "vector_mode": "search",
     "bm25_weight": "search",
     "vector_weight": "search",
     "summary_budget_chars": "context",
@@ -113,6 +119,8 @@ def _coerce(name: str, value: Any) -> Any:
             result = str(value)
     except (TypeError, ValueError):
         raise ConfigError(f"setting {name!r} must be of type {type(default).__name__}, got {value!r}")
+    if name == "vector_mode" and result not in ("fallback", "always"):
+        raise ConfigError(f"vector_mode must be 'fallback' or 'always', got {result!r}")
     if name == "port" and not 0 <= result <= 65535:
         raise ConfigError(f"port must be between 0 and 65535, got {result}")
     if name in ("dimension", "max_items", "summary_budget_chars", "max_body_bytes") and result <= 0:

@@ -15,7 +15,7 @@ import zlib
 from typing import Callable, Protocol
 
 from state.errors import ConfigError
-from state.tokenize import tokens
+from state.tokenize import CJK_STOP, STOPWORDS, tokens
 
 
 class Embedder(Protocol):
@@ -30,7 +30,7 @@ class Embedder(Protocol):
 class HashingEmbedder:
     """Signed feature hashing of tokens and character n-grams (offline, deterministic)."""
 
-    def __init__(self, dimension: int = 256) -> None:
+    def __init__(self, dimension: int = 512) -> None:
         if dimension < 8:
             raise ConfigError("the hashing embedder needs a dimension of at least 8")
         self.name = "hashing-v1"
@@ -38,7 +38,11 @@ class HashingEmbedder:
 
     def _features(self, text: str) -> list[tuple[str, float]]:
         features: list[tuple[str, float]] = []
-        for token in tokens(text, for_query=True):
+        # Index-mode tokens (CJK unigrams and bigrams alike) so queries and documents are
+        # embedded the same way; stopwords carry no meaning, only collisions.
+        for token in tokens(text):
+            if token in STOPWORDS or token in CJK_STOP:
+                continue
             features.append((token, 1.0))
             if token.isascii() and len(token) > 3:
                 padded = f"#{token}#"

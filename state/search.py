@@ -18,6 +18,9 @@ from state.tokenize import fts_query, index_text
 log = logging.getLogger(__name__)
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant; flattens the top ranks less than 1
+# Cosine similarity below which a vector match is treated as noise: the hashing embedder's
+# collisions alone give unrelated texts |cos| of about 0.05.
+MIN_VECTOR_SIMILARITY = 0.08
 
 
 @dataclass(frozen=True)
@@ -40,11 +43,13 @@ class SearchIndex:
         *,
         bm25_weight: float = 1.0,
         vector_weight: float = 0.5,
+        vector_mode: str = "fallback",
     ) -> None:
         self.conn = conn
         self.embedder = embedder
         self.bm25_weight = bm25_weight
         self.vector_weight = vector_weight
+        self.vector_mode = vector_mode
 
     # -- maintenance -------------------------------------------------------------------
 
@@ -124,24 +129,32 @@ class SearchIndex:
                 " where embedding match ? and k = ? and namespace = ?",
                 (vector, limit, namespace),
             ).fetchall()
-            # A vector that shares no feature with the query has distance 1 (cosine 0):
-            # it is no evidence at all, so it must not enter the fused ranking.
+            # Cosine distance is 1 - similarity; weak similarity is collision noise, not
+            # evidence, and must not enter the fused ranking.
             seqs.extend((distance, seq) for seq, distance in rows
-                        if distance is not None and distance < 0.999)
+                        if distance is not None and 1.0 - distance >= MIN_VECTOR_SIMILARITY)
         seqs.sort()
         return [seq for _, seq in seqs[:limit]]
 
     def search(
         self, query: str, namespaces: Iterable[str], *, limit: int = 10, candidates: int = 50
     ) -> list[SearchHit]:
-        """Fused hits for ``query`` within ``namespaces``, best first."""
+        """Fused hits for ``query`` within ``namespaces``, best first.
+
+        In ``fallback`` mode the vector ranking is only consulted when BM25 finds fewer than
+        ``limit`` records (typos, no shared words): with the offline hashing embedder, always
+        fusing ranked worse than BM25 alone on MADial-Bench and costs a KNN scan per query.
+        ``always`` fuses every query (for a semantic embedder).
+        """
         namespaces = list(dict.fromkeys(namespaces))
         if not namespaces or not query.strip():
             return []
         pool = max(candidates, limit)
         match = fts_query(query)
         bm25 = self._bm25(match, namespaces, pool) if match and self.bm25_weight > 0 else []
-        knn = self._knn(query, namespaces, pool) if self.vector_weight > 0 else []
+        use_vectors = self.vector_weight > 0 and (
+            self.vector_mode == "always" or len(bm25) < limit or self.bm25_weight <= 0)
+        knn = self._knn(query, namespaces, pool) if use_vectors else []
         scores: dict[int, list] = {}
         for rank, seq in enumerate(bm25, 1):
             scores.setdefault(seq, [0.0, None, None])

@@ -30,6 +30,7 @@ class Store:
         self.search = SearchIndex(
             conn, self.embedder,
             bm25_weight=settings.bm25_weight, vector_weight=settings.vector_weight,
+            vector_mode=settings.vector_mode,
         )
         self.identities = IdentityRepository(conn)
         self.projects = ProjectRepository(conn)

@@ -9,7 +9,6 @@ reads O(max_items) rows through an index, so it costs the same at 100 or 100k me
 from __future__ import annotations
 
 import hashlib
-import json
 from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import quote, urlencode

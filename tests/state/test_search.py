@@ -98,3 +98,18 @@ def test_unknown_embedder_is_a_clear_config_error(paths):
 
     with pytest.raises(ConfigError, match="unknown embedder"):
         Store.open(paths.database, Settings(embedder="nope"))
+
+
+def test_vectors_rescue_a_query_bm25_cannot_match(store):
+    """Fallback mode: a misspelt query shares no token, the trigram vectors still find it."""
+    _fill(store, "wsp_a", MEMORIES)
+    assert store.search.vector_mode == "fallback"
+    hits = store.search.search("stagingg databse", ["wsp_a"], limit=3)
+    assert hits and hits[0].bm25_rank is None and hits[0].vector_rank == 1
+    assert store.memories.by_seqs([hits[0].seq])[hits[0].seq]["content"] == MEMORIES[2]
+
+
+def test_fallback_mode_skips_vectors_when_bm25_fills_the_page(store):
+    _fill(store, "wsp_a", MEMORIES)
+    hits = store.search.search("WAL", ["wsp_a"], limit=1)
+    assert hits[0].bm25_rank == 1 and hits[0].vector_rank is None
