@@ -10,7 +10,8 @@ What it does, in order:
    ``--http-budget`` seconds for all of them, it stops the daemon, writes the rest directly
    through the Store with ``DeltaService.record`` (the same code path the endpoint uses, minus
    HTTP) and starts the daemon again. Real rows either way; the report says which path ran;
-3. with ONE keep-alive ``httpx.Client`` measures search (``GET .../memory/query``),
+3. with ONE keep-alive ``httpx.Client`` measures search (``GET .../memory/query``, with
+   vocabulary queries and with misspelt ones that tend to take the vector path),
    ``POST /api/agent/bootstrap/context`` and ``POST /api/agent/memory-delta`` (warm-up
    requests first), ``--repeat`` times, and reports the median of the per-run percentiles;
 4. stops the daemon with SIGTERM, prints a Markdown table and with ``--write`` replaces its
@@ -427,7 +428,7 @@ def inspect_store(home: Path, workspace_id: str, random_seed: int,
         shares = {}
         for op, make in (("search", search_query), ("typo_search", typo_query)):
             rng = random.Random(random_seed)
-            used = sum(any(hit.vector_rank is not None
+            used = sum(any(getattr(hit, "vector_rank", None) is not None
                            for hit in store.search.search(make(rng), [workspace_id], limit=8))
                        for _ in range(sample))
             shares[op] = used / sample

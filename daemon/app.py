@@ -14,6 +14,7 @@ from aiohttp import web
 from daemon import keys
 from daemon.api import all_endpoints
 from daemon.endpoints import wrap
+from daemon.maintenance import maintenance_context
 from daemon.middleware import error_middleware, guard_middleware
 from daemon.runtime.services import Services
 from state.config import Settings
@@ -50,4 +51,5 @@ def create_app(settings: Settings, paths: Paths) -> web.Application:
     for endpoint in endpoints:
         app.router.add_route(endpoint.method, endpoint.path, wrap(endpoint))
     app.cleanup_ctx.append(_store_context)
+    app.cleanup_ctx.append(maintenance_context)
     return app

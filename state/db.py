@@ -69,6 +69,10 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     conn.row_factory = module.Row
     conn.execute("pragma busy_timeout = 5000")
     conn.execute("pragma foreign_keys = on")
+    # 64 MiB page cache and memory-mapped reads: the default 2 MiB cache is the size of one
+    # block of vectors, so every KNN scan evicted the FTS and record pages (bench/RESULTS.md).
+    conn.execute("pragma cache_size = -65536")
+    conn.execute("pragma mmap_size = 268435456")
     if not readonly:
         conn.execute("pragma journal_mode = wal")
         # NORMAL in WAL mode: a committed transaction survives the process being killed
@@ -88,6 +92,16 @@ def transaction(conn: Connection) -> Iterator[Connection]:
         raise
     else:
         conn.execute("commit")
+
+
+def checkpoint(conn: Connection) -> tuple[int, int, int]:
+    """A PASSIVE WAL checkpoint: copies what it can without blocking writers.
+
+    The daemon turns automatic checkpoints off on its request connection (they made every
+    ~1000th write pay for the copy) and calls this from a background thread instead.
+    Returns (busy, wal pages, pages checkpointed).
+    """
+    return tuple(conn.execute("pragma wal_checkpoint(passive)").fetchone())
 
 
 def versions(conn: Connection) -> dict[str, str]:

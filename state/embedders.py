@@ -33,7 +33,7 @@ class HashingEmbedder:
     def __init__(self, dimension: int = 512) -> None:
         if dimension < 8:
             raise ConfigError("the hashing embedder needs a dimension of at least 8")
-        self.name = "hashing-v1"
+        self.name = "hashing-v2"  # bump when features change: stored vectors are rebuilt
         self.dimension = dimension
 
     def _features(self, text: str) -> list[tuple[str, float]]:

@@ -14,7 +14,7 @@ from typing import Any
 from state.db import Connection
 from state.errors import NotFound
 from state.ids import new_id, now_iso
-from state.search import SearchIndex
+from state.search import SearchIndex, record_text
 
 
 def sha256_text(text: str) -> str:
@@ -59,10 +59,6 @@ class MemoryRepository:
         self.conn = conn
         self.index = index
 
-    @staticmethod
-    def _index_text(title: str, content: str, triggers: list[str]) -> str:
-        return "\n".join(part for part in (title, content, " ".join(triggers)) if part)
-
     def create(self, new: NewMemory) -> dict[str, Any]:
         """Insert a record and its first version, and index it."""
         now = now_iso()
@@ -82,7 +78,7 @@ class MemoryRepository:
         seq = cursor.lastrowid
         self._add_version(memory_id, 1, "created", new.title, new.content, digest,
                           new.importance, new.identity_id, now)
-        self.index.add(seq, new.namespace, self._index_text(new.title, new.content, new.triggers))
+        self.index.add(seq, new.namespace, record_text(new.title, new.content, new.triggers))
         return self.get(memory_id)
 
     def _add_version(
@@ -138,7 +134,7 @@ class MemoryRepository:
         self._add_version(memory_id, version, "updated", title, content, digest, importance,
                           identity_id, now)
         self.index.replace(current["seq"], current["namespace"],
-                           self._index_text(title, content, current["triggers"]))
+                           record_text(title, content, current["triggers"]))
         return self.get(memory_id)
 
     def delete(self, memory_id: str, *, identity_id: str | None = None) -> dict[str, Any]:

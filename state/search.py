@@ -6,6 +6,7 @@ it records which embedder and dimension built it and is rebuilt when they change
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from typing import Iterable
@@ -21,6 +22,15 @@ RRF_K = 60  # the usual reciprocal-rank-fusion constant; flattens the top ranks 
 # Cosine similarity below which a vector match is treated as noise: the hashing embedder's
 # collisions alone give unrelated texts |cos| of about 0.05.
 MIN_VECTOR_SIMILARITY = 0.08
+VECTOR_METRIC = "l2"
+# Ranking inside FTS5 first is fastest; this many times the page size is taken from it before
+# the namespace filter, with a full filtered query as the fallback when too few survive.
+FTS_OVERFETCH = 4
+
+
+def record_text(title: str, content: str, triggers: list[str]) -> str:
+    """The text of a memory record that both indexes see (one definition for insert and rebuild)."""
+    return "\n".join(part for part in (title, content, " ".join(triggers)) if part)
 
 
 @dataclass(frozen=True)
@@ -59,16 +69,18 @@ class SearchIndex:
         exists = self.conn.execute(
             "select 1 from sqlite_master where name = 'memory_vec'"
         ).fetchone()
-        wanted = (self.embedder.name, self.embedder.dimension)
+        wanted = (f"{self.embedder.name}:{VECTOR_METRIC}", self.embedder.dimension)
         if row is not None and tuple(row) == wanted and exists:
             return False
         log.info("building vector index with %s (dimension %d)", *wanted)
         with transaction(self.conn):
             self.conn.execute("drop table if exists memory_vec")
+            # Embeddings are L2-normalized, so L2 distance ranks exactly like cosine and
+            # sqlite-vec computes it faster (bench/RESULTS.md).
             self.conn.execute(
                 "create virtual table memory_vec using vec0("
                 " namespace text partition key,"
-                f" embedding float[{self.embedder.dimension}] distance_metric=cosine)"
+                f" embedding float[{self.embedder.dimension}])"
             )
             self.conn.execute(
                 "insert or replace into vector_index_meta (id, embedder, dimension, built_at)"
@@ -76,10 +88,11 @@ class SearchIndex:
                 (*wanted, now_iso()),
             )
             rows = self.conn.execute(
-                "select seq, namespace, title, content from memory_records where deleted_at is null"
+                "select seq, namespace, title, content, triggers from memory_records"
+                " where deleted_at is null"
             ).fetchall()
-            for done, (seq, namespace, title, content) in enumerate(rows, 1):
-                self._insert_vector(seq, namespace, f"{title}\n{content}")
+            for done, (seq, namespace, title, content, triggers) in enumerate(rows, 1):
+                self._insert_vector(seq, namespace, record_text(title, content, json.loads(triggers)))
                 if progress and done % 1000 == 0:
                     progress(done, len(rows))
         return True
@@ -109,12 +122,21 @@ class SearchIndex:
 
     def _bm25(self, match: str, namespaces: list[str], limit: int) -> list[int]:
         marks = ",".join("?" * len(namespaces))
+        # Fast path: let FTS5 rank on its own (no join while scoring), then filter.
         rows = self.conn.execute(
-            "select r.seq from memory_fts f join memory_records r on r.seq = f.rowid"
-            f" where memory_fts match ? and r.namespace in ({marks}) and r.deleted_at is null"
-            " order by bm25(memory_fts) limit ?",
-            (match, *namespaces, limit),
+            "select r.seq from (select rowid, rank from memory_fts where memory_fts match ?"
+            " order by rank limit ?) f join memory_records r on r.seq = f.rowid"
+            f" where r.namespace in ({marks}) and r.deleted_at is null order by f.rank limit ?",
+            (match, limit * FTS_OVERFETCH, *namespaces, limit),
         ).fetchall()
+        if len(rows) < limit:
+            # Other namespaces crowded the top: rank only this namespace's matches.
+            rows = self.conn.execute(
+                "select r.seq from memory_fts f join memory_records r on r.seq = f.rowid"
+                f" where memory_fts match ? and r.namespace in ({marks}) and r.deleted_at is null"
+                " order by bm25(memory_fts) limit ?",
+                (match, *namespaces, limit),
+            ).fetchall()
         return [row[0] for row in rows]
 
     def _knn(self, query: str, namespaces: list[str], limit: int) -> list[int]:
@@ -129,10 +151,11 @@ class SearchIndex:
                 " where embedding match ? and k = ? and namespace = ?",
                 (vector, limit, namespace),
             ).fetchall()
-            # Cosine distance is 1 - similarity; weak similarity is collision noise, not
-            # evidence, and must not enter the fused ranking.
+            # For unit vectors, cosine similarity = 1 - d^2 / 2. Weak similarity is collision
+            # noise, not evidence, and must not enter the fused ranking.
             seqs.extend((distance, seq) for seq, distance in rows
-                        if distance is not None and 1.0 - distance >= MIN_VECTOR_SIMILARITY)
+                        if distance is not None
+                        and 1.0 - distance * distance / 2 >= MIN_VECTOR_SIMILARITY)
         seqs.sort()
         return [seq for _, seq in seqs[:limit]]
 

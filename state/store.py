@@ -66,6 +66,10 @@ class Store:
         page_size = self.conn.execute("pragma page_size").fetchone()[0]
         return page_count * page_size
 
+    def disable_autocheckpoint(self) -> None:
+        """Leave WAL checkpoints to the caller (see :func:`state.db.checkpoint`)."""
+        self.conn.execute("pragma wal_autocheckpoint = 0")
+
     def close(self) -> None:
         try:
             # Fold the WAL back so the database file alone is complete after a clean stop.

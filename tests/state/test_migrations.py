@@ -62,3 +62,15 @@ def test_failed_migration_leaves_nothing_behind(tmp_path, monkeypatch):
         raise AssertionError("a broken migration must raise")
     assert "half_done" not in _tables(conn)
     assert 9999 not in {r[0] for r in conn.execute("select version from schema_migrations")}
+
+
+def test_checkpoint_moves_the_wal_into_the_database(tmp_path):
+    from state.db import checkpoint
+
+    writer = connect(tmp_path / "db.sqlite")
+    migrate(writer)
+    writer.execute("pragma wal_autocheckpoint = 0")
+    writer.execute("insert into workspaces (id, name, created_at) values ('wsp_x', 'x', 'now')")
+    other = connect(tmp_path / "db.sqlite")
+    busy, wal_pages, done = checkpoint(other)
+    assert busy == 0 and wal_pages > 0 and done == wal_pages

@@ -84,7 +84,7 @@ def test_vector_index_is_rebuilt_when_the_embedder_changes(paths):
     second = Store.open(paths.database, Settings(dimension=64))
     try:
         meta = second.conn.execute("select embedder, dimension from vector_index_meta").fetchone()
-        assert tuple(meta) == ("hashing-v1", 64)
+        assert tuple(meta) == ("hashing-v2:l2", 64)
         rows = second.conn.execute("select count(*) from memory_vec").fetchone()[0]
         assert rows == len(MEMORIES)
         second.search.bm25_weight = 0.0  # vectors alone must still find it
@@ -113,3 +113,29 @@ def test_fallback_mode_skips_vectors_when_bm25_fills_the_page(store):
     _fill(store, "wsp_a", MEMORIES)
     hits = store.search.search("WAL", ["wsp_a"], limit=1)
     assert hits[0].bm25_rank == 1 and hits[0].vector_rank is None
+
+
+def test_a_namespace_crowded_out_by_another_still_finds_its_memory(store):
+    _fill(store, "wsp_busy", [f"deploy note {i}" for i in range(300)])
+    _fill(store, "wsp_quiet", ["deploy the quiet service on Fridays"])
+    assert _search(store, "deploy", "wsp_quiet") == ["deploy the quiet service on Fridays"]
+
+
+def test_rebuilt_vectors_equal_freshly_inserted_ones(paths):
+    from state.embedders import serialize
+    from state.search import record_text
+
+    first = Store.open(paths.database, Settings(dimension=128))
+    with first.transaction():
+        memory = first.memories.create(NewMemory(namespace="wsp_a", kind="fact", title="WAL",
+                                                 content="keep WAL on", source="test",
+                                                 triggers=["sqlite 配置"]))
+    first.close()
+    second = Store.open(paths.database, Settings(dimension=64))  # forces a rebuild
+    try:
+        stored = second.conn.execute("select embedding from memory_vec where rowid = ?",
+                                     (memory["seq"],)).fetchone()[0]
+        expected = serialize(second.embedder.embed(record_text("WAL", "keep WAL on", ["sqlite 配置"])))
+        assert stored == expected
+    finally:
+        second.close()
