@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import struct
 import zlib
+from functools import lru_cache
 from typing import Callable, Protocol
 
 from state.errors import ConfigError
@@ -50,20 +51,29 @@ class HashingEmbedder:
         return features
 
     def embed(self, text: str) -> list[float]:
-        vector = [0.0] * self.dimension
         counts: dict[str, float] = {}
         for feature, weight in self._features(text):
             counts[feature] = counts.get(feature, 0.0) + weight
+        slots: dict[int, float] = {}
         for feature, weight in counts.items():
-            h = zlib.crc32(feature.encode("utf-8"))
-            sign = 1.0 if h & 0x80000000 else -1.0
+            index, sign = _slot(feature, self.dimension)
             # Sublinear term frequency: a word said five times is not five times as telling.
             value = 1.0 + math.log(weight) if weight >= 1.0 else weight
-            vector[h % self.dimension] += sign * value
-        norm = math.sqrt(sum(v * v for v in vector))
+            slots[index] = slots.get(index, 0.0) + sign * value
+        vector = [0.0] * self.dimension
+        norm = math.sqrt(sum(v * v for v in slots.values()))
         if norm == 0.0:
             return vector
-        return [v / norm for v in vector]
+        for index, value in slots.items():
+            vector[index] = value / norm
+        return vector
+
+
+@lru_cache(maxsize=65536)
+def _slot(feature: str, dimension: int) -> tuple[int, float]:
+    """Where a feature lands and with which sign (cached: vocabularies repeat a lot)."""
+    h = zlib.crc32(feature.encode("utf-8"))
+    return h % dimension, (1.0 if h & 0x80000000 else -1.0)
 
 
 _FACTORIES: dict[str, Callable[[int], Embedder]] = {

@@ -10,6 +10,7 @@ carry most of the meaning of Chinese words; unigrams rescue one-character querie
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _WORD = re.compile(r"[0-9a-z_]+|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
@@ -24,6 +25,7 @@ STOPWORDS = frozenset(
 CJK_STOP = frozenset("的了是在我你他她它们吗呢吧啊呀哦嗯和也都就这那")
 
 
+@lru_cache(maxsize=65536)
 def _fold(word: str) -> str:
     """Light English suffix folding so 'memories'/'memory', 'games'/'game', 'decided'/'decide'
     meet. Not a full stemmer: it only has to map a word's common forms to one token."""
