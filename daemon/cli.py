@@ -214,7 +214,10 @@ def cmd_tui(args: argparse.Namespace, paths: Paths) -> int:
     from tui.app import run_tui
 
     key = open_secret_store(paths.secrets_file).get(OWNER_KEY_SECRET)
-    return run_tui(running.url, key or "")
+    code = run_tui(running.url, key or "")
+    print(f"The daemon keeps running at {running.url} (pid {running.pid}) for your agents;"
+          " `memorycloud daemon stop` stops it.", file=sys.stderr)
+    return code
 
 
 def build_parser() -> argparse.ArgumentParser:

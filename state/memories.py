@@ -164,24 +164,17 @@ class MemoryRepository:
         return [dict(row) for row in rows]
 
     def top_for_context(
-        self, namespace: str, project_key: str | None, limit: int
+        self, namespace: str, project_key: str | None, limit: int, sources: tuple[str, ...],
     ) -> list[dict[str, Any]]:
-        """The memories a context pack summarises: this project's and workspace-wide ones,
-        most important first, then newest. Bounded by ``limit`` so packs stay O(limit)."""
+        """The memories a context pack summarises: this project's and workspace-wide ones
+        from the given sources, most important first, then newest. Bounded by ``limit`` so
+        building a pack costs the same at 100 or 100k memories."""
+        marks = ",".join("?" * len(sources))
         rows = self.conn.execute(
             f"select {_COLUMNS} from memory_records where namespace = ? and deleted_at is null"
-            " and (project_key is null or project_key = ?)"
+            f" and (project_key is null or project_key = ?) and source in ({marks})"
             " order by importance desc, seq desc limit ?",
-            (namespace, project_key, limit),
-        ).fetchall()
-        return [row_to_memory(row) for row in rows]
-
-    def recent(self, namespace: str, project_key: str | None, limit: int) -> list[dict[str, Any]]:
-        """The newest memories of a project (and workspace-wide ones)."""
-        rows = self.conn.execute(
-            f"select {_COLUMNS} from memory_records where namespace = ? and deleted_at is null"
-            " and (project_key is null or project_key = ?) order by seq desc limit ?",
-            (namespace, project_key, limit),
+            (namespace, project_key, *sources, limit),
         ).fetchall()
         return [row_to_memory(row) for row in rows]
 

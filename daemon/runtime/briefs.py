@@ -12,7 +12,7 @@ from typing import Any
 
 from daemon.runtime.access import public_memory, resolve_workspace
 from daemon.runtime.constants import RUNTIME_VERSION
-from daemon.runtime.context_packs import ContextPackService
+from daemon.runtime.context_packs import PACK_SOURCES, ContextPackService
 from daemon.runtime.deltas import DeltaService
 from state.errors import NotFound
 from state.ids import new_id, now_iso
@@ -61,7 +61,8 @@ class BriefService:
         query = f"{body['task']}\n{body.get('current_context') or ''}"
         relevant = self._relevant(workspace["id"], query, limit)
         seen = {m["id"] for m in relevant}
-        project = [m for m in self.store.memories.top_for_context(workspace["id"], project_key, limit)
+        project = [m for m in self.store.memories.top_for_context(workspace["id"], project_key,
+                                                                   limit, PACK_SOURCES)
                    if m["id"] not in seen] if project_key else []
         handoff = self._handoff(workspace["id"], project_key, body.get("handoff_code"))
         events = self.store.amp.recent_events(workspace["id"], project_key, limit)

@@ -19,8 +19,10 @@ from state.errors import BootstrapRequired, NotFound
 from state.ids import iso_from_datetime, new_id, now_iso, parse_iso
 from state.store import Store
 
-SOURCE_LABELS = {"memory_delta": "memory_delta", "adaptive_memory": "adaptive_memory",
-                 "brief_event": "brief_event"}
+# What enters a Runtime Context Pack (seed 000): memory deltas, adaptive workspace memory
+# and mirrored brief events. A memory suite that is only published does not, nor does any
+# other record that happens to live in the workspace namespace.
+PACK_SOURCES = ("memory_delta", "adaptive_memory", "brief_event")
 
 
 def memory_url(base_url: str, memory_id: str) -> str:
@@ -89,16 +91,17 @@ class ContextPackService:
         settings = self.store.settings
         workspace, project_key, binding = self._scope(identity, params)
         max_items = min(params.get("max_items") or settings.max_items, settings.max_items)
-        memories = self.store.memories.top_for_context(workspace["id"], project_key, max_items)
+        memories = self.store.memories.top_for_context(workspace["id"], project_key, max_items,
+                                                       PACK_SOURCES)
         pack_id, receipt_id = new_id("ctxp_"), new_id("amp_receipt_")
         runtime = params.get("runtime") or identity.get("runtime") or "generic"
         reason = params.get("reason") or "agent_startup"
         summary, included, truncated = self._summary(workspace, project_key, runtime, reason,
                                                      receipt_id, memories)
         handles = self._handles(base_url, workspace["id"], project_key, included)
-        counts: dict[str, int] = {"memory_delta": 0, "adaptive_memory": 0, "brief_event": 0, "other": 0}
+        counts = {source: 0 for source in PACK_SOURCES}
         for memory in included:
-            counts[SOURCE_LABELS.get(memory["source"], "other")] += 1
+            counts[memory["source"]] += 1
         now = datetime.now(timezone.utc)
         created_at = iso_from_datetime(now)
         expires_at = iso_from_datetime(now + timedelta(hours=settings.receipt_ttl_hours))

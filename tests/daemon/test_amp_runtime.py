@@ -199,3 +199,21 @@ async def test_registration_requires_an_owner_pairing_code(api, code_ok):
     assert me["user"]["handle"] == "cursor-1" and me["user"]["runtime"] == "cursor"
     again = await api.client.post("/api/agent/register", json={"pairing_code": code})
     assert again.status == 410  # one use only
+
+
+async def test_only_deltas_events_and_adaptive_memories_enter_packs(api):
+    """Seed 000: a memory suite that is only published does not enter context packs."""
+    from state.memories import NewMemory
+
+    workspace = api.store.identities.default_workspace()["id"]
+    with api.store.transaction():
+        api.store.memories.create(NewMemory(
+            namespace=workspace, project_key="demo", kind="suite", importance=5,
+            content="Published suite: Kubernetes cheat sheet", source="suite_publish"))
+    pack = await api.bootstrap(project_key="demo")
+    assert "Kubernetes cheat sheet" not in pack["summary_markdown"]
+    assert pack["source_counts"] == {"memory_delta": 0, "adaptive_memory": 0, "brief_event": 0}
+    await api.delta(pack["receipt_id"], summary="Cluster runs on k3s", importance=3)
+    nxt = await api.bootstrap(project_key="demo")
+    assert "Cluster runs on k3s" in nxt["summary_markdown"]
+    assert "Kubernetes cheat sheet" not in nxt["summary_markdown"]
