@@ -47,7 +47,8 @@ class CompanionApp(App[None]):
     #results { height: 1fr; }
     #detail { height: 1fr; border-top: solid $primary; }
     """
-    BINDINGS = [("q", "quit", "Quit"), ("/", "focus_search", "Search"), ("r", "refresh", "Refresh")]
+    BINDINGS = [("ctrl+q", "quit", "Quit"), ("/", "focus_search", "Search"),
+                ("r", "refresh", "Refresh"), ("q", "quit", "Quit")]
 
     def __init__(self, client: DaemonClient) -> None:
         super().__init__()
