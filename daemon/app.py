@@ -14,7 +14,7 @@ from aiohttp import web
 from daemon import keys
 from daemon.api import all_endpoints
 from daemon.endpoints import wrap
-from daemon.maintenance import maintenance_context
+from daemon.jobs import jobs_context
 from daemon.middleware import error_middleware, guard_middleware
 from daemon.runtime.services import Services
 from state.config import Settings
@@ -27,9 +27,10 @@ from state.store import Store
 async def _store_context(app: web.Application) -> AsyncIterator[None]:
     paths = app[keys.PATHS]
     store = Store.open(paths.database, app[keys.SETTINGS])
-    ensure_installation(store, open_secret_store(paths.secrets_file))
+    secrets = open_secret_store(paths.secrets_file)
+    ensure_installation(store, secrets)
     app[keys.STORE] = store
-    app[keys.SERVICES] = Services.build(store)
+    app[keys.SERVICES] = Services.build(store, paths, secrets)
     app[keys.STARTED_AT] = time.time()
     try:
         yield
@@ -51,5 +52,5 @@ def create_app(settings: Settings, paths: Paths) -> web.Application:
     for endpoint in endpoints:
         app.router.add_route(endpoint.method, endpoint.path, wrap(endpoint))
     app.cleanup_ctx.append(_store_context)
-    app.cleanup_ctx.append(maintenance_context)
+    app.cleanup_ctx.append(jobs_context)
     return app

@@ -13,7 +13,7 @@ import logging
 import sys
 from typing import Any, Callable
 
-from daemon import __version__
+from daemon import __version__, cli_setup
 from daemon.process import find_running, start_detached, stop_running
 from state.config import SECTIONS, load_settings, set_setting
 from state.errors import MemoryCloudError
@@ -220,6 +220,11 @@ def cmd_tui(args: argparse.Namespace, paths: Paths) -> int:
     return code
 
 
+def _with_emit(func: Callable) -> Callable:
+    """Setup commands take the emitter explicitly (they live in their own module)."""
+    return lambda args, paths: func(args, paths, _emit)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memorycloud",
@@ -271,6 +276,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = add(csub, "set", cmd_config_set, "change one setting in config.toml (comments are kept)")
     p.add_argument("key", choices=sorted(SECTIONS))
     p.add_argument("value")
+
+    cli_setup.add_commands(sub, lambda parent, name, func, help_text, **kw: add(
+        parent, name, _with_emit(func), help_text, **kw))
 
     add(sub, "tui", cmd_tui, "open the TUI (starts the daemon if needed)", json_flag=False, address=True)
     return parser

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from aiohttp import web
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from daemon.runtime.services import Services
 from state.config import Settings
@@ -15,3 +16,4 @@ STORE = web.AppKey("store", Store)
 SERVICES = web.AppKey("services", Services)
 ENDPOINTS = web.AppKey("endpoints", list)  # list[Endpoint], for /api/protocol/schema
 STARTED_AT = web.AppKey("started_at", float)
+SCHEDULER = web.AppKey("scheduler", AsyncIOScheduler)

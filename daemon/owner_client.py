@@ -25,9 +25,15 @@ class OwnerClient:
         return cls(url, key)
 
     def get(self, path: str, **params: Any) -> dict[str, Any]:
+        return self._send("GET", path, params=params or None)
+
+    def post(self, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        return self._send("POST", path, json=body or {})
+
+    def _send(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         try:
-            response = httpx.get(f"{self.url}{path}", params=params or None, timeout=10,
-                                 headers={"Authorization": f"Bearer {self.key}"})
+            response = httpx.request(method, f"{self.url}{path}", timeout=30,
+                                     headers={"Authorization": f"Bearer {self.key}"}, **kwargs)
         except httpx.HTTPError as exc:
             raise MemoryCloudError(f"cannot reach the daemon at {self.url}: {exc}") from exc
         if response.status_code >= 400:

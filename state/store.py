@@ -18,6 +18,7 @@ from state.memories import MemoryRepository
 from state.migrations import migrate
 from state.projects import ProjectRepository
 from state.search import SearchIndex
+from state.startup_records import StartupRecords
 
 
 class Store:
@@ -36,6 +37,7 @@ class Store:
         self.projects = ProjectRepository(conn)
         self.memories = MemoryRepository(conn, self.search)
         self.amp = AmpRecords(conn)
+        self.startup = StartupRecords(conn)
 
     @classmethod
     def open(

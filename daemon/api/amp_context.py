@@ -22,6 +22,10 @@ BOOTSTRAP = RequestSchema("bootstrap-context", (
     Field("last_receipt_id", str, max_length=120),
     Field("environment", dict, default={}),
     Field("max_items", int, minimum=1, maximum=100),
+    Field("max_summary_chars", int, minimum=500, maximum=100_000,
+          description="cap summary_markdown for a runtime's output limit"),
+    Field("max_summary_tokens", int, minimum=200, maximum=50_000,
+          description="cap in estimated tokens (a CJK character counts as one)"),
 ))
 
 VERIFY = RequestSchema("bootstrap-verify", (

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from daemon import __version__, keys
 from daemon.endpoints import Call, Endpoint
+from daemon.validation import Field, RequestSchema
 
 
 async def health(request: web.Request, call: Call) -> dict[str, Any]:
@@ -44,8 +45,60 @@ async def status(request: web.Request, call: Call) -> dict[str, Any]:
     }
 
 
+DECISION = RequestSchema("startup-decision", (
+    Field("overwrite", bool, default=False,
+          description="approve: replace regions edited by hand (the person's explicit choice)"),
+))
+
+
+async def list_plans(request: web.Request, call: Call) -> dict[str, Any]:
+    status = request.query.get("status") or None
+    plans = call.services.store.startup.plans(status)
+    return {"schema": "memorycloud.startup-plans.v1",
+            "plans": [{**p["body"], "status": p["status"], "created_at": p["created_at"],
+                       "applied_at": p["applied_at"], "confirmed_at": p["confirmed_at"],
+                       "last_refresh_at": p["last_refresh_at"]} for p in plans]}
+
+
+async def get_plan(request: web.Request, call: Call) -> dict[str, Any]:
+    plan = call.services.store.startup.plan(request.match_info["plan_id"])
+    return {**plan["body"], "status": plan["status"], "created_at": plan["created_at"],
+            "last_refresh_at": plan["last_refresh_at"]}
+
+
+async def approve_plan(request: web.Request, call: Call) -> dict[str, Any]:
+    return call.services.startup.approve(call.require_identity(), request.match_info["plan_id"],
+                                         overwrite=call.body["overwrite"])
+
+
+async def reject_plan(request: web.Request, call: Call) -> dict[str, Any]:
+    return call.services.startup.reject(call.require_identity(), request.match_info["plan_id"])
+
+
+async def remove_plan(request: web.Request, call: Call) -> dict[str, Any]:
+    return call.services.startup.remove(call.require_identity(), request.match_info["plan_id"])
+
+
+async def list_conflicts(request: web.Request, call: Call) -> dict[str, Any]:
+    status = request.query.get("status", "open")
+    return {"schema": "memorycloud.conflicts.v1",
+            "conflicts": call.services.store.startup.conflicts(None if status == "all" else status)}
+
+
 ENDPOINTS = [
     Endpoint("GET", "/healthz", health, "Liveness check.", auth="none"),
     Endpoint("GET", "/api/local/status", status, "Daemon status for the CLI and TUI.",
              owner_only=True, response_schema="memorycloud.daemon-status.v1"),
+    Endpoint("GET", "/api/local/startup/plans", list_plans,
+             "Startup-item plans (?status=pending_approval ...).", owner_only=True),
+    Endpoint("GET", "/api/local/startup/plans/{plan_id}", get_plan, "One plan with its files.",
+             owner_only=True),
+    Endpoint("POST", "/api/local/startup/plans/{plan_id}/approve", approve_plan,
+             "A person approves: the daemon writes the files.", owner_only=True, request=DECISION),
+    Endpoint("POST", "/api/local/startup/plans/{plan_id}/reject", reject_plan,
+             "A person rejects the plan.", owner_only=True),
+    Endpoint("POST", "/api/local/startup/plans/{plan_id}/remove", remove_plan,
+             "Undo an installation exactly.", owner_only=True),
+    Endpoint("GET", "/api/local/conflicts", list_conflicts,
+             "Conflicts waiting for a person (?status=open|resolved|all).", owner_only=True),
 ]

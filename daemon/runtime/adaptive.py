@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.runtime.access import public_memory, resolve_workspace
+from daemon.runtime.changes import ContextChanges
 from daemon.validation import ValidationFailed
 from state.errors import Conflict, NotFound
 from state.ids import new_id, now_iso
@@ -104,8 +105,9 @@ def _compile(form: MemoryForm, payload: dict[str, Any], task: str) -> str:
 
 
 class AdaptiveService:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, changes: ContextChanges) -> None:
         self.store = store
+        self.changes = changes
 
     def select(self, identity: dict[str, Any], body: dict[str, Any], base_url: str) -> dict[str, Any]:
         workspace = resolve_workspace(self.store, identity, body.get("workspace_id"))
@@ -166,4 +168,5 @@ class AdaptiveService:
                             "agent": identity["name"]},
                 identity_id=identity["id"]))
             self.store.amp.mark_run_submitted(run_id, [memory["id"]])
+        self.changes.changed(run["workspace_id"], run["project_key"])
         return {"schema": "amp.adaptive-memory.v1", "run_id": run_id, "memory": public_memory(memory)}

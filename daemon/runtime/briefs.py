@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from daemon.runtime.access import public_memory, resolve_workspace
+from daemon.runtime.changes import ContextChanges
 from daemon.runtime.constants import RUNTIME_VERSION
 from daemon.runtime.context_packs import PACK_SOURCES, ContextPackService
 from daemon.runtime.deltas import DeltaService
@@ -25,10 +26,12 @@ def _bullet(text: str, ident: str, limit: int = 240) -> str:
 
 
 class BriefService:
-    def __init__(self, store: Store, packs: ContextPackService, deltas: DeltaService) -> None:
+    def __init__(self, store: Store, packs: ContextPackService, deltas: DeltaService,
+                 changes: ContextChanges) -> None:
         self.store = store
         self.packs = packs
         self.deltas = deltas
+        self.changes = changes
 
     def _relevant(self, workspace_id: str, query: str, limit: int) -> list[dict[str, Any]]:
         hits = self.store.search.search(query, [workspace_id], limit=limit)
@@ -173,6 +176,7 @@ class BriefService:
                      "memory_id": mirrored["memory"]["id"], "delta_id": mirrored["delta"]["id"],
                      "created_at": now_iso()}
             self.store.amp.insert_event(event)
+        self.changes.changed(brief["workspace_id"], brief["project_key"])
         return {
             "schema": "amp.memory-brief-event.v1",
             "event": self._public_event(event),

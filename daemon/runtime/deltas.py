@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from daemon.runtime.changes import ContextChanges
 from state.ids import new_id, now_iso
 from state.memories import NewMemory
 from state.store import Store
@@ -18,8 +19,9 @@ CARD_TYPES = frozenset({"project_state", "decision", "failure", "open_loop", "co
 
 
 class DeltaService:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, changes: ContextChanges) -> None:
         self.store = store
+        self.changes = changes
 
     def record(
         self, identity: dict[str, Any], *, workspace_id: str, project_key: str | None,
@@ -76,6 +78,7 @@ class DeltaService:
                 source="memory_delta", receipt=receipt, payload=body.get("detail_payload"))
             self.store.amp.touch_receipt(receipt["id"])
         delta = result["delta"]
+        self.changes.changed(delta["workspace_id"], delta["project_key"])
         return {
             "schema": "amp.memory-delta.v1",
             "delta": {

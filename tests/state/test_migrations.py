@@ -7,7 +7,8 @@ EXPECTED_TABLES = {
     "schema_migrations", "identities", "api_keys", "pairing_codes", "workspaces",
     "runtime_profiles", "project_bindings", "memory_records", "memory_versions", "memory_fts",
     "vector_index_meta", "memory_briefs", "brief_events", "context_packs", "receipts",
-    "memory_deltas", "summary_cards", "adaptive_runs",
+    "memory_deltas", "summary_cards", "adaptive_runs", "startup_plans", "managed_regions",
+    "conflicts",
 }
 
 

@@ -1,0 +1,164 @@
+"""``memorycloud setup ...`` and ``memorycloud connect``: startup items, as a person runs them."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from daemon.owner_client import OwnerClient
+from daemon.process import find_running, start_detached
+from state.config import load_settings
+from state.errors import MemoryCloudError
+from state.paths import Paths
+
+Emit = Callable[[argparse.Namespace, Any, str], None]
+
+
+def _client(paths: Paths, *, start: bool = False) -> OwnerClient:
+    running = find_running(paths)
+    if running is None:
+        if not start:
+            raise MemoryCloudError("the daemon is not running: start it with `memorycloud daemon start`")
+        print("starting the daemon...", file=sys.stderr)
+        running = start_detached(paths, load_settings(paths.config_file))
+    return OwnerClient.for_installation(paths, running.url)
+
+
+def plan_text(plan: dict[str, Any], *, contents: bool = False) -> str:
+    lines = [f"plan {plan['plan_id']}  [{plan['status']}]  {plan['runtime']} in {plan['repo_root']}",
+             f"project {plan['project_key']} ({plan['project_binding_id']}), key via credential_ref"
+             f" '{plan['credential_ref']}' (no key is written to the repository)"]
+    for item in plan["files"]:
+        state = "unchanged" if not item["changes"] else ("update" if item["exists"] else "create")
+        lines.append(f"  {state:<9} {item['path']}  ({item['kind']}: {item['purpose']})")
+        if item.get("error"):
+            lines.append(f"            ! {item['error']}")
+        if contents and item["changes"]:
+            lines.extend("            | " + line for line in item["content"].splitlines()[:40])
+    for conflict in plan.get("conflicts", []):
+        lines.append(f"  CONFLICT  {conflict['path']}: {conflict['reason']}")
+    return "\n".join(lines)
+
+
+def cmd_setup_list(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
+    plans = _client(paths).get("/api/local/startup/plans", **({"status": args.status} if args.status else {}))["plans"]
+    text = "\n".join(f"{p['plan_id']}  {p['status']:<16} {p['runtime']:<12} {p['repo_root']}"
+                     for p in plans) or "no startup-item plans"
+    emit(args, plans, text)
+    return 0
+
+
+def cmd_setup_show(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
+    plan = _client(paths).get(f"/api/local/startup/plans/{args.plan}")
+    emit(args, plan, plan_text(plan, contents=True))
+    return 0
+
+
+def _decide(args: argparse.Namespace, paths: Paths, emit: Emit, action: str, body: dict | None = None) -> int:
+    result = _client(paths).post(f"/api/local/startup/plans/{args.plan}/{action}", body)
+    emit(args, result, plan_text(result))
+    return 1 if result["status"] == "conflict" else 0
+
+
+def cmd_setup_approve(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
+    return _decide(args, paths, emit, "approve", {"overwrite": args.overwrite})
+
+
+def cmd_setup_reject(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
+    return _decide(args, paths, emit, "reject")
+
+
+def cmd_setup_remove(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
+    return _decide(args, paths, emit, "remove")
+
+
+def cmd_setup_conflicts(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
+    conflicts = _client(paths).get("/api/local/conflicts")["conflicts"]
+    text = "\n".join(f"{c['id']}  {c['kind']}  {c['path']}: {c['detail'].get('reason', '')}"
+                     for c in conflicts) or "no open conflicts"
+    emit(args, conflicts, text)
+    return 0
+
+
+def _git(repo: Path, *argv: str) -> str | None:
+    try:
+        out = subprocess.run(["git", *argv], cwd=repo, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
+
+
+def detect_runtime(repo: Path) -> str:
+    """A guess from what the repository already has; generic when nothing tells."""
+    for marker, runtime in ((".claude", "claude_code"), ("CLAUDE.md", "claude_code"),
+                            (".codex", "codex"), (".gemini", "gemini_cli"), ("GEMINI.md", "gemini_cli"),
+                            (".cursor", "cursor"), ("MEMORY.md", "openclaw")):
+        if (repo / marker).exists():
+            return runtime
+    return "generic"
+
+
+def cmd_connect(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
+    """Quick Connect for a person: profile, probe, plan, show it, ask, approve, confirm."""
+    start = Path(args.repo or ".").resolve()
+    repo = Path(_git(start, "rev-parse", "--show-toplevel") or start)
+    runtime = args.runtime or detect_runtime(repo)
+    remote = _git(repo, "config", "--get", "remote.origin.url")
+    client = _client(paths, start=True)
+    client.post("/api/agent/runtime/profile", {"runtime": runtime, "repo_root": str(repo),
+                                               **({"git_remote": remote} if remote else {})})
+    probe = client.post("/api/agent/project/probe", {"runtime": runtime, "repo_root": str(repo),
+                                                     **({"git_remote": remote} if remote else {})})
+    plan = client.post("/api/agent/startup-items/install-plan", {
+        "runtime": runtime, "project_binding_id": probe["project_binding_id"],
+        "credential_ref": args.credential_ref})
+    if not args.json:
+        print(plan_text(plan, contents=args.show_contents))
+    if not args.yes:
+        if not sys.stdin.isatty():
+            emit(args, plan, f"not approved (no terminal to ask): run `memorycloud setup approve {plan['plan_id']}`")
+            return 0
+        answer = input("Write these files? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            client.post(f"/api/local/startup/plans/{plan['plan_id']}/reject")
+            emit(args, {**plan, "status": "rejected"}, "rejected: nothing was written")
+            return 0
+    result = client.post(f"/api/local/startup/plans/{plan['plan_id']}/approve")
+    if result["status"] == "conflict":
+        emit(args, result, plan_text(result) + "\nnothing was written; see `memorycloud setup conflicts`")
+        return 1
+    confirmed = client.post("/api/agent/startup-items/confirm", {
+        "plan_id": plan["plan_id"], "observed_signature": plan["signature"]})
+    emit(args, {**result, "status": confirmed["status"]},
+         f"{confirmed['status']}: {runtime} sessions in {repo} now start with their memory")
+    return 0
+
+
+def add_commands(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
+    """Register ``setup ...`` and ``connect`` on the main parser."""
+    setup = sub.add_parser("setup", help="startup items: list, show, approve, reject, remove")
+    ssub = setup.add_subparsers(title="setup commands", metavar="ACTION", required=True)
+    p = add(ssub, "list", cmd_setup_list, "list install plans")
+    p.add_argument("--status", help="pending_approval, applied, installed, fallback_active, ...")
+    for name, func, text in (("show", cmd_setup_show, "show a plan with the exact files it writes"),
+                             ("approve", cmd_setup_approve, "approve a plan: the daemon writes its files"),
+                             ("reject", cmd_setup_reject, "reject a plan: nothing is written"),
+                             ("remove", cmd_setup_remove, "undo an installation exactly")):
+        p = add(ssub, name, func, text)
+        p.add_argument("plan", help="plan id (splan_...)")
+        if name == "approve":
+            p.add_argument("--overwrite", action="store_true",
+                           help="replace managed regions you edited by hand (after a conflict)")
+    add(ssub, "conflicts", cmd_setup_conflicts, "managed regions edited by hand, waiting for you")
+    p = add(sub, "connect", cmd_connect,
+            "connect this repository: plan the startup item, show it, ask, install")
+    p.add_argument("--runtime", help="claude_code, codex, gemini_cli, cursor, openclaw, generic"
+                                     " (default: guessed from the repository)")
+    p.add_argument("--repo", help="repository directory (default: the current one)")
+    p.add_argument("--credential-ref", default="memorycloud_default",
+                   help="name under which the launcher's key is kept (default memorycloud_default)")
+    p.add_argument("--yes", action="store_true", help="approve without asking")
+    p.add_argument("--show-contents", action="store_true", help="print what each file will contain")

@@ -1,0 +1,339 @@
+"""Startup items: install plans, approval, writing files, confirmation, removal, refresh.
+
+The agent asks for a plan; only a person (the owner) approves it; the daemon then writes
+the files itself through ``startup_items.installer`` and remembers every managed region so
+it can detect hand edits (conflicts, never overwrites) and undo the installation exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+from pathlib import Path
+from typing import Any
+
+from daemon.runtime.context_packs import ContextPackService
+from startup_items.credentials import read_credentials, store_credential
+from startup_items.files import read_text, sha256_text
+from startup_items.installer import FileRecord, PlannedFile, apply_plan, remove_regions, verify_plan
+from startup_items.fallback import remove_caches, write_cache
+from startup_items.runtimes import (
+    CACHE_HEADER_ROOM, InstallTarget, RuntimeSpec, dynamic_region_ids, planned_files,
+    resolve_runtime,
+)
+from state.errors import Conflict, Forbidden, InvalidRequest
+from state.ids import new_id, now_iso
+from state.paths import Paths
+from state.secrets import SecretStore
+from state.store import Store
+
+SIGNING_SECRET = "plan_signing_key"
+ACTIVE = ("applied", "installed", "fallback_active")
+
+
+class StartupService:
+    def __init__(self, store: Store, packs: ContextPackService, paths: Paths,
+                 secret_store: SecretStore) -> None:
+        self.store = store
+        self.packs = packs
+        self.paths = paths
+        self.secrets = secret_store
+
+    # -- building and signing ------------------------------------------------------------
+
+    def _signing_key(self) -> bytes:
+        key = self.secrets.get(SIGNING_SECRET)
+        if not key:
+            key = secrets.token_hex(32)
+            self.secrets.set(SIGNING_SECRET, key)
+        return bytes.fromhex(key)
+
+    def _sign(self, plan_id: str, target: InstallTarget, spec: RuntimeSpec,
+              files: list[PlannedFile]) -> str:
+        """HMAC over what the plan writes; dynamic (summary) regions are signed by frame only."""
+        dynamic = dynamic_region_ids()
+        manifest = {
+            "plan_id": plan_id, "runtime": spec.name, "repo_root": str(target.repo_root),
+            "binding_id": target.binding_id, "credential_ref": target.credential_ref,
+            "daemon_url": target.daemon_url,
+            "files": [{"path": f.path, "region": f.region_id, "kind": f.region.kind,
+                       "sha256": None if f.region_id in dynamic else
+                       hashlib.sha256(f.region.render(f.desired).encode()).hexdigest()}
+                      for f in files],
+        }
+        canonical = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
+        return "hmac-sha256:" + hmac.new(self._signing_key(), canonical, hashlib.sha256).hexdigest()
+
+    def _summary(self, target: InstallTarget, spec: RuntimeSpec) -> str:
+        max_chars = spec.max_chars
+        if spec.name == "openclaw":
+            # OpenClaw's cap is per file: leave room for what the user keeps in MEMORY.md.
+            memory_md = target.repo_root / "MEMORY.md"
+            other = len(memory_md.read_text(encoding="utf-8")) if memory_md.exists() else 0
+            max_chars = max(2_000, (spec.max_chars or 20_000) - other - 400)
+        return self.packs.summary_for_cache(target.workspace_id, target.project_key, spec.name,
+                                            max_chars, spec.max_tokens)
+
+    def _target(self, plan: dict[str, Any]) -> tuple[InstallTarget, RuntimeSpec]:
+        body = plan["body"]
+        target = InstallTarget(Path(plan["repo_root"]), body["daemon_url"], body["workspace_id"],
+                               body["project_key"], plan["binding_id"], plan["credential_ref"])
+        return target, resolve_runtime(plan["runtime"])
+
+    def _files(self, plan: dict[str, Any]) -> tuple[InstallTarget, RuntimeSpec, list[PlannedFile]]:
+        target, spec = self._target(plan)
+        return target, spec, planned_files(target, spec, lambda s: self._summary(target, s))
+
+    def create_plan(self, identity: dict[str, Any], body: dict[str, Any], base_url: str,
+                    *, legacy: bool = False) -> dict[str, Any]:
+        try:
+            spec = resolve_runtime(body["runtime"])
+        except KeyError as exc:
+            raise InvalidRequest(str(exc.args[0]), details={"field": "runtime"}) from None
+        binding = self.store.projects.binding(body["project_binding_id"])
+        if identity["kind"] != "owner" and binding["workspace_id"] != identity.get("workspace_id"):
+            raise Forbidden(f"project binding {binding['id']} is in another workspace")
+        if not binding["repo_root"]:
+            raise InvalidRequest("this project binding has no repo_root: probe again with repo_root")
+        root = Path(binding["repo_root"])
+        if not root.is_dir():
+            raise InvalidRequest(f"repo_root {root} is not a directory on this machine")
+        plan_id = new_id("splan_")
+        target = InstallTarget(root, base_url, binding["workspace_id"], binding["project_key"],
+                               binding["id"], body["credential_ref"])
+        files = planned_files(target, spec, lambda s: self._summary(target, s))
+        signature = self._sign(plan_id, target, spec, files)
+        plan_body = {
+            "schema": "amp.native-hook-install-plan.v1" if legacy else "amp.startup-item-install-plan.v1",
+            "plan_id": plan_id,
+            "startup_item_id": plan_id,
+            "status": "pending_approval",
+            "runtime": spec.name,
+            "project_binding_id": binding["id"],
+            "workspace_id": binding["workspace_id"],
+            "project_key": binding["project_key"],
+            "repo_root": str(root),
+            "daemon_url": base_url,
+            "credential_ref": body["credential_ref"],
+            "has_hook": spec.has_hook,
+            "memory_config": {"path": ".amp/memory-config.json", "schema": "amp.memory-config.v1"},
+            "launcher": {"path": ".amp/launcher.py",
+                         "command": f"python3 .amp/launcher.py --runtime {spec.name}"},
+            "fallback_cache": {"path": spec.cache_path(), "gitignored": True},
+            "files": [f.describe(root) for f in files],
+            "signature": signature,
+            "approval": {"required": True, "by": "the owner (a person)",
+                         "how": f"memorycloud setup approve {plan_id}"},
+            "next": {"confirm": f"{base_url}/api/agent/startup-items/confirm",
+                     "confirm_body": {"plan_id": plan_id, "observed_signature": signature}},
+        }
+        with self.store.transaction():
+            self.store.startup.insert_plan({
+                "id": plan_id, "binding_id": binding["id"], "runtime": spec.name,
+                "repo_root": str(root), "credential_ref": body["credential_ref"],
+                "status": "pending_approval", "body": plan_body, "signature": signature,
+                "created_by": identity["id"], "created_at": now_iso()})
+        return plan_body
+
+    # -- the person's decisions ------------------------------------------------------------
+
+    def _records(self, repo_root: str) -> tuple[dict, dict]:
+        stored = self.store.startup.regions(repo_root)
+        records = {key: FileRecord(**value["record"]) for key, value in stored.items()}
+        owners = {key: value["owners"] for key, value in stored.items()}
+        return records, owners
+
+    def approve(self, owner: dict[str, Any], plan_id: str, *, overwrite: bool = False) -> dict[str, Any]:
+        plan = self.store.startup.plan(plan_id)
+        if plan["status"] not in ("pending_approval", "conflict"):
+            raise Conflict(f"plan {plan_id} is {plan['status']}, not waiting for approval")
+        target, spec, files = self._files(plan)
+        records, owners = self._records(plan["repo_root"])
+        if overwrite:
+            records = _accept_disk_as_baseline(target, files, records)
+        outcome = apply_plan(target.repo_root, files, records)
+        body = dict(plan["body"])
+        if outcome.conflicts:
+            body["status"] = "conflict"
+            body["conflicts"] = [c.__dict__ for c in outcome.conflicts]
+            with self.store.transaction():
+                for c in outcome.conflicts:
+                    self.store.startup.add_conflict("startup_item_drift", plan_id, c.path,
+                                                    {"region_id": c.region_id, "reason": c.reason,
+                                                     "repo_root": plan["repo_root"]})
+                self.store.startup.set_status(plan_id, "conflict", stamp="decided_at",
+                                              decided_by=owner["id"], body=body)
+            return body
+        self._ensure_launcher_key(target)
+        self._write_cache(target, spec)
+        body.update(status="applied", written=outcome.written, unchanged=outcome.unchanged)
+        body.pop("conflicts", None)
+        with self.store.transaction():
+            for key, record in outcome.records.items():
+                sharing = owners.get(key, [])
+                self.store.startup.save_region(plan["repo_root"], key[0], key[1], record.to_dict(),
+                                               sorted({*sharing, plan_id}))
+            self.store.startup.resolve_conflicts(plan_id, "overwritten" if overwrite else "applied")
+            self.store.startup.set_status(plan_id, "applied", stamp="applied_at",
+                                          decided_by=owner["id"], body=body)
+        return body
+
+    def reject(self, owner: dict[str, Any], plan_id: str) -> dict[str, Any]:
+        plan = self.store.startup.plan(plan_id)
+        if plan["status"] not in ("pending_approval", "conflict"):
+            raise Conflict(f"plan {plan_id} is {plan['status']}, not waiting for approval")
+        body = {**plan["body"], "status": "rejected"}
+        with self.store.transaction():
+            self.store.startup.resolve_conflicts(plan_id, "rejected")
+            self.store.startup.set_status(plan_id, "rejected", stamp="decided_at",
+                                          decided_by=owner["id"], body=body)
+        return body
+
+    def remove(self, owner: dict[str, Any], plan_id: str) -> dict[str, Any]:
+        plan = self.store.startup.plan(plan_id)
+        if plan["status"] not in ACTIVE:
+            raise Conflict(f"plan {plan_id} is {plan['status']}: nothing of it is installed")
+        target, spec, files = self._files(plan)
+        records, owners = self._records(plan["repo_root"])
+        # Regions other active plans still use stay; only this plan's ownership goes.
+        exclusive = [f for f in files if owners.get(f.key) == [plan_id]]
+        outcome = remove_regions(target.repo_root, exclusive, records)
+        if outcome.conflicts:
+            with self.store.transaction():
+                for c in outcome.conflicts:
+                    self.store.startup.add_conflict("startup_item_drift", plan_id, c.path,
+                                                    {"region_id": c.region_id, "reason": c.reason,
+                                                     "repo_root": plan["repo_root"], "during": "remove"})
+            raise Conflict("some managed regions were edited by hand; nothing was removed from them",
+                           details={"conflicts": [c.__dict__ for c in outcome.conflicts]})
+        others = [p for p in self.store.startup.active_plans(plan["binding_id"]) if p["id"] != plan_id]
+        remove_caches(target.repo_root, spec, last=not others)
+        body = {**plan["body"], "status": "removed", "removed": outcome.removed}
+        with self.store.transaction():
+            for f in files:
+                sharing = [o for o in owners.get(f.key, []) if o != plan_id]
+                if f.key not in owners:
+                    continue
+                if sharing:
+                    self.store.startup.save_region(plan["repo_root"], f.path, f.region_id,
+                                                   records[f.key].to_dict(), sharing)
+                else:
+                    self.store.startup.delete_region(plan["repo_root"], f.path, f.region_id)
+            self.store.startup.set_status(plan_id, "removed", stamp="removed_at", body=body)
+        return body
+
+    # -- the agent's confirmation ------------------------------------------------------------
+
+    def confirm(self, identity: dict[str, Any], body: dict[str, Any], *, legacy: bool = False) -> dict[str, Any]:
+        plan = self.store.startup.plan(body["plan_id"])
+        if identity["kind"] != "owner" and plan["body"]["workspace_id"] != identity.get("workspace_id"):
+            raise Forbidden(f"plan {plan['id']} is in another workspace")
+        if plan["status"] not in ACTIVE:
+            raise Conflict(f"plan {plan['id']} is {plan['status']}: it must be approved first")
+        observed = body.get("observed_signature")
+        if observed is not None and not hmac.compare_digest(observed, plan["signature"]):
+            raise Conflict("observed_signature does not match the approved plan")
+        target, spec, files = self._files(plan)
+        dynamic = dynamic_region_ids()
+        records, _ = self._records(plan["repo_root"])
+        wrong = verify_plan(target.repo_root, [f for f in files if f.region_id not in dynamic])
+        wrong += [f.path for f in files if f.region_id in dynamic
+                  and _region_sha(target, f) != getattr(records.get(f.key), "region_sha", None)]
+        if wrong:
+            raise Conflict("the files on disk do not match the approved plan",
+                           details={"mismatched": sorted(set(wrong))})
+        hook_active = body.get("hook_active")
+        status = "installed" if spec.has_hook and hook_active is not False else "fallback_active"
+        result = {**plan["body"], "status": status}
+        with self.store.transaction():
+            self.store.startup.set_status(plan["id"], status, stamp="confirmed_at", body=result)
+        return {
+            "schema": "amp.native-hook-confirm.v1" if legacy else "amp.startup-item-confirm.v1",
+            "plan_id": plan["id"], "startup_item_id": plan["id"], "status": status,
+            "verified": True, "signature": plan["signature"], "runtime": spec.name,
+            "fallback_cache": spec.cache_path(),
+        }
+
+    def _ensure_launcher_key(self, target: InstallTarget) -> None:
+        """A working agent key under credential_ref for the launcher (memory scopes only)."""
+        key = read_credentials(self.paths).get(target.credential_ref)
+        if key and self.store.identities.identity_for_key(key) is not None:
+            return
+        name = f"launcher:{target.credential_ref}"
+        with self.store.transaction():
+            existing = [a for a in self.store.identities.agents()
+                        if a["name"] == name and not a["disabled_at"]]
+            if existing:
+                key = self.store.identities.issue_key(existing[0]["id"], prefix="mca_")
+            else:
+                _, key = self.store.identities.create_agent(
+                    name, "generic", scopes=["memory:read", "memory:write"],
+                    workspace_id=target.workspace_id)
+        store_credential(self.paths, target.credential_ref, key)
+
+    # -- keeping caches and summary files fresh ---------------------------------------------
+
+    def _write_cache(self, target: InstallTarget, spec: RuntimeSpec) -> None:
+        max_chars = spec.max_chars - CACHE_HEADER_ROOM if spec.max_chars else None
+        max_tokens = spec.max_tokens - CACHE_HEADER_ROOM // 4 if spec.max_tokens else None
+        summary = self.packs.summary_for_cache(target.workspace_id, target.project_key, spec.name,
+                                               max_chars, max_tokens)
+        write_cache(target.repo_root, spec, summary, workspace_id=target.workspace_id,
+                    project_key=target.project_key)
+
+    def refresh(self, binding_id: str | None = None) -> int:
+        """Rewrite caches and summary-bearing files of every active plan; returns how many."""
+        done = 0
+        for plan in self.store.startup.active_plans(binding_id):
+            target, spec, files = self._files(plan)
+            if not target.repo_root.is_dir():
+                continue  # the repository moved or is on an unmounted disk: try next time
+            self._write_cache(target, spec)
+            dynamic = [f for f in files if f.region_id in dynamic_region_ids()]
+            if dynamic:
+                records, owners = self._records(plan["repo_root"])
+                outcome = apply_plan(target.repo_root, dynamic, records)
+                with self.store.transaction():
+                    for c in outcome.conflicts:
+                        self.store.startup.add_conflict(
+                            "startup_item_drift", plan["id"], c.path,
+                            {"region_id": c.region_id, "reason": c.reason,
+                             "repo_root": plan["repo_root"], "during": "refresh"})
+                    for key, record in outcome.records.items():
+                        self.store.startup.save_region(plan["repo_root"], key[0], key[1],
+                                                       record.to_dict(), owners.get(key, [plan["id"]]))
+            with self.store.transaction():
+                self.store.startup.touch_refresh(plan["id"])
+            done += 1
+        return done
+
+    def bindings_for(self, workspace_id: str, project_key: str | None) -> list[str]:
+        """Bindings whose context a write in (workspace, project) changes."""
+        return sorted({p["binding_id"] for p in self.store.startup.active_plans()
+                       if p["body"]["workspace_id"] == workspace_id
+                       and (project_key is None or p["body"]["project_key"] == project_key)})
+
+
+def _region_sha(target: InstallTarget, planned: PlannedFile) -> str | None:
+    return sha256_text(planned.region.extract(read_text(target.repo_root / planned.path)))
+
+
+def _accept_disk_as_baseline(target: InstallTarget, files: list[PlannedFile],
+                             records: dict[tuple[str, str], FileRecord]) -> dict[tuple[str, str], FileRecord]:
+    """The person chose the daemon's version over their hand edits: treat what is on disk
+    now as the last write, so applying replaces it."""
+    updated = dict(records)
+    for planned in files:
+        current = _region_sha(target, planned)
+        record = records.get(planned.key)
+        if record is not None:
+            updated[planned.key] = FileRecord(**{**record.to_dict(), "region_sha": current})
+        elif current is not None:
+            text = read_text(target.repo_root / planned.path)
+            updated[planned.key] = FileRecord(planned.path, planned.region_id, planned.region.kind,
+                                              created_file=False, created_dirs=[],
+                                              original_text=text, written_sha=sha256_text(text),
+                                              region_sha=current)
+    return updated

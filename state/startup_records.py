@@ -1,0 +1,140 @@
+"""Rows for startup items: install plans, the managed regions written for them, conflicts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from state.db import Connection
+from state.errors import NotFound
+from state.ids import new_id, now_iso
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _plan(row: Any) -> dict[str, Any]:
+    plan = dict(row)
+    plan["body"] = json.loads(plan["body"])
+    return plan
+
+
+class StartupRecords:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    # -- plans ---------------------------------------------------------------------------
+
+    def insert_plan(self, plan: dict[str, Any]) -> None:
+        self.conn.execute(
+            "insert into startup_plans (id, binding_id, runtime, repo_root, credential_ref,"
+            " status, body, signature, created_by, created_at) values (?,?,?,?,?,?,?,?,?,?)",
+            (plan["id"], plan["binding_id"], plan["runtime"], plan["repo_root"],
+             plan["credential_ref"], plan["status"], _dumps(plan["body"]), plan["signature"],
+             plan["created_by"], plan["created_at"]),
+        )
+
+    def plan(self, plan_id: str) -> dict[str, Any]:
+        row = self.conn.execute("select * from startup_plans where id = ?", (plan_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"install plan {plan_id} not found")
+        return _plan(row)
+
+    def plans(self, status: str | None = None) -> list[dict[str, Any]]:
+        if status is None:
+            rows = self.conn.execute("select * from startup_plans order by created_at desc")
+        else:
+            rows = self.conn.execute(
+                "select * from startup_plans where status = ? order by created_at desc", (status,))
+        return [_plan(r) for r in rows]
+
+    def active_plans(self, binding_id: str | None = None) -> list[dict[str, Any]]:
+        """Plans whose files are on disk (applied, installed or fallback_active)."""
+        query = ("select * from startup_plans where status in ('applied', 'installed',"
+                 " 'fallback_active')")
+        params: tuple = ()
+        if binding_id is not None:
+            query += " and binding_id = ?"
+            params = (binding_id,)
+        return [_plan(r) for r in self.conn.execute(query + " order by created_at", params)]
+
+    def set_status(self, plan_id: str, status: str, *, stamp: str | None = None,
+                   decided_by: str | None = None, body: dict[str, Any] | None = None) -> None:
+        now = now_iso()
+        sets, params = ["status = ?"], [status]
+        if stamp:
+            sets.append(f"{stamp} = ?")
+            params.append(now)
+        if decided_by:
+            sets.append("decided_by = ?")
+            params.append(decided_by)
+        if body is not None:
+            sets.append("body = ?")
+            params.append(_dumps(body))
+        self.conn.execute(f"update startup_plans set {', '.join(sets)} where id = ?",
+                          (*params, plan_id))
+
+    def touch_refresh(self, plan_id: str) -> None:
+        self.conn.execute("update startup_plans set last_refresh_at = ? where id = ?",
+                          (now_iso(), plan_id))
+
+    # -- managed regions -------------------------------------------------------------------
+
+    def regions(self, repo_root: str) -> dict[tuple[str, str], dict[str, Any]]:
+        rows = self.conn.execute(
+            "select path, region_id, record, owners from managed_regions where repo_root = ?",
+            (repo_root,)).fetchall()
+        return {(r["path"], r["region_id"]): {"record": json.loads(r["record"]),
+                                              "owners": json.loads(r["owners"])} for r in rows}
+
+    def save_region(self, repo_root: str, path: str, region_id: str, record: dict[str, Any],
+                    owners: list[str]) -> None:
+        self.conn.execute(
+            "insert into managed_regions (repo_root, path, region_id, record, owners, updated_at)"
+            " values (?,?,?,?,?,?) on conflict (repo_root, path, region_id) do update set"
+            " record = excluded.record, owners = excluded.owners, updated_at = excluded.updated_at",
+            (repo_root, path, region_id, _dumps(record), _dumps(owners), now_iso()),
+        )
+
+    def delete_region(self, repo_root: str, path: str, region_id: str) -> None:
+        self.conn.execute(
+            "delete from managed_regions where repo_root = ? and path = ? and region_id = ?",
+            (repo_root, path, region_id))
+
+    # -- conflicts ----------------------------------------------------------------------------
+
+    def add_conflict(self, kind: str, subject_id: str | None, path: str | None,
+                     detail: dict[str, Any]) -> dict[str, Any]:
+        """Record an open conflict, unless the same one is already open (no duplicates)."""
+        existing = self.conn.execute(
+            "select id from conflicts where kind = ? and subject_id is ? and path is ?"
+            " and status = 'open'", (kind, subject_id, path)).fetchone()
+        if existing:
+            return self.conflict(existing[0])
+        conflict_id = new_id("conf_")
+        self.conn.execute(
+            "insert into conflicts (id, kind, subject_id, path, detail, status, created_at)"
+            " values (?,?,?,?,?, 'open', ?)",
+            (conflict_id, kind, subject_id, path, _dumps(detail), now_iso()))
+        return self.conflict(conflict_id)
+
+    def conflict(self, conflict_id: str) -> dict[str, Any]:
+        row = self.conn.execute("select * from conflicts where id = ?", (conflict_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"conflict {conflict_id} not found")
+        conflict = dict(row)
+        conflict["detail"] = json.loads(conflict["detail"])
+        return conflict
+
+    def conflicts(self, status: str | None = "open") -> list[dict[str, Any]]:
+        query, params = "select id from conflicts", ()
+        if status:
+            query, params = query + " where status = ?", (status,)
+        return [self.conflict(r[0]) for r in self.conn.execute(query + " order by created_at", params)]
+
+    def resolve_conflicts(self, subject_id: str, resolution: str) -> int:
+        cursor = self.conn.execute(
+            "update conflicts set status = 'resolved', resolved_at = ?, resolution = ?"
+            " where subject_id = ? and status = 'open'", (now_iso(), resolution, subject_id))
+        return cursor.rowcount
