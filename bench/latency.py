@@ -44,10 +44,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import httpx
+from results import RESULTS_PATH as RESULTS_FILE, write_section
 
-RESULTS_FILE = Path(__file__).resolve().parent / "RESULTS.md"
 SECTION = "## Latency over HTTP"
-TOP_HEADING = "# Benchmark results"
 HOST = "127.0.0.1"
 TARGETS_MS = {"search": 10.0, "typo_search": 10.0, "bootstrap": 5.0, "delta": 2.0}
 OPERATIONS = ("search", "typo_search", "bootstrap", "delta")
@@ -514,21 +513,8 @@ bootstrap/context 5 ms at 1k deltas and 40 ms at 11k deltas, 4.5 ms per memory d
 """
 
 
-def write_results(text: str, path: Path = RESULTS_FILE) -> None:
-    """Replace our section (heading up to the next ``## `` heading) or append it."""
-    current = path.read_text(encoding="utf-8") if path.exists() else f"{TOP_HEADING}\n"
-    lines = current.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == SECTION), None)
-    block = text.rstrip("\n") + "\n"
-    if start is None:
-        updated = current.rstrip("\n") + "\n\n" + block
-    else:
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        tail = "".join(lines[end:])
-        updated = "".join(lines[:start]) + block + ("\n" + tail if tail else "")
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(updated, encoding="utf-8")
-    os.replace(tmp, path)
+def write_results(text: str) -> None:
+    write_section(SECTION, text)
 
 
 # -- main -----------------------------------------------------------------------------------

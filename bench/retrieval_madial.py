@@ -37,12 +37,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from results import RESULTS_PATH, write_section
 from state.config import Settings
 from state.memories import NewMemory
 from state.store import Store
 
 DEFAULT_DATA = Path("/work/shared/eval/data/madial-bench")
-RESULTS_PATH = Path(__file__).resolve().parent / "RESULTS.md"
 SECTION_HEADING = "## Retrieval quality: MADial-Bench"
 LANGS = ("zh", "en")
 VARIANTS = ("full", "last1", "last2")
@@ -418,21 +418,8 @@ def section_markdown(
     return "\n".join(parts) + "\n"
 
 
-def replace_section(document: str, section: str) -> str:
-    """Replace our section (heading up to the next '## ') or append it; keep the rest."""
-    lines = document.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == SECTION_HEADING), None)
-    if start is None:
-        body = document.rstrip("\n")
-        return f"{body}\n\n{section}" if body else section
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    tail = "".join(lines[end:])
-    return "".join(lines[:start]) + section + ("\n" + tail if tail else "")
-
-
-def write_results(section: str, path: Path = RESULTS_PATH) -> None:
-    document = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-    path.write_text(replace_section(document, section), encoding="utf-8")
+def write_results(section: str) -> None:
+    write_section(SECTION_HEADING, section)
 
 
 # -- main --------------------------------------------------------------------------------

@@ -8,17 +8,18 @@ is wrong, it prints the fallback cache instead, marked as cached with its age, e
 problem in one line on stderr, and still exits 0: a session must never fail to start
 because of memory.
 
-Standard library only, so any python3 >= 3.8 runs it quickly. It never contains a key: the
+Standard library only, so any python3 >= 3.8 runs it; hooks start it with ``python3 -S`` and
+it speaks HTTP over a plain socket, because interpreter start-up and importing urllib are most
+of a launcher's time (bench/RESULTS.md). It never contains a key: the
 key is found through credential_ref (the MEMORYCLOUD_API_KEY environment variable, or the
 user's MemoryCloud credentials file).
 """
 
 import json
 import os
+import socket
 import sys
-import urllib.error
-import urllib.request
-from datetime import datetime, timezone
+from urllib.parse import urlsplit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG = os.path.join(HERE, "memory-config.json")
@@ -64,12 +65,59 @@ def find_key(credential_ref):
     return key
 
 
+class HttpError(Exception):
+    def __init__(self, status, message):
+        Exception.__init__(self, "daemon answered %s: %s" % (status, message))
+        self.status = status
+
+
+def _dechunk(data):
+    out = b""
+    while data:
+        size_line, _, data = data.partition(b"\r\n")
+        size = int(size_line.split(b";")[0] or b"0", 16)
+        if size == 0:
+            break
+        out, data = out + data[:size], data[size + 2:]
+    return out
+
+
+def request(method, url, headers, body, timeout):
+    """One HTTP/1.1 request over a socket (http:// only; the daemon listens on loopback)."""
+    parts = urlsplit(url)
+    if parts.scheme != "http" or not parts.hostname:
+        raise ValueError("only http:// daemon URLs are supported: %s" % url)
+    path = parts.path.lstrip("/") + ("?" + parts.query if parts.query else "")
+    payload = json.dumps(body).encode("utf-8") if body is not None else b""
+    lines = ["%s /%s HTTP/1.1" % (method, path), "Host: %s" % parts.netloc, "Connection: close",
+             "Content-Type: application/json", "Content-Length: %d" % len(payload)]
+    lines += ["%s: %s" % item for item in headers.items()]
+    with socket.create_connection((parts.hostname, parts.port or 80), timeout=timeout) as sock:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload)
+        chunks = []
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    raw = b"".join(chunks)
+    head, _, data = raw.partition(b"\r\n\r\n")
+    status_line, _, header_block = head.decode("latin-1").partition("\r\n")
+    status = int(status_line.split()[1])
+    if "transfer-encoding: chunked" in header_block.lower():
+        data = _dechunk(data)
+    try:
+        decoded = json.loads(data.decode("utf-8")) if data else {}
+    except ValueError:
+        decoded = {}
+    if status >= 400:
+        message = decoded.get("error", {}).get("message") if isinstance(decoded, dict) else None
+        raise HttpError(status, message or status_line)
+    return decoded
+
+
 def post(url, key, body, timeout):
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode("utf-8"), method="POST",
-        headers={"Authorization": "Bearer " + key, "Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        return json.loads(response.read().decode("utf-8"))
+    return request("POST", url, {"Authorization": "Bearer " + key}, body, timeout)
 
 
 def write_json_atomic(path, data):
@@ -103,6 +151,8 @@ def cached(config, runtime, problem):
     """The fallback cache for this runtime, marked as cached with its age."""
     cache_dir = os.path.join(HERE, config.get("fallback_cache_dir", "cache") if config else "cache")
     path = os.path.join(cache_dir, "%s.json" % runtime)
+    from datetime import datetime, timezone  # only the fallback path needs it
+
     try:
         with open(path, encoding="utf-8") as handle:
             cache = json.load(handle)
@@ -164,14 +214,11 @@ def checkpoint(config, runtime, hook_input):
     summary = "Session context compacted (%s)." % (hook_input.get("trigger") or "manual")
     if last_prompt:
         summary += " Last request: " + " ".join(last_prompt.split())[:500]
-    request = urllib.request.Request(
-        receipt["memory_delta"], method="POST",
-        data=json.dumps({"delta_type": "checkpoint", "summary": summary, "importance": 2,
-                         "retrieval_triggers": ["compaction checkpoint"]}).encode("utf-8"),
-        headers={"Authorization": "Bearer " + key, "Content-Type": "application/json",
-                 "X-AMP-Context-Receipt": receipt["receipt_id"]})
-    with urllib.request.urlopen(request, timeout=float(config.get("timeout_seconds", DEFAULT_TIMEOUT))):
-        pass
+    request("POST", receipt["memory_delta"],
+            {"Authorization": "Bearer " + key, "X-AMP-Context-Receipt": receipt["receipt_id"]},
+            {"delta_type": "checkpoint", "summary": summary, "importance": 2,
+             "retrieval_triggers": ["compaction checkpoint"]},
+            float(config.get("timeout_seconds", DEFAULT_TIMEOUT)))
 
 
 def main(argv):
@@ -207,17 +254,8 @@ def main(argv):
         if config is None:
             raise RuntimeError("no usable configuration")
         text = fetch_live(config, runtime, str(hook_input.get("source", "")))
-    except urllib.error.HTTPError as exc:
-        try:
-            detail = json.loads(exc.read().decode("utf-8"))["error"]["message"]
-        except Exception:
-            detail = exc.reason
-        problem = "daemon answered %s: %s" % (exc.code, detail)
-        print("memorycloud launcher: " + problem, file=sys.stderr)
-        text = cached(config, runtime, problem)
     except Exception as exc:
-        problem = getattr(exc, "reason", None) or exc
-        problem = "%s" % problem
+        problem = str(exc) or type(exc).__name__
         print("memorycloud launcher: using the fallback cache: %s" % problem, file=sys.stderr)
         text = cached(config, runtime, problem)
     sys.stdout.write(render(runtime, text, style) + "\n")

@@ -76,10 +76,12 @@ class MarkdownBlock:
         if not match:
             return text
         before, after = text[: match.start()], text[match.end():]
+        # Undo what apply() added around the block: the newline after it and the blank line
+        # before it. (A file that had no final newline gets one; only an untouched file is
+        # restored byte for byte, by the installer, from the original.)
         if after.startswith("\n"):
             after = after[1:]
-        # Drop the blank line apply() put in front of an appended block.
-        if not after and before.endswith("\n\n"):
+        if before.endswith("\n\n"):
             before = before[:-1]
         return before + after
 

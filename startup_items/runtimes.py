@@ -88,7 +88,8 @@ def launcher_source() -> str:
 
 
 def launcher_command(spec: RuntimeSpec, root_expr: str, *, event: str | None = None) -> str:
-    command = f'python3 "{root_expr}/{LAUNCHER_PATH}" --runtime {spec.name}'
+    # -S: no site-packages (stdlib only), which halves interpreter start-up.
+    command = f'python3 -S "{root_expr}/{LAUNCHER_PATH}" --runtime {spec.name}'
     return command + (f" --event {event}" if event else "")
 
 
