@@ -37,17 +37,18 @@ class PlannedFile:
         return (self.path, self.region_id)
 
     def describe(self, root: Path) -> dict[str, Any]:
-        current = read_text(root / self.path)
+        """What the person is shown: the region's content and whether the file changes."""
+        target = root / self.path
+        error = None
         try:
-            after = self.region.apply(current, self.desired)
-        except RegionError as exc:
-            after = None
-            error = str(exc)
-        else:
-            error = None
+            current = read_text(target)
+            changes = self.region.apply(current, self.desired) != current
+        except ValueError as exc:  # RegionError, or a file that is not UTF-8 text
+            error = str(exc) if isinstance(exc, RegionError) else "the file is not UTF-8 text"
+            changes = True
         return {"path": self.path, "region_id": self.region_id, "kind": self.region.kind,
                 "purpose": self.purpose, "content": self.region.render(self.desired),
-                "exists": current is not None, "changes": after != current, "error": error}
+                "exists": target.exists(), "changes": changes, "error": error}
 
 
 @dataclass
@@ -92,8 +93,9 @@ def find_drift(root: Path, planned: PlannedFile, record: FileRecord | None) -> C
     """A conflict if the region on disk is not what the daemon last wrote there."""
     try:
         text, region = _region_state(root, planned)
-    except RegionError as exc:
-        return Conflict(planned.path, planned.region_id, f"cannot read the file safely: {exc}")
+    except ValueError as exc:  # RegionError, or UnicodeDecodeError for a non-UTF-8 file
+        reason = str(exc) if isinstance(exc, RegionError) else "it is not UTF-8 text"
+        return Conflict(planned.path, planned.region_id, f"cannot read the file safely: {reason}")
     if record is None:
         if region is None:
             return None
@@ -110,12 +112,18 @@ def find_drift(root: Path, planned: PlannedFile, record: FileRecord | None) -> C
     return None
 
 
+def drifted(root: Path, files: list[PlannedFile],
+            records: dict[tuple[str, str], FileRecord]) -> list[Conflict]:
+    """Every region whose content on disk is not what the daemon last wrote."""
+    return [c for f in files if (c := find_drift(root, f, records.get(f.key)))]
+
+
 def apply_plan(
     root: Path, files: list[PlannedFile], records: dict[tuple[str, str], FileRecord],
 ) -> Outcome:
     """Write every region, or nothing if any region drifted (see module docstring)."""
     outcome = Outcome()
-    outcome.conflicts = [c for f in files if (c := find_drift(root, f, records.get(f.key)))]
+    outcome.conflicts = drifted(root, files, records)
     if outcome.conflicts:
         return outcome
     for planned in files:
@@ -148,7 +156,7 @@ def verify_plan(root: Path, files: list[PlannedFile]) -> list[str]:
         try:
             text, region = _region_state(root, planned)
             expected = planned.region.extract(planned.region.apply(text, planned.desired))
-        except RegionError:
+        except ValueError:
             wrong.append(planned.path)
             continue
         if region is None or region != expected:
@@ -159,16 +167,19 @@ def verify_plan(root: Path, files: list[PlannedFile]) -> list[str]:
 def remove_regions(
     root: Path, files: list[PlannedFile], records: dict[tuple[str, str], FileRecord],
 ) -> Outcome:
-    """Undo our regions: restore untouched files exactly, else cut out only our part."""
+    """Undo our regions: restore untouched files exactly, else cut out only our part.
+
+    All or nothing, like :func:`apply_plan`: if any region drifted, nothing is removed.
+    Regions are undone in reverse order of writing, so when several share a file the last
+    one written finds the file untouched and restores it byte for byte.
+    """
     outcome = Outcome()
-    for planned in files:
-        record = records.get(planned.key)
-        if record is None:
-            continue
-        conflict = find_drift(root, planned, record)
-        if conflict is not None:
-            outcome.conflicts.append(conflict)
-            continue
+    ours = [f for f in files if f.key in records]
+    outcome.conflicts = drifted(root, ours, records)
+    if outcome.conflicts:
+        return outcome
+    for planned in reversed(ours):
+        record = records[planned.key]
         target = root / planned.path
         text = read_text(target)
         if text is None:

@@ -10,7 +10,7 @@ from aiohttp import web
 
 from daemon import __version__, keys
 from daemon.endpoints import Call, Endpoint
-from daemon.validation import Field, RequestSchema
+from daemon.validation import Field, RequestSchema, ValidationFailed
 
 
 async def health(request: web.Request, call: Call) -> dict[str, Any]:
@@ -51,8 +51,21 @@ DECISION = RequestSchema("startup-decision", (
 ))
 
 
-async def list_plans(request: web.Request, call: Call) -> dict[str, Any]:
+EMPTY = RequestSchema("empty")
+PLAN_STATUSES = ("pending_approval", "rejected", "conflict", "applied", "installed",
+                 "fallback_active", "removed")
+
+
+def _status_param(request: web.Request, allowed: tuple[str, ...]) -> str | None:
     status = request.query.get("status") or None
+    if status is not None and status not in allowed:
+        raise ValidationFailed(f"query parameter 'status' must be one of: {', '.join(allowed)}",
+                               details={"field": "status"})
+    return status
+
+
+async def list_plans(request: web.Request, call: Call) -> dict[str, Any]:
+    status = _status_param(request, PLAN_STATUSES)
     plans = call.services.store.startup.plans(status)
     return {"schema": "memorycloud.startup-plans.v1",
             "plans": [{**p["body"], "status": p["status"], "created_at": p["created_at"],
@@ -80,7 +93,7 @@ async def remove_plan(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def list_conflicts(request: web.Request, call: Call) -> dict[str, Any]:
-    status = request.query.get("status", "open")
+    status = _status_param(request, ("open", "resolved", "all")) or "open"
     return {"schema": "memorycloud.conflicts.v1",
             "conflicts": call.services.store.startup.conflicts(None if status == "all" else status)}
 
@@ -96,9 +109,9 @@ ENDPOINTS = [
     Endpoint("POST", "/api/local/startup/plans/{plan_id}/approve", approve_plan,
              "A person approves: the daemon writes the files.", owner_only=True, request=DECISION),
     Endpoint("POST", "/api/local/startup/plans/{plan_id}/reject", reject_plan,
-             "A person rejects the plan.", owner_only=True),
+             "A person rejects the plan.", owner_only=True, request=EMPTY),
     Endpoint("POST", "/api/local/startup/plans/{plan_id}/remove", remove_plan,
-             "Undo an installation exactly.", owner_only=True),
+             "Undo an installation exactly.", owner_only=True, request=EMPTY),
     Endpoint("GET", "/api/local/conflicts", list_conflicts,
              "Conflicts waiting for a person (?status=open|resolved|all).", owner_only=True),
 ]

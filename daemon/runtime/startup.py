@@ -17,7 +17,9 @@ from typing import Any
 from daemon.runtime.context_packs import ContextPackService
 from startup_items.credentials import read_credentials, store_credential
 from startup_items.files import read_text, sha256_text
-from startup_items.installer import FileRecord, PlannedFile, apply_plan, remove_regions, verify_plan
+from startup_items.installer import (
+    FileRecord, PlannedFile, apply_plan, drifted, remove_regions, verify_plan,
+)
 from startup_items.fallback import remove_caches, write_cache
 from startup_items.runtimes import (
     CACHE_HEADER_ROOM, InstallTarget, RuntimeSpec, dynamic_region_ids, planned_files,
@@ -149,6 +151,8 @@ class StartupService:
         plan = self.store.startup.plan(plan_id)
         if plan["status"] not in ("pending_approval", "conflict"):
             raise Conflict(f"plan {plan_id} is {plan['status']}, not waiting for approval")
+        if not Path(plan["repo_root"]).is_dir():
+            raise InvalidRequest(f"repo_root {plan['repo_root']} is no longer a directory on this machine")
         target, spec, files = self._files(plan)
         records, owners = self._records(plan["repo_root"])
         if overwrite:
@@ -199,17 +203,21 @@ class StartupService:
         records, owners = self._records(plan["repo_root"])
         # Regions other active plans still use stay; only this plan's ownership goes.
         exclusive = [f for f in files if owners.get(f.key) == [plan_id]]
-        outcome = remove_regions(target.repo_root, exclusive, records)
-        if outcome.conflicts:
+        others = [p for p in self.store.startup.active_plans(plan["binding_id"]) if p["id"] != plan_id]
+        conflicts = drifted(target.repo_root, [f for f in exclusive if f.key in records], records)
+        if not conflicts:
+            # Caches first, so the .amp/ directory can go when the last region leaves it.
+            remove_caches(target.repo_root, spec, last=not others)
+            outcome = remove_regions(target.repo_root, exclusive, records)
+            conflicts = outcome.conflicts
+        if conflicts:
             with self.store.transaction():
-                for c in outcome.conflicts:
+                for c in conflicts:
                     self.store.startup.add_conflict("startup_item_drift", plan_id, c.path,
                                                     {"region_id": c.region_id, "reason": c.reason,
                                                      "repo_root": plan["repo_root"], "during": "remove"})
-            raise Conflict("some managed regions were edited by hand; nothing was removed from them",
-                           details={"conflicts": [c.__dict__ for c in outcome.conflicts]})
-        others = [p for p in self.store.startup.active_plans(plan["binding_id"]) if p["id"] != plan_id]
-        remove_caches(target.repo_root, spec, last=not others)
+            raise Conflict("some managed regions were edited by hand; nothing was removed",
+                           details={"conflicts": [c.__dict__ for c in conflicts]})
         body = {**plan["body"], "status": "removed", "removed": outcome.removed}
         with self.store.transaction():
             for f in files:

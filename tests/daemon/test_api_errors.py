@@ -1,44 +1,28 @@
 """Bad input on every AMP endpoint: status, amp.error.v1 envelope, and nothing stored.
 
 Every endpoint of daemon/api (except the public text routes /healthz and /agent/start) is
-declared once (AUTHED, PUBLIC) with a request that succeeds; each error test sends a variation
-of it and checks the status, the envelope and that no table changed.
+declared once (AUTHED, PUBLIC here; STARTUP in test_startup_api_errors.py) with a request that
+succeeds; each error test sends a variation of it and checks the status, the envelope and that
+no table changed (helpers.py).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from daemon.api import all_endpoints
+from tests.daemon import helpers
+from tests.daemon.helpers import (
+    AUTH_VARIANTS, DEFAULT, GUARD, MALFORMED, OVER_ONE_MIB, OWNER, READ, WRITE, Ep,
+    assert_envelope, base_world, fill, row_counts, send,
+)
+from tests.daemon.test_startup_api_errors import STARTUP
 
-READ, WRITE, OWNER = "memory:read", "memory:write", "owner"
-AGENT = object()  # default caller: the fixture's agent key
-ERROR_TYPES = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-               405: "method_not_allowed", 409: "conflict", 410: "gone",
-               413: "payload_too_large", 422: "validation_error", 428: "bootstrap_required"}
 DECISION = {"decision": "use SQLite", "context": "local daemon", "rationale": "no server",
             "retrieval_triggers": ["sqlite"]}
-ROW_COUNTS = {
-    table: f"select count(*) from {table}"
-    for table in ("memory_records", "memory_versions", "memory_deltas", "summary_cards",
-                  "memory_briefs", "brief_events", "adaptive_runs", "context_packs", "receipts",
-                  "runtime_profiles", "project_bindings", "identities", "api_keys")
-} | {"submitted_runs": "select count(*) from adaptive_runs where status = 'submitted'",
-     "used_pairing_codes": "select count(*) from pairing_codes where used_at is not null"}
-
-
-@dataclass(frozen=True)
-class Ep:
-    method: str
-    path: str                                   # may hold {placeholders} filled from `world`
-    body: dict[str, Any] | None = None          # a body that succeeds (None: no body)
-    scope: str | None = None                    # READ, WRITE, OWNER or None (any key)
-    headers: dict[str, str] = field(default_factory=dict)
-
 
 AUTHED = {
     "me": Ep("GET", "/api/me"),
@@ -70,105 +54,13 @@ POSTS = [name for name, ep in ALL.items() if ep.method == "POST"]
 SCOPED = [name for name, ep in AUTHED.items() if ep.scope]
 
 
-# -- helpers -----------------------------------------------------------------------------
+async def expect_error(api, world, name: str, status: int, **kwargs) -> dict:
+    return await helpers.expect_error(api, world, ALL[name], status, **kwargs)
 
-def fill(value: Any, world: dict[str, str]) -> Any:
-    if isinstance(value, str):
-        return value.format(**world)
-    if isinstance(value, dict):
-        return {k: fill(v, world) for k, v in value.items()}
-    if isinstance(value, list):
-        return [fill(v, world) for v in value]
-    return value
-
-
-def row_counts(api) -> dict[str, int]:
-    return {name: api.store.conn.execute(sql).fetchone()[0] for name, sql in ROW_COUNTS.items()}
-
-
-async def send(api, world, ep: Ep, *, body: Any = AGENT, raw: bytes | None = None,
-               key: Any = AGENT, headers: dict[str, str] | None = None,
-               path: str | None = None, method: str | None = None) -> tuple[int, Any]:
-    """Send `ep`'s valid request with the given parts replaced; (status, JSON body)."""
-    all_headers = fill({**ep.headers, **(headers or {})}, world)
-    key = api.agent_key if key is AGENT else key
-    if key is not None:
-        all_headers["Authorization"] = key if " " in key else f"Bearer {key}"
-    kwargs: dict[str, Any] = {}
-    if raw is not None:
-        kwargs["data"] = raw
-    elif ep.method == "POST":
-        kwargs["json"] = fill(ep.body if body is AGENT else body, world)
-    response = await api.client.request(method or ep.method, fill(path or ep.path, world),
-                                        headers=all_headers, **kwargs)
-    return response.status, await response.json()
-
-
-def assert_envelope(data: dict[str, Any], status: int, path: str) -> None:
-    error = data["error"]
-    # A 428 body is amp.bootstrap-required.v1, merged at the top level (see middleware).
-    assert data["schema"] == ("amp.bootstrap-required.v1" if status == 428 else "amp.error.v1")
-    assert set(error) >= {"id", "type", "status", "message", "detail", "path", "time"}
-    assert error["status"] == status
-    assert error["type"] == ERROR_TYPES[status]
-    assert error["id"].startswith("err_") and error["time"]
-    assert error["path"] == path.split("?")[0]
-    assert isinstance(error["message"], str) and error["message"].strip()
-    assert "detail" in data and error["detail"] == data["detail"]
-
-
-async def expect_error(api, world, name: str, status: int, *, mentions: tuple[str, ...] = (),
-                       **parts: Any) -> dict[str, Any]:
-    """Send a variation of endpoint `name`; check status, envelope and that nothing changed."""
-    ep = ALL[name]
-    before = row_counts(api)
-    got, data = await send(api, world, ep, **parts)
-    assert got == status, data
-    assert_envelope(data, status, fill(parts.get("path") or ep.path, world))
-    for word in mentions:
-        assert fill(word, world) in data["error"]["message"], data["error"]["message"]
-    assert row_counts(api) == before, "a failed request changed the store"
-    return data
-
-
-def bug(reason: str):
-    return pytest.mark.xfail(reason=f"BUG: {reason}", strict=True)
-
-
-# -- the world every test starts from ------------------------------------------------------
 
 @pytest.fixture
 async def world(api) -> dict[str, str]:
-    """Resources of the fixture's agent, another agent, an agent of a foreign workspace, and
-    keys with partial scopes, all as strings for the {placeholders}."""
-    store = api.store
-    pack = await api.bootstrap()
-    delta = await api.delta(pack["receipt_id"], summary="seed memory about sqlite")
-    brief = await api.post("/api/agent/memory-brief", {"task": "seed task"})
-    run = await api.post("/api/memory/router/select", {"task": "t", "what_i_remember": "w",
-                                                      "memory_type": "decision_memory"})
-    binding = await api.post("/api/agent/project/probe", {"project_key": "demo"})
-    other_key = api.new_agent("other-agent")
-    other_pack = await api.post("/api/agent/bootstrap/context", {}, key=other_key)
-    with store.transaction():
-        foreign_ws = store.identities.create_workspace("Foreign", owner_id=None)
-        _, foreign_key = store.identities.create_agent("foreign-agent", "codex",
-                                                       workspace_id=foreign_ws["id"])
-        revoked, revoked_key = store.identities.create_agent("revoked-agent", "codex")
-        store.identities.disable_agent(revoked["id"])
-        pairing = store.identities.create_pairing_code("paired-agent", "codex")
-    return {
-        "receipt": pack["receipt_id"], "pack": pack["context_pack_id"],
-        "memory": delta["delta"]["memory_id"], "brief": brief["brief_id"],
-        "run": run["run_id"], "workspace": pack["workspace_id"],
-        "binding": binding["project_binding_id"],
-        "other_key": other_key, "other_receipt": other_pack["receipt_id"],
-        "other_pack": other_pack["context_pack_id"],
-        "foreign_key": foreign_key, "foreign_workspace": foreign_ws["id"],
-        "revoked_key": revoked_key, "pairing_code": pairing["pairing_code"],
-        "read_key": api.new_agent("reader", scopes=[READ]),
-        "write_key": api.new_agent("writer", scopes=[WRITE]),
-    }
+    return await base_world(api)
 
 
 # -- coverage and the baseline: the declared requests succeed ------------------------------
@@ -179,22 +71,17 @@ def test_every_endpoint_is_covered():
 
     declared = {shape(e.method, e.path) for e in all_endpoints()}
     declared -= {("GET", "/healthz"), ("GET", "/agent/start")}
-    covered = {shape(e.method, e.path) for e in ALL.values()}
+    covered = {shape(e.method, e.path) for e in [*ALL.values(), *STARTUP.values()]}
     assert covered == declared
 
 
 @pytest.mark.parametrize("name", list(ALL))
 async def test_declared_request_succeeds(api, world, name):
-    key = api.owner_key if ALL[name].scope == OWNER else AGENT
-    status, data = await send(api, world, ALL[name], key=key)
+    status, data = await send(api, world, ALL[name])
     assert status == 200, data
 
 
 # -- authentication, authorization and the Host/Origin guard --------------------------------
-
-AUTH_VARIANTS = {"no-key": None, "wrong-key": "mca_not-a-real-key", "basic-scheme": "Basic abc",
-                 "empty-bearer": "Bearer  ", "revoked-key": "{revoked_key}"}
-
 
 @pytest.mark.parametrize("variant", list(AUTH_VARIANTS))
 @pytest.mark.parametrize("name", list(AUTHED))
@@ -218,14 +105,6 @@ async def test_missing_scope_is_403(api, world, name):
         assert data["detail"]["required_scope"] == scope
 
 
-GUARD = {
-    "foreign-host": ({"Host": "evil.example"}, "evil.example"),
-    "foreign-host-port": ({"Host": "localhost.evil.example:8517"}, "localhost.evil.example"),
-    "foreign-origin": ({"Origin": "https://evil.example"}, "https://evil.example"),
-    "null-origin": ({"Origin": "null"}, "'null'"),
-}
-
-
 @pytest.mark.parametrize("variant", list(GUARD))
 @pytest.mark.parametrize("name", list(ALL))
 async def test_foreign_host_or_origin_is_403(api, world, name, variant):
@@ -234,15 +113,6 @@ async def test_foreign_host_or_origin_is_403(api, world, name, variant):
 
 
 # -- malformed bodies -----------------------------------------------------------------------
-
-MALFORMED = {
-    "truncated-json": (b'{"summary": ', "malformed JSON"),
-    "trailing-comma": (b'{"summary": "x",}', "malformed JSON"),
-    "json-array": (b'[{"summary": "x"}]', "must be a JSON object"),
-    "json-string": (b'"summary"', "must be a JSON object"),
-    "not-utf8": (b'{"summary": "\xff\xfe"}', "UTF-8"),
-}
-
 
 @pytest.mark.parametrize("variant", list(MALFORMED))
 @pytest.mark.parametrize("name", POSTS)
@@ -260,8 +130,7 @@ async def test_non_object_body_message_uses_json_type_names(api, world, raw, jso
 
 @pytest.mark.parametrize("name", POSTS)
 async def test_body_over_one_mib_is_413(api, world, name):
-    raw = b'{"summary": "' + b"x" * (1 << 20) + b'"}'
-    await expect_error(api, world, name, 413, raw=raw, mentions=("1048576",))
+    await expect_error(api, world, name, 413, raw=OVER_ONE_MIB, mentions=("1048576",))
 
 
 async def test_deeply_nested_json_is_400(api, world):
@@ -386,7 +255,7 @@ NOT_FOUND = [
 @pytest.mark.parametrize("name,path,body,mention", NOT_FOUND,
                          ids=[f"{c[0]}-{c[3]}" for c in NOT_FOUND])
 async def test_unknown_id_is_404(api, world, name, path, body, mention):
-    await expect_error(api, world, name, 404, path=path, body=AGENT if body is None else body,
+    await expect_error(api, world, name, 404, path=path, body=DEFAULT if body is None else body,
                        mentions=(mention,))
 
 
@@ -394,7 +263,7 @@ async def test_wrong_method_is_405(api, world):
     await expect_error(api, world, "me", 405, method="DELETE", mentions=("DELETE", "/api/me"))
 
 
-O, F, ME = "{other_key}", "{foreign_key}", AGENT  # same-workspace agent, foreign workspace, us
+O, F, ME = "{other_key}", "{foreign_key}", DEFAULT  # same-workspace agent, foreign workspace, us
 CROSS = [
     # (id, endpoint, caller, path or None, body or None, status, text in the message)
     ("other-verifies-our-receipt", "verify", O, None, None, 404, "{receipt}"),
@@ -432,9 +301,9 @@ CROSS = [
 @pytest.mark.parametrize("name,key,path,body,status,mention", [c[1:] for c in CROSS],
                          ids=[c[0] for c in CROSS])
 async def test_other_callers_resources_are_refused(api, world, name, key, path, body, status, mention):
-    key = key if key is AGENT else fill(key, world)
+    key = key if key is DEFAULT else fill(key, world)
     await expect_error(api, world, name, status, key=key, path=path,
-                       body=AGENT if body is None else body, mentions=(mention,))
+                       body=DEFAULT if body is None else body, mentions=(mention,))
 
 
 # -- memory-delta receipts (428) -------------------------------------------------------------

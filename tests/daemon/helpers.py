@@ -1,0 +1,202 @@
+"""Shared by the API error tests (test_api_errors.py, test_startup_api_errors.py).
+
+Each test file declares its endpoints once as ``Ep`` rows holding a request that succeeds;
+an error test sends a variation of it (``send``) and ``expect_error`` checks the status, the
+amp.error.v1 envelope, and that neither the store nor the files of the test's repositories
+changed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+READ, WRITE, OWNER = "memory:read", "memory:write", "owner"
+DEFAULT = object()  # in send(): the declared body; the key the endpoint is for
+ERROR_TYPES = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+               405: "method_not_allowed", 409: "conflict", 410: "gone",
+               413: "payload_too_large", 422: "validation_error", 428: "bootstrap_required"}
+
+# What a failed request must leave as it was: row counts, plus a few states a row can move
+# through without the count changing.
+ROW_COUNTS = {
+    table: f"select count(*) from {table}"
+    for table in ("memory_records", "memory_versions", "memory_deltas", "summary_cards",
+                  "memory_briefs", "brief_events", "adaptive_runs", "context_packs", "receipts",
+                  "runtime_profiles", "project_bindings", "identities", "api_keys",
+                  "startup_plans", "managed_regions", "conflicts")
+} | {"submitted_runs": "select count(*) from adaptive_runs where status = 'submitted'",
+     "used_pairing_codes": "select count(*) from pairing_codes where used_at is not null",
+     "plan_statuses": "select group_concat(id || ':' || status, ' ') from"
+                      " (select id, status from startup_plans order by id)",
+     "region_records": "select group_concat(record || owners, ' ') from"
+                       " (select record, owners from managed_regions order by id)",
+     "open_conflicts": "select count(*) from conflicts where status = 'open'"}
+
+
+@dataclass(frozen=True)
+class Ep:
+    method: str
+    path: str                                   # may hold {placeholders} filled from `world`
+    body: dict[str, Any] | None = None          # a body that succeeds (None: no body)
+    scope: str | None = None                    # READ, WRITE, OWNER or None (any key)
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+# -- variations every endpoint gets -------------------------------------------------------
+
+AUTH_VARIANTS = {"no-key": None, "wrong-key": "mca_not-a-real-key", "basic-scheme": "Basic abc",
+                 "empty-bearer": "Bearer  ", "revoked-key": "{revoked_key}"}
+
+GUARD = {
+    "foreign-host": ({"Host": "evil.example"}, "evil.example"),
+    "foreign-host-port": ({"Host": "localhost.evil.example:8517"}, "localhost.evil.example"),
+    "foreign-origin": ({"Origin": "https://evil.example"}, "https://evil.example"),
+    "null-origin": ({"Origin": "null"}, "'null'"),
+}
+
+MALFORMED = {
+    "truncated-json": (b'{"summary": ', "malformed JSON"),
+    "trailing-comma": (b'{"summary": "x",}', "malformed JSON"),
+    "json-array": (b'[{"summary": "x"}]', "must be a JSON object"),
+    "json-string": (b'"summary"', "must be a JSON object"),
+    "not-utf8": (b'{"summary": "\xff\xfe"}', "UTF-8"),
+}
+
+OVER_ONE_MIB = b'{"summary": "' + b"x" * (1 << 20) + b'"}'
+
+
+# -- sending and checking -----------------------------------------------------------------
+
+def fill(value: Any, world: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return value.format(**world)
+    if isinstance(value, dict):
+        return {k: fill(v, world) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fill(v, world) for v in value]
+    return value
+
+
+def row_counts(api) -> dict[str, Any]:
+    return {name: api.store.conn.execute(sql).fetchone()[0] for name, sql in ROW_COUNTS.items()}
+
+
+def repo_files(root: str | Path) -> dict[str, bytes | None]:
+    """Everything under root: relative path -> bytes (None for a directory)."""
+    root = Path(root)
+    if not root.exists():
+        return {}
+    found: dict[str, bytes | None] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames:
+            found[os.path.relpath(os.path.join(dirpath, name), root) + "/"] = None
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            found[os.path.relpath(path, root)] = Path(path).read_bytes()
+    return found
+
+
+def snapshot(api, world: dict[str, str]) -> tuple[dict[str, Any], dict[str, bytes | None]]:
+    """The store's row counts and, if the world has repositories ({repos}), their files."""
+    return row_counts(api), repo_files(world["repos"]) if "repos" in world else {}
+
+
+def assert_unchanged(before: tuple[dict, dict], after: tuple[dict, dict]) -> None:
+    (rows, files), (rows_now, files_now) = before, after
+    changed_rows = {k: (rows[k], rows_now[k]) for k in rows if rows[k] != rows_now[k]}
+    assert not changed_rows, f"a failed request changed the store: {changed_rows}"
+    changed_files = sorted(k for k in files.keys() | files_now.keys()
+                           if (k in files, files.get(k)) != (k in files_now, files_now.get(k)))
+    assert not changed_files, f"a failed request changed files in the repository: {changed_files}"
+
+
+async def send(api, world, ep: Ep, *, body: Any = DEFAULT, raw: bytes | None = None,
+               key: Any = DEFAULT, headers: dict[str, str] | None = None,
+               path: str | None = None, method: str | None = None) -> tuple[int, Any]:
+    """Send `ep`'s valid request with the given parts replaced; (status, JSON body).
+
+    The default key is the owner's for OWNER endpoints, else the fixture's agent's."""
+    all_headers = fill({**ep.headers, **(headers or {})}, world)
+    if key is DEFAULT:
+        key = api.owner_key if ep.scope == OWNER else api.agent_key
+    if key is not None:
+        all_headers["Authorization"] = key if " " in key else f"Bearer {key}"
+    kwargs: dict[str, Any] = {}
+    if raw is not None:
+        kwargs["data"] = raw
+    elif ep.method == "POST":
+        kwargs["json"] = fill(ep.body if body is DEFAULT else body, world)
+    response = await api.client.request(method or ep.method, fill(path or ep.path, world),
+                                        headers=all_headers, **kwargs)
+    return response.status, await response.json()
+
+
+def assert_envelope(data: dict[str, Any], status: int, path: str) -> None:
+    error = data["error"]
+    # A 428 body is amp.bootstrap-required.v1, merged at the top level (see middleware).
+    assert data["schema"] == ("amp.bootstrap-required.v1" if status == 428 else "amp.error.v1")
+    assert set(error) >= {"id", "type", "status", "message", "detail", "path", "time"}
+    assert error["status"] == status
+    assert error["type"] == ERROR_TYPES[status]
+    assert error["id"].startswith("err_") and error["time"]
+    assert error["path"] == path.split("?")[0]
+    assert isinstance(error["message"], str) and error["message"].strip()
+    assert "detail" in data and error["detail"] == data["detail"]
+
+
+async def expect_error(api, world, ep: Ep, status: int | tuple[int, ...], *,
+                       mentions: tuple[str, ...] = (), **parts: Any) -> dict[str, Any]:
+    """Send a variation of `ep`; check status (or one of several), envelope and that nothing
+    changed, in the store or on disk."""
+    before = snapshot(api, world)
+    got, data = await send(api, world, ep, **parts)
+    assert got in (status if isinstance(status, tuple) else (status,)), data
+    assert_envelope(data, got, fill(parts.get("path") or ep.path, world))
+    for word in mentions:
+        assert fill(word, world) in data["error"]["message"], data["error"]["message"]
+    assert_unchanged(before, snapshot(api, world))
+    return data
+
+
+def bug(reason: str):
+    return pytest.mark.xfail(reason=f"BUG: {reason}", strict=True)
+
+
+# -- the world every test starts from ------------------------------------------------------
+
+async def base_world(api) -> dict[str, str]:
+    """Resources of the fixture's agent, another agent, an agent of a foreign workspace, and
+    keys with partial scopes, all as strings for the {placeholders}."""
+    store = api.store
+    pack = await api.bootstrap()
+    delta = await api.delta(pack["receipt_id"], summary="seed memory about sqlite")
+    brief = await api.post("/api/agent/memory-brief", {"task": "seed task"})
+    run = await api.post("/api/memory/router/select", {"task": "t", "what_i_remember": "w",
+                                                      "memory_type": "decision_memory"})
+    binding = await api.post("/api/agent/project/probe", {"project_key": "demo"})
+    other_key = api.new_agent("other-agent")
+    other_pack = await api.post("/api/agent/bootstrap/context", {}, key=other_key)
+    with store.transaction():
+        foreign_ws = store.identities.create_workspace("Foreign", owner_id=None)
+        _, foreign_key = store.identities.create_agent("foreign-agent", "codex",
+                                                       workspace_id=foreign_ws["id"])
+        revoked, revoked_key = store.identities.create_agent("revoked-agent", "codex")
+        store.identities.disable_agent(revoked["id"])
+        pairing = store.identities.create_pairing_code("paired-agent", "codex")
+    return {
+        "receipt": pack["receipt_id"], "pack": pack["context_pack_id"],
+        "memory": delta["delta"]["memory_id"], "brief": brief["brief_id"],
+        "run": run["run_id"], "workspace": pack["workspace_id"],
+        "binding": binding["project_binding_id"],
+        "other_key": other_key, "other_receipt": other_pack["receipt_id"],
+        "other_pack": other_pack["context_pack_id"],
+        "foreign_key": foreign_key, "foreign_workspace": foreign_ws["id"],
+        "revoked_key": revoked_key, "pairing_code": pairing["pairing_code"],
+        "read_key": api.new_agent("reader", scopes=[READ]),
+        "write_key": api.new_agent("writer", scopes=[WRITE]),
+    }
