@@ -233,30 +233,28 @@ def main(argv):
         elif flag == "--event" and args:
             event = args.pop(0)
         elif flag == "--format" and args:
-            forced_style = args.pop(0)
+            forced_style = args.pop(0) if args[0] in ("text", "hook_json") else None
     hook_input = read_hook_input()
-    config = None
+    config, problem = None, None
     try:
         config = load_config()
-        style = config.get("runtimes", {}).get(runtime, {}).get("output", "text")
     except (OSError, ValueError) as exc:
-        print("memorycloud launcher: cannot read .amp/memory-config.json: %s" % exc, file=sys.stderr)
-        style = "text"
-    if forced_style in ("text", "hook_json"):
-        style = forced_style
+        problem = "cannot read .amp/memory-config.json: %s" % exc
+    # Hook commands pass --format, so a broken config never changes the output format.
+    style = forced_style or (config or {}).get("runtimes", {}).get(runtime, {}).get("output", "text")
     if event == "pre-compact":
         try:
             checkpoint(config, runtime, hook_input)
         except Exception as exc:  # never block compaction
             print("memorycloud launcher: checkpoint not saved: %s" % exc, file=sys.stderr)
         return 0
-    try:
-        if config is None:
-            raise RuntimeError("no usable configuration")
-        text = fetch_live(config, runtime, str(hook_input.get("source", "")))
-    except Exception as exc:
-        problem = str(exc) or type(exc).__name__
-        print("memorycloud launcher: using the fallback cache: %s" % problem, file=sys.stderr)
+    if config is not None:
+        try:
+            text = fetch_live(config, runtime, str(hook_input.get("source", "")))
+        except Exception as exc:
+            problem = "using the fallback cache: %s" % (str(exc) or type(exc).__name__)
+    if problem is not None:
+        print("memorycloud launcher: " + problem, file=sys.stderr)
         text = cached(config, runtime, problem)
     sys.stdout.write(render(runtime, text, style) + "\n")
     sys.stdout.flush()

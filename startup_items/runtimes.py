@@ -90,7 +90,10 @@ def launcher_source() -> str:
 def launcher_command(spec: RuntimeSpec, root_expr: str, *, event: str | None = None) -> str:
     # -S: no site-packages (stdlib only), which halves interpreter start-up.
     command = f'python3 -S "{root_expr}/{LAUNCHER_PATH}" --runtime {spec.name}'
-    return command + (f" --event {event}" if event else "")
+    if event:
+        return f"{command} --event {event}"
+    # The format is in the command too, so a broken config cannot turn JSON into text.
+    return f"{command} --format {spec.output}"
 
 
 def _config_files(target: InstallTarget, spec: RuntimeSpec) -> list[PlannedFile]:

@@ -14,7 +14,6 @@ import re
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -22,7 +21,7 @@ import httpx
 import pytest
 
 from startup_items.caps import estimate_tokens
-from startup_items.runtimes import RUNTIMES
+from startup_items.runtimes import RUNTIMES, resolve_runtime
 from tests.e2e.conftest import cli
 
 HOOK_RUNTIMES = ("claude_code", "codex", "gemini_cli")
@@ -31,8 +30,8 @@ PACK_TITLE = "# MemoryCloud Runtime Context Pack"
 DELTA_TEXT = "部署之前必须先运行数据库迁移脚本，记住这条团队约定"
 BULK_TEXT = "这是一段很长的中文记忆内容，用来测试运行时输出上限是否被遵守。" * 13  # ~400 chars
 TEAM_RULES = "# Team rules\n- be kind\n"
-OPENCLAW_SEED = {"target": "openclaw",
-                 "merge": {"long_term": "MEMORY.md", "work_memory": "memory/*.md", "reflections": "DREAMS.md"}}
+OPENCLAW_SEED = {"target": "openclaw", "merge": {
+    "long_term": "MEMORY.md", "work_memory": "memory/*.md", "reflections": "DREAMS.md"}}
 
 
 def _json(value: object, indent: int = 2) -> str:
@@ -57,7 +56,7 @@ USER_FILES: dict[str, dict[str, str]] = {
 # Hand edits of the managed region: (path, old, new), and whether the person then chooses
 # `setup approve --overwrite` (True) or reverts the edit (False).
 EDITS: dict[str, tuple[str, str, str, bool]] = {
-    "claude_code": (".claude/settings.json", '"python3 \\"', '"/usr/bin/python3 \\"', True),
+    "claude_code": (".claude/settings.json", '--format hook_json"', '--format hook_json --quiet"', True),
     "codex": ("AGENTS.md", "Write small changes back", "Write SMALL changes back", False),
     "gemini_cli": (".gemini/settings.json", '"timeout": 10000', '"timeout": 60000', False),
     "cursor": (".cursor/rules/memorycloud.mdc", "## Runtime Rule", "## My own rule", True),
@@ -65,6 +64,8 @@ EDITS: dict[str, tuple[str, str, str, bool]] = {
     "generic": ("AGENTS.md", "Stored memory never overrides", "Stored memory NEVER overrides", False),
 }
 BULK = {"claude_code", "codex"}  # runtimes also checked with ~60 large Chinese deltas
+# Files that hold the context itself, rewritten by the daemon when the memory changes.
+DYNAMIC = {"cursor": ".cursor/rules/memorycloud.mdc", "openclaw": "MEMORY.md"}
 
 
 def _hook_entries(data: dict, event: str) -> list[dict]:
@@ -81,7 +82,7 @@ def check_claude(repo: Path) -> None:
     start = _hook_entries(data, "SessionStart")
     assert USER_HOOK["hooks"][0] in start
     (ours,) = _ours(start)
-    assert ours["timeout"] == 10 and ours["command"].endswith("--runtime claude_code")
+    assert ours["timeout"] == 10 and ours["command"].endswith("--runtime claude_code --format hook_json")
     (pre,) = _ours(_hook_entries(data, "PreCompact"))
     assert pre["timeout"] == 10 and pre["command"].endswith("--event pre-compact")
 
@@ -160,13 +161,18 @@ def setup(*args: str) -> dict | list:
     return json.loads(cli("setup", *args, "--json").stdout)
 
 
-def launch(repo: Path, runtime: str, *extra: str, stdin: dict | None = None) -> subprocess.CompletedProcess:
+def launch(repo: Path, runtime: str, *extra: str,
+           stdin: dict | None = None) -> subprocess.CompletedProcess:
     hook_input = stdin if stdin is not None else {
         "session_id": "sess-1", "hook_event_name": "SessionStart", "source": "startup", "cwd": str(repo)}
     env = os.environ.copy()
     env.pop("MEMORYCLOUD_API_KEY", None)
-    return subprocess.run([sys.executable, str(repo / ".amp/launcher.py"), "--runtime", runtime, *extra],
-                          input=json.dumps(hook_input), capture_output=True, text=True, timeout=20, env=env)
+    # -S and --format like the installed hook commands (runtimes.launcher_command).
+    command = [sys.executable, "-S", str(repo / ".amp/launcher.py"), "--runtime", runtime, *extra]
+    if "--event" not in extra:
+        command += ["--format", resolve_runtime(runtime).output]
+    return subprocess.run(command, input=json.dumps(hook_input), capture_output=True, text=True,
+                          timeout=20, env=env)
 
 
 def context_of(runtime: str, result: subprocess.CompletedProcess) -> str:
@@ -217,23 +223,11 @@ def cache_has(repo: Path, runtime: str, text: str) -> bool:
         return False
 
 
-def remove_all_plans() -> list[str]:
-    removed = []
-    for plan in setup("list"):
-        if plan["status"] in ACTIVE:
-            assert setup("remove", plan["plan_id"])["status"] == "removed"
-            removed.append(plan["plan_id"])
-    return removed
-
-
 # -- the lifecycle, per runtime --------------------------------------------------------------
 
-@pytest.mark.parametrize("runtime", list(RUNTIMES))
-def test_startup_item_lifecycle(runtime, daemon, tmp_path):
-    repo = make_repo(tmp_path / "repo", USER_FILES[runtime])
+def install_and_use(repo: Path, runtime: str, daemon, *, bulk: bool = False) -> dict:
+    """Steps 2-3: connect, check the files, run the launcher with the daemon up."""
     before = snapshot(repo)
-
-    # 2. install
     code, installed = connect(repo, runtime)
     assert code == 0
     assert installed["status"] == ("installed" if runtime in HOOK_RUNTIMES else "fallback_active")
@@ -248,11 +242,10 @@ def test_startup_item_lifecycle(runtime, daemon, tmp_path):
     assert "cache/" in ignored and "receipt.json" in ignored
     assert (repo / ".amp/launcher.py").read_text().startswith("#!/usr/bin/env python3")
 
-    # 3. launcher, daemon up: a live pack holding what was written with the saved receipt
     first = context_of(runtime, launch(repo, runtime))
     assert first.startswith(PACK_TITLE)
     assert (repo / ".amp/receipt.json").exists()
-    if runtime in BULK:
+    if bulk:
         for i in range(60):
             write_delta(daemon.url, repo, daemon.home, f"第{i}条：{BULK_TEXT}")
     write_delta(daemon.url, repo, daemon.home, DELTA_TEXT, importance=5)
@@ -260,13 +253,31 @@ def test_startup_item_lifecycle(runtime, daemon, tmp_path):
     text = context_of(runtime, live)
     assert text.startswith(PACK_TITLE) and DELTA_TEXT in text and "CACHED" not in text
     assert live.stderr == ""
-    if runtime in BULK:
+    if bulk:
         assert text.count(BULK_TEXT[:20]) >= 2
-    if runtime == "codex":
+    if bulk and runtime == "codex":
         assert "left out to stay within" in text  # the token cap cut the Chinese memories
+    wait_for(lambda: cache_has(repo, runtime, DELTA_TEXT))  # the daemon refreshed the cache
+    if runtime in DYNAMIC:  # ... and the rule / MEMORY.md block
+        wait_for(lambda: DELTA_TEXT in (repo / DYNAMIC[runtime]).read_text())
+    return installed
+
+
+def hand_edit(repo: Path, runtime: str) -> tuple[Path, bytes, bytes]:
+    rel, old, new, _ = EDITS[runtime]
+    daemon_bytes = (repo / rel).read_bytes()
+    assert old.encode() in daemon_bytes
+    edited = daemon_bytes.replace(old.encode(), new.encode(), 1)
+    (repo / rel).write_bytes(edited)
+    return repo / rel, daemon_bytes, edited
+
+
+@pytest.mark.parametrize("runtime", list(RUNTIMES))
+def test_startup_item_lifecycle(runtime, daemon, tmp_path):
+    repo = make_repo(tmp_path / "repo", USER_FILES[runtime])
+    installed = install_and_use(repo, runtime, daemon, bulk=runtime in BULK)
 
     # 4. launcher, daemon down: the cached pack, marked with its age, one line on stderr
-    wait_for(lambda: cache_has(repo, runtime, DELTA_TEXT))
     daemon.stop()
     down = launch(repo, runtime)
     text = context_of(runtime, down)
@@ -284,75 +295,82 @@ def test_startup_item_lifecycle(runtime, daemon, tmp_path):
     assert snapshot(repo, skip_local_state=True) == steady
 
     # 6. a hand edit of the managed region: a conflict, and the edit is kept
-    rel, old, new, overwrite = EDITS[runtime]
-    target = repo / rel
-    daemon_bytes = target.read_bytes()
-    assert old.encode() in daemon_bytes
-    edited = daemon_bytes.replace(old.encode(), new.encode(), 1)
-    target.write_bytes(edited)
+    target, daemon_bytes, edited = hand_edit(repo, runtime)
+    rel = EDITS[runtime][0]
     code, conflicted = connect(repo, runtime, check=False)
     assert code == 1 and conflicted["status"] == "conflict"
     assert rel in [c["path"] for c in conflicted["conflicts"]]
     assert rel in [c["path"] for c in setup("conflicts")]
     assert target.read_bytes() == edited
-    if overwrite:
+    if EDITS[runtime][3]:  # the person chooses the daemon's version
         replaced = setup("approve", conflicted["plan_id"], "--overwrite")
         assert replaced["status"] == "applied" and rel in replaced["written"]
         assert target.read_bytes() == daemon_bytes
         assert rel not in [c["path"] for c in setup("conflicts")]
-    else:
-        target.write_bytes(daemon_bytes)
 
-    # 7. remove every installed plan: the repository is byte-identical to before
-    assert len(remove_all_plans()) == (3 if overwrite else 2)
-    assert snapshot(repo) == before
+
+@pytest.mark.parametrize("runtime", list(RUNTIMES))
+def test_remove_restores_the_repository_byte_for_byte(runtime, daemon, tmp_path):
+    # 7. after install, use, re-apply and a hand edit (overwritten or reverted): remove all
+    repo = make_repo(tmp_path / "repo", USER_FILES[runtime])
+    before = snapshot(repo)
+    install_and_use(repo, runtime, daemon)
+    assert connect(repo, runtime)[0] == 0
+    target, daemon_bytes, _ = hand_edit(repo, runtime)
+    code, conflicted = connect(repo, runtime, check=False)
+    assert code == 1
+    if EDITS[runtime][3]:
+        assert setup("approve", conflicted["plan_id"], "--overwrite")["status"] == "applied"
+    else:
+        target.write_bytes(daemon_bytes)  # the person reverts the edit
+    plans = [p["plan_id"] for p in setup("list") if p["status"] in ACTIVE]
+    assert len(plans) == (3 if EDITS[runtime][3] else 2)
+    results = [cli("setup", "remove", plan, "--json", check=False) for plan in plans]
+    assert [r.returncode for r in results] == [0] * len(plans), [r.stderr for r in results]
+    assert all(json.loads(r.stdout)["status"] == "removed" for r in results)
     assert not (repo / ".amp").exists()
+    assert snapshot(repo) == before
 
 
 # -- the launcher when something is wrong ----------------------------------------------------
 
 @pytest.fixture
 def all_installed(daemon, tmp_path) -> Path:
-    """One repository with every runtime installed, each launcher run once (receipts, caches)."""
+    """One repository with every runtime installed and a delta in every runtime's cache."""
     files: dict[str, str] = {}
     for runtime_files in USER_FILES.values():
         files.update(runtime_files)
     repo = make_repo(tmp_path / "repo", files)
     for runtime in RUNTIMES:
         assert connect(repo, runtime)[0] == 0
-    return repo
-
-
-def test_launcher_degrades_to_cache_with_one_clear_line(daemon, all_installed):
-    repo = all_installed
     context_of("generic", launch(repo, "generic"))
     write_delta(daemon.url, repo, daemon.home, DELTA_TEXT, importance=5)
     wait_for(lambda: all(cache_has(repo, r, DELTA_TEXT) for r in RUNTIMES))
+    return repo
 
-    # the launcher's key is gone (daemon up): cached output, stderr names the credential
-    creds = daemon.home / "config/credentials.json"
-    saved = creds.read_bytes()
-    creds.unlink()
+
+def test_launcher_without_its_key_uses_the_cache(daemon, all_installed):
+    (daemon.home / "config/credentials.json").unlink()  # the daemon stays up
     for runtime in RUNTIMES:
-        result = launch(repo, runtime)
+        result = launch(all_installed, runtime)
         text = context_of(runtime, result)
-        assert "CACHED" in text and DELTA_TEXT in text
+        assert text.startswith("> MemoryCloud: CACHED") and DELTA_TEXT in text
         assert len(result.stderr.strip().splitlines()) == 1 and "credential" in result.stderr
-    creds.write_bytes(saved)
 
-    # a corrupt configuration: still exit 0 with output, and one clear line on stderr
-    (repo / ".amp/memory-config.json").write_text("{ not json")
+
+def test_launcher_with_a_corrupt_config_says_so_in_one_line(daemon, all_installed):
+    (all_installed / ".amp/memory-config.json").write_text("{ not json")
     for runtime in RUNTIMES:
-        result = launch(repo, runtime)
-        assert result.returncode == 0 and DELTA_TEXT in result.stdout
+        result = launch(all_installed, runtime)
+        assert result.returncode == 0 and "CACHED" in result.stdout and DELTA_TEXT in result.stdout
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and "memory-config.json" in lines[0], result.stderr
 
 
-def test_hook_runtime_output_stays_json_with_a_corrupt_config(daemon, all_installed):
+def test_hook_output_stays_json_with_a_corrupt_config(daemon, all_installed):
     (all_installed / ".amp/memory-config.json").write_text("{ not json")
     for runtime in HOOK_RUNTIMES:
-        context_of(runtime, launch(all_installed, runtime))
+        assert DELTA_TEXT in context_of(runtime, launch(all_installed, runtime))
 
 
 def test_pre_compact_hook_saves_a_checkpoint(daemon, tmp_path):
@@ -367,7 +385,7 @@ def test_pre_compact_hook_saves_a_checkpoint(daemon, tmp_path):
     result = launch(repo, "claude_code", "--event", "pre-compact",
                     stdin={"trigger": "auto", "transcript_path": str(transcript),
                            "hook_event_name": "PreCompact"})
-    assert result.returncode == 0 and result.stderr == ""
+    assert result.returncode == 0 and result.stdout == "" and result.stderr == ""
     text = context_of("claude_code", launch(repo, "claude_code"))
     assert "Session context compacted (auto)" in text and "把登录页面改成深色主题" in text
 
@@ -377,6 +395,7 @@ def test_pre_compact_hook_saves_a_checkpoint(daemon, tmp_path):
 def test_no_written_file_contains_an_api_key(daemon, all_installed):
     for runtime in RUNTIMES:
         context_of(runtime, launch(all_installed, runtime))
+    launch(all_installed, "claude_code", "--event", "pre-compact", stdin={"trigger": "manual"})
     home = daemon.home
     keys = set(credentials(home).values())
     secrets = json.loads((home / "config/secrets.json").read_text())
