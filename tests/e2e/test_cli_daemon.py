@@ -75,3 +75,14 @@ def test_config_set_and_show(isolated_home):
     assert shown["settings"]["port"] == 9123
     bad = cli("config", "set", "port", "nope", check=False)
     assert bad.returncode == 1 and "must be of type int" in bad.stderr
+
+
+def test_connect_without_a_terminal_asks_nothing_and_writes_nothing(daemon, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    result = cli("connect", "--runtime", "generic", "--repo", str(repo))
+    assert "not approved (no terminal to ask)" in result.stdout
+    assert "memorycloud setup approve splan_" in result.stdout
+    assert not (repo / "AGENTS.md").exists() and not (repo / ".amp").exists()
+    pending = json.loads(cli("setup", "list", "--status", "pending_approval", "--json").stdout)
+    assert [p["repo_root"] for p in pending] == [str(repo)]
