@@ -83,7 +83,23 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
 
 @contextmanager
 def transaction(conn: Connection) -> Iterator[Connection]:
-    """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``), rolled back on error."""
+    """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``), rolled back on error.
+
+    Nested use becomes a SAVEPOINT inside the outer transaction, so a caller can make several
+    service writes one atomic unit (replaying a sync intent and marking it done, say).
+    """
+    if conn.in_transaction:
+        name = f"sp_{id(object()):x}"
+        conn.execute(f"savepoint {name}")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute(f"rollback to {name}")
+            conn.execute(f"release {name}")
+            raise
+        else:
+            conn.execute(f"release {name}")
+        return
     conn.execute("begin immediate")
     try:
         yield conn

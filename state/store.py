@@ -19,6 +19,7 @@ from state.migrations import migrate
 from state.projects import ProjectRepository
 from state.search import SearchIndex
 from state.startup_records import StartupRecords
+from state.update_records import UpdateRecords
 
 
 class Store:
@@ -38,6 +39,7 @@ class Store:
         self.memories = MemoryRepository(conn, self.search)
         self.amp = AmpRecords(conn)
         self.startup = StartupRecords(conn)
+        self.updates = UpdateRecords(conn)
 
     @classmethod
     def open(

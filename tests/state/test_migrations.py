@@ -8,7 +8,7 @@ EXPECTED_TABLES = {
     "runtime_profiles", "project_bindings", "memory_records", "memory_versions", "memory_fts",
     "vector_index_meta", "memory_briefs", "brief_events", "context_packs", "receipts",
     "memory_deltas", "summary_cards", "adaptive_runs", "startup_plans", "managed_regions",
-    "conflicts",
+    "conflicts", "platform_updates", "update_acks", "sync_intents",
 }
 
 
@@ -75,3 +75,31 @@ def test_checkpoint_moves_the_wal_into_the_database(tmp_path):
     other = connect(tmp_path / "db.sqlite")
     busy, wal_pages, done = checkpoint(other)
     assert busy == 0 and wal_pages > 0 and done == wal_pages
+
+
+def test_nested_transactions_are_savepoints(tmp_path):
+    from state.db import transaction
+
+    conn = connect(tmp_path / "db.sqlite")
+    migrate(conn)
+    insert = "insert into workspaces (id, name, created_at) values (?, 'x', 'now')"
+    try:
+        with transaction(conn):
+            conn.execute(insert, ("wsp_outer",))
+            try:
+                with transaction(conn):
+                    conn.execute(insert, ("wsp_inner_failed",))
+                    raise RuntimeError("inner fails")
+            except RuntimeError:
+                pass
+            with transaction(conn):
+                conn.execute(insert, ("wsp_inner_ok",))
+            raise KeyError("outer fails after the inner ones")
+    except KeyError:
+        pass
+    assert conn.execute("select count(*) from workspaces").fetchone()[0] == 0
+    with transaction(conn):
+        conn.execute(insert, ("wsp_a",))
+        with transaction(conn):
+            conn.execute(insert, ("wsp_b",))
+    assert {r[0] for r in conn.execute("select id from workspaces")} == {"wsp_a", "wsp_b"}

@@ -1,0 +1,113 @@
+"""Rows for platform updates, their acks and sync intents."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from state.db import Connection
+from state.errors import NotFound
+from state.ids import now_iso
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _update(row: Any) -> dict[str, Any]:
+    update = dict(row)
+    update["requires_repull"] = json.loads(update["requires_repull"])
+    update["next_actions"] = json.loads(update["next_actions"])
+    return update
+
+
+def _intent(row: Any) -> dict[str, Any]:
+    intent = dict(row)
+    for key in ("path_params", "body", "blocking_updates"):
+        intent[key] = json.loads(intent[key])
+    intent["result"] = json.loads(intent["result"]) if intent["result"] else None
+    return intent
+
+
+class UpdateRecords:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    # -- updates -------------------------------------------------------------------------
+
+    def upsert_update(self, update: dict[str, Any]) -> bool:
+        """Insert an update unless one with this id exists; True if it was new."""
+        cursor = self.conn.execute(
+            "insert or ignore into platform_updates (id, version, severity, title, summary,"
+            " requires_repull, next_actions, source, published_at, published_by)"
+            " values (?,?,?,?,?,?,?,?,?,?)",
+            (update["id"], update["version"], update["severity"], update["title"],
+             update["summary"], _dumps(update.get("requires_repull", [])),
+             _dumps(update.get("next_actions", [])), update["source"],
+             update.get("published_at") or now_iso(), update.get("published_by")))
+        return cursor.rowcount == 1
+
+    def updates(self) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "select * from platform_updates where withdrawn_at is null order by published_at, id")
+        return [_update(r) for r in rows]
+
+    def update(self, update_id: str) -> dict[str, Any]:
+        row = self.conn.execute("select * from platform_updates where id = ?", (update_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"update {update_id} not found")
+        return _update(row)
+
+    def acks(self, identity_id: str) -> dict[tuple[str, str], dict[str, Any]]:
+        rows = self.conn.execute("select * from update_acks where identity_id = ?", (identity_id,))
+        return {(r["update_id"], r["update_version"]): dict(r) for r in rows}
+
+    def ack(self, identity_id: str, update: dict[str, Any], seen_version: str | None,
+            acked_by: str) -> bool:
+        """Record an ack at the update's own version; False if it was already acked."""
+        cursor = self.conn.execute(
+            "insert or ignore into update_acks (identity_id, update_id, update_version,"
+            " seen_version, acked_by, acked_at) values (?,?,?,?,?,?)",
+            (identity_id, update["id"], update["version"], seen_version, acked_by, now_iso()))
+        return cursor.rowcount == 1
+
+    # -- sync intents ------------------------------------------------------------------------
+
+    def insert_intent(self, intent: dict[str, Any]) -> None:
+        self.conn.execute(
+            "insert into sync_intents (id, identity_id, endpoint, method, path, path_params, body,"
+            " importance, blocking_updates, status, created_at, expires_at)"
+            " values (?,?,?,?,?,?,?,?,?, 'blocked', ?, ?)",
+            (intent["id"], intent["identity_id"], intent["endpoint"], intent["method"],
+             intent["path"], _dumps(intent["path_params"]), _dumps(intent["body"]),
+             intent["importance"], _dumps(intent["blocking_updates"]), intent["created_at"],
+             intent["expires_at"]))
+
+    def intent(self, intent_id: str) -> dict[str, Any]:
+        row = self.conn.execute("select * from sync_intents where id = ?", (intent_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"sync intent {intent_id} not found")
+        return _intent(row)
+
+    def intents(self, identity_id: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
+        query, params = "select * from sync_intents where 1 = 1", []
+        if identity_id is not None:
+            query, params = query + " and identity_id = ?", [*params, identity_id]
+        if status is not None:
+            query, params = query + " and status = ?", [*params, status]
+        return [_intent(r) for r in self.conn.execute(query + " order by created_at", params)]
+
+    def finish_intent(self, intent_id: str, status: str, result: Any = None) -> bool:
+        """Move a blocked intent to its final status; False if it was no longer blocked
+        (so a second resume can never replay the write again)."""
+        cursor = self.conn.execute(
+            "update sync_intents set status = ?, result = ?, finished_at = ?"
+            " where id = ? and status = 'blocked'",
+            (status, _dumps(result) if result is not None else None, now_iso(), intent_id))
+        return cursor.rowcount == 1
+
+    def expire_intents(self, now: str) -> int:
+        cursor = self.conn.execute(
+            "update sync_intents set status = 'expired', finished_at = ?"
+            " where status = 'blocked' and expires_at <= ?", (now, now))
+        return cursor.rowcount
