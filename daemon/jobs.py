@@ -1,17 +1,26 @@
 """Background jobs of the daemon, on APScheduler's asyncio scheduler.
 
-* WAL checkpoint every few seconds, on its own connection in a worker thread, so no request
-  pays for copying the WAL (automatic checkpoints are off on the request connection).
-* Fallback caches and summary files of installed startup items: refreshed shortly after the
-  memory of their project changes (debounced, so a burst of writes costs one refresh) and on
-  a schedule, so even a quiet project's cache never gets very old.
+* ``wal_checkpoint``: a WAL checkpoint on its own connection in a worker thread, so no
+  request pays for copying the WAL (automatic checkpoints are off on the request connection).
+* ``refresh_startup_items``: fallback caches and summary files of installed startup items;
+  also run shortly after a project's memory changes (debounced: a burst costs one refresh).
+* ``expire_sync_intents``: blocked writes past their expiry become ``expired``.
+* ``poll_updates``: register the updates this release ships (an upstream's, when one is
+  configured, arrive with the upstream issue).
+
+Every job runs through :class:`JobBoard`, which records its last run, result and next run
+(shown by ``memorycloud daemon status``), logs a failure and leaves the next run and the
+other jobs untouched. Intervals come from the ``[jobs]`` table of the config file.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
-from typing import AsyncIterator
+import time
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -19,12 +28,61 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from daemon import keys
 from daemon.runtime.services import Services
 from state.db import checkpoint, connect
+from state.ids import now_iso
 
 log = logging.getLogger(__name__)
 
-CHECKPOINT_SECONDS = 5
-REFRESH_MINUTES = 10
 DEBOUNCE_SECONDS = 0.5
+JobFunc = Callable[[], Any | Awaitable[Any]]
+
+
+@dataclass
+class JobState:
+    name: str
+    interval_seconds: float
+    runs: int = 0
+    failures: int = 0
+    last_run_at: str | None = None
+    last_result: str | None = None
+    last_duration_ms: float | None = None
+
+
+class JobBoard:
+    """Runs jobs so that a failure is logged and recorded, never raised into the scheduler."""
+
+    def __init__(self, scheduler: AsyncIOScheduler) -> None:
+        self.scheduler = scheduler
+        self.states: dict[str, JobState] = {}
+
+    def add(self, name: str, func: JobFunc, seconds: float) -> None:
+        self.states[name] = JobState(name, seconds)
+        self.scheduler.add_job(self.run, "interval", seconds=seconds, args=[name, func], id=name,
+                               max_instances=1, coalesce=True)
+
+    async def run(self, name: str, func: JobFunc) -> None:
+        state = self.states[name]
+        started = time.perf_counter()
+        try:
+            outcome = func()
+            if inspect.isawaitable(outcome):
+                outcome = await outcome
+            state.last_result = f"ok: {outcome}" if outcome is not None else "ok"
+        except Exception as exc:  # logged and retried at the next interval
+            state.failures += 1
+            state.last_result = f"error: {type(exc).__name__}: {exc}"
+            log.exception("job %s failed; it runs again at its next interval", name)
+        finally:
+            state.runs += 1
+            state.last_run_at = now_iso()
+            state.last_duration_ms = round((time.perf_counter() - started) * 1000, 2)
+
+    def describe(self) -> list[dict[str, Any]]:
+        out = []
+        for name, state in self.states.items():
+            job = self.scheduler.get_job(name)
+            next_run = job.next_run_time.isoformat() if job and job.next_run_time else None
+            out.append({**state.__dict__, "next_run_at": next_run})
+        return out
 
 
 class CacheRefresher:
@@ -57,12 +115,20 @@ class CacheRefresher:
             self.handle = None
 
 
-async def refresh_all(services: Services) -> None:
-    try:
-        count = services.startup.refresh()
-        log.debug("refreshed %d startup installations", count)
-    except Exception:
-        log.exception("scheduled refresh of startup items failed")
+def schedule_jobs(board: JobBoard, services: Services, checkpoint_conn: Any) -> None:
+    settings = services.store.settings
+
+    async def wal_checkpoint() -> str:
+        busy, pages, done = await asyncio.to_thread(checkpoint, checkpoint_conn)
+        return f"{done}/{pages} pages" + (" (busy)" if busy else "")
+
+    board.add("wal_checkpoint", wal_checkpoint, settings.checkpoint_seconds)
+    board.add("refresh_startup_items", lambda: f"{services.startup.refresh()} installations",
+              settings.refresh_startup_items_minutes * 60)
+    board.add("expire_sync_intents", lambda: f"{services.gate.expire()} expired",
+              settings.expire_sync_intents_minutes * 60)
+    board.add("poll_updates", lambda: f"{services.updates.load_shipped()} new shipped updates",
+              settings.poll_updates_minutes * 60)
 
 
 async def jobs_context(app: web.Application) -> AsyncIterator[None]:
@@ -70,23 +136,16 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
     store = app[keys.STORE]
     services = app[keys.SERVICES]
     store.disable_autocheckpoint()
+    services.updates.load_shipped()
     checkpoint_conn = await asyncio.to_thread(connect, app[keys.PATHS].database)
-
-    async def checkpoint_job() -> None:
-        try:
-            await asyncio.to_thread(checkpoint, checkpoint_conn)
-        except Exception:  # a busy database is simply retried at the next tick
-            log.exception("WAL checkpoint failed")
-
     refresher = CacheRefresher(services)
     services.changes.subscribe(refresher.on_change)
     scheduler = AsyncIOScheduler()
-    scheduler.add_job(checkpoint_job, "interval", seconds=CHECKPOINT_SECONDS, id="wal_checkpoint",
-                      max_instances=1, coalesce=True)
-    scheduler.add_job(refresh_all, "interval", minutes=REFRESH_MINUTES, args=[services],
-                      id="refresh_startup_items", max_instances=1, coalesce=True)
+    board = JobBoard(scheduler)
+    schedule_jobs(board, services, checkpoint_conn)
     scheduler.start()
     app[keys.SCHEDULER] = scheduler
+    app[keys.JOBS] = board
     try:
         yield
     finally:

@@ -17,3 +17,4 @@ SERVICES = web.AppKey("services", Services)
 ENDPOINTS = web.AppKey("endpoints", list)  # list[Endpoint], for /api/protocol/schema
 STARTED_AT = web.AppKey("started_at", float)
 SCHEDULER = web.AppKey("scheduler", AsyncIOScheduler)
+JOBS = web.AppKey("jobs", object)  # daemon.jobs.JobBoard

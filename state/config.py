@@ -48,6 +48,17 @@ summary_budget_chars = 6000
 max_items = 24
 # How long a bootstrap receipt stays valid, in hours.
 receipt_ttl_hours = 24
+
+[sync]
+# How long a write held back by the update gate can still be resumed, in hours.
+sync_intent_ttl_hours = 24
+
+[jobs]
+# Background job intervals.
+checkpoint_seconds = 5
+refresh_startup_items_minutes = 10
+expire_sync_intents_minutes = 5
+poll_updates_minutes = 30
 """
 
 
@@ -67,6 +78,11 @@ class Settings:
     summary_budget_chars: int = 6000
     max_items: int = 24
     receipt_ttl_hours: float = 24.0
+    sync_intent_ttl_hours: float = 24.0
+    checkpoint_seconds: float = 5.0
+    refresh_startup_items_minutes: float = 10.0
+    expire_sync_intents_minutes: float = 5.0
+    poll_updates_minutes: float = 30.0
 
     def with_overrides(self, **overrides: Any) -> "Settings":
         """A copy with the non-None overrides applied (e.g. ``--host``/``--port``)."""
@@ -89,6 +105,11 @@ SECTIONS: dict[str, str] = {
     "summary_budget_chars": "context",
     "max_items": "context",
     "receipt_ttl_hours": "context",
+    "sync_intent_ttl_hours": "sync",
+    "checkpoint_seconds": "jobs",
+    "refresh_startup_items_minutes": "jobs",
+    "expire_sync_intents_minutes": "jobs",
+    "poll_updates_minutes": "jobs",
 }
 
 
@@ -123,7 +144,9 @@ def _coerce(name: str, value: Any) -> Any:
         raise ConfigError(f"vector_mode must be 'fallback' or 'always', got {result!r}")
     if name == "port" and not 0 <= result <= 65535:
         raise ConfigError(f"port must be between 0 and 65535, got {result}")
-    if name in ("dimension", "max_items", "summary_budget_chars", "max_body_bytes") and result <= 0:
+    if name in ("dimension", "max_items", "summary_budget_chars", "max_body_bytes",
+                "sync_intent_ttl_hours", "checkpoint_seconds", "refresh_startup_items_minutes",
+                "expire_sync_intents_minutes", "poll_updates_minutes") and result <= 0:
         raise ConfigError(f"setting {name!r} must be positive, got {result}")
     return result
 

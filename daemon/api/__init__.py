@@ -7,11 +7,13 @@ from daemon.endpoints import Endpoint
 
 def all_endpoints() -> list[Endpoint]:
     from daemon.api import (
-        amp_adaptive, amp_briefs, amp_context, amp_identity, amp_startup, local, protocol,
+        amp_adaptive, amp_briefs, amp_context, amp_identity, amp_startup, amp_updates, local,
+        protocol,
     )
 
     return [
         *protocol.ENDPOINTS, *amp_identity.ENDPOINTS, *amp_context.ENDPOINTS,
         *amp_briefs.ENDPOINTS, *amp_adaptive.ENDPOINTS, *amp_startup.ENDPOINTS,
+        *amp_updates.ENDPOINTS,
         *local.ENDPOINTS,
     ]

@@ -7,6 +7,7 @@ from typing import Any
 from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
+from daemon.runtime.sync_gate import GatedWrite
 from daemon.runtime.adaptive import FORMS_BY_TYPE
 from daemon.validation import Field, RequestSchema, ValidationFailed
 
@@ -38,8 +39,14 @@ async def submit(request: web.Request, call: Call) -> dict[str, Any]:
     if call.body["visibility"] not in ("private", "workspace"):
         raise ValidationFailed("field 'visibility' must be 'private' or 'workspace'",
                                details={"field": "visibility"})
-    return call.services.adaptive.submit(call.require_identity(), request.match_info["run_id"],
-                                         call.body)
+    identity = call.require_identity()
+    run_id = request.match_info["run_id"]
+    call.services.adaptive.prepare_submit(identity, run_id, call.body)
+    warning = call.services.gate.admit(identity, GatedWrite(
+        "adaptive_memory_submit", "POST", request.path, {"run_id": run_id}, call.body,
+        call.body["importance"]))
+    result = call.services.adaptive.submit(identity, run_id, call.body)
+    return {**result, "update_notice": warning} if warning else result
 
 
 ENDPOINTS = [

@@ -7,6 +7,7 @@ from typing import Any
 from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
+from daemon.runtime.sync_gate import GatedWrite
 from daemon.validation import Field, RequestSchema
 
 BRIEF = RequestSchema("memory-brief", (
@@ -39,8 +40,14 @@ async def get_brief(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def add_event(request: web.Request, call: Call) -> dict[str, Any]:
-    return call.services.briefs.add_event(call.require_identity(), request.match_info["brief_id"],
-                                          call.body, call.base_url)
+    identity = call.require_identity()
+    brief_id = request.match_info["brief_id"]
+    call.services.briefs.readable_brief(identity, brief_id)
+    warning = call.services.gate.admit(identity, GatedWrite(
+        "memory_brief_event", "POST", request.path, {"brief_id": brief_id}, call.body,
+        call.body["importance"]))
+    result = call.services.briefs.add_event(identity, brief_id, call.body, call.base_url)
+    return {**result, "update_notice": warning} if warning else result
 
 
 ENDPOINTS = [

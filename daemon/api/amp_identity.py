@@ -6,6 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
+from daemon.api.amp_updates import with_notice
 from daemon.endpoints import Call, Endpoint
 from daemon.runtime.access import public_identity, public_workspace
 from daemon.validation import Field, RequestSchema
@@ -43,13 +44,14 @@ REGISTER = RequestSchema("agent-register", (
 
 async def me(request: web.Request, call: Call) -> dict[str, Any]:
     identity = call.require_identity()
-    return {"schema": "amp.identity.v1", "user": public_identity(identity)}
+    return with_notice(call, {"schema": "amp.identity.v1", "user": public_identity(identity)})
 
 
 async def session(request: web.Request, call: Call) -> dict[str, Any]:
     if call.identity is None:
         return {"schema": "amp.session.v1", "authenticated": False, "user": None}
-    return {"schema": "amp.session.v1", "authenticated": True, "user": public_identity(call.identity)}
+    return with_notice(call, {"schema": "amp.session.v1", "authenticated": True,
+                              "user": public_identity(call.identity)})
 
 
 async def bindings_me(request: web.Request, call: Call) -> dict[str, Any]:
@@ -61,13 +63,13 @@ async def bindings_me(request: web.Request, call: Call) -> dict[str, Any]:
         {**binding, "status": "active"}
         for workspace_id in workspace_ids for binding in store.projects.bindings(workspace_id)
     ]
-    return {
+    return with_notice(call, {
         "schema": "amp.agent-bindings.v1",
         "agent": {"id": identity["id"], "handle": identity["name"], "auth_type": identity["auth_type"]},
         "workspaces": [public_workspace(store.identities.workspace(w)) for w in workspace_ids],
         "bindings": bindings,
         "pending_requests": [],
-    }
+    })
 
 
 async def profile(request: web.Request, call: Call) -> dict[str, Any]:
@@ -89,7 +91,8 @@ async def register(request: web.Request, call: Call) -> dict[str, Any]:
     store = call.services.store
     with store.transaction():
         identity, key = store.identities.redeem_pairing_code(code)
-    return {
+    call.identity = identity
+    return with_notice(call, {
         "schema": "amp.agent-registration.v1",
         "user": public_identity(identity),
         "api_key": key,
@@ -98,8 +101,9 @@ async def register(request: web.Request, call: Call) -> dict[str, Any]:
             "runtime_profile": f"{call.base_url}/api/agent/runtime/profile",
             "project_probe": f"{call.base_url}/api/agent/project/probe",
             "bootstrap_context": f"{call.base_url}/api/agent/bootstrap/context",
+            "updates_check": f"{call.base_url}/api/agent/updates/check",
         },
-    }
+    })
 
 
 async def agent_start(request: web.Request, call: Call) -> web.Response:

@@ -42,6 +42,7 @@ async def status(request: web.Request, call: Call) -> dict[str, Any]:
         "versions": store.versions(),
         "embedder": {"name": store.embedder.name, "dimension": store.embedder.dimension},
         "counts": counts,
+        "jobs": app[keys.JOBS].describe() if keys.JOBS in app else [],
     }
 
 
@@ -98,6 +99,49 @@ async def list_conflicts(request: web.Request, call: Call) -> dict[str, Any]:
             "conflicts": call.services.store.startup.conflicts(None if status == "all" else status)}
 
 
+PUBLISH = RequestSchema("publish-update", (
+    Field("title", str, required=True, min_length=1, max_length=200),
+    Field("summary", str, required=True, min_length=1, max_length=4000),
+    Field("severity", str, default="recommended", description="required or recommended"),
+    Field("version", str, max_length=120, description="the update's own version (default: dated)"),
+    Field("requires_repull", list, default=[], items=str, max_items=20, max_length=80),
+    Field("next_actions", list, default=[], items=str, max_items=20, max_length=500),
+))
+
+AGENT_ACK = RequestSchema("agent-update-ack", (
+    Field("update_ids", list, default=[], items=str, max_items=100, max_length=80),
+    Field("seen_version", str, max_length=120),
+))
+
+
+async def list_updates(request: web.Request, call: Call) -> dict[str, Any]:
+    updates = call.services.updates
+    agents = [a for a in call.services.store.identities.agents() if not a["disabled_at"]]
+    return {"schema": "memorycloud.updates.v1", **updates.manifest(),
+            "agents": [{"id": a["id"], "name": a["name"],
+                        "pending": [u["id"] for u in updates.pending(a)]} for a in agents]}
+
+
+async def publish_update(request: web.Request, call: Call) -> dict[str, Any]:
+    if call.body["severity"] not in ("required", "recommended"):
+        raise ValidationFailed("field 'severity' must be 'required' or 'recommended'",
+                               details={"field": "severity"})
+    return call.services.updates.publish(call.require_identity(), call.body)
+
+
+async def ack_for_agent(request: web.Request, call: Call) -> dict[str, Any]:
+    """The owner acks on an agent's behalf (e.g. after updating its runtime by hand)."""
+    agent = call.services.updates.agent(request.match_info["agent"])
+    return call.services.updates.ack(agent, call.body["update_ids"], call.body.get("seen_version"),
+                                     acked_by=call.require_identity())
+
+
+async def list_sync_intents(request: web.Request, call: Call) -> dict[str, Any]:
+    status = _status_param(request, ("blocked", "resumed", "discarded", "expired"))
+    return {"schema": "amp.sync-intents.v1",
+            "sync_intents": call.services.gate.list(call.require_identity(), status)}
+
+
 ENDPOINTS = [
     Endpoint("GET", "/healthz", health, "Liveness check.", auth="none"),
     Endpoint("GET", "/api/local/status", status, "Daemon status for the CLI and TUI.",
@@ -112,6 +156,14 @@ ENDPOINTS = [
              "A person rejects the plan.", owner_only=True, request=EMPTY),
     Endpoint("POST", "/api/local/startup/plans/{plan_id}/remove", remove_plan,
              "Undo an installation exactly.", owner_only=True, request=EMPTY),
+    Endpoint("GET", "/api/local/updates", list_updates,
+             "Known updates and what each agent still has pending.", owner_only=True),
+    Endpoint("POST", "/api/local/updates", publish_update,
+             "Publish an update for your agents.", owner_only=True, request=PUBLISH),
+    Endpoint("POST", "/api/local/agents/{agent}/updates/ack", ack_for_agent,
+             "Ack updates for an agent (name or id).", owner_only=True, request=AGENT_ACK),
+    Endpoint("GET", "/api/local/sync-intents", list_sync_intents,
+             "Every agent's held-back writes (?status=blocked ...).", owner_only=True),
     Endpoint("GET", "/api/local/conflicts", list_conflicts,
              "Conflicts waiting for a person (?status=open|resolved|all).", owner_only=True),
 ]

@@ -134,7 +134,12 @@ class AdaptiveService:
             "submit": f"{base_url}/api/memory/forms/{run_id}/submit",
         }
 
-    def submit(self, identity: dict[str, Any], run_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    def prepare_submit(self, identity: dict[str, Any], run_id: str,
+                       body: dict[str, Any]) -> tuple[dict[str, Any], MemoryForm, dict[str, Any]]:
+        """Every check of a submit, without writing: (run, form, normalized payload).
+
+        The sync gate runs between this and the write, so a held-back write is always one
+        that would succeed."""
         run = self.store.amp.run(run_id)
         if identity["kind"] != "owner" and run["workspace_id"] != identity.get("workspace_id"):
             raise NotFound(f"memory form {run_id} not found")
@@ -155,6 +160,10 @@ class AdaptiveService:
                 raise ValidationFailed(
                     f"field 'payload.{name}' must be a string or a list of strings",
                     details={"field": f"payload.{name}"})
+        return run, form, payload
+
+    def submit(self, identity: dict[str, Any], run_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        run, form, payload = self.prepare_submit(identity, run_id, body)
         triggers = payload.get("retrieval_triggers", [])[:20]
         title = str(payload.get(form.title_field) or run["task"])[:200]
         importance = body["importance"]

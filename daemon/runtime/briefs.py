@@ -137,14 +137,14 @@ class BriefService:
             out["payload"] = json.loads(out["payload"])
         return out
 
-    def _readable_brief(self, identity: dict[str, Any], brief_id: str) -> dict[str, Any]:
+    def readable_brief(self, identity: dict[str, Any], brief_id: str) -> dict[str, Any]:
         brief = self.store.amp.brief(brief_id)
         if identity["kind"] != "owner" and brief["workspace_id"] != identity.get("workspace_id"):
             raise NotFound(f"memory brief {brief_id} not found")
         return brief
 
     def get(self, identity: dict[str, Any], brief_id: str, base_url: str) -> dict[str, Any]:
-        brief = self._readable_brief(identity, brief_id)
+        brief = self.readable_brief(identity, brief_id)
         return {
             "schema": "amp.memory-brief.v1",
             "brief_id": brief["id"],
@@ -162,7 +162,7 @@ class BriefService:
 
     def add_event(self, identity: dict[str, Any], brief_id: str, body: dict[str, Any],
                   base_url: str) -> dict[str, Any]:
-        brief = self._readable_brief(identity, brief_id)
+        brief = self.readable_brief(identity, brief_id)
         event_id = new_id("bevt_")
         with self.store.transaction():
             mirrored = self.deltas.record(

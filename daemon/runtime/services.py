@@ -11,6 +11,8 @@ from daemon.runtime.context_packs import ContextPackService
 from daemon.runtime.deltas import DeltaService
 from daemon.runtime.projects import ProjectService
 from daemon.runtime.startup import StartupService
+from daemon.runtime.sync_gate import SyncGate
+from daemon.runtime.updates import UpdateService
 from state.paths import Paths
 from state.secrets import SecretStore
 from state.store import Store
@@ -26,13 +28,24 @@ class Services:
     adaptive: AdaptiveService
     projects: ProjectService
     startup: StartupService
+    updates: UpdateService
+    gate: SyncGate
 
     @classmethod
     def build(cls, store: Store, paths: Paths, secrets: SecretStore) -> "Services":
         changes = ContextChanges()
         packs = ContextPackService(store)
         deltas = DeltaService(store, changes)
-        return cls(store=store, changes=changes, packs=packs, deltas=deltas,
-                   briefs=BriefService(store, packs, deltas, changes),
-                   adaptive=AdaptiveService(store, changes), projects=ProjectService(store),
-                   startup=StartupService(store, packs, paths, secrets))
+        briefs = BriefService(store, packs, deltas, changes)
+        adaptive = AdaptiveService(store, changes)
+        updates = UpdateService(store)
+        gate = SyncGate(store, updates)
+        # What a resumed sync intent replays: the same service call the endpoint makes.
+        gate.register("memory_brief_event", lambda identity, params, body, base_url:
+                      briefs.add_event(identity, params["brief_id"], body, base_url))
+        gate.register("adaptive_memory_submit", lambda identity, params, body, base_url:
+                      adaptive.submit(identity, params["run_id"], body))
+        return cls(store=store, changes=changes, packs=packs, deltas=deltas, briefs=briefs,
+                   adaptive=adaptive, projects=ProjectService(store),
+                   startup=StartupService(store, packs, paths, secrets), updates=updates,
+                   gate=gate)
