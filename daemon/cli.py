@@ -13,7 +13,7 @@ import logging
 import sys
 from typing import Any, Callable
 
-from daemon import __version__, cli_setup
+from daemon import __version__, cli_setup, cli_updates
 from daemon.process import find_running, start_detached, stop_running
 from state.config import SECTIONS, load_settings, set_setting
 from state.errors import MemoryCloudError
@@ -92,7 +92,10 @@ def cmd_daemon_status(args: argparse.Namespace, paths: Paths) -> int:
     _emit(args, status,
           f"running: pid {status['pid']} at {running.url}, up {status['uptime_seconds']:.0f} s\n"
           f"memories: {status['counts']['memories']}, agents: {status['counts']['agents']}, "
-          f"store: {status['store_bytes'] / 1e6:.1f} MB ({status['database']})")
+          f"store: {status['store_bytes'] / 1e6:.1f} MB ({status['database']})\n"
+          + "\n".join(f"job {j['name']:<22} last {j['last_run_at'] or 'not yet'}"
+                      f" ({j['last_result'] or '-'}), next {j['next_run_at'] or '-'}"
+                      for j in status.get("jobs", [])))
     return 0
 
 
@@ -277,8 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("key", choices=sorted(SECTIONS))
     p.add_argument("value")
 
-    cli_setup.add_commands(sub, lambda parent, name, func, help_text, **kw: add(
-        parent, name, _with_emit(func), help_text, **kw))
+    for module in (cli_setup, cli_updates):
+        module.add_commands(sub, lambda parent, name, func, help_text, **kw: add(
+            parent, name, _with_emit(func), help_text, **kw))
 
     add(sub, "tui", cmd_tui, "open the TUI (starts the daemon if needed)", json_flag=False, address=True)
     return parser
