@@ -8,6 +8,7 @@ from typing import Any
 from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
+from daemon.runtime import skills
 from daemon.runtime.constants import PROTOCOL_VERSION, RUNTIME_VERSION
 from daemon.validation import Field, RequestSchema, ValidationFailed
 
@@ -119,6 +120,14 @@ async def navigation(request: web.Request, call: Call) -> dict[str, Any]:
     return with_notice(call, {"schema": "amp.agent-navigation.v1", "next": steps})
 
 
+async def list_skills(request: web.Request, call: Call) -> dict[str, Any]:
+    return with_notice(call, skills.catalog(call.base_url))
+
+
+async def pull_skill(request: web.Request, call: Call) -> dict[str, Any]:
+    return skills.pull(request.match_info["skill_id"], call.base_url)
+
+
 ENDPOINTS = [
     Endpoint("GET", "/api/agent/updates/manifest", manifest, "Runtime/protocol update manifest.",
              auth="optional", response_schema="amp.platform-updates.v1"),
@@ -138,6 +147,11 @@ ENDPOINTS = [
              response_schema="amp.sync-intent-resume.v1"),
     Endpoint("POST", "/api/agent/sync-intents/{sync_intent_id}/discard", discard_intent,
              "Give up the held-back write.", request=EMPTY, response_schema="amp.sync-intent.v1"),
+    Endpoint("GET", "/api/agent/skills", list_skills, "The memory tools catalog.",
+             scope="skill:install", response_schema="amp.memory-tools.v1"),
+    Endpoint("GET", "/api/agent/skills/{skill_id}/pull", pull_skill,
+             "Pull a memory tool's current instructions (what requires_repull asks for).",
+             scope="skill:install", response_schema="amp.memory-tool.v1"),
     Endpoint("GET", "/api/agent/autostart", autostart, "Quick Connect steps (+ update notice).",
              auth="optional", response_schema="amp.agent-autostart.v1"),
     Endpoint("GET", "/api/agent/discovery", discovery, "What this daemon offers (+ update notice).",
