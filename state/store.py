@@ -19,6 +19,7 @@ from state.migrations import migrate
 from state.projects import ProjectRepository
 from state.search import SearchIndex
 from state.startup_records import StartupRecords
+from state.suite_records import SuiteRecords
 from state.update_records import UpdateRecords
 
 
@@ -40,6 +41,7 @@ class Store:
         self.amp = AmpRecords(conn)
         self.startup = StartupRecords(conn)
         self.updates = UpdateRecords(conn)
+        self.suites = SuiteRecords(conn)
 
     @classmethod
     def open(

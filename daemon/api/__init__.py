@@ -8,12 +8,12 @@ from daemon.endpoints import Endpoint
 def all_endpoints() -> list[Endpoint]:
     from daemon.api import (
         amp_adaptive, amp_briefs, amp_context, amp_identity, amp_startup, amp_updates, local,
-        protocol,
+        protocol, suites,
     )
 
     return [
         *protocol.ENDPOINTS, *amp_identity.ENDPOINTS, *amp_context.ENDPOINTS,
         *amp_briefs.ENDPOINTS, *amp_adaptive.ENDPOINTS, *amp_startup.ENDPOINTS,
-        *amp_updates.ENDPOINTS,
+        *amp_updates.ENDPOINTS, *suites.ENDPOINTS,
         *local.ENDPOINTS,
     ]

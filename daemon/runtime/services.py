@@ -11,6 +11,7 @@ from daemon.runtime.context_packs import ContextPackService
 from daemon.runtime.deltas import DeltaService
 from daemon.runtime.projects import ProjectService
 from daemon.runtime.startup import StartupService
+from daemon.runtime.suites import SuiteService
 from daemon.runtime.sync_gate import SyncGate
 from daemon.runtime.updates import UpdateService
 from state.paths import Paths
@@ -30,6 +31,7 @@ class Services:
     startup: StartupService
     updates: UpdateService
     gate: SyncGate
+    suites: SuiteService
 
     @classmethod
     def build(cls, store: Store, paths: Paths, secrets: SecretStore) -> "Services":
@@ -45,7 +47,10 @@ class Services:
                       briefs.add_event(identity, params["brief_id"], body, base_url))
         gate.register("adaptive_memory_submit", lambda identity, params, body, base_url:
                       adaptive.submit(identity, params["run_id"], body))
+        suites = SuiteService(store)
+        gate.register("memory_suite_sync", lambda identity, params, body, base_url:
+                      suites.sync(identity, params["slug"], body))
         return cls(store=store, changes=changes, packs=packs, deltas=deltas, briefs=briefs,
                    adaptive=adaptive, projects=ProjectService(store),
                    startup=StartupService(store, packs, paths, secrets), updates=updates,
-                   gate=gate)
+                   gate=gate, suites=suites)

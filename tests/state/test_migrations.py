@@ -8,7 +8,8 @@ EXPECTED_TABLES = {
     "runtime_profiles", "project_bindings", "memory_records", "memory_versions", "memory_fts",
     "vector_index_meta", "memory_briefs", "brief_events", "context_packs", "receipts",
     "memory_deltas", "summary_cards", "adaptive_runs", "startup_plans", "managed_regions",
-    "conflicts", "platform_updates", "update_acks", "sync_intents",
+    "conflicts", "platform_updates", "update_acks", "sync_intents", "suites", "suite_versions",
+    "suite_files", "suite_fts",
 }
 
 

@@ -1,0 +1,129 @@
+"""Memory suites: create, import (zip), catalog, suite manifest, download, OpenClaw mapping,
+versions and diffs, and sync (gated as memory_suite_sync)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from daemon.endpoints import Call, Endpoint
+from daemon.runtime.sync_gate import GatedWrite
+from daemon.validation import Field, RequestSchema, ValidationFailed
+from state.errors import InvalidRequest
+
+CREATE = RequestSchema("memory-suite-create", (
+    Field("title", str, required=True, min_length=1, max_length=200),
+    Field("summary", str, required=True, min_length=1, max_length=2000),
+    Field("license", str, required=True, min_length=1, max_length=100, description="e.g. CC-BY-4.0"),
+    Field("version", str, max_length=40, description="semantic version (default 1.0.0)"),
+    Field("slug", str, max_length=64),
+    Field("tags", list, default=[], items=str, max_items=20, max_length=60),
+    Field("provenance", dict, description="where the memory comes from: {source, author, ...}"),
+    Field("long_term_markdown", str, max_length=500_000, description="MEMORY.md"),
+    Field("work_memory", dict, description='{"YYYY-MM-DD": "markdown"} -> memory/YYYY-MM-DD.md'),
+    Field("dreams_markdown", str, max_length=200_000, description="DREAMS.md"),
+    Field("instructions_markdown", str, max_length=100_000, description="agent.instructions.md"),
+    Field("readme_markdown", str, max_length=100_000),
+))
+
+SYNC = RequestSchema("memory-suite-sync", (
+    Field("events", list, required=True, items=dict, max_items=200,
+          description="[{summary, event_type?}] appended to today's memory file"),
+    Field("importance", int, default=3, minimum=1, maximum=5),
+))
+
+
+async def create(request: web.Request, call: Call) -> dict[str, Any]:
+    return call.services.suites.create(call.require_identity(), call.body)
+
+
+async def import_archive(request: web.Request, call: Call) -> dict[str, Any]:
+    """The zip as the raw body (application/zip) or as the 'file' part of a multipart form."""
+    identity = call.require_identity()
+    if request.content_type.startswith("multipart/"):
+        reader = await request.multipart()
+        data = b""
+        async for part in reader:
+            if part.name == "file":
+                data = bytes(await part.read())
+                break
+        if not data:
+            raise InvalidRequest("the multipart form has no 'file' part")
+    else:
+        data = await request.read()
+    if not data:
+        raise InvalidRequest("send the suite zip as the request body (Content-Type: application/zip)")
+    return call.services.suites.import_archive(identity, data)
+
+
+async def catalog(request: web.Request, call: Call) -> dict[str, Any]:
+    limit = request.query.get("limit", "20")
+    if not limit.isdigit() or not 1 <= int(limit) <= 100:
+        raise ValidationFailed("query parameter 'limit' must be between 1 and 100",
+                               details={"field": "limit"})
+    return call.services.suites.catalog(request.query.get("q") or None, int(limit))
+
+
+async def suite(request: web.Request, call: Call) -> dict[str, Any]:
+    slug = request.match_info["slug"]
+    return {**call.services.suites.describe(slug),
+            "suite_manifest": call.services.suites.suite_manifest(slug)}
+
+
+async def download(request: web.Request, call: Call) -> web.Response:
+    name, data = call.services.suites.download(request.match_info["slug"],
+                                               request.query.get("version") or None)
+    return web.Response(body=data, content_type="application/zip",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+
+async def openclaw(request: web.Request, call: Call) -> dict[str, Any]:
+    return call.services.suites.openclaw(request.match_info["slug"])
+
+
+async def versions(request: web.Request, call: Call) -> dict[str, Any]:
+    return call.services.suites.versions(request.match_info["slug"])
+
+
+async def diff(request: web.Request, call: Call) -> dict[str, Any]:
+    old, new = request.query.get("from"), request.query.get("to")
+    if not old or not new:
+        raise ValidationFailed("query parameters 'from' and 'to' (two versions) are required",
+                               details={"missing_fields": [n for n, v in (("from", old), ("to", new)) if not v]})
+    return call.services.suites.diff(request.match_info["slug"], old, new)
+
+
+async def sync(request: web.Request, call: Call) -> dict[str, Any]:
+    identity = call.require_identity()
+    slug = request.match_info["slug"]
+    call.services.store.suites.suite(slug)  # 404 before anything is held back
+    warning = call.services.gate.admit(identity, GatedWrite(
+        "memory_suite_sync", "POST", request.path, {"slug": slug}, call.body,
+        call.body["importance"]))
+    result = call.services.suites.sync(identity, slug, call.body)
+    return {**result, "update_notice": warning} if warning else result
+
+
+ENDPOINTS = [
+    Endpoint("POST", "/api/memories", create, "Create a memory suite from JSON fields.",
+             scope="memory:write", request=CREATE, response_schema="amp.memory-suite.v1"),
+    Endpoint("POST", "/api/memories/import", import_archive,
+             "Import a suite zip (validated; nothing stored if anything is wrong).",
+             scope="memory:write", response_schema="amp.memory-suite.v1"),
+    Endpoint("POST", "/api/memories/{slug}/sync", sync,
+             "Append work-memory events to today's file as a new patch version.",
+             scope="memory:write", request=SYNC, response_schema="amp.memory-suite-sync.v1"),
+    Endpoint("GET", "/api/catalog", catalog, "The local registry: suites, searchable with ?q=.",
+             scope="catalog:read", response_schema="amp.memory-catalog.v1"),
+    Endpoint("GET", "/api/catalog/{slug}/suite", suite, "Machine-readable suite manifest.",
+             scope="catalog:read", response_schema="amp.memory-suite.v1"),
+    Endpoint("GET", "/api/catalog/{slug}/download", download, "The suite zip (?version=).",
+             scope="catalog:read"),
+    Endpoint("GET", "/api/catalog/{slug}/install/openclaw", openclaw, "The OpenClaw mapping.",
+             scope="catalog:read"),
+    Endpoint("GET", "/api/catalog/{slug}/versions", versions, "Every version of a suite.",
+             scope="catalog:read", response_schema="amp.memory-suite-versions.v1"),
+    Endpoint("GET", "/api/catalog/{slug}/diff", diff, "Differences between two versions.",
+             scope="catalog:read", response_schema="amp.memory-suite-diff.v1"),
+]
