@@ -1,0 +1,36 @@
+"""Every memory tool pulls, and names only endpoints this daemon serves."""
+
+from __future__ import annotations
+
+import re
+
+from daemon.api import all_endpoints
+
+ROUTES = [(e.method, re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", e.path) + "$"))
+          for e in all_endpoints()]
+MENTION = re.compile(r"\b(GET|POST)?\s*(?:\{base\}|http://127\.0\.0\.1:\d+)?(/api/[A-Za-z0-9_/{}<>.-]+)")
+
+
+def _served(path: str) -> bool:
+    path = re.sub(r"<[^>]+>", "x", path.rstrip(".")).split("?")[0]
+    return any(pattern.match(path) for _, pattern in ROUTES)
+
+
+async def test_every_skill_pulls_and_names_real_endpoints(api):
+    catalog = await api.get("/api/agent/skills")
+    ids = [s["skill_id"] for s in catalog["skills"]]
+    assert ids[0] == catalog["required_first_skill"] == "memory_tool_installer"
+    assert set(ids) == {"memory_tool_installer", "capsule_installer", "cloud_workspace_memory",
+                        "code_memory_context", "adaptive_memory_writer", "collaboration_claim",
+                        "self_memory_sync"}
+    mentions = 0
+    for skill_id in ids:
+        pulled = await api.get(f"/api/agent/skills/{skill_id}/pull")
+        text = pulled["skill_markdown"]
+        assert text.startswith(f"# {skill_id}") and "{base}" not in text
+        mentioned = [m.group(2) for m in MENTION.finditer(text)]
+        assert all(_served(p) for p in mentioned), (skill_id, [p for p in mentioned if not _served(p)])
+        mentions += len(mentioned)
+    assert mentions >= 10  # the skills really do name endpoints
+    missing = await api.get("/api/agent/skills/nope/pull", status=404)
+    assert "skill nope not found" in missing["error"]["message"]
