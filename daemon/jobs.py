@@ -80,7 +80,9 @@ class JobBoard:
         out = []
         for name, state in self.states.items():
             job = self.scheduler.get_job(name)
-            next_run = job.next_run_time.isoformat() if job and job.next_run_time else None
+            # APScheduler sets next_run_time only once the scheduler has started.
+            when = getattr(job, "next_run_time", None) if job else None
+            next_run = when.isoformat() if when else None
             out.append({**state.__dict__, "next_run_at": next_run})
         return out
 

@@ -117,7 +117,7 @@ AGENT_ACK = RequestSchema("agent-update-ack", (
 async def list_updates(request: web.Request, call: Call) -> dict[str, Any]:
     updates = call.services.updates
     agents = [a for a in call.services.store.identities.agents() if not a["disabled_at"]]
-    return {"schema": "memorycloud.updates.v1", **updates.manifest(),
+    return {**updates.manifest(), "schema": "memorycloud.updates.v1",
             "agents": [{"id": a["id"], "name": a["name"],
                         "pending": [u["id"] for u in updates.pending(a)]} for a in agents]}
 

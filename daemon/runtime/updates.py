@@ -59,7 +59,10 @@ def client_state(headers: Mapping[str, str]) -> tuple[str | None, set[str]]:
     version = next((headers[h] for h in RUNTIME_HEADERS if headers.get(h)), None)
     applied: set[str] = set()
     for name in APPLIED_HEADERS:
-        applied |= {u.strip() for u in (headers.get(name) or "").split(",") if u.strip()}
+        # A repeated header means the same as one comma-separated list.
+        values = headers.getall(name, []) if hasattr(headers, "getall") else [headers.get(name) or ""]
+        for value in values:
+            applied |= {u.strip() for u in value.split(",") if u.strip()}
     return (version.strip() if version else None), applied
 
 
@@ -168,7 +171,7 @@ class UpdateService:
         """An update the owner publishes for their agents (source local)."""
         stamp = datetime.now(timezone.utc).strftime("%Y.%m.%d")
         update = {
-            "id": new_id("upd_"), "version": fields.get("version") or f"{stamp}-local.{new_id('')[:8]}",
+            "id": new_id("upd_"), "version": fields.get("version") or f"{stamp}-local.{new_id('')[-8:]}",
             "severity": fields["severity"], "title": fields["title"], "summary": fields["summary"],
             "requires_repull": fields.get("requires_repull") or [],
             "next_actions": fields.get("next_actions") or [], "source": "local",

@@ -1,4 +1,5 @@
-"""Shared by the API error tests (test_api_errors.py, test_startup_api_errors.py).
+"""Shared by the API error tests (test_api_errors.py, test_startup_api_errors.py,
+test_updates_api_errors.py).
 
 Each test file declares its endpoints once as ``Ep`` rows holding a request that succeeds;
 an error test sends a variation of it (``send``) and ``expect_error`` checks the status, the
@@ -28,14 +29,17 @@ ROW_COUNTS = {
     for table in ("memory_records", "memory_versions", "memory_deltas", "summary_cards",
                   "memory_briefs", "brief_events", "adaptive_runs", "context_packs", "receipts",
                   "runtime_profiles", "project_bindings", "identities", "api_keys",
-                  "startup_plans", "managed_regions", "conflicts")
+                  "startup_plans", "managed_regions", "conflicts", "platform_updates",
+                  "update_acks", "sync_intents")
 } | {"submitted_runs": "select count(*) from adaptive_runs where status = 'submitted'",
      "used_pairing_codes": "select count(*) from pairing_codes where used_at is not null",
      "plan_statuses": "select group_concat(id || ':' || status, ' ') from"
                       " (select id, status from startup_plans order by id)",
      "region_records": "select group_concat(record || owners, ' ') from"
                        " (select record, owners from managed_regions order by id)",
-     "open_conflicts": "select count(*) from conflicts where status = 'open'"}
+     "open_conflicts": "select count(*) from conflicts where status = 'open'",
+     "intent_statuses": "select group_concat(id || ':' || status, ' ') from"
+                        " (select id, status from sync_intents order by id)"}
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,17 @@
 """Bad input on every AMP endpoint: status, amp.error.v1 envelope, and nothing stored.
 
 Every endpoint of daemon/api (except the public text routes /healthz and /agent/start) is
-declared once (AUTHED, PUBLIC here; STARTUP in test_startup_api_errors.py) with a request that
-succeeds; each error test sends a variation of it and checks the status, the envelope and that
-no table changed (helpers.py).
+declared once (AUTHED, PUBLIC here; STARTUP in test_startup_api_errors.py; UPDATES in
+test_updates_api_errors.py) with a request that succeeds; each error test sends a variation of
+it and checks the status, the envelope and that no table changed (helpers.py).
+test_every_endpoint_is_covered collects the tables of every tests/daemon/test_*errors.py.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +22,6 @@ from tests.daemon.helpers import (
     AUTH_VARIANTS, DEFAULT, GUARD, MALFORMED, OVER_ONE_MIB, OWNER, READ, WRITE, Ep,
     assert_envelope, base_world, fill, row_counts, send,
 )
-from tests.daemon.test_startup_api_errors import STARTUP
-
 DECISION = {"decision": "use SQLite", "context": "local daemon", "rationale": "no server",
             "retrieval_triggers": ["sqlite"]}
 
@@ -65,14 +66,31 @@ async def world(api) -> dict[str, str]:
 
 # -- coverage and the baseline: the declared requests succeed ------------------------------
 
+def error_tables() -> dict[str, list[Ep]]:
+    """Every endpoint table of the API error tests: the module-level dicts of ``Ep`` rows in
+    tests/daemon/test_*errors.py (AUTHED and PUBLIC here, STARTUP, UPDATES, ...)."""
+    tables: dict[str, list[Ep]] = {}
+    for path in sorted(Path(__file__).parent.glob("test_*errors.py")):
+        module = importlib.import_module(f"tests.daemon.{path.stem}")
+        for name, value in vars(module).items():
+            if (isinstance(value, dict) and value
+                    and all(isinstance(v, Ep) for v in value.values())):
+                tables[f"{path.stem}.{name}"] = list(value.values())
+    return tables
+
+
 def test_every_endpoint_is_covered():
     def shape(method: str, path: str) -> tuple[str, str]:
         return method, re.sub(r"\{\w+\}", "{}", path.split("?")[0])
 
+    tables = error_tables()
+    assert {"test_api_errors.AUTHED", "test_startup_api_errors.STARTUP",
+            "test_updates_api_errors.UPDATES"} <= set(tables)
     declared = {shape(e.method, e.path) for e in all_endpoints()}
     declared -= {("GET", "/healthz"), ("GET", "/agent/start")}
-    covered = {shape(e.method, e.path) for e in [*ALL.values(), *STARTUP.values()]}
-    assert covered == declared
+    covered = {shape(e.method, e.path) for eps in tables.values() for e in eps}
+    assert sorted(declared - covered) == [], "endpoints without error tests"
+    assert sorted(covered - declared) == [], "error tests for endpoints that do not exist"
 
 
 @pytest.mark.parametrize("name", list(ALL))
