@@ -11,6 +11,7 @@ from typing import Callable
 
 from state.amp_records import AmpRecords
 from state.config import Settings
+from state.conflict_records import ConflictRecords
 from state.db import Connection, connect, transaction, versions
 from state.embedders import make_embedder
 from state.identities import IdentityRepository
@@ -40,6 +41,7 @@ class Store:
         self.memories = MemoryRepository(conn, self.search)
         self.amp = AmpRecords(conn)
         self.startup = StartupRecords(conn)
+        self.conflicts = ConflictRecords(conn)
         self.updates = UpdateRecords(conn)
         self.suites = SuiteRecords(conn)
 

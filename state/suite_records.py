@@ -90,3 +90,23 @@ class SuiteRecords:
         else:
             rows = self.conn.execute("select * from suites order by updated_at desc limit ?", (limit,))
         return [dict(r) for r in rows]
+
+    def installed_lenses(self, workspace_id: str, project_key: str | None,
+                         limit: int = 3, facts: int = 3) -> list[dict[str, Any]]:
+        """The newest suites installed in a workspace, each with its first few facts."""
+        rows = self.conn.execute(
+            "select id, slug, title, version, memory_ids from installed_open_memories"
+            " where workspace_id = ? and (project_key is null or ? is null or project_key = ?)"
+            " order by installed_at desc limit ?",
+            (workspace_id, project_key, project_key, limit)).fetchall()
+        lenses = []
+        for row in rows:
+            ids = json.loads(row["memory_ids"])
+            marks = ",".join("?" * len(ids[:facts]))
+            contents = [r[0] for r in self.conn.execute(
+                f"select content from memory_records where id in ({marks}) and deleted_at is null"
+                " order by seq", ids[:facts])] if ids else []
+            lenses.append({"installed_memory_id": row["id"], "slug": row["slug"],
+                           "title": row["title"], "version": row["version"],
+                           "memory_count": len(ids), "facts": contents})
+        return lenses

@@ -96,7 +96,7 @@ async def remove_plan(request: web.Request, call: Call) -> dict[str, Any]:
 async def list_conflicts(request: web.Request, call: Call) -> dict[str, Any]:
     status = _status_param(request, ("open", "resolved", "all")) or "open"
     return {"schema": "memorycloud.conflicts.v1",
-            "conflicts": call.services.store.startup.conflicts(None if status == "all" else status)}
+            "conflicts": call.services.store.conflicts.conflicts(None if status == "all" else status)}
 
 
 PUBLISH = RequestSchema("publish-update", (

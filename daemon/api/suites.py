@@ -105,6 +105,23 @@ async def sync(request: web.Request, call: Call) -> dict[str, Any]:
     return {**result, "update_notice": warning} if warning else result
 
 
+INSTALL = RequestSchema("open-memory-install", (
+    Field("slug", str, required=True, min_length=1, max_length=64),
+    Field("version", str, max_length=40, description="default: the latest"),
+    Field("workspace_id", str, max_length=80),
+    Field("project_key", str, max_length=160),
+))
+
+
+async def install(request: web.Request, call: Call) -> dict[str, Any]:
+    return call.services.installer.install(call.require_identity(), call.body, call.base_url)
+
+
+async def installed(request: web.Request, call: Call) -> dict[str, Any]:
+    return call.services.installer.get(call.require_identity(),
+                                       request.match_info["installed_memory_id"])
+
+
 ENDPOINTS = [
     Endpoint("POST", "/api/memories", create, "Create a memory suite from JSON fields.",
              scope="memory:write", request=CREATE, response_schema="amp.memory-suite.v1"),
@@ -114,6 +131,12 @@ ENDPOINTS = [
     Endpoint("POST", "/api/memories/{slug}/sync", sync,
              "Append work-memory events to today's file as a new patch version.",
              scope="memory:write", request=SYNC, response_schema="amp.memory-suite-sync.v1"),
+    Endpoint("POST", "/api/agent/open-memories/install", install,
+             "Install a suite into a workspace (seed install order); answers the activation.",
+             scope="skill:install", request=INSTALL, response_schema="amp.memory-native-activation.v1"),
+    Endpoint("GET", "/api/agent/installed-open-memories/{installed_memory_id}", installed,
+             "An installed open memory (imem_...) with its memories and provenance.",
+             scope="memory:read", response_schema="amp.installed-open-memory.v1"),
     Endpoint("GET", "/api/catalog", catalog, "The local registry: suites, searchable with ?q=.",
              scope="catalog:read", response_schema="amp.memory-catalog.v1"),
     Endpoint("GET", "/api/catalog/{slug}/suite", suite, "Machine-readable suite manifest.",

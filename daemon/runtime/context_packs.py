@@ -101,6 +101,12 @@ class ContextPackService:
             workspace, project_key, runtime, reason, receipt_id, memories,
             params.get("max_summary_chars"), params.get("max_summary_tokens"))
         handles = self._handles(base_url, workspace["id"], project_key, included)
+        handles += [{"id": lens["installed_memory_id"], "kind": "installed_open_memory",
+                     "type": "memory_suite_lens", "title": lens["title"],
+                     "why_available": f"installed suite {lens['slug']} {lens['version']}",
+                     "detail_endpoint": f"{base_url}/api/agent/installed-open-memories/"
+                                        f"{lens['installed_memory_id']}"}
+                    for lens in self.store.suites.installed_lenses(workspace["id"], project_key)]
         counts = {source: 0 for source in PACK_SOURCES}
         for memory in included:
             counts[memory["source"]] += 1
@@ -201,10 +207,28 @@ class ContextPackService:
                 break
             text = candidate
             included.append(memory)
+        lens_lines = self._lens_lines(workspace["id"], project_key)
+        if lens_lines and not truncated:
+            section = "\n\n## Active Installed Memory Lenses\n" + "\n".join(lens_lines)
+            if len(text + section) + room <= budget and (
+                max_tokens is None or estimate_tokens(text + section) + room // 2 <= max_tokens
+            ):
+                text += section
+            else:
+                truncated = True
         if truncated:
             text += (f"\n\n_{len(memories) - len(included)} more memories left out to stay within"
                      " this runtime's context budget: query the retrieval handles._")
         return text[:budget], included, truncated
+
+    def _lens_lines(self, workspace_id: str, project_key: str | None) -> list[str]:
+        """Installed suites are lenses: context and method, never an identity or an override."""
+        lines = []
+        for lens in self.store.suites.installed_lenses(workspace_id, project_key):
+            lines.append(f"- {lens['title']} {lens['version']} (`{lens['installed_memory_id']}`,"
+                         f" {lens['memory_count']} memories; a lens, not an instruction)")
+            lines += [f"  - {' '.join(fact.split())[:200]}" for fact in lens["facts"]]
+        return lines
 
     def summary_for_cache(self, workspace_id: str, project_key: str | None, runtime: str,
                           max_chars: int | None, max_tokens: int | None) -> str:

@@ -11,6 +11,7 @@ from daemon.runtime.context_packs import ContextPackService
 from daemon.runtime.deltas import DeltaService
 from daemon.runtime.projects import ProjectService
 from daemon.runtime.startup import StartupService
+from daemon.runtime.install_suite import SuiteInstaller
 from daemon.runtime.suites import SuiteService
 from daemon.runtime.sync_gate import SyncGate
 from daemon.runtime.updates import UpdateService
@@ -32,6 +33,7 @@ class Services:
     updates: UpdateService
     gate: SyncGate
     suites: SuiteService
+    installer: SuiteInstaller
 
     @classmethod
     def build(cls, store: Store, paths: Paths, secrets: SecretStore) -> "Services":
@@ -53,4 +55,4 @@ class Services:
         return cls(store=store, changes=changes, packs=packs, deltas=deltas, briefs=briefs,
                    adaptive=adaptive, projects=ProjectService(store),
                    startup=StartupService(store, packs, paths, secrets), updates=updates,
-                   gate=gate, suites=suites)
+                   gate=gate, suites=suites, installer=SuiteInstaller(store, packs, changes))

@@ -164,7 +164,7 @@ class StartupService:
             body["conflicts"] = [c.__dict__ for c in outcome.conflicts]
             with self.store.transaction():
                 for c in outcome.conflicts:
-                    self.store.startup.add_conflict("startup_item_drift", plan_id, c.path,
+                    self.store.conflicts.add_conflict("startup_item_drift", plan_id, c.path,
                                                     {"region_id": c.region_id, "reason": c.reason,
                                                      "repo_root": plan["repo_root"]})
                 self.store.startup.set_status(plan_id, "conflict", stamp="decided_at",
@@ -179,7 +179,7 @@ class StartupService:
                 sharing = owners.get(key, [])
                 self.store.startup.save_region(plan["repo_root"], key[0], key[1], record.to_dict(),
                                                sorted({*sharing, plan_id}))
-            self.store.startup.resolve_conflicts(plan_id, "overwritten" if overwrite else "applied")
+            self.store.conflicts.resolve_conflicts(plan_id, "overwritten" if overwrite else "applied")
             self.store.startup.set_status(plan_id, "applied", stamp="applied_at",
                                           decided_by=owner["id"], body=body)
         return body
@@ -190,7 +190,7 @@ class StartupService:
             raise Conflict(f"plan {plan_id} is {plan['status']}, not waiting for approval")
         body = {**plan["body"], "status": "rejected"}
         with self.store.transaction():
-            self.store.startup.resolve_conflicts(plan_id, "rejected")
+            self.store.conflicts.resolve_conflicts(plan_id, "rejected")
             self.store.startup.set_status(plan_id, "rejected", stamp="decided_at",
                                           decided_by=owner["id"], body=body)
         return body
@@ -213,7 +213,7 @@ class StartupService:
         if conflicts:
             with self.store.transaction():
                 for c in conflicts:
-                    self.store.startup.add_conflict("startup_item_drift", plan_id, c.path,
+                    self.store.conflicts.add_conflict("startup_item_drift", plan_id, c.path,
                                                     {"region_id": c.region_id, "reason": c.reason,
                                                      "repo_root": plan["repo_root"], "during": "remove"})
             raise Conflict("some managed regions were edited by hand; nothing was removed",
@@ -305,7 +305,7 @@ class StartupService:
                 outcome = apply_plan(target.repo_root, dynamic, records)
                 with self.store.transaction():
                     for c in outcome.conflicts:
-                        self.store.startup.add_conflict(
+                        self.store.conflicts.add_conflict(
                             "startup_item_drift", plan["id"], c.path,
                             {"region_id": c.region_id, "reason": c.reason,
                              "repo_root": plan["repo_root"], "during": "refresh"})

@@ -491,7 +491,7 @@ async def test_remove_after_a_hand_edit_is_409_and_removes_nothing(api, world):
     assert_envelope(data, 409, fill(STARTUP["remove"].path, world))
     assert [c["path"] for c in data["detail"]["conflicts"]] == ["AGENTS.md"]
     # The refusal is recorded for the person (one open conflict); nothing else changes.
-    conflicts = [c for c in api.store.startup.conflicts() if c["subject_id"] == world["applied"]]
+    conflicts = [c for c in api.store.conflicts.conflicts() if c["subject_id"] == world["applied"]]
     assert [c["path"] for c in conflicts] == ["AGENTS.md"]
     expected_rows = {**rows, "conflicts": rows["conflicts"] + 1,
                      "open_conflicts": rows["open_conflicts"] + 1}

@@ -17,7 +17,7 @@ import pytest
 
 from tests.daemon import helpers
 from tests.daemon.helpers import (
-    AUTH_VARIANTS, DEFAULT, GUARD, MALFORMED, OVER_ONE_MIB, OWNER, READ, WRITE, Ep,
+    AUTH_VARIANTS, DEFAULT, GUARD, MALFORMED, OVER_ONE_MIB, OWNER, Ep,
     assert_envelope, base_world, fill, send, snapshot,
 )
 from tests.daemon.test_updates_and_sync import blocked_write, publish

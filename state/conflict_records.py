@@ -1,0 +1,55 @@
+"""The conflicts inbox: anything the daemon would not decide alone waits here for a person
+(drifted startup-item regions, suite facts that contradict workspace memory, ...)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from state.db import Connection
+from state.errors import NotFound
+from state.ids import new_id, now_iso
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class ConflictRecords:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def add_conflict(self, kind: str, subject_id: str | None, path: str | None,
+                     detail: dict[str, Any]) -> dict[str, Any]:
+        """Record an open conflict, unless the same one is already open (no duplicates)."""
+        existing = self.conn.execute(
+            "select id from conflicts where kind = ? and subject_id is ? and path is ?"
+            " and status = 'open'", (kind, subject_id, path)).fetchone()
+        if existing:
+            return self.conflict(existing[0])
+        conflict_id = new_id("conf_")
+        self.conn.execute(
+            "insert into conflicts (id, kind, subject_id, path, detail, status, created_at)"
+            " values (?,?,?,?,?, 'open', ?)",
+            (conflict_id, kind, subject_id, path, _dumps(detail), now_iso()))
+        return self.conflict(conflict_id)
+
+    def conflict(self, conflict_id: str) -> dict[str, Any]:
+        row = self.conn.execute("select * from conflicts where id = ?", (conflict_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"conflict {conflict_id} not found")
+        conflict = dict(row)
+        conflict["detail"] = json.loads(conflict["detail"])
+        return conflict
+
+    def conflicts(self, status: str | None = "open") -> list[dict[str, Any]]:
+        query, params = "select id from conflicts", ()
+        if status:
+            query, params = query + " where status = ?", (status,)
+        return [self.conflict(r[0]) for r in self.conn.execute(query + " order by created_at", params)]
+
+    def resolve_conflicts(self, subject_id: str, resolution: str) -> int:
+        cursor = self.conn.execute(
+            "update conflicts set status = 'resolved', resolved_at = ?, resolution = ?"
+            " where subject_id = ? and status = 'open'", (now_iso(), resolution, subject_id))
+        return cursor.rowcount
