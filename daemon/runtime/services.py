@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from daemon.runtime.adaptive import AdaptiveService
 from daemon.runtime.briefs import BriefService
 from daemon.runtime.changes import ContextChanges
+from daemon.runtime.claims import ClaimService
 from daemon.runtime.context_packs import ContextPackService
 from daemon.runtime.deltas import DeltaService
 from daemon.runtime.projects import ProjectService
@@ -34,6 +35,7 @@ class Services:
     gate: SyncGate
     suites: SuiteService
     installer: SuiteInstaller
+    claims: ClaimService
 
     @classmethod
     def build(cls, store: Store, paths: Paths, secrets: SecretStore) -> "Services":
@@ -55,4 +57,5 @@ class Services:
         return cls(store=store, changes=changes, packs=packs, deltas=deltas, briefs=briefs,
                    adaptive=adaptive, projects=ProjectService(store),
                    startup=StartupService(store, packs, paths, secrets), updates=updates,
-                   gate=gate, suites=suites, installer=SuiteInstaller(store, packs, changes))
+                   gate=gate, suites=suites, installer=SuiteInstaller(store, packs, changes),
+                   claims=ClaimService(store))

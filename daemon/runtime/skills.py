@@ -63,8 +63,11 @@ SKILLS: dict[str, Skill] = {s.skill_id: s for s in (
           " what_i_remember; fill the returned form; POST it to {base}/api/memory/forms/<run_id>/submit.\n"),
     Skill("collaboration_claim", "Claim before writing shared resources",
           "Announce work on a shared resource so agents do not collide.",
-          "# collaboration_claim\n\nBefore editing something other agents also work on, write a"
-          " brief event of type `task_event` naming the resource; check recent events first.\n"),
+          "# collaboration_claim\n\nScopes: memory:write. Before editing something other agents"
+          " also work on, POST {base}/api/agent/claims with {\"resource\": ..., \"ttl_seconds\": 900}."
+          " A 409 names the holder and the expiry: wait or take other work. Release with"
+          " POST {base}/api/agent/claims/<claim_id>/release; see who holds what with"
+          " GET {base}/api/agent/claims?resource=...\n"),
     Skill("self_memory_sync", "Sync your own long-term experience",
           "Write stable lessons back so the next session starts with them.",
           "# self_memory_sync\n\nAt the end of a task write a `handoff_ready` brief event or a memory"

@@ -9,7 +9,7 @@ EXPECTED_TABLES = {
     "vector_index_meta", "memory_briefs", "brief_events", "context_packs", "receipts",
     "memory_deltas", "summary_cards", "adaptive_runs", "startup_plans", "managed_regions",
     "conflicts", "platform_updates", "update_acks", "sync_intents", "suites", "suite_versions",
-    "suite_files", "suite_fts", "installed_open_memories",
+    "suite_files", "suite_fts", "installed_open_memories", "claims", "distill_jobs",
 }
 
 
