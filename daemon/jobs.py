@@ -153,4 +153,5 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
     finally:
         refresher.cancel()
         scheduler.shutdown(wait=False)
+        await services.distill.drain()  # a job in progress finishes its batches
         checkpoint_conn.close()

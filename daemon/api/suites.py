@@ -122,6 +122,79 @@ async def installed(request: web.Request, call: Call) -> dict[str, Any]:
                                        request.match_info["installed_memory_id"])
 
 
+DISTILL = RequestSchema("persona-distill-job", (
+    Field("documents", list, required=True, items=dict, max_items=500,
+          description="[{text, source_path?, retrieval_triggers?}]"),
+    Field("chunk_chars", int, default=800, minimum=100, maximum=8000),
+    Field("importance", int, default=3, minimum=1, maximum=5),
+))
+
+
+def _check_documents(documents: list[dict[str, Any]]) -> None:
+    for index, document in enumerate(documents):
+        if not isinstance(document.get("text"), str) or not document["text"].strip():
+            raise ValidationFailed(f"documents[{index}].text must be non-empty text",
+                                   details={"field": f"documents[{index}].text"})
+
+
+async def distill(request: web.Request, call: Call) -> dict[str, Any]:
+    identity = call.require_identity()
+    slug = request.match_info["slug"]
+    call.services.store.suites.suite(slug)
+    _check_documents(call.body["documents"])
+    call.services.gate.admit(identity, GatedWrite(
+        "persona_distill_job_json", "POST", request.path, {"slug": slug}, call.body,
+        call.body["importance"]))
+    return call.services.distill.start(identity, slug, call.body["documents"], call.body["chunk_chars"])
+
+
+async def distill_upload(request: web.Request, call: Call) -> dict[str, Any]:
+    """Multipart variant: text files as 'file' parts; never kept in a sync intent."""
+    identity = call.require_identity()
+    slug = request.match_info["slug"]
+    call.services.store.suites.suite(slug)
+    if not request.content_type.startswith("multipart/"):
+        raise InvalidRequest("send the documents as multipart/form-data 'file' parts")
+    documents, options = [], {"importance": "3", "chunk_chars": "800"}
+    async for part in await request.multipart():
+        if part.name == "file":
+            raw = bytes(await part.read())
+            try:
+                documents.append({"text": raw.decode("utf-8"), "source_path": part.filename or "upload"})
+            except UnicodeDecodeError:
+                raise ValidationFailed(f"{part.filename or 'a file'} is not UTF-8 text") from None
+        elif part.name in options:
+            options[part.name] = (await part.text()).strip()
+    if not documents:
+        raise InvalidRequest("the form has no 'file' part")
+    try:
+        importance, chunk_chars = int(options["importance"]), int(options["chunk_chars"])
+    except ValueError:
+        raise ValidationFailed("importance and chunk_chars must be integers") from None
+    _check_documents(documents)
+    call.services.gate.admit(identity, GatedWrite(
+        "persona_distill_job_json", "POST", request.path, {"slug": slug}, {}, importance, keep=False))
+    return call.services.distill.start(identity, slug, documents, max(100, min(chunk_chars, 8000)))
+
+
+async def distill_jobs(request: web.Request, call: Call) -> dict[str, Any]:
+    return {"schema": "amp.persona-distill-jobs.v1",
+            "jobs": call.services.distill.jobs(request.match_info["slug"])}
+
+
+async def distill_job(request: web.Request, call: Call) -> dict[str, Any]:
+    return call.services.distill.job(request.match_info["job_id"])
+
+
+async def collection_search(request: web.Request, call: Call) -> dict[str, Any]:
+    query = request.query.get("q", "").strip()
+    if not query:
+        raise InvalidRequest("query parameter 'q' is required")
+    slug = request.match_info["slug"]
+    return {"schema": "amp.suite-collection-search.v1", "slug": slug, "query": query,
+            "items": call.services.distill.search(slug, query, 10)}
+
+
 ENDPOINTS = [
     Endpoint("POST", "/api/memories", create, "Create a memory suite from JSON fields.",
              scope="memory:write", request=CREATE, response_schema="amp.memory-suite.v1"),
@@ -137,6 +210,20 @@ ENDPOINTS = [
     Endpoint("GET", "/api/agent/installed-open-memories/{installed_memory_id}", installed,
              "An installed open memory (imem_...) with its memories and provenance.",
              scope="memory:read", response_schema="amp.installed-open-memory.v1"),
+    Endpoint("POST", "/api/memories/{slug}/persona-distill", distill,
+             "persona_distill_job_json: chunk and embed documents into the suite's vector"
+             " collection (a job; gated and resumable).", scope="memory:write", request=DISTILL,
+             response_schema="amp.persona-distill-job.v1"),
+    Endpoint("POST", "/api/memories/{slug}/persona-distill/upload", distill_upload,
+             "The same from multipart 'file' parts (never kept in a sync intent).",
+             scope="memory:write", response_schema="amp.persona-distill-job.v1"),
+    Endpoint("GET", "/api/memories/{slug}/distill-jobs", distill_jobs, "A suite's distill jobs.",
+             scope="memory:read", response_schema="amp.persona-distill-jobs.v1"),
+    Endpoint("GET", "/api/distill-jobs/{job_id}", distill_job, "One job and its progress.",
+             scope="memory:read", response_schema="amp.persona-distill-job.v1"),
+    Endpoint("GET", "/api/catalog/{slug}/search", collection_search,
+             "Search a suite's vector collection (?q=).", scope="catalog:read",
+             response_schema="amp.suite-collection-search.v1"),
     Endpoint("GET", "/api/catalog", catalog, "The local registry: suites, searchable with ?q=.",
              scope="catalog:read", response_schema="amp.memory-catalog.v1"),
     Endpoint("GET", "/api/catalog/{slug}/suite", suite, "Machine-readable suite manifest.",

@@ -9,6 +9,7 @@ from daemon.runtime.briefs import BriefService
 from daemon.runtime.changes import ContextChanges
 from daemon.runtime.claims import ClaimService
 from daemon.runtime.context_packs import ContextPackService
+from daemon.runtime.distill import DistillService
 from daemon.runtime.deltas import DeltaService
 from daemon.runtime.projects import ProjectService
 from daemon.runtime.startup import StartupService
@@ -36,6 +37,7 @@ class Services:
     suites: SuiteService
     installer: SuiteInstaller
     claims: ClaimService
+    distill: DistillService
 
     @classmethod
     def build(cls, store: Store, paths: Paths, secrets: SecretStore) -> "Services":
@@ -52,10 +54,13 @@ class Services:
         gate.register("adaptive_memory_submit", lambda identity, params, body, base_url:
                       adaptive.submit(identity, params["run_id"], body))
         suites = SuiteService(store)
+        distill = DistillService(store)
+        gate.register("persona_distill_job_json", lambda identity, params, body, base_url:
+                      distill.start(identity, params["slug"], body["documents"], body["chunk_chars"]))
         gate.register("memory_suite_sync", lambda identity, params, body, base_url:
                       suites.sync(identity, params["slug"], body))
         return cls(store=store, changes=changes, packs=packs, deltas=deltas, briefs=briefs,
                    adaptive=adaptive, projects=ProjectService(store),
                    startup=StartupService(store, packs, paths, secrets), updates=updates,
                    gate=gate, suites=suites, installer=SuiteInstaller(store, packs, changes),
-                   claims=ClaimService(store))
+                   claims=ClaimService(store), distill=distill)

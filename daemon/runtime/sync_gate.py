@@ -42,6 +42,7 @@ class GatedWrite:
     path_params: dict[str, Any]
     body: dict[str, Any]
     importance: int
+    keep: bool = True  # False for multipart uploads: files are never stored in an intent
 
 
 def _brief(update: dict[str, Any]) -> dict[str, Any]:
@@ -80,6 +81,16 @@ class SyncGate:
                 "update_check": "/api/agent/updates/check",
                 "ack": "/api/agent/updates/ack",
             }
+        if not write.keep:
+            body = {"schema": "amp.sync-interrupt.v1", "status": "blocked_for_runtime_update",
+                    "sync_intent_id": None, "importance": write.importance,
+                    "endpoint": write.endpoint,
+                    "message": "Uploads are not kept in a sync intent: apply and ack the"
+                               " MemoryCloud updates, then upload the files again.",
+                    "required_updates": [_brief(u) for u in required],
+                    "recommended_updates": [_brief(u) for u in recommended],
+                    "update_check": "/api/agent/updates/check", "ack": "/api/agent/updates/ack"}
+            raise SyncInterrupted(body["message"], details={"body": body})
         now = datetime.now(timezone.utc)
         ttl = timedelta(hours=self.store.settings.sync_intent_ttl_hours)
         intent_id = new_id("syncint_")
