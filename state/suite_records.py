@@ -11,6 +11,13 @@ from state.ids import new_id, now_iso
 from state.tokenize import fts_query, index_text
 
 
+def semver_key(version: str) -> tuple:
+    """Semantic-version order: numbers numerically; a pre-release sorts before its release."""
+    core, _, pre = version.split("+", 1)[0].partition("-")
+    numbers = tuple(int(p) if p.isdigit() else 0 for p in core.split("."))
+    return numbers + ((1,) if not pre else (0, pre))
+
+
 class SuiteRecords:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
@@ -39,9 +46,11 @@ class SuiteRecords:
                 (suite_id, slug, title, summary, version, int(legacy), identity_id, now, now))
         else:
             suite_id = suite["id"]
-            self.conn.execute(
-                "update suites set title = ?, summary = ?, latest_version = ?, updated_at = ?"
-                " where id = ?", (title, summary, version, now, suite_id))
+            # An older version imported later is kept, but never becomes the latest.
+            if semver_key(version) >= semver_key(suite["latest_version"]):
+                self.conn.execute(
+                    "update suites set title = ?, summary = ?, latest_version = ?, updated_at = ?"
+                    " where id = ?", (title, summary, version, now, suite_id))
             self.conn.execute("delete from suite_fts where slug = ?", (slug,))
         version_id = new_id("suitever_")
         self.conn.execute(

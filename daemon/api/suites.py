@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import aiohttp
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from daemon.endpoints import Call, Endpoint
+from daemon.runtime.suites import check_events
 from daemon.runtime.sync_gate import GatedWrite
 from daemon.validation import Field, RequestSchema, ValidationFailed
 from state.errors import InvalidRequest
@@ -42,12 +45,14 @@ async def import_archive(request: web.Request, call: Call) -> dict[str, Any]:
     """The zip as the raw body (application/zip) or as the 'file' part of a multipart form."""
     identity = call.require_identity()
     if request.content_type.startswith("multipart/"):
-        reader = await request.multipart()
         data = b""
-        async for part in reader:
-            if part.name == "file":
-                data = bytes(await part.read())
-                break
+        try:
+            async for part in await request.multipart():
+                if part.name == "file":
+                    data = bytes(await part.read())
+                    break
+        except (ValueError, AssertionError, aiohttp.ClientError, HttpProcessingError) as exc:
+            raise InvalidRequest(f"the multipart form cannot be read: {exc}") from None
         if not data:
             raise InvalidRequest("the multipart form has no 'file' part")
     else:
@@ -59,7 +64,7 @@ async def import_archive(request: web.Request, call: Call) -> dict[str, Any]:
 
 async def catalog(request: web.Request, call: Call) -> dict[str, Any]:
     limit = request.query.get("limit", "20")
-    if not limit.isdigit() or not 1 <= int(limit) <= 100:
+    if not (limit.isascii() and limit.isdigit()) or not 1 <= int(limit) <= 100:
         raise ValidationFailed("query parameter 'limit' must be between 1 and 100",
                                details={"field": "limit"})
     return call.services.suites.catalog(request.query.get("q") or None, int(limit))
@@ -98,6 +103,7 @@ async def sync(request: web.Request, call: Call) -> dict[str, Any]:
     identity = call.require_identity()
     slug = request.match_info["slug"]
     call.services.store.suites.suite(slug)  # 404 before anything is held back
+    check_events(call.body["events"])  # an invalid write is refused, never held back
     warning = call.services.gate.admit(identity, GatedWrite(
         "memory_suite_sync", "POST", request.path, {"slug": slug}, call.body,
         call.body["importance"]))
@@ -156,15 +162,19 @@ async def distill_upload(request: web.Request, call: Call) -> dict[str, Any]:
     if not request.content_type.startswith("multipart/"):
         raise InvalidRequest("send the documents as multipart/form-data 'file' parts")
     documents, options = [], {"importance": "3", "chunk_chars": "800"}
-    async for part in await request.multipart():
-        if part.name == "file":
-            raw = bytes(await part.read())
-            try:
-                documents.append({"text": raw.decode("utf-8"), "source_path": part.filename or "upload"})
-            except UnicodeDecodeError:
-                raise ValidationFailed(f"{part.filename or 'a file'} is not UTF-8 text") from None
-        elif part.name in options:
-            options[part.name] = (await part.text()).strip()
+    try:
+        async for part in await request.multipart():
+            if part.name == "file":
+                raw = bytes(await part.read())
+                try:
+                    documents.append({"text": raw.decode("utf-8"),
+                                      "source_path": part.filename or "upload"})
+                except UnicodeDecodeError:
+                    raise ValidationFailed(f"{part.filename or 'a file'} is not UTF-8 text") from None
+            elif part.name in options:
+                options[part.name] = (await part.text()).strip()
+    except (ValueError, AssertionError, aiohttp.ClientError, HttpProcessingError) as exc:
+        raise InvalidRequest(f"the multipart form cannot be read: {exc}") from None
     if not documents:
         raise InvalidRequest("the form has no 'file' part")
     try:

@@ -16,6 +16,7 @@ import json
 import re
 import stat
 import zipfile
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,12 +89,20 @@ def read_zip(data: bytes, *, max_compressed: int) -> dict[str, str]:
         if name.casefold() in seen:
             raise ArchiveRefused(f"duplicate file name in the archive: {name!r}")
         seen.add(name.casefold())
-        if not LAYOUT.match(name):
+        if not LAYOUT.fullmatch(name):
             raise ArchiveRefused(f"unexpected file {name!r}: a suite holds only manifest.json,"
                                  " suite/manifest.json, MEMORY.md, memory/YYYY-MM-DD.md, DREAMS.md,"
                                  " agent.instructions.md, install/openclaw.json and README.md")
-        with archive.open(info) as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)  # never trust the header's size
+        if info.flag_bits & 0x1:
+            raise ArchiveRefused(f"{name} is encrypted; suites are plain archives")
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise ArchiveRefused(f"{name} uses an unsupported compression method")
+        try:
+            with archive.open(info) as handle:
+                raw = handle.read(MAX_FILE_BYTES + 1)  # never trust the header's size
+        except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError,
+                ValueError) as exc:
+            raise ArchiveRefused(f"{name} cannot be read from the archive: {exc}") from None
         if len(raw) > MAX_FILE_BYTES:
             raise PayloadTooLarge(f"{name} is larger than {MAX_FILE_BYTES} bytes uncompressed")
         total += len(raw)
@@ -147,15 +156,29 @@ class SuiteContent:
 def _json_file(files: dict[str, str], path: str) -> dict[str, Any]:
     try:
         value = json.loads(files[path])
+        json.dumps(value, ensure_ascii=False).encode("utf-8")  # lone surrogates cannot be stored
     except json.JSONDecodeError as exc:
         raise ArchiveRefused(f"{path} is not valid JSON (line {exc.lineno}): {exc.msg}") from None
+    except RecursionError:
+        raise ArchiveRefused(f"{path} is nested too deeply") from None
+    except UnicodeEncodeError:
+        raise ArchiveRefused(f"{path} contains invalid Unicode (a lone surrogate escape)") from None
     if not isinstance(value, dict):
         raise ArchiveRefused(f"{path} must hold a JSON object")
     return value
 
 
 def validate(files: dict[str, str]) -> SuiteContent:
-    """Check schema strings, semver, license, provenance, every sha256 and secrets."""
+    """Check the layout, schema strings, semver, license, provenance, tags, every sha256 and
+    secrets: the same rules for a zip, a suite built from JSON fields and a sync."""
+    outside = sorted(p for p in files if not LAYOUT.fullmatch(p))
+    if outside:
+        raise ArchiveRefused(f"files outside the suite layout: {', '.join(outside)}")
+    for path, text in files.items():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ArchiveRefused(f"{path} contains invalid Unicode") from None
     manifest = _json_file(files, "manifest.json")
     if manifest.get("schema") != "amp.memory.v1":
         raise ArchiveRefused("manifest.json: schema must be 'amp.memory.v1'",
@@ -163,9 +186,12 @@ def validate(files: dict[str, str]) -> SuiteContent:
     for field in ("title", "summary", "license"):
         if not isinstance(manifest.get(field), str) or not manifest[field].strip():
             raise ArchiveRefused(f"manifest.json: '{field}' is required", details={"field": field})
-    if not isinstance(manifest.get("version"), str) or not SEMVER.match(manifest["version"]):
+    if not isinstance(manifest.get("version"), str) or not SEMVER.fullmatch(manifest["version"]):
         raise ArchiveRefused("manifest.json: 'version' must be a semantic version like 1.0.0",
                              details={"field": "version"})
+    tags = manifest.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise ArchiveRefused("manifest.json: 'tags' must be a list of strings", details={"field": "tags"})
     provenance = manifest.get("provenance")
     if not isinstance(provenance, dict) or not provenance.get("source"):
         raise ArchiveRefused("manifest.json: 'provenance' must be an object with a 'source'",
@@ -196,7 +222,7 @@ def validate(files: dict[str, str]) -> SuiteContent:
         raise ArchiveRefused("public content must not carry secrets: " + "; ".join(secrets),
                              details={"secrets": secrets})
     slug = str(manifest.get("slug") or suite_manifest.get("slug") or slugify(manifest["title"]))
-    if not SLUG.match(slug):
+    if not SLUG.fullmatch(slug):
         raise ArchiveRefused(f"slug {slug!r} must be 3-64 lower-case letters, digits and dashes")
     return SuiteContent(slug, manifest, suite_manifest, files, legacy)
 

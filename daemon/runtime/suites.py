@@ -10,13 +10,15 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from datetime import datetime, timezone
 from typing import Any
 
 from daemon.runtime.suite_archive import (
     ArchiveRefused, SuiteContent, read_zip, sha256_text, slugify, validate, write_zip,
 )
-from state.errors import Conflict, InvalidRequest
+from daemon.validation import ValidationFailed
+from state.errors import Conflict
 from state.store import Store
 
 OPENCLAW_MAPPING = {"target": "openclaw",
@@ -82,6 +84,18 @@ def bump_patch(version: str) -> str:
     return f"{major}.{minor}.{patch + 1}"
 
 
+def check_events(events: list[Any]) -> None:
+    """Sync events: a non-empty list of objects with a non-empty summary (422 otherwise)."""
+    if not events:
+        raise ValidationFailed("field 'events' must hold at least one event",
+                               details={"field": "events"})
+    for index, event in enumerate(events):
+        if not isinstance(event, dict) or not isinstance(event.get("summary"), str) \
+                or not event["summary"].strip():
+            raise ValidationFailed(f"events[{index}] needs a non-empty 'summary'",
+                                   details={"field": f"events[{index}].summary"})
+
+
 class SuiteService:
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -100,6 +114,9 @@ class SuiteService:
         if body.get("dreams_markdown"):
             files["DREAMS.md"] = body["dreams_markdown"]
         for day, text in (body.get("work_memory") or {}).items():
+            if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+                raise ArchiveRefused(f"work_memory keys must be dates (YYYY-MM-DD), got {day!r}",
+                                     details={"field": "work_memory"})
             if not isinstance(text, str):
                 raise ArchiveRefused(f"work_memory[{day!r}] must be Markdown text")
             files[f"memory/{day}.md"] = text
@@ -229,9 +246,8 @@ class SuiteService:
         path = f"memory/{now:%Y-%m-%d}.md"
         files = dict(stored["files"])
         text = files.get(path) or f"# Work memory {now:%Y-%m-%d}\n\n"
+        check_events(body["events"])
         for event in body["events"]:
-            if not isinstance(event, dict) or not str(event.get("summary", "")).strip():
-                raise InvalidRequest("every event needs a non-empty 'summary'")
             kind = str(event.get("event_type") or "task_event")
             text += f"- {now:%H:%M} [{kind}] {' '.join(str(event['summary']).split())}\n"
         files[path] = text

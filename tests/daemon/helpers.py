@@ -1,5 +1,5 @@
 """Shared by the API error tests (test_api_errors.py, test_startup_api_errors.py,
-test_updates_api_errors.py).
+test_updates_api_errors.py, test_suites_api_errors.py).
 
 Each test file declares its endpoints once as ``Ep`` rows holding a request that succeeds;
 an error test sends a variation of it (``send``) and ``expect_error`` checks the status, the
@@ -30,7 +30,8 @@ ROW_COUNTS = {
                   "memory_briefs", "brief_events", "adaptive_runs", "context_packs", "receipts",
                   "runtime_profiles", "project_bindings", "identities", "api_keys",
                   "startup_plans", "managed_regions", "conflicts", "platform_updates",
-                  "update_acks", "sync_intents")
+                  "update_acks", "sync_intents", "suites", "suite_versions", "suite_files",
+                  "suite_fts")
 } | {"submitted_runs": "select count(*) from adaptive_runs where status = 'submitted'",
      "used_pairing_codes": "select count(*) from pairing_codes where used_at is not null",
      "plan_statuses": "select group_concat(id || ':' || status, ' ') from"
@@ -39,7 +40,9 @@ ROW_COUNTS = {
                        " (select record, owners from managed_regions order by id)",
      "open_conflicts": "select count(*) from conflicts where status = 'open'",
      "intent_statuses": "select group_concat(id || ':' || status, ' ') from"
-                        " (select id, status from sync_intents order by id)"}
+                        " (select id, status from sync_intents order by id)",
+     "suite_latest": "select group_concat(slug || ':' || latest_version, ' ') from"
+                     " (select slug, latest_version from suites order by slug)"}
 
 
 @dataclass(frozen=True)
