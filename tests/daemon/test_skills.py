@@ -28,6 +28,7 @@ async def test_every_skill_pulls_and_names_real_endpoints(api):
         pulled = await api.get(f"/api/agent/skills/{skill_id}/pull")
         text = pulled["skill_markdown"]
         assert text.startswith(f"# {skill_id}") and "{base}" not in text
+        assert re.search(r"^Scopes: ", text, re.M), f"{skill_id} must say which scopes it needs"
         mentioned = [m.group(2) for m in MENTION.finditer(text)]
         assert all(_served(p) for p in mentioned), (skill_id, [p for p in mentioned if not _served(p)])
         mentions += len(mentioned)
