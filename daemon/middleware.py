@@ -33,10 +33,22 @@ _HTTP_TYPES = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 40
                415: "unsupported_media_type"}
 
 
+# Memory Stores (seed 001) clients expect their own envelope; the status is the same.
+STORES_PREFIX = "/api/v1/cloud/"
+STORES_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                404: "not_found_error", 405: "invalid_request_error", 409: "conflict_error",
+                413: "request_too_large", 422: "invalid_request_error", 428: "invalid_request_error"}
+
+
 def error_response(
     request: web.Request, status: int, error_type: str, message: str,
     detail: Any = None, extra: dict[str, Any] | None = None,
 ) -> web.Response:
+    if request.path.startswith(STORES_PREFIX):
+        error: dict[str, Any] = {"type": STORES_TYPES.get(status, "api_error"), "message": message}
+        if isinstance(detail, dict):
+            error["details"] = {k: v for k, v in detail.items() if k != "message"}
+        return web.json_response({"type": "error", "error": error}, status=status)
     detail = message if detail is None else detail
     body: dict[str, Any] = {
         "schema": "amp.error.v1",

@@ -20,11 +20,12 @@ class ConflictRecords:
         self.conn = conn
 
     def add_conflict(self, kind: str, subject_id: str | None, path: str | None,
-                     detail: dict[str, Any]) -> dict[str, Any]:
-        """Record an open conflict, unless the same one is already open (no duplicates)."""
+                     detail: dict[str, Any], *, dedupe: bool = True) -> dict[str, Any]:
+        """Record an open conflict. With ``dedupe`` an identical open one is reused (a drift
+        seen at every refresh); without it every conflict is kept (each losing write)."""
         existing = self.conn.execute(
             "select id from conflicts where kind = ? and subject_id is ? and path is ?"
-            " and status = 'open'", (kind, subject_id, path)).fetchone()
+            " and status = 'open'", (kind, subject_id, path)).fetchone() if dedupe else None
         if existing:
             return self.conflict(existing[0])
         conflict_id = new_id("conf_")

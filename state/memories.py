@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from state.db import Connection
-from state.errors import NotFound
+from state.errors import Conflict, NotFound
 from state.ids import new_id, now_iso
 from state.search import SearchIndex, record_text
 
@@ -36,11 +36,13 @@ class NewMemory:
     triggers: list[str] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
     identity_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 _COLUMNS = (
     "seq, id, namespace, project_key, path, kind, title, content, importance, triggers,"
-    " provenance, source, identity_id, content_sha256, version, created_at, updated_at, deleted_at"
+    " provenance, source, identity_id, content_sha256, version, created_at, updated_at, deleted_at,"
+    " metadata"
 )
 
 
@@ -49,6 +51,7 @@ def row_to_memory(row: Any) -> dict[str, Any]:
     memory = dict(row)
     memory["triggers"] = json.loads(memory["triggers"])
     memory["provenance"] = json.loads(memory["provenance"])
+    memory["metadata"] = json.loads(memory["metadata"])
     return memory
 
 
@@ -67,29 +70,32 @@ class MemoryRepository:
         cursor = self.conn.execute(
             "insert into memory_records (id, namespace, project_key, path, kind, title, content,"
             " importance, triggers, provenance, source, identity_id, content_sha256, version,"
-            " created_at, updated_at) values (?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?)",
+            " created_at, updated_at, metadata) values (?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?)",
             (
                 memory_id, new.namespace, new.project_key, new.path, new.kind, new.title,
                 new.content, new.importance, json.dumps(new.triggers, ensure_ascii=False),
                 json.dumps(new.provenance, ensure_ascii=False), new.source, new.identity_id,
-                digest, now, now,
+                digest, now, now, json.dumps(new.metadata, ensure_ascii=False),
             ),
         )
         seq = cursor.lastrowid
         self._add_version(memory_id, 1, "created", new.title, new.content, digest,
-                          new.importance, new.identity_id, now)
+                          new.importance, new.identity_id, now, path=new.path)
         self.index.add(seq, new.namespace, record_text(new.title, new.content, new.triggers))
         return self.get(memory_id)
 
     def _add_version(
         self, memory_id: str, version: int, operation: str, title: str, content: str | None,
         digest: str, importance: int, identity_id: str | None, now: str,
+        *, path: str | None = None,
     ) -> None:
+        size = len(content.encode("utf-8")) if content is not None else None
         self.conn.execute(
             "insert into memory_versions (id, memory_id, version, operation, title, content,"
-            " content_sha256, importance, identity_id, created_at) values (?,?,?,?,?,?,?,?,?,?)",
+            " content_sha256, importance, identity_id, created_at, path, size_bytes)"
+            " values (?,?,?,?,?,?,?,?,?,?,?,?)",
             (new_id("memver_"), memory_id, version, operation, title, content, digest,
-             importance, identity_id, now),
+             importance, identity_id, now, path, size),
         )
 
     def find(self, memory_id: str) -> dict[str, Any] | None:
@@ -116,6 +122,7 @@ class MemoryRepository:
     def update(
         self, memory_id: str, *, content: str, title: str | None = None,
         importance: int | None = None, identity_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Replace the content (and optionally title/importance) as a new version."""
         current = self.get(memory_id)
@@ -126,13 +133,15 @@ class MemoryRepository:
         version = current["version"] + 1
         digest = sha256_text(content)
         now = now_iso()
+        merged = {**current["metadata"], **(metadata or {})}
         self.conn.execute(
             "update memory_records set content = ?, title = ?, importance = ?,"
-            " content_sha256 = ?, version = ?, updated_at = ? where id = ?",
-            (content, title, importance, digest, version, now, memory_id),
+            " content_sha256 = ?, version = ?, updated_at = ?, metadata = ? where id = ?",
+            (content, title, importance, digest, version, now,
+             json.dumps(merged, ensure_ascii=False), memory_id),
         )
         self._add_version(memory_id, version, "updated", title, content, digest, importance,
-                          identity_id, now)
+                          identity_id, now, path=current["path"])
         self.index.replace(current["seq"], current["namespace"],
                            record_text(title, content, current["triggers"]))
         return self.get(memory_id)
@@ -149,9 +158,29 @@ class MemoryRepository:
             (now, version, now, memory_id),
         )
         self._add_version(memory_id, version, "deleted", current["title"], None,
-                          current["content_sha256"], current["importance"], identity_id, now)
+                          current["content_sha256"], current["importance"], identity_id, now,
+                          path=current["path"])
         self.index.remove(current["seq"])
         return self.get(memory_id)
+
+    def redact_version(self, version_id: str) -> dict[str, Any]:
+        """Remove a version's content for good, keeping its metadata. If it is the memory's
+        current content, the memory's content goes too (and leaves the search index)."""
+        row = self.conn.execute("select * from memory_versions where id = ?", (version_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"memory version {version_id} not found")
+        if row["redacted_at"]:
+            raise Conflict(f"memory version {version_id} is already redacted")
+        now = now_iso()
+        self.conn.execute("update memory_versions set content = null, redacted_at = ? where id = ?",
+                          (now, version_id))
+        memory = self.get(row["memory_id"])
+        if memory["version"] == row["version"] and not memory["deleted_at"]:
+            self.conn.execute("update memory_records set content = '', updated_at = ? where id = ?",
+                              (now, memory["id"]))
+            self.index.remove(memory["seq"])
+        return dict(self.conn.execute("select * from memory_versions where id = ?",
+                                      (version_id,)).fetchone())
 
     def versions(self, memory_id: str) -> list[dict[str, Any]]:
         self.get(memory_id)

@@ -14,6 +14,7 @@ from daemon.runtime.deltas import DeltaService
 from daemon.runtime.projects import ProjectService
 from daemon.runtime.startup import StartupService
 from daemon.runtime.install_suite import SuiteInstaller
+from daemon.runtime.memory_stores import MemoryStoreService
 from daemon.runtime.suites import SuiteService
 from daemon.runtime.sync_gate import SyncGate
 from daemon.runtime.updates import UpdateService
@@ -38,6 +39,7 @@ class Services:
     installer: SuiteInstaller
     claims: ClaimService
     distill: DistillService
+    memory_stores: MemoryStoreService
 
     @classmethod
     def build(cls, store: Store, paths: Paths, secrets: SecretStore) -> "Services":
@@ -63,4 +65,5 @@ class Services:
                    adaptive=adaptive, projects=ProjectService(store),
                    startup=StartupService(store, packs, paths, secrets), updates=updates,
                    gate=gate, suites=suites, installer=SuiteInstaller(store, packs, changes),
-                   claims=ClaimService(store), distill=distill)
+                   claims=ClaimService(store), distill=distill,
+                   memory_stores=MemoryStoreService(store))

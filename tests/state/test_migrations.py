@@ -10,6 +10,7 @@ EXPECTED_TABLES = {
     "memory_deltas", "summary_cards", "adaptive_runs", "startup_plans", "managed_regions",
     "conflicts", "platform_updates", "update_acks", "sync_intents", "suites", "suite_versions",
     "suite_files", "suite_fts", "installed_open_memories", "claims", "distill_jobs",
+    "memory_stores",
 }
 
 

@@ -1,0 +1,135 @@
+"""Memory Stores (seed 001) under /api/v1/cloud/memory_stores: the seed's paths, so a
+client changes only its base URL. Errors use the dialect's envelope
+``{"type": "error", "error": {"type": ..., "message": ...}}`` (see daemon/middleware.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from daemon.endpoints import Call, Endpoint
+from daemon.validation import Field, RequestSchema, ValidationFailed
+
+BASE = "/api/v1/cloud/memory_stores"
+
+STORE = RequestSchema("memory-store", (
+    Field("name", str, required=True, min_length=1, max_length=200),
+    Field("description", str, max_length=2000),
+    Field("metadata", dict, default={}),
+))
+STORE_UPDATE = RequestSchema("memory-store-update", (
+    Field("name", str, min_length=1, max_length=200),
+    Field("description", str, max_length=2000),
+    Field("metadata", dict),
+))
+MEMORY = RequestSchema("memory-store-memory", (
+    Field("path", str, required=True, max_length=1024),
+    Field("content", str, required=True, description="at most 100 KB, not empty"),
+    Field("metadata", dict, default={}),
+))
+MEMORY_UPDATE = RequestSchema("memory-store-memory-update", (
+    Field("content", str, required=True, description="at most 100 KB, not empty"),
+    Field("content_sha256", str, max_length=64, description="optimistic concurrency: 409 if stale"),
+    Field("metadata", dict),
+))
+EMPTY = RequestSchema("empty")
+
+
+def _limit(request: web.Request) -> int:
+    raw = request.query.get("limit", "20")
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= 100:
+        raise ValidationFailed("query parameter 'limit' must be between 1 and 100",
+                               details={"field": "limit"})
+    return int(raw)
+
+
+def _svc(call: Call):
+    return call.services.memory_stores
+
+
+async def create_store(request: web.Request, call: Call) -> dict[str, Any]:
+    return _svc(call).create_store(call.require_identity(), call.body)
+
+
+async def list_stores(request: web.Request, call: Call) -> dict[str, Any]:
+    return _svc(call).list_stores(_limit(request), request.query.get("cursor"))
+
+
+async def get_store(request: web.Request, call: Call) -> dict[str, Any]:
+    return _svc(call).get_store(request.match_info["store_id"])
+
+
+async def update_store(request: web.Request, call: Call) -> dict[str, Any]:
+    return _svc(call).update_store(request.match_info["store_id"], call.body)
+
+
+async def archive_store(request: web.Request, call: Call) -> dict[str, Any]:
+    return _svc(call).archive_store(request.match_info["store_id"])
+
+
+async def delete_store(request: web.Request, call: Call) -> dict[str, Any]:
+    return _svc(call).delete_store(request.match_info["store_id"])
+
+
+async def create_memory(request: web.Request, call: Call) -> dict[str, Any]:
+    return _svc(call).create_memory(call.require_identity(), request.match_info["store_id"], call.body)
+
+
+async def list_memories(request: web.Request, call: Call) -> dict[str, Any]:
+    return _svc(call).list_memories(request.match_info["store_id"], _limit(request),
+                                    request.query.get("cursor"), request.query.get("path_prefix"))
+
+
+async def get_memory(request: web.Request, call: Call) -> dict[str, Any]:
+    return _svc(call).get_memory(request.match_info["store_id"], request.match_info["memory_id"])
+
+
+async def update_memory(request: web.Request, call: Call) -> dict[str, Any]:
+    return _svc(call).update_memory(call.require_identity(), request.match_info["store_id"],
+                                    request.match_info["memory_id"], call.body)
+
+
+async def delete_memory(request: web.Request, call: Call) -> dict[str, Any]:
+    return _svc(call).delete_memory(call.require_identity(), request.match_info["store_id"],
+                                    request.match_info["memory_id"])
+
+
+async def list_versions(request: web.Request, call: Call) -> dict[str, Any]:
+    return _svc(call).list_versions(request.match_info["store_id"], _limit(request),
+                                    request.query.get("cursor"), request.query.get("memory_id"))
+
+
+async def get_version(request: web.Request, call: Call) -> dict[str, Any]:
+    return _svc(call).get_version(request.match_info["store_id"], request.match_info["version_id"])
+
+
+async def redact_version(request: web.Request, call: Call) -> dict[str, Any]:
+    return _svc(call).redact_version(request.match_info["store_id"], request.match_info["version_id"])
+
+
+R, W = "memory:read", "memory:write"
+ENDPOINTS = [
+    Endpoint("POST", BASE, create_store, "Create a Memory Store.", scope=W, request=STORE),
+    Endpoint("GET", BASE, list_stores, "List Memory Stores (limit, cursor).", scope=R),
+    Endpoint("GET", BASE + "/{store_id}", get_store, "A Memory Store with entry_count and total_size.", scope=R),
+    Endpoint("POST", BASE + "/{store_id}", update_store, "Update a Memory Store.", scope=W, request=STORE_UPDATE),
+    Endpoint("POST", BASE + "/{store_id}/archive", archive_store,
+             "Archive: readable, no more memory writes.", scope=W, request=EMPTY),
+    Endpoint("DELETE", BASE + "/{store_id}", delete_store, "Delete a store and everything in it.", scope=W),
+    Endpoint("POST", BASE + "/{store_id}/memories", create_memory, "Create a memory at a path.",
+             scope=W, request=MEMORY),
+    Endpoint("GET", BASE + "/{store_id}/memories", list_memories,
+             "List memories without content (limit, cursor, path_prefix).", scope=R),
+    Endpoint("GET", BASE + "/{store_id}/memories/{memory_id}", get_memory, "One memory with content.", scope=R),
+    Endpoint("POST", BASE + "/{store_id}/memories/{memory_id}", update_memory,
+             "Update a memory (content_sha256: 409 if it changed; the loser is kept).",
+             scope=W, request=MEMORY_UPDATE),
+    Endpoint("DELETE", BASE + "/{store_id}/memories/{memory_id}", delete_memory, "Delete a memory.", scope=W),
+    Endpoint("GET", BASE + "/{store_id}/memory_versions", list_versions,
+             "List versions (limit, cursor, memory_id).", scope=R),
+    Endpoint("GET", BASE + "/{store_id}/memory_versions/{version_id}", get_version,
+             "One version with content (null once redacted).", scope=R),
+    Endpoint("POST", BASE + "/{store_id}/memory_versions/{version_id}/redact", redact_version,
+             "Remove a version's content for good; metadata stays.", scope=W, request=EMPTY),
+]

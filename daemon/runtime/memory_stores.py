@@ -1,0 +1,279 @@
+"""Memory Stores (seed 001): store -> memory (by path) -> immutable versions, over the one
+memory table (a store is a namespace ``memstore_...``).
+
+Optimistic concurrency: an update may carry the ``content_sha256`` it last read; if the
+memory changed since, the answer is 409 and the losing content is kept as a conflict for
+the person, never dropped.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from state.errors import Conflict, InvalidRequest, NotFound
+from state.ids import new_id, now_iso
+from state.memories import NewMemory
+from state.store import Store
+
+MAX_CONTENT_BYTES = 100 * 1024
+
+
+class StoreArchived(Conflict):
+    code = "store_archived"
+
+
+def check_path(path: str) -> str:
+    """Relative, no '..', no leading '/', no empty segments (seed 001's path rules)."""
+    if not path or not path.strip():
+        raise InvalidRequest("path must not be empty", details={"field": "path"})
+    if path.startswith("/"):
+        raise InvalidRequest(f"path must be relative, not start with '/': {path!r}", details={"field": "path"})
+    if "\\" in path or "\x00" in path:
+        raise InvalidRequest(f"path must use '/' separators only: {path!r}", details={"field": "path"})
+    parts = path.split("/")
+    if ".." in parts:
+        raise InvalidRequest(f"path must not contain '..': {path!r}", details={"field": "path"})
+    if any(p in ("", ".") for p in parts):
+        raise InvalidRequest(f"path has an empty or '.' segment: {path!r}", details={"field": "path"})
+    if len(path) > 1024:
+        raise InvalidRequest("path must be at most 1024 characters", details={"field": "path"})
+    return path
+
+
+def check_content(content: str) -> str:
+    if not content.strip():
+        raise InvalidRequest("content must not be empty", details={"field": "content"})
+    size = len(content.encode("utf-8"))
+    if size > MAX_CONTENT_BYTES:
+        raise InvalidRequest(f"content is {size} bytes; the limit is {MAX_CONTENT_BYTES} (100 KB)",
+                             details={"field": "content"})
+    return content
+
+
+def encode_cursor(value: str) -> str:
+    return base64.urlsafe_b64encode(value.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str:
+    try:
+        return base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (ValueError, UnicodeDecodeError):
+        raise InvalidRequest("cursor is not one this API returned", details={"field": "cursor"}) from None
+
+
+def page(rows: list[dict[str, Any]], limit: int, key: str = "id") -> dict[str, Any]:
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return {"data": rows, "has_more": more,
+            "next_cursor": encode_cursor(rows[-1][key]) if more and rows else None}
+
+
+class MemoryStoreService:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.conn = store.conn
+
+    # -- stores -----------------------------------------------------------------------------
+
+    def _stats(self, store_id: str) -> tuple[int, int]:
+        count, size = self.conn.execute(
+            "select count(*), coalesce(sum(length(cast(content as blob))), 0) from memory_records"
+            " where namespace = ? and deleted_at is null", (store_id,)).fetchone()
+        return count, size
+
+    def _public_store(self, row: Any) -> dict[str, Any]:
+        count, size = self._stats(row["id"])
+        return {"id": row["id"], "type": "memory_store", "name": row["name"],
+                "description": row["description"], "metadata": json.loads(row["metadata"]),
+                "status": row["status"], "archived_at": row["archived_at"],
+                "created_at": row["created_at"], "updated_at": row["updated_at"],
+                "entry_count": count, "total_size": size}
+
+    def _row(self, store_id: str) -> Any:
+        row = self.conn.execute("select * from memory_stores where id = ?", (store_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"memory store {store_id} not found")
+        return row
+
+    def create_store(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        store_id, now = new_id("memstore_"), now_iso()
+        with self.store.transaction():
+            self.conn.execute(
+                "insert into memory_stores (id, name, description, metadata, created_by, created_at,"
+                " updated_at) values (?,?,?,?,?,?,?)",
+                (store_id, body["name"].strip(), body.get("description") or "",
+                 json.dumps(body.get("metadata") or {}, ensure_ascii=False), identity["id"], now, now))
+        return self.get_store(store_id)
+
+    def get_store(self, store_id: str) -> dict[str, Any]:
+        return self._public_store(self._row(store_id))
+
+    def list_stores(self, limit: int, cursor: str | None) -> dict[str, Any]:
+        after = decode_cursor(cursor) if cursor else ""
+        rows = self.conn.execute("select * from memory_stores where id > ? order by id limit ?",
+                                 (after, limit + 1)).fetchall()
+        return page([self._public_store(r) for r in rows], limit)
+
+    def update_store(self, store_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        row = self._row(store_id)
+        metadata = {**json.loads(row["metadata"]), **(body.get("metadata") or {})}
+        with self.store.transaction():
+            self.conn.execute(
+                "update memory_stores set name = ?, description = ?, metadata = ?, updated_at = ?"
+                " where id = ?",
+                ((body.get("name") or row["name"]).strip(),
+                 row["description"] if body.get("description") is None else body["description"],
+                 json.dumps(metadata, ensure_ascii=False), now_iso(), store_id))
+        return self.get_store(store_id)
+
+    def archive_store(self, store_id: str) -> dict[str, Any]:
+        row = self._row(store_id)
+        if row["status"] != "archived":
+            now = now_iso()
+            with self.store.transaction():
+                self.conn.execute("update memory_stores set status = 'archived', archived_at = ?,"
+                                  " updated_at = ? where id = ?", (now, now, store_id))
+        return self.get_store(store_id)
+
+    def delete_store(self, store_id: str) -> dict[str, Any]:
+        """Delete the store with all its memories and their versions."""
+        self._row(store_id)
+        with self.store.transaction():
+            seqs = [r[0] for r in self.conn.execute(
+                "select seq from memory_records where namespace = ?", (store_id,))]
+            for seq in seqs:
+                self.store.search.remove(seq)
+            self.conn.execute("delete from memory_records where namespace = ?", (store_id,))
+            self.conn.execute("delete from memory_stores where id = ?", (store_id,))
+        return {"id": store_id, "type": "memory_store_deleted"}
+
+    # -- memories ---------------------------------------------------------------------------
+
+    def _writable(self, store_id: str) -> None:
+        if self._row(store_id)["status"] == "archived":
+            raise StoreArchived(f"memory store {store_id} is archived: it can be read, not written")
+
+    @staticmethod
+    def _public_memory(memory: dict[str, Any], *, content: bool) -> dict[str, Any]:
+        out = {"id": memory["id"], "type": "memory", "memory_store_id": memory["namespace"],
+               "path": memory["path"], "content_size_bytes": len(memory["content"].encode("utf-8")),
+               "content_sha256": memory["content_sha256"], "version": memory["version"],
+               "metadata": memory["metadata"], "created_at": memory["created_at"],
+               "updated_at": memory["updated_at"]}
+        if content:
+            out["content"] = memory["content"]
+        return out
+
+    def _memory(self, store_id: str, memory_id: str) -> dict[str, Any]:
+        self._row(store_id)
+        memory = self.store.memories.find(memory_id)
+        if memory is None or memory["namespace"] != store_id or memory["deleted_at"]:
+            raise NotFound(f"memory {memory_id} not found in store {store_id}")
+        return memory
+
+    def create_memory(self, identity: dict[str, Any], store_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        self._writable(store_id)
+        path, content = check_path(body["path"]), check_content(body["content"])
+        if self.conn.execute("select 1 from memory_records where namespace = ? and path = ?"
+                             " and deleted_at is null", (store_id, path)).fetchone():
+            raise Conflict(f"a memory with path {path!r} already exists in this store; update it")
+        with self.store.transaction():
+            memory = self.store.memories.create(NewMemory(
+                namespace=store_id, kind="document", path=path, title=path, content=content,
+                source="memory_store", metadata=body.get("metadata") or {},
+                provenance={"dialect": "memory_stores", "agent": identity["name"]},
+                identity_id=identity["id"]))
+        return self._public_memory(memory, content=True)
+
+    def get_memory(self, store_id: str, memory_id: str) -> dict[str, Any]:
+        return self._public_memory(self._memory(store_id, memory_id), content=True)
+
+    def list_memories(self, store_id: str, limit: int, cursor: str | None,
+                      path_prefix: str | None) -> dict[str, Any]:
+        self._row(store_id)
+        after = decode_cursor(cursor) if cursor else ""
+        query = ("select id from memory_records where namespace = ? and deleted_at is null"
+                 " and id > ?")
+        params: list[Any] = [store_id, after]
+        if path_prefix:
+            query += " and substr(path, 1, ?) = ?"
+            params += [len(path_prefix), path_prefix]
+        ids = [r[0] for r in self.conn.execute(query + " order by id limit ?", (*params, limit + 1))]
+        return page([self._public_memory(self.store.memories.get(i), content=False) for i in ids], limit)
+
+    def update_memory(self, identity: dict[str, Any], store_id: str, memory_id: str,
+                      body: dict[str, Any]) -> dict[str, Any]:
+        self._writable(store_id)
+        memory = self._memory(store_id, memory_id)
+        content = check_content(body["content"])
+        expected = body.get("content_sha256")
+        if expected is not None and expected != memory["content_sha256"]:
+            with self.store.transaction():
+                conflict = self.store.conflicts.add_conflict(
+                    "memory_store_occ", memory_id, memory["path"],
+                    {"memory_store_id": store_id, "expected_sha256": expected,
+                     "current_sha256": memory["content_sha256"], "current_version": memory["version"],
+                     "losing_content": content, "losing_metadata": body.get("metadata") or {},
+                     "writer": identity["name"], "reason": "the memory changed since the writer read it"},
+                    dedupe=False)
+            raise Conflict(
+                "content_sha256 does not match the current content: someone else changed it."
+                " GET the memory again and retry; your write is kept as a conflict.",
+                details={"current_sha256": memory["content_sha256"], "conflict_id": conflict["id"]})
+        with self.store.transaction():
+            updated = self.store.memories.update(memory_id, content=content, identity_id=identity["id"],
+                                                 metadata=body.get("metadata"))
+        return self._public_memory(updated, content=True)
+
+    def delete_memory(self, identity: dict[str, Any], store_id: str, memory_id: str) -> dict[str, Any]:
+        self._writable(store_id)
+        self._memory(store_id, memory_id)
+        with self.store.transaction():
+            self.store.memories.delete(memory_id, identity_id=identity["id"])
+        return {"id": memory_id, "type": "memory_deleted"}
+
+    # -- versions ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _public_version(row: Any, store_id: str, *, content: bool) -> dict[str, Any]:
+        out = {"id": row["id"], "type": "memory_version", "memory_store_id": store_id,
+               "memory_id": row["memory_id"], "path": row["path"], "operation": row["operation"],
+               "version": row["version"], "content_sha256": row["content_sha256"],
+               "content_size_bytes": row["size_bytes"], "created_at": row["created_at"],
+               "redacted": row["redacted_at"] is not None, "redacted_at": row["redacted_at"]}
+        if content:
+            out["content"] = row["content"]
+        return out
+
+    def list_versions(self, store_id: str, limit: int, cursor: str | None,
+                      memory_id: str | None) -> dict[str, Any]:
+        self._row(store_id)
+        after = decode_cursor(cursor) if cursor else ""
+        query = ("select v.* from memory_versions v join memory_records r on r.id = v.memory_id"
+                 " where r.namespace = ? and v.id > ?")
+        params: list[Any] = [store_id, after]
+        if memory_id:
+            query, params = query + " and v.memory_id = ?", [*params, memory_id]
+        rows = self.conn.execute(query + " order by v.id limit ?", (*params, limit + 1)).fetchall()
+        return page([self._public_version(r, store_id, content=False) for r in rows], limit)
+
+    def _version(self, store_id: str, version_id: str) -> Any:
+        self._row(store_id)
+        row = self.conn.execute(
+            "select v.* from memory_versions v join memory_records r on r.id = v.memory_id"
+            " where v.id = ? and r.namespace = ?", (version_id, store_id)).fetchone()
+        if row is None:
+            raise NotFound(f"memory version {version_id} not found in store {store_id}")
+        return row
+
+    def get_version(self, store_id: str, version_id: str) -> dict[str, Any]:
+        return self._public_version(self._version(store_id, version_id), store_id, content=True)
+
+    def redact_version(self, store_id: str, version_id: str) -> dict[str, Any]:
+        self._version(store_id, version_id)
+        with self.store.transaction():
+            row = self.store.memories.redact_version(version_id)
+        return self._public_version(row, store_id, content=True)
+
