@@ -13,7 +13,7 @@ import logging
 import sys
 from typing import Any, Callable
 
-from daemon import __version__, cli_setup, cli_updates
+from daemon import __version__, cli_setup, cli_stores, cli_updates
 from daemon.process import find_running, start_detached, stop_running
 from state.config import SECTIONS, load_settings, set_setting
 from state.errors import MemoryCloudError
@@ -280,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("key", choices=sorted(SECTIONS))
     p.add_argument("value")
 
-    for module in (cli_setup, cli_updates):
+    for module in (cli_setup, cli_updates, cli_stores):
         module.add_commands(sub, lambda parent, name, func, help_text, **kw: add(
             parent, name, _with_emit(func), help_text, **kw))
 

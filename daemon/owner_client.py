@@ -30,6 +30,9 @@ class OwnerClient:
     def post(self, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         return self._send("POST", path, json=body or {})
 
+    def delete(self, path: str) -> dict[str, Any]:
+        return self._send("DELETE", path)
+
     def _send(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         try:
             response = httpx.request(method, f"{self.url}{path}", timeout=30,
@@ -41,5 +44,7 @@ class OwnerClient:
                 message = response.json()["error"]["message"]
             except (ValueError, KeyError, TypeError):
                 message = response.text
-            raise MemoryCloudError(f"daemon answered {response.status_code}: {message}")
+            error = MemoryCloudError(f"daemon answered {response.status_code}: {message}")
+            error.status = response.status_code
+            raise error
         return response.json()
