@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from daemon import keys
+from daemon.api.mem1 import MEM1_PATHS
 from state.errors import Forbidden, MemoryCloudError
 from state.ids import new_id, now_iso
 
@@ -44,6 +45,16 @@ def error_response(
     request: web.Request, status: int, error_type: str, message: str,
     detail: Any = None, extra: dict[str, Any] | None = None,
 ) -> web.Response:
+    if request.path in MEM1_PATHS:
+        # agent-memory1.0 clients read FastAPI's {"detail": ...}: a string, or for a bad
+        # field the list form [{"loc": [...], "msg": ..., "type": ...}].
+        field = detail.get("field") if isinstance(detail, dict) else None
+        missing = detail.get("missing_fields") if isinstance(detail, dict) else None
+        if status == 422 and (field or missing):
+            items = [{"loc": ["body", f], "msg": message, "type": error_type}
+                     for f in (missing or [field])]
+            return web.json_response({"detail": items}, status=status)
+        return web.json_response({"detail": message}, status=status)
     if request.path.startswith(STORES_PREFIX):
         error: dict[str, Any] = {"type": STORES_TYPES.get(status, "api_error"), "message": message}
         if isinstance(detail, dict):

@@ -14,6 +14,7 @@ from daemon.runtime.deltas import DeltaService
 from daemon.runtime.projects import ProjectService
 from daemon.runtime.startup import StartupService
 from daemon.runtime.install_suite import SuiteInstaller
+from daemon.runtime.mem1 import Mem1Service
 from daemon.runtime.memory_stores import MemoryStoreService
 from daemon.runtime.suites import SuiteService
 from daemon.runtime.sync_gate import SyncGate
@@ -40,6 +41,7 @@ class Services:
     claims: ClaimService
     distill: DistillService
     memory_stores: MemoryStoreService
+    mem1: Mem1Service
 
     @classmethod
     def build(cls, store: Store, paths: Paths, secrets: SecretStore) -> "Services":
@@ -66,4 +68,4 @@ class Services:
                    startup=StartupService(store, packs, paths, secrets), updates=updates,
                    gate=gate, suites=suites, installer=SuiteInstaller(store, packs, changes),
                    claims=ClaimService(store), distill=distill,
-                   memory_stores=MemoryStoreService(store))
+                   memory_stores=MemoryStoreService(store), mem1=Mem1Service(store))
