@@ -7,9 +7,11 @@ from typing import Any
 from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
-from daemon.runtime.access import public_memory, readable_memory, resolve_workspace
+from daemon.runtime.access import (
+    can_read_namespace, public_memory, readable_memory, resolve_workspace,
+)
 from daemon.validation import Field, RequestSchema, ValidationFailed
-from state.errors import InvalidRequest
+from state.errors import Forbidden, InvalidRequest
 
 BOOTSTRAP = RequestSchema("bootstrap-context", (
     Field("workspace_id", str, max_length=80),
@@ -137,6 +139,30 @@ async def memory_query(request: web.Request, call: Call) -> dict[str, Any]:
     }
 
 
+async def search_everywhere(request: web.Request, call: Call) -> dict[str, Any]:
+    """One hybrid search over any namespaces the caller may read: its workspace by default,
+    or those named with ?namespace= (a Memory Store memstore_..., an agent-memory1.0
+    mem1:<user>:<scope>, a suite collection suite:<slug>). Every item names its namespace."""
+    identity = call.require_identity()
+    query = request.query.get("q", "").strip()
+    if not query:
+        raise InvalidRequest("query parameter 'q' is required and must not be empty")
+    namespaces = request.query.getall("namespace", []) or [
+        resolve_workspace(call.services.store, identity, None)["id"]]
+    refused = [n for n in namespaces if not can_read_namespace(identity, n)]
+    if refused:
+        raise Forbidden(f"no access to namespace {refused[0]}")
+    limit = _int_param(request, "limit", 10, 1, 50)
+    store = call.services.store
+    hits = store.search.search(query, namespaces, limit=limit)
+    records = store.memories.by_seqs([h.seq for h in hits])
+    items = [{**public_memory(records[h.seq]), "score": round(h.score, 6),
+              "detail_endpoint": f"{call.base_url}/api/agent/memories/{records[h.seq]['id']}"}
+             for h in hits if h.seq in records]
+    return {"schema": "amp.memory-search.v1", "query": query, "namespaces": namespaces,
+            "items": items}
+
+
 ENDPOINTS = [
     Endpoint("POST", "/api/agent/bootstrap/context", bootstrap_context,
              "Build a Runtime Context Pack and issue a receipt.", scope="memory:read",
@@ -154,6 +180,9 @@ ENDPOINTS = [
              scope="memory:write", request=DELTA, response_schema="amp.memory-delta.v1"),
     Endpoint("GET", "/api/agent/memories/{memory_id}", memory_detail, "One memory by id.",
              scope="memory:read", response_schema="amp.memory-detail.v1"),
+    Endpoint("GET", "/api/agent/search", search_everywhere,
+             "Hybrid search over namespaces of every dialect (?q=&namespace=...).",
+             scope="memory:read", response_schema="amp.memory-search.v1"),
     Endpoint("GET", "/api/workspaces/{workspace_id}/memory/query", memory_query,
              "Hybrid search (BM25 + vectors) in a workspace: q, limit, project_key, memory_type.",
              scope="memory:read", response_schema="amp.memory-search.v1"),

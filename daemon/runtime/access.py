@@ -21,8 +21,24 @@ def resolve_workspace(store: Store, identity: dict[str, Any], workspace_id: str 
     return workspace
 
 
+# Namespaces of the other dialects (Memory Stores, agent-memory1.0) and suite collections are
+# shared by every key with memory:read on this machine; workspaces belong to their agents.
+SHARED_PREFIXES = ("memstore_", "mem1:", "suite:")
+
+
+def dialect_of(namespace: str) -> str:
+    if namespace.startswith("memstore_"):
+        return "memory_stores"
+    if namespace.startswith("mem1:"):
+        return "agent_memory1"
+    if namespace.startswith("suite:"):
+        return "suite_collection"
+    return "amp"
+
+
 def can_read_namespace(identity: dict[str, Any], namespace: str) -> bool:
-    return identity["kind"] == "owner" or identity.get("workspace_id") == namespace
+    return (identity["kind"] == "owner" or identity.get("workspace_id") == namespace
+            or namespace.startswith(SHARED_PREFIXES))
 
 
 def readable_memory(store: Store, identity: dict[str, Any], memory_id: str) -> dict[str, Any]:
@@ -57,6 +73,9 @@ def public_memory(memory: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": memory["id"],
         "schema": "amp.memory-record.v1",
+        "namespace": memory["namespace"],
+        "dialect": dialect_of(memory["namespace"]),
+        "path": memory["path"],
         "workspace_id": memory["namespace"],
         "project_key": memory["project_key"],
         "memory_type": memory["kind"],
