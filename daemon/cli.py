@@ -13,7 +13,7 @@ import logging
 import sys
 from typing import Any, Callable
 
-from daemon import __version__, cli_setup, cli_stores, cli_updates
+from daemon import __version__, cli_mcp, cli_setup, cli_stores, cli_updates
 from daemon.process import find_running, start_detached, stop_running
 from state.config import SECTIONS, load_settings, set_setting
 from state.errors import MemoryCloudError
@@ -204,6 +204,12 @@ def cmd_config_set(args: argparse.Namespace, paths: Paths) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace, paths: Paths) -> int:
+    from daemon.mcp.stdio import run
+
+    return run(paths, args.credential_ref)
+
+
 # -- product entry -----------------------------------------------------------------------
 
 def cmd_tui(args: argparse.Namespace, paths: Paths) -> int:
@@ -283,6 +289,14 @@ def build_parser() -> argparse.ArgumentParser:
     for module in (cli_setup, cli_updates, cli_stores):
         module.add_commands(sub, lambda parent, name, func, help_text, **kw: add(
             parent, name, _with_emit(func), help_text, **kw))
+
+    p = sub.add_parser("mcp", help="serve MCP on stdio (and install it into agent runtimes)",
+                       description="With no action: serve MCP on stdio for an agent runtime.")
+    p.set_defaults(func=cmd_mcp)
+    p.add_argument("--credential-ref", default="memorycloud_default",
+                   help="key name in the credentials file (or set MEMORYCLOUD_API_KEY)")
+    cli_mcp.add_commands(p, lambda parent, name, func, help_text, **kw: add(
+        parent, name, _with_emit(func), help_text, **kw))
 
     add(sub, "tui", cmd_tui, "open the TUI (starts the daemon if needed)", json_flag=False, address=True)
     return parser

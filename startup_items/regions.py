@@ -219,3 +219,73 @@ class WholeFile:
 
     def remove(self, text: str) -> str:
         return ""
+
+
+# -- TOML -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TomlTable:
+    """One table the daemon owns in a TOML file (e.g. ``mcp_servers.memorycloud`` in Codex's
+    config.toml), edited with tomlkit so the user's comments and layout survive."""
+
+    dotted: str
+    kind: str = "toml_table"
+
+    @staticmethod
+    def _load(text: str | None) -> Any:
+        import tomlkit
+
+        try:
+            return tomlkit.parse(text or "")
+        except Exception as exc:  # tomlkit has several parse error classes
+            raise RegionError(f"not valid TOML: {exc}") from None
+
+    def _parent(self, document: Any, create: bool) -> tuple[Any, str]:
+        import tomlkit
+
+        *parents, last = self.dotted.split(".")
+        node = document
+        for key in parents:
+            if key not in node:
+                if not create:
+                    return None, last
+                node[key] = tomlkit.table(is_super_table=True)
+            node = node[key]
+        return node, last
+
+    def render(self, desired: dict[str, Any]) -> str:
+        return json.dumps(desired, indent=2, ensure_ascii=False)
+
+    def extract(self, text: str | None) -> str | None:
+        if text is None:
+            return None
+        parent, last = self._parent(self._load(text), create=False)
+        if parent is None or last not in parent:
+            return None
+        return json.dumps(parent[last].unwrap(), sort_keys=True, ensure_ascii=False)
+
+    def apply(self, text: str | None, desired: dict[str, Any]) -> str:
+        import tomlkit
+
+        document = self._load(text)
+        parent, last = self._parent(document, create=True)
+        table = tomlkit.table()
+        for key, value in desired.items():
+            table[key] = value
+        parent[last] = table
+        return tomlkit.dumps(document)
+
+    def remove(self, text: str) -> str:
+        import tomlkit
+
+        document = self._load(text)
+        parent, last = self._parent(document, create=False)
+        if parent is not None and last in parent:
+            del parent[last]
+        parts = self.dotted.split(".")[:-1]
+        while parts:  # drop the super-tables we emptied
+            node, key = TomlTable(".".join(parts))._parent(document, create=False)
+            if node is not None and key in node and not node[key]:
+                del node[key]
+            parts.pop()
+        return tomlkit.dumps(document)
