@@ -13,7 +13,7 @@ from daemon.endpoints import Call, Endpoint
 from daemon.runtime.suites import check_events
 from daemon.runtime.sync_gate import GatedWrite
 from daemon.validation import Field, RequestSchema, ValidationFailed
-from state.errors import InvalidRequest
+from state.errors import InvalidRequest, PayloadTooLarge
 
 CREATE = RequestSchema("memory-suite-create", (
     Field("title", str, required=True, min_length=1, max_length=200),
@@ -137,10 +137,18 @@ DISTILL = RequestSchema("persona-distill-job", (
 
 
 def _check_documents(documents: list[dict[str, Any]]) -> None:
+    if not documents:
+        raise ValidationFailed("field 'documents' must hold at least one document",
+                               details={"field": "documents"})
     for index, document in enumerate(documents):
         if not isinstance(document.get("text"), str) or not document["text"].strip():
             raise ValidationFailed(f"documents[{index}].text must be non-empty text",
                                    details={"field": f"documents[{index}].text"})
+        triggers = document.get("retrieval_triggers")
+        if triggers is not None and (not isinstance(triggers, list)
+                                     or not all(isinstance(t, str) for t in triggers)):
+            raise ValidationFailed(f"documents[{index}].retrieval_triggers must be a list of strings",
+                                   details={"field": f"documents[{index}].retrieval_triggers"})
 
 
 async def distill(request: web.Request, call: Call) -> dict[str, Any]:
@@ -162,10 +170,14 @@ async def distill_upload(request: web.Request, call: Call) -> dict[str, Any]:
     if not request.content_type.startswith("multipart/"):
         raise InvalidRequest("send the documents as multipart/form-data 'file' parts")
     documents, options = [], {"importance": "3", "chunk_chars": "800"}
+    limit, total = call.services.store.settings.max_body_bytes, 0
     try:
         async for part in await request.multipart():
             if part.name == "file":
                 raw = bytes(await part.read())
+                total += len(raw)
+                if total > limit:  # the limit is for the whole upload, not each part
+                    raise PayloadTooLarge(f"the upload is larger than the limit of {limit} bytes")
                 try:
                     documents.append({"text": raw.decode("utf-8"),
                                       "source_path": part.filename or "upload"})
@@ -181,6 +193,8 @@ async def distill_upload(request: web.Request, call: Call) -> dict[str, Any]:
         importance, chunk_chars = int(options["importance"]), int(options["chunk_chars"])
     except ValueError:
         raise ValidationFailed("importance and chunk_chars must be integers") from None
+    if not 1 <= importance <= 5:
+        raise ValidationFailed("field 'importance' must be between 1 and 5", details={"field": "importance"})
     _check_documents(documents)
     call.services.gate.admit(identity, GatedWrite(
         "persona_distill_job_json", "POST", request.path, {"slug": slug}, {}, importance, keep=False))

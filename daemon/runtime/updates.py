@@ -79,8 +79,10 @@ class UpdateService:
 
     def load_shipped(self) -> int:
         """Register this release's updates (first sight = their local publish time)."""
+        learned = now_iso()  # one moment for the whole release: order by id, not by clock ticks
         with self.store.transaction():
-            return sum(self.store.updates.upsert_update({**u, "source": "builtin"}) for u in SHIPPED)
+            return sum(self.store.updates.upsert_update({**u, "source": "builtin", "published_at": learned})
+                       for u in SHIPPED)
 
     def manifest(self) -> dict[str, Any]:
         return {

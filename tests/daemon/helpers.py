@@ -1,5 +1,5 @@
 """Shared by the API error tests (test_api_errors.py, test_startup_api_errors.py,
-test_updates_api_errors.py, test_suites_api_errors.py).
+test_updates_api_errors.py, test_suites_api_errors.py, test_tools_api_errors.py).
 
 Each test file declares its endpoints once as ``Ep`` rows holding a request that succeeds;
 an error test sends a variation of it (``send``) and ``expect_error`` checks the status, the
@@ -31,7 +31,7 @@ ROW_COUNTS = {
                   "runtime_profiles", "project_bindings", "identities", "api_keys",
                   "startup_plans", "managed_regions", "conflicts", "platform_updates",
                   "update_acks", "sync_intents", "suites", "suite_versions", "suite_files",
-                  "suite_fts")
+                  "suite_fts", "installed_open_memories", "claims", "distill_jobs")
 } | {"submitted_runs": "select count(*) from adaptive_runs where status = 'submitted'",
      "used_pairing_codes": "select count(*) from pairing_codes where used_at is not null",
      "plan_statuses": "select group_concat(id || ':' || status, ' ') from"
@@ -42,7 +42,13 @@ ROW_COUNTS = {
      "intent_statuses": "select group_concat(id || ':' || status, ' ') from"
                         " (select id, status from sync_intents order by id)",
      "suite_latest": "select group_concat(slug || ':' || latest_version, ' ') from"
-                     " (select slug, latest_version from suites order by slug)"}
+                     " (select slug, latest_version from suites order by slug)",
+     # a claim extended by its holder or released keeps the row count
+     "claim_states": "select group_concat(id || ':' || expires_at || ':' ||"
+                     " coalesce(released_at, '-'), ' ') from"
+                     " (select id, expires_at, released_at from claims order by id)",
+     "distill_progress": "select group_concat(id || ':' || status || ':' || done_chunks, ' ') from"
+                         " (select id, status, done_chunks from distill_jobs order by id)"}
 
 
 @dataclass(frozen=True)

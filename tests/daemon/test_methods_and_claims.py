@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.api import all_endpoints
 from tests.daemon.test_skills import _served
 
 
@@ -29,7 +28,7 @@ async def test_runtime_specific_cards_stay_with_their_runtime(api):
 
 async def test_method_cards_name_only_served_endpoints(api):
     cards = (await api.get("/api/agent/methods"))["methods"]
-    assert len(cards) >= 8 and all(e.method in ("GET", "POST") for e in all_endpoints())
+    assert len(cards) >= 8
     for card in cards:
         for endpoint in card["endpoints"]:
             assert _served(endpoint.split(" ", 1)[1]), (card["method_id"], endpoint)

@@ -18,10 +18,11 @@ the shipped manifest.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import re
 import time
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -31,8 +32,9 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from daemon import keys
 from daemon.jobs import JobBoard
 from daemon.runtime.constants import RUNTIME_VERSION
-from daemon.runtime.updates import SHIPPED
-from state.ids import now_iso, parse_iso
+from daemon.runtime.updates import SHIPPED, UpdateService
+from state import update_records
+from state.ids import iso_from_datetime, now_iso, parse_iso
 
 DECISION = {"decision": "use SQLite", "context": "local daemon", "rationale": "no server",
             "retrieval_triggers": ["sqlite"]}
@@ -788,6 +790,16 @@ async def test_manifest_lists_every_known_update(api):
     # Ordered by when this installation learned of them (the shipped ones together, by id).
     assert ids == [*sorted(u["id"] for u in SHIPPED), update["update_id"]]
     assert manifest["check"] == "/api/agent/updates/check" and manifest["ack"] == "/api/agent/updates/ack"
+
+
+def test_shipped_updates_are_learned_at_one_time(store, monkeypatch):
+    """The same as the manifest test above, with a clock that always ticks between two reads."""
+    start = datetime(2026, 7, 1, tzinfo=timezone.utc)
+    ticks = itertools.count()
+    monkeypatch.setattr(update_records, "now_iso",
+                        lambda: iso_from_datetime(start + timedelta(milliseconds=next(ticks))))
+    UpdateService(store).load_shipped()
+    assert [u["id"] for u in store.updates.updates()] == sorted(u["id"] for u in SHIPPED)
 
 
 async def test_publish_defaults(api):

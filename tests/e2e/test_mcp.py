@@ -8,7 +8,6 @@ import os
 import sys
 
 import httpx2
-import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
