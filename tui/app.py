@@ -21,11 +21,17 @@ def status_text(status: dict[str, Any] | None, error: str | None = None) -> str:
     if status is None:
         return "Connecting to the daemon..."
     counts = status["counts"]
+    inbox = status.get("inbox", {})
+    waiting = (f"Inbox: {inbox.get('startup_plans_to_approve', 0)} setups to approve · "
+               f"{inbox.get('conflicts', 0)} conflicts · "
+               f"{inbox.get('agents_with_pending_updates', 0)} agents with pending updates · "
+               f"{inbox.get('blocked_sync_intents', 0)} blocked writes")
     return (
         f"[b green]Daemon running[/]  v{status['version']}  pid {status['pid']}  "
         f"port {status['port']}  up {status['uptime_seconds']:.0f} s\n"
         f"Memories {counts['memories']}  Agents {counts['agents']}  "
-        f"Projects {counts['project_bindings']}  Store {status['store_bytes'] / 1e6:.1f} MB"
+        f"Projects {counts['project_bindings']}  Store {status['store_bytes'] / 1e6:.1f} MB\n"
+        f"{waiting}"
     )
 
 
@@ -43,7 +49,7 @@ class CompanionApp(App[None]):
 
     TITLE = "MemoryCloud Companion"
     CSS = """
-    #status { padding: 0 1; height: 3; }
+    #status { padding: 0 1; height: 4; }
     #results { height: 1fr; }
     #detail { height: 1fr; border-top: solid $primary; }
     """

@@ -43,6 +43,19 @@ async def status(request: web.Request, call: Call) -> dict[str, Any]:
         "embedder": {"name": store.embedder.name, "dimension": store.embedder.dimension},
         "counts": counts,
         "jobs": app[keys.JOBS].describe() if keys.JOBS in app else [],
+        "inbox": inbox(request.app[keys.SERVICES]),
+    }
+
+
+def inbox(services: Any) -> dict[str, int]:
+    """What waits for a person (the TUI's home screen)."""
+    store = services.store
+    agents = [a for a in store.identities.agents() if not a["disabled_at"]]
+    return {
+        "startup_plans_to_approve": len(store.startup.plans("pending_approval")),
+        "conflicts": len(store.conflicts.conflicts("open")),
+        "agents_with_pending_updates": sum(1 for a in agents if services.updates.pending(a)),
+        "blocked_sync_intents": len(store.updates.intents(None, "blocked")),
     }
 
 

@@ -39,6 +39,7 @@ async def test_status_search_and_detail(paths):
             await app.workers.wait_for_complete()
             status = str(app.query_one("#status", Static).render())
             assert "Daemon running" in status and "Memories 2" in status
+            assert "Inbox: 0 setups to approve" in status
             await pilot.press("/")
             await pilot.press(*"前端重构")
             await app.workers.wait_for_complete()
