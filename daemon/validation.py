@@ -146,3 +146,27 @@ async def read_json_object(request: web.Request) -> dict[str, Any]:
         except UnicodeEncodeError:
             raise InvalidRequest("request body contains invalid Unicode (a lone surrogate escape)") from None
     return data
+
+
+def query_int(request: web.Request, name: str, default: int, low: int, high: int) -> int:
+    """An integer query parameter within bounds (ASCII digits only), or 422 naming it."""
+    raw = request.query.get(name)
+    if raw is None or raw == "":
+        return default
+    if not (raw.isascii() and raw.lstrip("-").isdigit()):
+        raise ValidationFailed(f"query parameter '{name}' must be an integer between {low} and"
+                               f" {high}, got {raw!r}", details={"field": name})
+    value = int(raw)
+    if not low <= value <= high:
+        raise ValidationFailed(f"query parameter '{name}' must be between {low} and {high}",
+                               details={"field": name})
+    return value
+
+
+def query_choice(request: web.Request, name: str, allowed: tuple[str, ...]) -> str | None:
+    """An optional query parameter from a fixed set, or 422 listing the set."""
+    value = request.query.get(name) or None
+    if value is not None and value not in allowed:
+        raise ValidationFailed(f"query parameter '{name}' must be one of: {', '.join(allowed)}",
+                               details={"field": name})
+    return value

@@ -10,7 +10,7 @@ from daemon.endpoints import Call, Endpoint
 from daemon.runtime.access import (
     can_read_namespace, public_memory, readable_memory, resolve_workspace,
 )
-from daemon.validation import Field, RequestSchema, ValidationFailed
+from daemon.validation import Field, RequestSchema, query_int
 from state.errors import Forbidden, InvalidRequest
 
 BOOTSTRAP = RequestSchema("bootstrap-context", (
@@ -82,21 +82,6 @@ async def memory_detail(request: web.Request, call: Call) -> dict[str, Any]:
     return {"schema": "amp.memory-detail.v1", "memory": public_memory(memory)}
 
 
-def _int_param(request: web.Request, name: str, default: int, low: int, high: int) -> int:
-    raw = request.query.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValidationFailed(f"query parameter '{name}' must be an integer, got {raw!r}",
-                               details={"field": name}) from None
-    if not low <= value <= high:
-        raise ValidationFailed(f"query parameter '{name}' must be between {low} and {high}",
-                               details={"field": name})
-    return value
-
-
 async def memory_query(request: web.Request, call: Call) -> dict[str, Any]:
     """Hybrid search in one workspace; what retrieval handles point to."""
     identity = call.require_identity()
@@ -107,7 +92,7 @@ async def memory_query(request: web.Request, call: Call) -> dict[str, Any]:
         raise InvalidRequest("query parameter 'q' is required and must not be empty")
     if len(query) > 2000:
         raise InvalidRequest("query parameter 'q' must be at most 2000 characters")
-    limit = _int_param(request, "limit", 8, 1, 50)
+    limit = query_int(request, "limit", 8, 1, 50)
     project_key = request.query.get("project_key") or None
     kind = request.query.get("memory_type") or None
     # Over-fetch when filtering so the filter does not starve the result list.
@@ -152,7 +137,7 @@ async def search_everywhere(request: web.Request, call: Call) -> dict[str, Any]:
     refused = [n for n in namespaces if not can_read_namespace(identity, n)]
     if refused:
         raise Forbidden(f"no access to namespace {refused[0]}")
-    limit = _int_param(request, "limit", 10, 1, 50)
+    limit = query_int(request, "limit", 10, 1, 50)
     store = call.services.store
     hits = store.search.search(query, namespaces, limit=limit)
     records = store.memories.by_seqs([h.seq for h in hits])

@@ -10,7 +10,7 @@ from aiohttp import web
 from daemon.endpoints import Call, Endpoint
 from daemon.runtime import skills
 from daemon.runtime.constants import PROTOCOL_VERSION, RUNTIME_VERSION
-from daemon.validation import Field, RequestSchema, ValidationFailed
+from daemon.validation import Field, RequestSchema, query_choice
 
 ACK = RequestSchema("platform-update-ack", (
     Field("update_ids", list, default=[], items=str, max_items=100, max_length=80,
@@ -41,17 +41,9 @@ async def ack(request: web.Request, call: Call) -> dict[str, Any]:
                                      acked_by=identity)
 
 
-def _status(request: web.Request) -> str | None:
-    status = request.query.get("status") or None
-    if status is not None and status not in INTENT_STATUSES:
-        raise ValidationFailed(f"query parameter 'status' must be one of: {', '.join(INTENT_STATUSES)}",
-                               details={"field": "status"})
-    return status
-
-
 async def list_intents(request: web.Request, call: Call) -> dict[str, Any]:
     return {"schema": "amp.sync-intents.v1",
-            "sync_intents": call.services.gate.list(call.require_identity(), _status(request))}
+            "sync_intents": call.services.gate.list(call.require_identity(), query_choice(request, "status", INTENT_STATUSES))}
 
 
 async def get_intent(request: web.Request, call: Call) -> dict[str, Any]:

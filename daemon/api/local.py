@@ -10,7 +10,7 @@ from aiohttp import web
 
 from daemon import __version__, keys
 from daemon.endpoints import Call, Endpoint
-from daemon.validation import Field, RequestSchema, ValidationFailed
+from daemon.validation import Field, RequestSchema, ValidationFailed, query_choice
 
 
 async def health(request: web.Request, call: Call) -> dict[str, Any]:
@@ -70,16 +70,8 @@ PLAN_STATUSES = ("pending_approval", "rejected", "conflict", "applied", "install
                  "fallback_active", "removed")
 
 
-def _status_param(request: web.Request, allowed: tuple[str, ...]) -> str | None:
-    status = request.query.get("status") or None
-    if status is not None and status not in allowed:
-        raise ValidationFailed(f"query parameter 'status' must be one of: {', '.join(allowed)}",
-                               details={"field": "status"})
-    return status
-
-
 async def list_plans(request: web.Request, call: Call) -> dict[str, Any]:
-    status = _status_param(request, PLAN_STATUSES)
+    status = query_choice(request, "status", PLAN_STATUSES)
     plans = call.services.store.startup.plans(status)
     return {"schema": "memorycloud.startup-plans.v1",
             "plans": [{**p["body"], "status": p["status"], "created_at": p["created_at"],
@@ -107,7 +99,7 @@ async def remove_plan(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def list_conflicts(request: web.Request, call: Call) -> dict[str, Any]:
-    status = _status_param(request, ("open", "resolved", "all")) or "open"
+    status = query_choice(request, "status", ("open", "resolved", "all")) or "open"
     return {"schema": "memorycloud.conflicts.v1",
             "conflicts": call.services.store.conflicts.conflicts(None if status == "all" else status)}
 
@@ -150,7 +142,7 @@ async def ack_for_agent(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def list_sync_intents(request: web.Request, call: Call) -> dict[str, Any]:
-    status = _status_param(request, ("blocked", "resumed", "discarded", "expired"))
+    status = query_choice(request, "status", ("blocked", "resumed", "discarded", "expired"))
     return {"schema": "amp.sync-intents.v1",
             "sync_intents": call.services.gate.list(call.require_identity(), status)}
 

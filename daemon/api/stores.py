@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
-from daemon.validation import Field, RequestSchema, ValidationFailed
+from daemon.validation import Field, RequestSchema, query_int
 
 BASE = "/api/v1/cloud/memory_stores"
 
@@ -36,14 +36,6 @@ MEMORY_UPDATE = RequestSchema("memory-store-memory-update", (
 EMPTY = RequestSchema("empty")
 
 
-def _limit(request: web.Request) -> int:
-    raw = request.query.get("limit", "20")
-    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= 100:
-        raise ValidationFailed("query parameter 'limit' must be between 1 and 100",
-                               details={"field": "limit"})
-    return int(raw)
-
-
 def _svc(call: Call):
     return call.services.memory_stores
 
@@ -53,7 +45,7 @@ async def create_store(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def list_stores(request: web.Request, call: Call) -> dict[str, Any]:
-    return _svc(call).list_stores(_limit(request), request.query.get("cursor"))
+    return _svc(call).list_stores(query_int(request, "limit", 20, 1, 100), request.query.get("cursor"))
 
 
 async def get_store(request: web.Request, call: Call) -> dict[str, Any]:
@@ -77,7 +69,7 @@ async def create_memory(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def list_memories(request: web.Request, call: Call) -> dict[str, Any]:
-    return _svc(call).list_memories(request.match_info["store_id"], _limit(request),
+    return _svc(call).list_memories(request.match_info["store_id"], query_int(request, "limit", 20, 1, 100),
                                     request.query.get("cursor"), request.query.get("path_prefix"))
 
 
@@ -96,7 +88,7 @@ async def delete_memory(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def list_versions(request: web.Request, call: Call) -> dict[str, Any]:
-    return _svc(call).list_versions(request.match_info["store_id"], _limit(request),
+    return _svc(call).list_versions(request.match_info["store_id"], query_int(request, "limit", 20, 1, 100),
                                     request.query.get("cursor"), request.query.get("memory_id"))
 
 

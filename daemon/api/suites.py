@@ -12,7 +12,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from daemon.endpoints import Call, Endpoint
 from daemon.runtime.suites import check_events
 from daemon.runtime.sync_gate import GatedWrite
-from daemon.validation import Field, RequestSchema, ValidationFailed
+from daemon.validation import Field, RequestSchema, ValidationFailed, query_int
 from state.errors import InvalidRequest, PayloadTooLarge
 
 CREATE = RequestSchema("memory-suite-create", (
@@ -63,11 +63,8 @@ async def import_archive(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def catalog(request: web.Request, call: Call) -> dict[str, Any]:
-    limit = request.query.get("limit", "20")
-    if not (limit.isascii() and limit.isdigit()) or not 1 <= int(limit) <= 100:
-        raise ValidationFailed("query parameter 'limit' must be between 1 and 100",
-                               details={"field": "limit"})
-    return call.services.suites.catalog(request.query.get("q") or None, int(limit))
+    limit = query_int(request, "limit", 20, 1, 100)
+    return call.services.suites.catalog(request.query.get("q") or None, limit)
 
 
 async def suite(request: web.Request, call: Call) -> dict[str, Any]:
