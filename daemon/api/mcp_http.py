@@ -70,6 +70,9 @@ async def post(request: web.Request, call: Call) -> web.StreamResponse:
     except (ValueError, RecursionError):
         return web.json_response({"jsonrpc": "2.0", "id": None,
                                   "error": {"code": -32700, "message": "parse error"}}, status=400)
+    if isinstance(payload, list) and not payload:  # JSON-RPC 2.0: an empty batch is invalid
+        return web.json_response({"jsonrpc": "2.0", "id": None,
+                                  "error": {"code": -32600, "message": "invalid request: empty batch"}})
     messages = payload if isinstance(payload, list) else [payload]
     sessions = _sessions(request)
     headers: dict[str, str] = {}

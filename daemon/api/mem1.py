@@ -35,7 +35,11 @@ GET_VARS = RequestSchema("mem1-get-variables", (Field("names", list, items=str, 
 UPDATE_VARS = RequestSchema("mem1-update-variables", (Field("variables", dict, required=True), *WHO))
 DELETE_VARS = RequestSchema("mem1-delete-variables", (
     Field("names", list, required=True, items=str, max_items=500), *WHO))
-MESSAGE = RequestSchema("mem1-message", (Field("message_id", str, required=True, max_length=80),))
+MESSAGE = RequestSchema("mem1-message", (
+    Field("message_id", str, required=True, max_length=80),
+    Field("user_id", str, max_length=256, description="optional: only this user's messages"),
+    Field("scope_id", str, max_length=128, description="optional: only this scope's messages"),
+))
 SCOPE = RequestSchema("mem1-delete-scope", (Field("scope_id", str, required=True, max_length=128),))
 
 
@@ -92,7 +96,7 @@ async def delete_variables(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def get_message(request: web.Request, call: Call) -> dict[str, Any]:
-    return _svc(call).message(call.body["message_id"])
+    return _svc(call).message(call.body["message_id"], call.body.get("user_id"), call.body.get("scope_id"))
 
 
 async def delete_scope(request: web.Request, call: Call) -> dict[str, Any]:

@@ -37,6 +37,8 @@ class McpEndpoint:
             return _error(message.get("id") if isinstance(message, dict) else None, -32600, "invalid request")
         request_id, method = message.get("id"), message["method"]
         params = message.get("params") or {}
+        if not isinstance(params, dict):
+            return _error(request_id, -32602, "invalid params: an object is expected")
         if "id" not in message:  # notifications (initialized, cancelled, ...) need no answer
             return None
         try:

@@ -162,8 +162,14 @@ class Mem1Service:
                                    (ns, *kinds)).fetchone()[0] if with_total else len(results))
         return {"results": results, "total": total}
 
-    def message(self, message_id: str) -> dict[str, Any]:
+    def message(self, message_id: str, user_id: str | None = None,
+                scope_id: str | None = None) -> dict[str, Any]:
+        """Trace a message. The seed's call names only the id; a caller that also names its
+        user and scope never sees another namespace's message."""
         row = self.conn.execute("select * from mem1_messages where id = ?", (message_id,)).fetchone()
+        if row is not None and (user_id is not None or scope_id is not None):
+            if row["namespace"] != namespace(user_id or DEFAULT, scope_id or DEFAULT):
+                row = None
         if row is None:
             return {"found": False, "message_id": message_id}
         return {"found": True, "message_id": row["id"], "role": row["role"], "content": row["content"],

@@ -58,9 +58,12 @@ def encode_cursor(value: str) -> str:
 
 def decode_cursor(cursor: str) -> str:
     try:
-        return base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        value = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
     except (ValueError, UnicodeDecodeError):
-        raise InvalidRequest("cursor is not one this API returned", details={"field": "cursor"}) from None
+        value = ""
+    if not value:
+        raise InvalidRequest("cursor is not one this API returned", details={"field": "cursor"})
+    return value
 
 
 def page(rows: list[dict[str, Any]], limit: int, key: str = "id") -> dict[str, Any]:

@@ -1,14 +1,17 @@
 """Shared by the API error tests (test_api_errors.py, test_startup_api_errors.py,
-test_updates_api_errors.py, test_suites_api_errors.py, test_tools_api_errors.py).
+test_updates_api_errors.py, test_suites_api_errors.py, test_tools_api_errors.py,
+test_dialects_api_errors.py).
 
 Each test file declares its endpoints once as ``Ep`` rows holding a request that succeeds;
 an error test sends a variation of it (``send``) and ``expect_error`` checks the status, the
-amp.error.v1 envelope, and that neither the store nor the files of the test's repositories
-changed.
+envelope (amp.error.v1 unless told otherwise: ``assert_stores_envelope`` for Memory Stores,
+``assert_mem1_detail`` for agent-memory1.0), and that neither the store nor the files of the
+test's repositories changed.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +34,8 @@ ROW_COUNTS = {
                   "runtime_profiles", "project_bindings", "identities", "api_keys",
                   "startup_plans", "managed_regions", "conflicts", "platform_updates",
                   "update_acks", "sync_intents", "suites", "suite_versions", "suite_files",
-                  "suite_fts", "installed_open_memories", "claims", "distill_jobs")
+                  "suite_fts", "installed_open_memories", "claims", "distill_jobs",
+                  "memory_stores", "mem1_messages", "mem1_variables")
 } | {"submitted_runs": "select count(*) from adaptive_runs where status = 'submitted'",
      "used_pairing_codes": "select count(*) from pairing_codes where used_at is not null",
      "plan_statuses": "select group_concat(id || ':' || status, ' ') from"
@@ -48,7 +52,14 @@ ROW_COUNTS = {
                      " coalesce(released_at, '-'), ' ') from"
                      " (select id, expires_at, released_at from claims order by id)",
      "distill_progress": "select group_concat(id || ':' || status || ':' || done_chunks, ' ') from"
-                         " (select id, status, done_chunks from distill_jobs order by id)"}
+                         " (select id, status, done_chunks from distill_jobs order by id)",
+     # Memory Stores: archiving and updating a store, redacting a version keep the counts
+     "store_states": "select group_concat(id || ':' || status || ':' || updated_at, ' ') from"
+                     " (select id, status, updated_at from memory_stores order by id)",
+     "redacted_versions": "select count(*) from memory_versions where redacted_at is not null",
+     # agent-memory1.0: updating a variable keeps the count
+     "variable_values": "select group_concat(namespace || ':' || name || '=' || value, ' ') from"
+                        " (select namespace, name, value from mem1_variables order by 1, 2)"}
 
 
 @dataclass(frozen=True)
@@ -146,7 +157,11 @@ async def send(api, world, ep: Ep, *, body: Any = DEFAULT, raw: bytes | None = N
         kwargs["json"] = fill(ep.body if body is DEFAULT else body, world)
     response = await api.client.request(method or ep.method, fill(path or ep.path, world),
                                         headers=all_headers, **kwargs)
-    return response.status, await response.json()
+    text = await response.text()
+    try:  # a 204 has no body; a few answers are plain text
+        return response.status, json.loads(text) if text else None
+    except ValueError:
+        return response.status, text
 
 
 def assert_envelope(data: dict[str, Any], status: int, path: str) -> None:
@@ -162,16 +177,53 @@ def assert_envelope(data: dict[str, Any], status: int, path: str) -> None:
     assert "detail" in data and error["detail"] == data["detail"]
 
 
+# Memory Stores (seed 001) errors: {"type": "error", "error": {"type", "message"[, "details"]}}
+STORES_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
+                      403: "permission_error", 404: "not_found_error",
+                      405: "invalid_request_error", 409: "conflict_error",
+                      413: "request_too_large", 422: "invalid_request_error"}
+
+
+def assert_stores_envelope(data: dict[str, Any], status: int, path: str) -> None:
+    assert set(data) == {"type", "error"} and data["type"] == "error", data
+    assert set(data["error"]) <= {"type", "message", "details"}, data
+    assert data["error"]["type"] == STORES_ERROR_TYPES[status]
+    assert isinstance(data["error"]["message"], str) and data["error"]["message"].strip()
+
+
+def assert_mem1_detail(data: dict[str, Any], status: int, path: str) -> None:
+    """agent-memory1.0 (FastAPI) errors: {"detail": "..."}, or for bad fields (422)
+    {"detail": [{"loc": ["body", field], "msg": ..., "type": ...}, ...]}."""
+    assert set(data) == {"detail"}, data
+    detail = data["detail"]
+    if isinstance(detail, list):
+        assert status == 422 and detail, data
+        for item in detail:
+            assert set(item) == {"loc", "msg", "type"} and item["loc"][0] == "body", item
+            assert len(item["loc"]) == 2 and item["msg"].strip() and item["type"], item
+    else:
+        assert isinstance(detail, str) and detail.strip(), data
+
+
+def message_of(data: dict[str, Any]) -> str:
+    """The human message of any dialect's error body."""
+    if "error" in data:
+        return data["error"]["message"]
+    detail = data["detail"]
+    return detail if isinstance(detail, str) else " ".join(item["msg"] for item in detail)
+
+
 async def expect_error(api, world, ep: Ep, status: int | tuple[int, ...], *,
-                       mentions: tuple[str, ...] = (), **parts: Any) -> dict[str, Any]:
+                       mentions: tuple[str, ...] = (), envelope=assert_envelope,
+                       **parts: Any) -> dict[str, Any]:
     """Send a variation of `ep`; check status (or one of several), envelope and that nothing
     changed, in the store or on disk."""
     before = snapshot(api, world)
     got, data = await send(api, world, ep, **parts)
     assert got in (status if isinstance(status, tuple) else (status,)), data
-    assert_envelope(data, got, fill(parts.get("path") or ep.path, world))
+    envelope(data, got, fill(parts.get("path") or ep.path, world))
     for word in mentions:
-        assert fill(word, world) in data["error"]["message"], data["error"]["message"]
+        assert fill(word, world) in message_of(data), message_of(data)
     assert_unchanged(before, snapshot(api, world))
     return data
 
