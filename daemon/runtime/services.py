@@ -15,6 +15,7 @@ from daemon.runtime.projects import ProjectService
 from daemon.runtime.startup import StartupService
 from daemon.runtime.install_suite import SuiteInstaller
 from daemon.runtime.mem1 import Mem1Service
+from daemon.runtime.memory_admin import MemoryAdmin
 from daemon.runtime.memory_stores import MemoryStoreService
 from daemon.runtime.suites import SuiteService
 from daemon.runtime.sync_gate import SyncGate
@@ -42,6 +43,7 @@ class Services:
     distill: DistillService
     memory_stores: MemoryStoreService
     mem1: Mem1Service
+    memory_admin: MemoryAdmin
 
     @classmethod
     def build(cls, store: Store, paths: Paths, secrets: SecretStore) -> "Services":
@@ -68,4 +70,5 @@ class Services:
                    startup=StartupService(store, packs, paths, secrets), updates=updates,
                    gate=gate, suites=suites, installer=SuiteInstaller(store, packs, changes),
                    claims=ClaimService(store), distill=distill,
-                   memory_stores=MemoryStoreService(store), mem1=Mem1Service(store))
+                   memory_stores=MemoryStoreService(store), mem1=Mem1Service(store),
+                   memory_admin=MemoryAdmin(store, changes))

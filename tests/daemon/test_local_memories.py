@@ -1,0 +1,45 @@
+"""The person's memory browser API: filters, history, diff, revert, redact, delete."""
+
+from __future__ import annotations
+
+
+async def _memory(api) -> tuple[str, str]:
+    pack = await api.bootstrap(project_key="demo")
+    delta = await api.delta(pack["receipt_id"], summary="部署用 blue-green", delta_type="decision")
+    return delta["delta"]["memory_id"], pack["workspace_id"]
+
+
+async def test_search_with_filters(api):
+    memory_id, workspace = await _memory(api)
+    await api.post("/add_messages/", {"user_id": "u1", "messages": [{"role": "user", "content": "blue-green 也用在 staging"}]})
+    found = await api.get("/api/local/memories?q=blue-green", key=api.owner_key)
+    namespaces = {item["namespace"] for item in found["items"]}
+    assert workspace in namespaces and any(n.startswith("mem1:") for n in namespaces)
+    only_ws = await api.get(f"/api/local/memories?q=blue-green&namespace={workspace}&kind=decision",
+                            key=api.owner_key)
+    assert [i["id"] for i in only_ws["items"]] == [memory_id]
+    assert only_ws["items"][0]["written_by_name"] == "test-agent"
+    by_agent = await api.get(f"/api/local/memories?agent={api.agent['id']}", key=api.owner_key)
+    assert memory_id in [i["id"] for i in by_agent["items"]]
+    await api.get("/api/local/memories?q=x", status=403)  # an agent key: owner only
+
+
+async def test_history_diff_revert_redact_delete(api):
+    memory_id, _ = await _memory(api)
+    with api.store.transaction():
+        api.store.memories.update(memory_id, content="部署用 canary")
+    history = await api.get(f"/api/local/memories/{memory_id}/history", key=api.owner_key)
+    assert [v["operation"] for v in history["versions"]] == ["created", "updated"]
+    diff = await api.get(f"/api/local/memories/{memory_id}/diff?from=1&to=2", key=api.owner_key)
+    assert "-部署用 blue-green" in diff["diff"] and "+部署用 canary" in diff["diff"]
+    reverted = await api.post(f"/api/local/memories/{memory_id}/revert", {"version": 1}, key=api.owner_key)
+    assert reverted["version"] == 3 and reverted["content"].startswith("部署用 blue-green")
+    redacted = await api.post(f"/api/local/memories/{memory_id}/redact", {"version": 2}, key=api.owner_key)
+    assert [v["content"] is None for v in redacted["versions"]] == [False, True, False]
+    refused = await api.post(f"/api/local/memories/{memory_id}/revert", {"version": 2},
+                             key=api.owner_key, status=400)
+    assert "no content" in refused["error"]["message"]
+    await api.post(f"/api/local/memories/{memory_id}/delete", {}, key=api.owner_key)
+    await api.get(f"/api/agent/memories/{memory_id}", status=404)
+    history = await api.get(f"/api/local/memories/{memory_id}/history", key=api.owner_key)
+    assert history["deleted_at"] and history["versions"][-1]["operation"] == "deleted"
