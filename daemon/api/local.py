@@ -100,8 +100,20 @@ async def remove_plan(request: web.Request, call: Call) -> dict[str, Any]:
 
 async def list_conflicts(request: web.Request, call: Call) -> dict[str, Any]:
     status = query_choice(request, "status", ("open", "resolved", "all")) or "open"
+    conflicts = call.services.store.conflicts.conflicts(None if status == "all" else status)
     return {"schema": "memorycloud.conflicts.v1",
-            "conflicts": call.services.store.conflicts.conflicts(None if status == "all" else status)}
+            "conflicts": [call.services.conflicts.describe(c) for c in conflicts]}
+
+
+RESOLVE = RequestSchema("conflict-resolution", (
+    Field("action", str, required=True, description="keep_current, take_incoming or merge"),
+    Field("content", str, max_length=500_000, description="the merged content (merge only)"),
+))
+
+
+async def resolve_conflict(request: web.Request, call: Call) -> dict[str, Any]:
+    return call.services.conflicts.resolve(call.require_identity(), request.match_info["conflict_id"],
+                                           call.body["action"], call.body.get("content"))
 
 
 PUBLISH = RequestSchema("publish-update", (
@@ -170,5 +182,8 @@ ENDPOINTS = [
     Endpoint("GET", "/api/local/sync-intents", list_sync_intents,
              "Every agent's held-back writes (?status=blocked ...).", owner_only=True),
     Endpoint("GET", "/api/local/conflicts", list_conflicts,
-             "Conflicts waiting for a person (?status=open|resolved|all).", owner_only=True),
+             "Conflicts waiting for a person (?status=open|resolved|all), side by side.",
+             owner_only=True),
+    Endpoint("POST", "/api/local/conflicts/{conflict_id}/resolve", resolve_conflict,
+             "Keep current, take incoming, or merge.", owner_only=True, request=RESOLVE),
 ]

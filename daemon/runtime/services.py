@@ -8,6 +8,7 @@ from daemon.runtime.adaptive import AdaptiveService
 from daemon.runtime.briefs import BriefService
 from daemon.runtime.changes import ContextChanges
 from daemon.runtime.claims import ClaimService
+from daemon.runtime.conflicts import ConflictService
 from daemon.runtime.context_packs import ContextPackService
 from daemon.runtime.distill import DistillService
 from daemon.runtime.deltas import DeltaService
@@ -44,6 +45,7 @@ class Services:
     memory_stores: MemoryStoreService
     mem1: Mem1Service
     memory_admin: MemoryAdmin
+    conflicts: ConflictService
 
     @classmethod
     def build(cls, store: Store, paths: Paths, secrets: SecretStore) -> "Services":
@@ -65,10 +67,12 @@ class Services:
                       distill.start(identity, params["slug"], body["documents"], body["chunk_chars"]))
         gate.register("memory_suite_sync", lambda identity, params, body, base_url:
                       suites.sync(identity, params["slug"], body))
+        startup = StartupService(store, packs, paths, secrets)
         return cls(store=store, changes=changes, packs=packs, deltas=deltas, briefs=briefs,
                    adaptive=adaptive, projects=ProjectService(store),
-                   startup=StartupService(store, packs, paths, secrets), updates=updates,
+                   startup=startup, updates=updates,
                    gate=gate, suites=suites, installer=SuiteInstaller(store, packs, changes),
                    claims=ClaimService(store), distill=distill,
                    memory_stores=MemoryStoreService(store), mem1=Mem1Service(store),
-                   memory_admin=MemoryAdmin(store, changes))
+                   memory_admin=MemoryAdmin(store, changes),
+                   conflicts=ConflictService(store, startup))

@@ -16,13 +16,23 @@ LOCAL_MEMORIES = {
     "revert": Ep("POST", BASE + "/{memory}/revert", {"version": 1}, OWNER),
     "redact": Ep("POST", BASE + "/{memory}/redact", {"version": 1}, OWNER),
     "delete": Ep("POST", BASE + "/{memory}/delete", {}, OWNER),
+    "resolve": Ep("POST", "/api/local/conflicts/{conflict}/resolve", {"action": "keep_current"}, OWNER),
 }
 POSTS = [n for n, ep in LOCAL_MEMORIES.items() if ep.method == "POST"]
 
 
 @pytest.fixture
 async def world(api) -> dict[str, str]:
-    return await base_world(api)
+    """The base world plus an open conflict {conflict}: a Memory Store write that lost."""
+    world = await base_world(api)
+    store = await api.post("/api/v1/cloud/memory_stores", {"name": "s"})
+    memory = await api.post(f"/api/v1/cloud/memory_stores/{store['id']}/memories",
+                            {"path": "a.md", "content": "base"})
+    await api.post(f"/api/v1/cloud/memory_stores/{store['id']}/memories/{memory['id']}", {"content": "new"})
+    await api.post(f"/api/v1/cloud/memory_stores/{store['id']}/memories/{memory['id']}",
+                   {"content": "lost", "content_sha256": memory["content_sha256"]}, status=409)
+    (conflict,) = api.store.conflicts.conflicts("open")
+    return world | {"conflict": conflict["id"]}
 
 
 async def expect_error(api, world, name: str, status, **kwargs) -> dict:
@@ -62,6 +72,8 @@ async def test_malformed_body_is_400(api, world, name, variant):
 
 
 @pytest.mark.parametrize("name, body, field", [
+    ("resolve", {}, "action"), ("resolve", {"action": 1}, "action"),
+    ("resolve", {"action": "merge", "content": 5}, "content"),
     ("revert", {}, "version"), ("revert", {"version": "1"}, "version"), ("revert", {"version": 0}, "version"),
     ("redact", {"version": None}, "version"), ("redact", {"version": 1.5}, "version"),
 ])
@@ -77,6 +89,7 @@ async def test_bad_fields_are_422(api, world, name, body, field):
     ("revert", BASE + "/mem_nope/revert", 404, "mem_nope"),
     ("delete", BASE + "/mem_nope/delete", 404, "mem_nope"),
     ("search", BASE + "?limit=0", 422, "'limit'"),
+    ("resolve", "/api/local/conflicts/conf_nope/resolve", 404, "conf_nope"),
 ])
 async def test_unknown_ids_and_bad_queries(api, world, name, path, status, mention):
     await expect_error(api, world, name, status, path=path, mentions=(mention,))
