@@ -105,6 +105,44 @@ async def list_conflicts(request: web.Request, call: Call) -> dict[str, Any]:
             "conflicts": [call.services.conflicts.describe(c) for c in conflicts]}
 
 
+AGENT = RequestSchema("agent-create", (
+    Field("name", str, required=True, min_length=1, max_length=80),
+    Field("runtime", str, default="generic", max_length=40),
+    Field("scopes", list, items=str, max_items=10, max_length=40),
+))
+
+
+def _public_agent(agent: dict[str, Any]) -> dict[str, Any]:
+    return {"id": agent["id"], "name": agent["name"], "runtime": agent["runtime"],
+            "scopes": agent["scopes"], "workspace_id": agent["workspace_id"],
+            "created_at": agent["created_at"], "disabled_at": agent["disabled_at"]}
+
+
+async def list_agents(request: web.Request, call: Call) -> dict[str, Any]:
+    store = call.services.store
+    last_seen = {row[0]: row[1] for row in store.conn.execute(
+        "select identity_id, max(created_at) from memory_records group by identity_id")}
+    return {"schema": "memorycloud.agents.v1", "agents": [
+        {**_public_agent(a), "last_write_at": last_seen.get(a["id"])} for a in store.identities.agents()]}
+
+
+async def create_agent(request: web.Request, call: Call) -> dict[str, Any]:
+    store = call.services.store
+    with store.transaction():
+        agent, key = store.identities.create_agent(call.body["name"], call.body["runtime"],
+                                                   scopes=call.body.get("scopes"))
+    return {**_public_agent(agent), "api_key": key,
+            "key_notice": "Shown once: give it to the agent's secret store."}
+
+
+async def revoke_agent(request: web.Request, call: Call) -> dict[str, Any]:
+    agent = call.services.updates.agent(request.match_info["agent"])
+    store = call.services.store
+    with store.transaction():
+        store.identities.disable_agent(agent["id"])
+    return _public_agent(store.identities.get(agent["id"]))
+
+
 RESOLVE = RequestSchema("conflict-resolution", (
     Field("action", str, required=True, description="keep_current, take_incoming or merge"),
     Field("content", str, max_length=500_000, description="the merged content (merge only)"),
@@ -173,6 +211,12 @@ ENDPOINTS = [
              "A person rejects the plan.", owner_only=True, request=EMPTY),
     Endpoint("POST", "/api/local/startup/plans/{plan_id}/remove", remove_plan,
              "Undo an installation exactly.", owner_only=True, request=EMPTY),
+    Endpoint("GET", "/api/local/agents", list_agents, "Agents with scopes and last write.",
+             owner_only=True),
+    Endpoint("POST", "/api/local/agents", create_agent, "Create an agent; its key is shown once.",
+             owner_only=True, request=AGENT),
+    Endpoint("POST", "/api/local/agents/{agent}/revoke", revoke_agent,
+             "Disable an agent: its keys stop working.", owner_only=True, request=EMPTY),
     Endpoint("GET", "/api/local/updates", list_updates,
              "Known updates and what each agent still has pending.", owner_only=True),
     Endpoint("POST", "/api/local/updates", publish_update,

@@ -60,3 +60,15 @@ async def test_bad_resolutions(api):
     await api.post(url, {"action": "keep_current"}, status=403)  # agents never decide
     await api.post("/api/local/conflicts/conf_nope/resolve", {"action": "keep_current"},
                    key=api.owner_key, status=404)
+
+
+async def test_agents_add_list_revoke(api):
+    created = await api.post("/api/local/agents", {"name": "cursor-laptop", "runtime": "cursor"},
+                             key=api.owner_key)
+    key = created["api_key"]
+    assert (await api.get("/api/me", key=key))["user"]["handle"] == "cursor-laptop"
+    listed = (await api.get("/api/local/agents", key=api.owner_key))["agents"]
+    assert "cursor-laptop" in [a["name"] for a in listed]
+    await api.post("/api/local/agents", {"name": "cursor-laptop"}, key=api.owner_key, status=409)
+    await api.post("/api/local/agents/cursor-laptop/revoke", {}, key=api.owner_key)
+    await api.get("/api/me", key=key, status=401)

@@ -17,6 +17,9 @@ LOCAL_MEMORIES = {
     "redact": Ep("POST", BASE + "/{memory}/redact", {"version": 1}, OWNER),
     "delete": Ep("POST", BASE + "/{memory}/delete", {}, OWNER),
     "resolve": Ep("POST", "/api/local/conflicts/{conflict}/resolve", {"action": "keep_current"}, OWNER),
+    "agents": Ep("GET", "/api/local/agents", scope=OWNER),
+    "agent_add": Ep("POST", "/api/local/agents", {"name": "new-agent", "runtime": "codex"}, OWNER),
+    "agent_revoke": Ep("POST", "/api/local/agents/{revoke_target}/revoke", {}, OWNER),
 }
 POSTS = [n for n, ep in LOCAL_MEMORIES.items() if ep.method == "POST"]
 
@@ -32,7 +35,7 @@ async def world(api) -> dict[str, str]:
     await api.post(f"/api/v1/cloud/memory_stores/{store['id']}/memories/{memory['id']}",
                    {"content": "lost", "content_sha256": memory["content_sha256"]}, status=409)
     (conflict,) = api.store.conflicts.conflicts("open")
-    return world | {"conflict": conflict["id"]}
+    return world | {"conflict": conflict["id"], "revoke_target": "other-agent"}
 
 
 async def expect_error(api, world, name: str, status, **kwargs) -> dict:
@@ -73,6 +76,7 @@ async def test_malformed_body_is_400(api, world, name, variant):
 
 @pytest.mark.parametrize("name, body, field", [
     ("resolve", {}, "action"), ("resolve", {"action": 1}, "action"),
+    ("agent_add", {}, "name"), ("agent_add", {"name": ""}, "name"), ("agent_add", {"name": "x", "scopes": "all"}, "scopes"),
     ("resolve", {"action": "merge", "content": 5}, "content"),
     ("revert", {}, "version"), ("revert", {"version": "1"}, "version"), ("revert", {"version": 0}, "version"),
     ("redact", {"version": None}, "version"), ("redact", {"version": 1.5}, "version"),
@@ -90,6 +94,7 @@ async def test_bad_fields_are_422(api, world, name, body, field):
     ("delete", BASE + "/mem_nope/delete", 404, "mem_nope"),
     ("search", BASE + "?limit=0", 422, "'limit'"),
     ("resolve", "/api/local/conflicts/conf_nope/resolve", 404, "conf_nope"),
+    ("agent_revoke", "/api/local/agents/nobody/revoke", 404, "nobody"),
 ])
 async def test_unknown_ids_and_bad_queries(api, world, name, path, status, mention):
     await expect_error(api, world, name, status, path=path, mentions=(mention,))
