@@ -1,6 +1,9 @@
-"""MemoryCloud Companion TUI: daemon status and memory search (first slice).
+"""MemoryCloud Companion TUI: where a person sees and controls what the agents remember.
 
-Later issues add the inbox, startup setup, conflicts, updates and sync intents.
+Tabs: Home (inbox, jobs), Memories, Startup setup, Conflicts, Updates and held-back writes,
+Agents. It talks to the daemon over HTTP only; every call runs in a worker, so the interface
+never freezes. When the daemon is down a banner says how to start it, and everything
+reloads by itself when it is back.
 """
 
 from __future__ import annotations
@@ -9,121 +12,116 @@ from typing import Any
 
 from textual import work
 from textual.app import App, ComposeResult
-from textual.containers import Vertical
-from textual.widgets import DataTable, Footer, Header, Input, Markdown, Static
+from textual.binding import Binding
+from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from tui.client import DaemonClient, DaemonError
+from tui.panes.agents import AgentsPane
+from tui.panes.base import Pane
+from tui.panes.conflicts import ConflictsPane
+from tui.panes.home import HomePane
+from tui.panes.intents import IntentsPane
+from tui.panes.memories import MemoriesPane
+from tui.panes.setup import SetupPane
+
+TABS = (("home", "1 Home", HomePane), ("memories", "2 Memories", MemoriesPane),
+        ("setup", "3 Startup setup", SetupPane), ("conflicts", "4 Conflicts", ConflictsPane),
+        ("intents", "5 Updates & writes", IntentsPane), ("agents", "6 Agents", AgentsPane))
 
 
 def status_text(status: dict[str, Any] | None, error: str | None = None) -> str:
     if error:
-        return f"[b red]Daemon unreachable[/]  {error}"
+        return (f"[b red]Daemon unreachable[/]  {error}\n"
+                "Start it with `memorycloud daemon start`; this screen reconnects by itself.")
     if status is None:
         return "Connecting to the daemon..."
     counts = status["counts"]
     inbox = status.get("inbox", {})
-    waiting = (f"Inbox: {inbox.get('startup_plans_to_approve', 0)} setups to approve · "
-               f"{inbox.get('conflicts', 0)} conflicts · "
-               f"{inbox.get('agents_with_pending_updates', 0)} agents with pending updates · "
-               f"{inbox.get('blocked_sync_intents', 0)} blocked writes")
-    return (
-        f"[b green]Daemon running[/]  v{status['version']}  pid {status['pid']}  "
-        f"port {status['port']}  up {status['uptime_seconds']:.0f} s\n"
-        f"Memories {counts['memories']}  Agents {counts['agents']}  "
-        f"Projects {counts['project_bindings']}  Store {status['store_bytes'] / 1e6:.1f} MB\n"
-        f"{waiting}"
-    )
-
-
-EMPTY_HINT = """\
-**No memories yet.** Connect an agent:
-
-    memorycloud agent add my-agent --runtime codex
-
-and let it call `POST /api/agent/bootstrap/context` (see the README).
-"""
+    waiting = sum(inbox.values()) if inbox else 0
+    return (f"[b green]Daemon running[/]  v{status['version']}  pid {status['pid']}  port"
+            f" {status['port']}  up {status['uptime_seconds']:.0f} s  ·  Memories {counts['memories']}"
+            f"  Agents {counts['agents']}  Store {status['store_bytes'] / 1e6:.1f} MB\n"
+            f"Inbox: {inbox.get('startup_plans_to_approve', 0)} setups to approve · "
+            f"{inbox.get('conflicts', 0)} conflicts · {inbox.get('agents_with_pending_updates', 0)}"
+            f" agents with pending updates · {inbox.get('blocked_sync_intents', 0)} blocked writes"
+            + ("" if waiting else "  (nothing waits for you)"))
 
 
 class CompanionApp(App[None]):
-    """Home: status at the top, search as you type, the selected memory below."""
-
     TITLE = "MemoryCloud Companion"
     CSS = """
-    #status { padding: 0 1; height: 4; }
-    #results { height: 1fr; }
-    #detail { height: 1fr; border-top: solid $primary; }
+    #status { padding: 0 1; height: 2; }
+    TabbedContent { height: 1fr; }
+    TabPane { height: 1fr; padding: 0; }
+    Pane { height: 1fr; }
+    DataTable { height: 1fr; }
+    #filters { height: 3; }
+    #filters Input { width: 1fr; }
+    #lower, #sides { height: 1fr; }
+    #detail, #plan { height: 1fr; }
+    #versions { width: 40; }
+    .side { width: 1fr; border: round $primary; padding: 0 1; overflow-y: auto; }
+    #inbox, #updates { height: auto; padding: 1 1; }
+    #write { height: auto; max-height: 12; padding: 0 1; }
     """
-    BINDINGS = [("ctrl+q", "quit", "Quit"), ("/", "focus_search", "Search"),
-                ("r", "refresh", "Refresh"), ("q", "quit", "Quit")]
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit"), Binding("ctrl+r", "reload", "Reload"),
+                Binding("/", "search", "Search"),
+                *[Binding(str(i), f"show('{tab}')", label, show=False)
+                  for i, (tab, label, _) in enumerate(TABS, 1)]]
 
     def __init__(self, client: DaemonClient) -> None:
         super().__init__()
         self.client = client
-        self.workspace_id: str | None = None
-        self.items: dict[str, dict[str, Any]] = {}
+        self.reachable: bool | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(status_text(None), id="status")
-        yield Input(placeholder="Search memories (Chinese or English)...", id="search")
-        with Vertical():
-            yield DataTable(id="results", cursor_type="row")
-            yield Markdown("", id="detail")
+        with TabbedContent(initial="tab-home"):
+            for tab, label, pane in TABS:
+                with TabPane(label, id=f"tab-{tab}"):
+                    yield pane(id=f"pane-{tab}")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_columns("type", "title", "project", "updated")
         self.refresh_status()
-        self.set_interval(5, self.refresh_status)
-
-    def action_focus_search(self) -> None:
-        self.query_one(Input).focus()
-
-    def action_refresh(self) -> None:
-        self.refresh_status()
+        self.set_interval(3, self.refresh_status)
 
     @work(exclusive=True, group="status")
     async def refresh_status(self) -> None:
         widget = self.query_one("#status", Static)
         try:
-            if self.workspace_id is None:
-                self.workspace_id = (await self.client.me())["workspace_id"]
             status = await self.client.status()
-            widget.update(status_text(status))
-            if status["counts"]["memories"] == 0:
-                self.query_one("#detail", Markdown).update(EMPTY_HINT)
         except DaemonError as exc:
             widget.update(status_text(None, str(exc)))
-
-    async def on_input_changed(self, event: Input.Changed) -> None:
-        self.run_search(event.value)
-
-    @work(exclusive=True, group="search")
-    async def run_search(self, query: str) -> None:
-        table = self.query_one(DataTable)
-        if not query.strip() or self.workspace_id is None:
-            table.clear()
+            self.reachable = False
             return
-        try:
-            items = await self.client.search(self.workspace_id, query)
-        except DaemonError as exc:
-            self.notify(str(exc), severity="error")
-            return
-        table.clear()
-        self.items = {item["id"]: item for item in items}
-        for item in items:
-            table.add_row(item["memory_type"], (item["title"] or item["content"])[:60],
-                          item["project_key"] or "", item["updated_at"][:16], key=item["id"])
+        widget.update(status_text(status))
+        if self.reachable is False:  # it came back: reload everything
+            self.action_reload(all_panes=True)
+        self.reachable = True
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        item = self.items.get(event.row_key.value if event.row_key else "")
-        if item is None:
-            return
-        writer = (item.get("provenance") or {}).get("agent") or item["written_by"] or "unknown"
-        self.query_one("#detail", Markdown).update(
-            f"{item['content']}\n\n---\n`{item['id']}` · {item['memory_type']} · importance "
-            f"{item['importance']} · written by **{writer}** · {item['created_at']}")
+    def _active(self) -> Pane | None:
+        active = self.query_one(TabbedContent).active
+        return self.query_one(f"#pane-{active.removeprefix('tab-')}", Pane) if active else None
+
+    def action_reload(self, all_panes: bool = False) -> None:
+        panes = list(self.query(Pane)) if all_panes else [p for p in [self._active()] if p]
+        for pane in panes:
+            pane.reload()
+
+    def action_show(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = f"tab-{tab}"
+        self.action_reload()
+        if tab == "memories":
+            self.query_one("#q").focus()
+
+    def action_search(self) -> None:
+        self.action_show("memories")
+        self.query_one("#q").focus()
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self.action_reload()
 
     async def on_unmount(self) -> None:
         await self.client.aclose()

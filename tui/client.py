@@ -13,15 +13,18 @@ class DaemonError(Exception):
 
 class DaemonClient:
     def __init__(self, url: str, key: str, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.url = url
         self._client = httpx.AsyncClient(
             base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=10,
             transport=transport)
 
-    async def get(self, path: str, **params: Any) -> dict[str, Any]:
+    async def request(self, method: str, path: str, body: dict[str, Any] | None = None,
+                      **params: Any) -> dict[str, Any]:
         try:
-            response = await self._client.get(path, params=params or None)
+            response = await self._client.request(method, path, json=body,
+                                                  params={k: v for k, v in params.items() if v} or None)
         except httpx.HTTPError as exc:
-            raise DaemonError(f"cannot reach the daemon: {exc}") from exc
+            raise DaemonError(f"cannot reach the daemon at {self.url}: {exc}") from exc
         if response.status_code >= 400:
             try:
                 message = response.json()["error"]["message"]
@@ -30,15 +33,14 @@ class DaemonClient:
             raise DaemonError(f"{response.status_code}: {message}")
         return response.json()
 
+    async def get(self, path: str, **params: Any) -> dict[str, Any]:
+        return await self.request("GET", path, **params)
+
+    async def post(self, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        return await self.request("POST", path, body or {})
+
     async def status(self) -> dict[str, Any]:
         return await self.get("/api/local/status")
-
-    async def me(self) -> dict[str, Any]:
-        return (await self.get("/api/me"))["user"]
-
-    async def search(self, workspace_id: str, query: str, limit: int = 20) -> list[dict[str, Any]]:
-        result = await self.get(f"/api/workspaces/{workspace_id}/memory/query", q=query, limit=limit)
-        return result["items"]
 
     async def aclose(self) -> None:
         await self._client.aclose()

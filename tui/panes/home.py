@@ -1,0 +1,32 @@
+"""Home: what waits for a person, and how the daemon's jobs are doing."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.widgets import DataTable, Static
+
+from tui.panes.base import Pane
+
+
+class HomePane(Pane):
+    def compose(self) -> ComposeResult:
+        yield Static("", id="inbox")
+        yield DataTable(id="jobs", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#jobs", DataTable).add_columns("job", "last run", "result", "next run")
+        super().on_mount()
+
+    async def load(self) -> None:
+        status = await self.client.status()
+        inbox = status.get("inbox", {})
+        self.query_one("#inbox", Static).update(
+            "[b]Waiting for you[/b]\n"
+            f"  {inbox.get('startup_plans_to_approve', 0)} startup setups to approve (tab 3)\n"
+            f"  {inbox.get('conflicts', 0)} conflicts (tab 4)\n"
+            f"  {inbox.get('agents_with_pending_updates', 0)} agents with pending updates,"
+            f" {inbox.get('blocked_sync_intents', 0)} blocked writes (tab 5)")
+        self.fill(self.query_one("#jobs", DataTable), [
+            (job["name"], (job["name"], (job["last_run_at"] or "not yet")[:19],
+                           (job["last_result"] or "-")[:40], (job["next_run_at"] or "-")[:19]))
+            for job in status.get("jobs", [])])

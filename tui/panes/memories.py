@@ -1,0 +1,114 @@
+"""Memories: search as you type across every dialect, filters, detail, history, diff, revert,
+redact and delete (each change asked for first)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Input, Markdown
+
+from tui.panes.base import Pane
+
+
+class MemoriesPane(Pane):
+    BINDINGS = [Binding("h", "history", "History"), Binding("f", "diff", "Diff vs current"),
+                Binding("v", "revert", "Revert to version"), Binding("x", "redact", "Redact version"),
+                Binding("d", "delete", "Delete memory")]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.items: dict[str, dict[str, Any]] = {}
+        self.history_of: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="filters"):
+            yield Input(placeholder="Search (Chinese or English)...", id="q")
+            yield Input(placeholder="namespace", id="namespace")
+            yield Input(placeholder="kind", id="kind")
+            yield Input(placeholder="project", id="project_key")
+        yield DataTable(id="results", cursor_type="row", zebra_stripes=True)
+        with Horizontal(id="lower"):
+            yield Markdown("", id="detail")
+            yield DataTable(id="versions", cursor_type="row")
+
+    def on_mount(self) -> None:
+        self.query_one("#results", DataTable).add_columns("type", "title", "namespace", "by", "updated")
+        self.query_one("#versions", DataTable).add_columns("v", "operation", "when", "state")
+        super().on_mount()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.reload()
+
+    async def load(self) -> None:
+        params = {name: self.query_one(f"#{name}", Input).value.strip()
+                  for name in ("q", "namespace", "kind", "project_key")}
+        data = await self.client.get("/api/local/memories", **params)
+        self.items = {item["id"]: item for item in data["items"]}
+        self.fill(self.query_one("#results", DataTable), [
+            (item["id"], (item["memory_type"], (item["title"] or item["content"])[:50],
+                          item["namespace"][:24], item.get("written_by_name") or "-",
+                          item["updated_at"][:16])) for item in data["items"]])
+        if self.history_of:
+            await self._history(self.history_of)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id != "results" or event.row_key is None:
+            return
+        item = self.items.get(event.row_key.value)
+        if item:
+            provenance = item.get("provenance") or {}
+            self.query_one("#detail", Markdown).update(
+                f"{item['content']}\n\n---\n`{item['id']}` · {item['memory_type']} · "
+                f"{item['dialect']} `{item['namespace']}` · version {item['version']} · written by"
+                f" **{item.get('written_by_name') or provenance.get('agent') or 'unknown'}** at"
+                f" {item['created_at']}")
+
+    async def _history(self, memory_id: str) -> None:
+        data = await self.client.get(f"/api/local/memories/{memory_id}/history")
+        self.history_of = memory_id
+        self.fill(self.query_one("#versions", DataTable), [
+            (str(v["version"]), (str(v["version"]), v["operation"], v["created_at"][:16],
+                                 "redacted" if v["redacted_at"] else "")) for v in data["versions"]])
+
+    def _memory(self) -> str | None:
+        return self.selected(self.query_one("#results", DataTable))
+
+    def _version(self) -> int | None:
+        value = self.selected(self.query_one("#versions", DataTable))
+        return int(value) if value else None
+
+    def action_history(self) -> None:
+        if (memory_id := self._memory()):
+            self.run_worker(self._safe(lambda: self._history(memory_id)), group="history")
+
+    def action_diff(self) -> None:
+        memory_id, version = self.history_of, self._version()
+        current = self.items.get(memory_id or "", {}).get("version")
+        if memory_id and version and current:
+            async def show() -> None:
+                diff = await self.client.get(f"/api/local/memories/{memory_id}/diff",
+                                             **{"from": version, "to": current})
+                self.query_one("#detail", Markdown).update(f"```diff\n{diff['diff'] or '(no change)'}\n```")
+            self.run_worker(self._safe(show), group="diff")
+
+    def action_revert(self) -> None:
+        memory_id, version = self.history_of, self._version()
+        if memory_id and version:
+            self.act(lambda: self.client.post(f"/api/local/memories/{memory_id}/revert", {"version": version}),
+                     f"reverted to version {version} (as a new version)",
+                     confirm=f"Make version {version} current again? (a new version is added)")
+
+    def action_redact(self) -> None:
+        memory_id, version = self.history_of, self._version()
+        if memory_id and version:
+            self.act(lambda: self.client.post(f"/api/local/memories/{memory_id}/redact", {"version": version}),
+                     f"version {version} redacted",
+                     confirm=f"Remove the content of version {version} for good? (metadata stays)")
+
+    def action_delete(self) -> None:
+        if (memory_id := self._memory()):
+            self.act(lambda: self.client.post(f"/api/local/memories/{memory_id}/delete"),
+                     "memory deleted (its history stays)", confirm=f"Delete memory {memory_id}?")
