@@ -38,13 +38,13 @@ def status_text(status: dict[str, Any] | None, error: str | None = None) -> str:
     counts = status["counts"]
     inbox = status.get("inbox", {})
     waiting = sum(inbox.values()) if inbox else 0
-    return (f"[b green]Daemon running[/]  v{status['version']}  pid {status['pid']}  port"
-            f" {status['port']}  up {status['uptime_seconds']:.0f} s  ·  Memories {counts['memories']}"
-            f"  Agents {counts['agents']}  Store {status['store_bytes'] / 1e6:.1f} MB\n"
+    return (f"[b green]Daemon running[/] v{status['version']} :{status['port']}"
+            f" up {status['uptime_seconds']:.0f}s · {counts['memories']} memories · {counts['agents']}"
+            f" agents · {status['store_bytes'] / 1e6:.1f} MB\n"
             f"Inbox: {inbox.get('startup_plans_to_approve', 0)} setups to approve · "
             f"{inbox.get('conflicts', 0)} conflicts · {inbox.get('agents_with_pending_updates', 0)}"
-            f" agents with pending updates · {inbox.get('blocked_sync_intents', 0)} blocked writes"
-            + ("" if waiting else "  (nothing waits for you)"))
+            f" pending updates · {inbox.get('blocked_sync_intents', 0)} blocked writes"
+            + ("" if waiting else " (all clear)"))
 
 
 class CompanionApp(App[None]):
@@ -113,8 +113,13 @@ class CompanionApp(App[None]):
     def action_show(self, tab: str) -> None:
         self.query_one(TabbedContent).active = f"tab-{tab}"
         self.action_reload()
-        if tab == "memories":
-            self.query_one("#q").focus()
+        self._focus_pane(tab)
+
+    def _focus_pane(self, tab: str) -> None:
+        """Focus where the tab's keys work: the search box, else its first table."""
+        pane = self.query_one(f"#pane-{tab}", Pane)
+        target = pane.query("#q").first() if tab == "memories" else pane.query("DataTable").first()
+        target.focus()
 
     def action_search(self) -> None:
         self.action_show("memories")
@@ -122,6 +127,8 @@ class CompanionApp(App[None]):
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self.action_reload()
+        if event.pane.id:
+            self._focus_pane(event.pane.id.removeprefix("tab-"))
 
     async def on_unmount(self) -> None:
         await self.client.aclose()

@@ -63,6 +63,7 @@ async def test_home_shows_status_and_inbox(served):
         await settle(pilot, app)
         status = str(app.query_one("#status", Static).render())
         assert "Daemon running" in status and "Inbox: 0 setups to approve" in status
+        assert "(all clear)" in status
         jobs = app.query_one("#jobs", DataTable)
         assert jobs.row_count == 4
 
