@@ -99,6 +99,9 @@ class CompanionApp(App[None]):
         widget.update(status_text(status))
         if self.reachable is False:  # it came back: reload everything
             self.action_reload(all_panes=True)
+        elif self.screen is self.screen_stack[0]:
+            # Keep the visible list current; fill() keeps the selection, so no jumping.
+            self.action_reload()
         self.reachable = True
 
     def _active(self) -> Pane | None:
