@@ -94,6 +94,10 @@ async def test_search_history_and_revert(served):
         await pilot.press("f")
         await settle(pilot, app)
         assert "改到下周一" in app.query_one("#detail", Markdown).source
+        await pilot.press("m", "down", "f")  # any two versions: marked 1 against 2
+        await settle(pilot, app)
+        assert "-周五之前完成前端重构" in app.query_one("#detail", Markdown).source
+        await pilot.press("up")
         await pilot.press("v")
         await confirm(pilot, app)
     memory = store.memories.get(memory_id)

@@ -14,7 +14,8 @@ from tui.panes.base import Pane
 
 
 class MemoriesPane(Pane):
-    BINDINGS = [Binding("h", "history", "History"), Binding("f", "diff", "Diff vs current"),
+    BINDINGS = [Binding("h", "history", "History"), Binding("m", "mark", "Mark version"),
+                Binding("f", "diff", "Diff (marked or current)"),
                 Binding("v", "revert", "Revert to version"), Binding("x", "redact", "Redact version"),
                 Binding("d", "delete", "Delete memory")]
 
@@ -22,6 +23,7 @@ class MemoriesPane(Pane):
         super().__init__(**kwargs)
         self.items: dict[str, dict[str, Any]] = {}
         self.history_of: str | None = None
+        self.marked: int | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="filters"):
@@ -68,6 +70,8 @@ class MemoriesPane(Pane):
 
     async def _history(self, memory_id: str) -> None:
         data = await self.client.get(f"/api/local/memories/{memory_id}/history")
+        if memory_id != self.history_of:
+            self.marked = None
         self.history_of = memory_id
         self.fill(self.query_one("#versions", DataTable), [
             (str(v["version"]), (str(v["version"]), v["operation"], v["created_at"][:16],
@@ -84,13 +88,21 @@ class MemoriesPane(Pane):
         if (memory_id := self._memory()):
             self.run_worker(self._safe(lambda: self._history(memory_id)), group="history")
 
+    def action_mark(self) -> None:
+        self.marked = self._version()
+        if self.marked:
+            self.notify(f"version {self.marked} marked: select another and press f to compare")
+
     def action_diff(self) -> None:
+        """Diff the selected version against the marked one, or against the current one."""
         memory_id, version = self.history_of, self._version()
-        current = self.items.get(memory_id or "", {}).get("version")
-        if memory_id and version and current:
+        other = self.marked or self.items.get(memory_id or "", {}).get("version")
+        if memory_id and version and other:
+            old, new = sorted((version, other))
+
             async def show() -> None:
                 diff = await self.client.get(f"/api/local/memories/{memory_id}/diff",
-                                             **{"from": version, "to": current})
+                                             **{"from": old, "to": new})
                 self.query_one("#detail", Markdown).update(f"```diff\n{diff['diff'] or '(no change)'}\n```")
             self.run_worker(self._safe(show), group="diff")
 
