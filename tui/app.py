@@ -8,11 +8,13 @@ reloads by itself when it is back.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from tui.client import DaemonClient, DaemonError
@@ -103,6 +105,20 @@ class CompanionApp(App[None]):
             # Keep the visible list current; fill() keeps the selection, so no jumping.
             self.action_reload()
         self.reachable = True
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Every action is in the command palette: the tabs, and the active tab's keys."""
+        yield from super().get_system_commands(screen)
+        for tab, label, _ in TABS:
+            yield SystemCommand(f"Go to {label[2:]}", f"Show the {label[2:]} tab",
+                                lambda tab=tab: self.action_show(tab))
+        yield SystemCommand("Reload", "Fetch the visible tab again", self.action_reload)
+        pane = self._active()
+        if pane is not None:
+            for binding in pane.BINDINGS:
+                if isinstance(binding, Binding):
+                    yield SystemCommand(binding.description, f"key {binding.key} on this tab",
+                                        lambda action=binding.action, pane=pane: pane.run_action(action))
 
     def _active(self) -> Pane | None:
         active = self.query_one(TabbedContent).active

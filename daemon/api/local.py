@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -70,13 +71,23 @@ PLAN_STATUSES = ("pending_approval", "rejected", "conflict", "applied", "install
                  "fallback_active", "removed")
 
 
+def _cache_age(plan: dict[str, Any]) -> float | None:
+    """Seconds since the plan's fallback cache was written (None if there is none)."""
+    cache = (plan["body"].get("fallback_cache") or {}).get("path")
+    try:
+        return round(time.time() - (Path(plan["repo_root"]) / cache).stat().st_mtime, 1) if cache else None
+    except OSError:
+        return None
+
+
 async def list_plans(request: web.Request, call: Call) -> dict[str, Any]:
     status = query_choice(request, "status", PLAN_STATUSES)
     plans = call.services.store.startup.plans(status)
     return {"schema": "memorycloud.startup-plans.v1",
             "plans": [{**p["body"], "status": p["status"], "created_at": p["created_at"],
                        "applied_at": p["applied_at"], "confirmed_at": p["confirmed_at"],
-                       "last_refresh_at": p["last_refresh_at"]} for p in plans]}
+                       "last_refresh_at": p["last_refresh_at"],
+                       "fallback_cache_age_seconds": _cache_age(p)} for p in plans]}
 
 
 async def get_plan(request: web.Request, call: Call) -> dict[str, Any]:

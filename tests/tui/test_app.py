@@ -3,8 +3,6 @@ person's action end to end."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import httpx
 import pytest
@@ -116,8 +114,10 @@ async def test_approving_a_plan_writes_the_files(served, tmp_path):
         await open_tab(pilot, app, "3", "setup")
         assert "AGENTS.md" in app.query_one("#plan", Markdown).source
         app.query_one("#plans", DataTable).focus()
+        assert "fallback cache: none yet" in app.query_one("#plan", Markdown).source
         await pilot.press("a")
         await confirm(pilot, app)
+        assert " s old" in app.query_one("#plan", Markdown).source
     assert "memorycloud:begin startup-item:generic" in (repo / "AGENTS.md").read_text()
     assert (repo / ".amp" / "launcher.py").exists()
 
@@ -184,6 +184,18 @@ async def test_revoke_stops_the_key_and_add_shows_a_new_one(served):
     fresh = httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {secret}"})
     assert (await fresh.get("/api/me")).json()["user"]["handle"] == "cursor-1"
     await fresh.aclose()
+
+
+async def test_every_action_is_in_the_command_palette(served):
+    server, url, owner_key, _, _ = served
+    app = CompanionApp(DaemonClient(url, owner_key))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_tab(pilot, app, "3", "setup")
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {"Go to Memories", "Go to Agents", "Reload", "Approve", "Reject", "Remove installed"} <= titles
+        await open_tab(pilot, app, "6", "agents")
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {"New agent", "Revoke"} <= titles and "Approve" not in titles
 
 
 async def test_unreachable_daemon_is_shown_not_crashed():

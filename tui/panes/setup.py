@@ -15,7 +15,9 @@ def plan_markdown(plan: dict[str, Any]) -> str:
     lines = [f"### {plan['runtime']} in `{plan['repo_root']}` — {plan['status']}",
              f"project `{plan['project_key']}`; the key stays under credential_ref"
              f" `{plan['credential_ref']}` (never in the repository)",
-             f"last refresh: {plan.get('last_refresh_at') or '-'}", ""]
+             f"last refresh: {plan.get('last_refresh_at') or '-'} · fallback cache: "
+             + (f"{plan['fallback_cache_age_seconds']:.0f} s old"
+                if plan.get("fallback_cache_age_seconds") is not None else "none yet"), ""]
     for item in plan["files"]:
         state = "unchanged" if not item["changes"] else ("update" if item["exists"] else "create")
         lines += [f"**{state}** `{item['path']}` ({item['kind']}): {item['purpose']}",
