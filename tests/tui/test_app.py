@@ -118,6 +118,7 @@ async def test_approving_a_plan_writes_the_files(served, tmp_path):
         await pilot.press("a")
         await confirm(pilot, app)
         assert " s old" in app.query_one("#plan", Markdown).source
+        assert app.query_one("#pane-setup").loading is False  # the spinner is gone again
     assert "memorycloud:begin startup-item:generic" in (repo / "AGENTS.md").read_text()
     assert (repo / ".amp" / "launcher.py").exists()
 

@@ -39,10 +39,14 @@ class Pane(Vertical):
             confirm: str | None = None) -> None:
         """Run a daemon action in a worker (after a confirmation), then reload."""
         async def go() -> None:
-            await job()
-            if done:
-                self.notify(done)
-            await self.load()
+            self.loading = True  # a spinner over the pane while the daemon works
+            try:
+                await job()
+                if done:
+                    self.notify(done)
+                await self.load()
+            finally:
+                self.loading = False
 
         def start(answer: bool | None = True) -> None:
             if answer:
