@@ -1,2 +1,2 @@
-"""Startup items per agent runtime, the managed-file writer, the launcher and the fallback
-cache. (Filled in by the startup-items issue; the daemon already recommends the surfaces.)"""
+"""Startup items per agent runtime: install plans (runtimes), managed regions and the file
+writer (regions, installer), the standard-library launcher, and the fallback cache."""
