@@ -78,6 +78,9 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
         # NORMAL in WAL mode: a committed transaction survives the process being killed
         # (kill -9); only a power loss can drop the last commits. Worth ~10x write latency.
         conn.execute("pragma synchronous = normal")
+        # Deleted and overwritten content is zeroed, not left in free space: redaction must
+        # remove the text from the file (state/redaction.py).
+        conn.execute("pragma secure_delete = on")
     return conn
 
 

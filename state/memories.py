@@ -14,6 +14,7 @@ from typing import Any
 from state.db import Connection
 from state.errors import Conflict, NotFound
 from state.ids import new_id, now_iso
+from state.redaction import scrub_copies
 from state.search import SearchIndex, record_text
 
 
@@ -175,10 +176,17 @@ class MemoryRepository:
         self.conn.execute("update memory_versions set content = null, redacted_at = ? where id = ?",
                           (now, version_id))
         memory = self.get(row["memory_id"])
-        if memory["version"] == row["version"] and not memory["deleted_at"]:
+        retitled = scrub_copies(self.conn, memory, dict(row))
+        current = memory["version"] == row["version"] and not memory["deleted_at"]
+        if current:
             self.conn.execute("update memory_records set content = '', updated_at = ? where id = ?",
                               (now, memory["id"]))
             self.index.remove(memory["seq"])
+        elif retitled and not memory["deleted_at"]:
+            memory = self.get(memory["id"])
+            self.index.replace(memory["seq"], memory["namespace"],
+                               record_text(memory["title"], memory["content"], memory["triggers"]))
+        self.index.forget_deleted()
         return dict(self.conn.execute("select * from memory_versions where id = ?",
                                       (version_id,)).fetchone())
 

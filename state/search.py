@@ -60,6 +60,8 @@ class SearchIndex:
         self.bm25_weight = bm25_weight
         self.vector_weight = vector_weight
         self.vector_mode = vector_mode
+        # Set by Store.open (state/redaction.py): whether FTS5 deletes are secure deletes.
+        self.fts_secure_delete = False
 
     # -- maintenance -------------------------------------------------------------------
 
@@ -113,6 +115,12 @@ class SearchIndex:
     def remove(self, seq: int) -> None:
         self.conn.execute("delete from memory_fts where rowid = ?", (seq,))
         self.conn.execute("delete from memory_vec where rowid = ?", (seq,))
+
+    def forget_deleted(self) -> None:
+        """Make deletions final in the FTS segments too (redaction). With FTS5 secure-delete
+        on (state/redaction.py) they already are; older SQLite merges the index instead."""
+        if not self.fts_secure_delete:
+            self.conn.execute("insert into memory_fts (memory_fts) values ('optimize')")
 
     def replace(self, seq: int, namespace: str, text: str) -> None:
         self.remove(seq)

@@ -18,6 +18,7 @@ from state.identities import IdentityRepository
 from state.memories import MemoryRepository
 from state.migrations import migrate
 from state.projects import ProjectRepository
+from state.redaction import enable_fts_secure_delete
 from state.search import SearchIndex
 from state.startup_records import StartupRecords
 from state.suite_records import SuiteRecords
@@ -57,6 +58,7 @@ class Store:
         try:
             migrate(conn)
             store = cls(conn, settings or Settings())
+            store.search.fts_secure_delete = enable_fts_secure_delete(conn)
             store.search.ensure_vector_table(progress)
         except BaseException:
             conn.close()

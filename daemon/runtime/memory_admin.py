@@ -11,6 +11,7 @@ from daemon.runtime.access import dialect_of, public_memory
 from daemon.runtime.changes import ContextChanges
 from state.errors import InvalidRequest, NotFound
 from state.store import Store
+from state.redaction import purge_wal
 
 
 class MemoryAdmin:
@@ -86,6 +87,7 @@ class MemoryAdmin:
         version = self._version(memory_id, number)
         with self.store.transaction():
             self.store.memories.redact_version(version["id"])
+        purge_wal(self.store.conn)  # no old page image of the content stays in the WAL file
         memory = self.store.memories.get(memory_id)
         self.changes.changed(memory["namespace"], memory["project_key"])
         return self.history(memory_id)

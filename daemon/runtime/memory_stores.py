@@ -16,6 +16,7 @@ from state.errors import Conflict, InvalidRequest, NotFound
 from state.ids import new_id, now_iso
 from state.memories import NewMemory
 from state.store import Store
+from state.redaction import purge_wal
 
 MAX_CONTENT_BYTES = 100 * 1024
 
@@ -278,5 +279,6 @@ class MemoryStoreService:
         self._version(store_id, version_id)
         with self.store.transaction():
             row = self.store.memories.redact_version(version_id)
+        purge_wal(self.conn)  # no old page image of the content stays in the WAL file
         return self._public_version(row, store_id, content=True)
 
