@@ -13,7 +13,7 @@ import logging
 import sys
 from typing import Any, Callable
 
-from daemon import __version__, cli_mcp, cli_setup, cli_stores, cli_updates
+from daemon import __version__, cli_doctor, cli_mcp, cli_setup, cli_stores, cli_updates
 from daemon.process import find_running, start_detached, stop_running
 from state.config import SECTIONS, load_settings, set_setting
 from state.errors import MemoryCloudError
@@ -163,31 +163,6 @@ def cmd_agent_pair(args: argparse.Namespace, paths: Paths) -> int:
 
 # -- doctor and config ---------------------------------------------------------------------
 
-def cmd_doctor(args: argparse.Namespace, paths: Paths) -> int:
-    from state.secrets import open_secret_store
-
-    store = _open_store(paths)
-    try:
-        report = {
-            "version": __version__,
-            "python": sys.version.split()[0],
-            **store.versions(),
-            "secrets_backend": open_secret_store(paths.secrets_file).describe(),
-            "embedder": f"{store.embedder.name} ({store.embedder.dimension} dimensions)",
-            "config_file": str(paths.config_file),
-            "database": str(paths.database),
-            "log_file": str(paths.log_file),
-            "memories": store.memories.count(),
-        }
-    finally:
-        store.close()
-    running = find_running(paths)
-    report["daemon"] = f"running (pid {running.pid}, {running.url})" if running else "not running"
-    width = max(len(k) for k in report)
-    _emit(args, report, "\n".join(f"{k:<{width}}  {v}" for k, v in report.items()))
-    return 0
-
-
 def cmd_config_show(args: argparse.Namespace, paths: Paths) -> int:
     settings = load_settings(paths.config_file)
     data = {name: getattr(settings, name) for name in SECTIONS}
@@ -277,7 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runtime", required=True)
     p.add_argument("--minutes", type=int, default=10, help="validity (default 10)")
 
-    add(sub, "doctor", cmd_doctor, "check the installation: SQLite, sqlite-vec, secrets, paths")
+    cli_doctor.add_arguments(add(sub, "doctor", _with_emit(cli_doctor.cmd_doctor),
+                                 "check the installation, the database file and its search indexes"))
 
     config = sub.add_parser("config", help="show or change settings")
     csub = config.add_subparsers(title="config commands", metavar="ACTION", required=True)

@@ -1,0 +1,92 @@
+"""``memorycloud doctor [--repair]``: check the installation and the database, and rebuild the
+derived search indexes.
+
+The checks: SQLite and sqlite-vec versions, the secrets backend, the paths, SQLite's
+``integrity_check`` of the database file, and whether the FTS and vector indexes agree with
+the memory records (state/doctor.py). Exit code 0 when everything is sound, 1 when a check
+fails. ``--repair`` rebuilds both indexes from the records; it refuses while the daemon runs
+(the rebuild would hold the write lock for as long as it takes) and never touches a file
+whose integrity check fails: that needs a backup, not a rebuild.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable
+
+from daemon import __version__
+from daemon.process import find_running
+from state.db import connect
+from state.doctor import check_indexes, integrity_check, rebuild_indexes
+from state.errors import MemoryCloudError
+from state.paths import Paths
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repair", action="store_true",
+                        help="rebuild the FTS and vector indexes from the records (daemon stopped)")
+
+
+def _integrity(paths: Paths) -> list[str]:
+    if not paths.database.exists():
+        return ["ok"]  # created on first start
+    conn = connect(paths.database, readonly=True)
+    try:
+        return integrity_check(conn)
+    finally:
+        conn.close()
+
+
+def cmd_doctor(args: argparse.Namespace, paths: Paths, emit: Callable[..., None]) -> int:
+    from daemon.cli import _open_store
+    from state.secrets import open_secret_store
+
+    running = find_running(paths)
+    if args.repair and running is not None:
+        raise MemoryCloudError(f"the daemon is running (pid {running.pid}): stop it first with"
+                               " `memorycloud daemon stop`, then run `memorycloud doctor --repair`")
+    integrity = _integrity(paths)
+    report: dict[str, Any] = {"version": __version__, "python": sys.version.split()[0]}
+    if integrity != ["ok"]:
+        report.update(integrity=integrity[:20], database=str(paths.database),
+                      advice="the database file is damaged: the daemon will not use it. Keep a copy,"
+                             " then restore a backup; --repair only rebuilds search indexes.")
+        emit(args, report, "\n".join([f"integrity  FAILED ({paths.database})", *integrity[:20],
+                                      report["advice"]]))
+        return 1
+    store = _open_store(paths)
+    try:
+        repaired = None
+        if args.repair:
+            repaired = rebuild_indexes(store)
+        indexes = check_indexes(store.conn)
+        report.update({
+            **store.versions(),
+            "secrets_backend": open_secret_store(paths.secrets_file).describe(),
+            "embedder": f"{store.embedder.name} ({store.embedder.dimension} dimensions)",
+            "config_file": str(paths.config_file),
+            "database": str(paths.database),
+            "log_file": str(paths.log_file),
+            "memories": store.memories.count(),
+            "integrity": "ok",
+            "indexes": {name: index.describe() for name, index in indexes.items()},
+        })
+    finally:
+        store.close()
+    if repaired is not None:
+        report["repaired"] = repaired
+    report["daemon"] = f"running (pid {running.pid}, {running.url})" if running else "not running"
+    healthy = all(index.ok for index in indexes.values())
+    lines = [f"{k:<16}  {v}" for k, v in report.items() if k not in ("indexes", "repaired")]
+    for name, index in indexes.items():
+        d = index.describe()
+        lines.append(f"{'index ' + name:<16}  " + (
+            f"ok ({d['indexed']} rows)" if index.ok else
+            f"DISAGREES: {d['missing']} missing, {d['stray']} stray, {d['stale']} stale"
+            + (f"; {'; '.join(d['errors'])}" if d["errors"] else "")
+            + " (run `memorycloud doctor --repair` with the daemon stopped)"))
+    if repaired is not None:
+        lines.append(f"{'repaired':<16}  rebuilt {repaired['fts']} index entries")
+    emit(args, report, "\n".join(lines))
+    return 0 if healthy else 1

@@ -1,0 +1,120 @@
+"""Checking and repairing a store: SQLite's integrity check, and whether the derived search
+indexes (FTS5 and sqlite-vec) agree with the memory records.
+
+The records and their versions are the truth; both indexes are derived from them and can be
+rebuilt at any time (``memorycloud doctor --repair``). Agreement means:
+
+* FTS holds exactly the records that are searchable (live, and whose current version is not
+  redacted), each with the tokens of its current title, content and triggers;
+* the vector table holds exactly the same records, each in its record's namespace.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from state.db import Connection, transaction
+from state.search import record_text
+from state.tokenize import index_text
+
+# How many ids of each kind of disagreement a report lists (the counts are always complete).
+SAMPLE = 10
+
+SEARCHABLE = (
+    "select r.seq, r.namespace, r.title, r.content, r.triggers from memory_records r"
+    " where r.deleted_at is null and not exists (select 1 from memory_versions v"
+    " where v.memory_id = r.id and v.version = r.version and v.redacted_at is not null)"
+)
+
+
+def integrity_check(conn: Connection, *, quick: bool = False) -> list[str]:
+    """SQLite's own check of the file: ``["ok"]`` when the database is sound."""
+    pragma = "quick_check" if quick else "integrity_check"
+    return [row[0] for row in conn.execute(f"pragma {pragma}").fetchall()]
+
+
+@dataclass
+class IndexReport:
+    """How one derived index differs from the records (all empty: they agree)."""
+
+    name: str
+    expected: int
+    indexed: int
+    missing: list[int] = field(default_factory=list)     # searchable records not indexed
+    stray: list[int] = field(default_factory=list)       # indexed rows with no searchable record
+    stale: list[int] = field(default_factory=list)       # indexed with other text or namespace
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.missing or self.stray or self.stale or self.errors)
+
+    def describe(self) -> dict[str, Any]:
+        return {"ok": self.ok, "expected": self.expected, "indexed": self.indexed,
+                "missing": len(self.missing), "stray": len(self.stray), "stale": len(self.stale),
+                "examples": {"missing": self.missing[:SAMPLE], "stray": self.stray[:SAMPLE],
+                             "stale": self.stale[:SAMPLE]},
+                "errors": self.errors}
+
+
+def _searchable(conn: Connection) -> dict[int, tuple[str, str]]:
+    """seq -> (namespace, indexed text) for every record the indexes should hold."""
+    return {seq: (namespace, record_text(title, content, json.loads(triggers)))
+            for seq, namespace, title, content, triggers in conn.execute(SEARCHABLE)}
+
+
+def check_fts(conn: Connection, expected: dict[int, tuple[str, str]]) -> IndexReport:
+    rows = dict(conn.execute("select rowid, tokens from memory_fts").fetchall())
+    report = IndexReport("fts", len(expected), len(rows))
+    report.missing = sorted(set(expected) - set(rows))
+    report.stray = sorted(set(rows) - set(expected))
+    report.stale = sorted(seq for seq in set(rows) & set(expected)
+                          if rows[seq] != index_text(expected[seq][1]))
+    try:  # FTS5's own check that its inverted index matches its stored rows
+        conn.execute("insert into memory_fts (memory_fts, rank) values ('integrity-check', 0)")
+    except Exception as exc:
+        report.errors.append(f"FTS5 integrity-check: {exc}")
+    return report
+
+
+def check_vectors(conn: Connection, expected: dict[int, tuple[str, str]]) -> IndexReport:
+    try:
+        rows = dict(conn.execute("select rowid, namespace from memory_vec").fetchall())
+    except Exception as exc:
+        report = IndexReport("vectors", len(expected), 0, missing=sorted(expected))
+        report.errors.append(f"vector table unreadable: {exc}")
+        return report
+    report = IndexReport("vectors", len(expected), len(rows))
+    report.missing = sorted(set(expected) - set(rows))
+    report.stray = sorted(set(rows) - set(expected))
+    report.stale = sorted(seq for seq in set(rows) & set(expected) if rows[seq] != expected[seq][0])
+    return report
+
+
+def check_indexes(conn: Connection) -> dict[str, IndexReport]:
+    """Both indexes against the records."""
+    expected = _searchable(conn)
+    return {"fts": check_fts(conn, expected), "vectors": check_vectors(conn, expected)}
+
+
+def rebuild_indexes(store: Any, progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+    """Rebuild FTS and vectors from the records in one transaction (``doctor --repair``).
+
+    ``store`` is a :class:`state.store.Store`; its embedder makes the vectors."""
+    conn, search = store.conn, store.search
+    with transaction(conn):
+        conn.execute("delete from vector_index_meta")  # forces ensure_vector_table to rebuild
+        search.ensure_vector_table(progress)
+        expected = _searchable(conn)
+        # ensure_vector_table embeds every live record; only searchable ones belong there.
+        stray = [seq for (seq,) in conn.execute("select rowid from memory_vec")
+                 if seq not in expected]
+        for seq in stray:
+            conn.execute("delete from memory_vec where rowid = ?", (seq,))
+        conn.execute("delete from memory_fts")
+        for seq, (_, text) in expected.items():
+            conn.execute("insert into memory_fts (rowid, tokens) values (?, ?)", (seq, index_text(text)))
+        conn.execute("insert into memory_fts (memory_fts) values ('optimize')")
+    return {"fts": len(expected), "vectors": len(expected)}
