@@ -13,7 +13,7 @@ import logging
 import sys
 from typing import Any, Callable
 
-from daemon import __version__, cli_doctor, cli_mcp, cli_setup, cli_stores, cli_updates
+from daemon import __version__, cli_doctor, cli_mcp, cli_setup, cli_stores, cli_updates, cli_upstream
 from daemon.process import find_running, start_detached, stop_running
 from state.config import SECTIONS, load_settings, set_setting
 from state.errors import MemoryCloudError
@@ -26,7 +26,8 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
 
 def _settings(args: argparse.Namespace, paths: Paths):
     return load_settings(paths.config_file).with_overrides(
-        host=getattr(args, "host", None), port=getattr(args, "port", None))
+        host=getattr(args, "host", None), port=getattr(args, "port", None),
+        role=getattr(args, "role", None))
 
 
 def _open_store(paths: Paths):
@@ -150,14 +151,41 @@ def cmd_agent_pair(args: argparse.Namespace, paths: Paths) -> int:
     store = _open_store(paths)
     try:
         with store.transaction():
+            workspace = (store.identities.find_workspace(args.workspace)["id"]
+                         if args.workspace else None)
             code = store.identities.create_pairing_code(args.name, args.runtime,
-                                                        ttl_minutes=args.minutes)
+                                                        ttl_minutes=args.minutes,
+                                                        workspace_id=workspace)
     finally:
         store.close()
     _emit(args, code,
           f"pairing code for {args.name} ({code['runtime']}): {code['pairing_code']}\n"
           f"valid until {code['expires_at']}, usable once. The agent sends it to"
           " POST /api/agent/register as {\"pairing_code\": \"...\"}.")
+    return 0
+
+
+def cmd_workspace_list(args: argparse.Namespace, paths: Paths) -> int:
+    store = _open_store(paths)
+    try:
+        workspaces = store.identities.workspaces()
+    finally:
+        store.close()
+    _emit(args, workspaces, "\n".join(f"{w['id']}  {w['name']}{'  (default)' if w['is_default'] else ''}"
+                                       for w in workspaces))
+    return 0
+
+
+def cmd_workspace_add(args: argparse.Namespace, paths: Paths) -> int:
+    store = _open_store(paths)
+    try:
+        with store.transaction():
+            owner = store.identities.owner()
+            workspace = store.identities.create_workspace(args.name, owner_id=owner["id"] if owner else None)
+    finally:
+        store.close()
+    _emit(args, workspace, f"created {workspace['id']} {workspace['name']!r}; pair agents into it with"
+                           f" `memorycloud agent pair --workspace {workspace['name']!r} ...`")
     return 0
 
 
@@ -228,6 +256,9 @@ def build_parser() -> argparse.ArgumentParser:
         if address:
             p.add_argument("--host", help="address to listen on (default from config: 127.0.0.1)")
             p.add_argument("--port", type=int, help="port (default from config: 8517)")
+            p.add_argument("--role", choices=("local", "cloud"),
+                           help="local (default): this machine's agents; cloud: serve a team's"
+                                " daemons as their upstream (see README, 'Team upstream')")
         return p
 
     daemon = sub.add_parser("daemon", help="run, start, stop or check the daemon")
@@ -251,6 +282,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", required=True)
     p.add_argument("--runtime", required=True)
     p.add_argument("--minutes", type=int, default=10, help="validity (default 10)")
+    p.add_argument("--workspace", help="workspace name or id the agent joins (default: the"
+                   " default workspace; a team daemon gives each person or team its own)")
+
+    workspace = sub.add_parser("workspace", help="workspaces (a team daemon has one per person or team)")
+    wsub = workspace.add_subparsers(title="workspace commands", metavar="ACTION", required=True)
+    add(wsub, "list", cmd_workspace_list, "list workspaces")
+    p = add(wsub, "add", cmd_workspace_add, "create a workspace")
+    p.add_argument("name")
 
     cli_doctor.add_arguments(add(sub, "doctor", _with_emit(cli_doctor.cmd_doctor),
                                  "check the installation, the database file and its search indexes"))
@@ -262,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("key", choices=sorted(SECTIONS))
     p.add_argument("value")
 
-    for module in (cli_setup, cli_updates, cli_stores):
+    for module in (cli_setup, cli_updates, cli_stores, cli_upstream):
         module.add_commands(sub, lambda parent, name, func, help_text, **kw: add(
             parent, name, _with_emit(func), help_text, **kw))
 

@@ -110,16 +110,54 @@ def to_response(result: Any) -> web.StreamResponse:
     return web.json_response(result, dumps=lambda v: json.dumps(v, ensure_ascii=False))
 
 
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+
+
+def _idempotency_key(request: web.Request, identity: dict[str, Any] | None) -> str | None:
+    if identity is None or request.method not in ("POST", "PUT", "PATCH", "DELETE"):
+        return None
+    key = request.headers.get(IDEMPOTENCY_HEADER, "").strip()
+    return key[:200] or None
+
+
+def idempotent_replay(request: web.Request, identity: dict[str, Any] | None) -> web.Response | None:
+    """A write retried with the same Idempotency-Key gets its first answer, not a second write
+    (upstream pushes are retried after timeouts, when the first attempt may have landed)."""
+    key = _idempotency_key(request, identity)
+    if key is None:
+        return None
+    stored = request.app[keys.STORE].upstream.response(identity["id"], key)
+    if stored is None:
+        return None
+    status, body = stored
+    return web.json_response(body, status=status, headers={"Idempotent-Replayed": "true"},
+                             dumps=lambda v: json.dumps(v, ensure_ascii=False))
+
+
+def remember_idempotent(request: web.Request, identity: dict[str, Any] | None, result: Any) -> None:
+    key = _idempotency_key(request, identity)
+    if key is None or not isinstance(result, (dict, list)):
+        return
+    store = request.app[keys.STORE]
+    with store.transaction():
+        store.upstream.remember_response(identity["id"], key, 200, result)
+
+
 def wrap(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     """The aiohttp handler for an endpoint: auth, scope check, body parse, JSON response."""
 
     async def handle(request: web.Request) -> web.StreamResponse:
         identity = authenticate(request, endpoint.auth)
         authorize(endpoint, identity)
+        replayed = idempotent_replay(request, identity)
+        if replayed is not None:
+            return replayed
         body: dict[str, Any] = {}
         if endpoint.request is not None:
             body = endpoint.request.parse(await read_json_object(request))
-        return to_response(await endpoint.handler(request, Call(identity, body, request)))
+        result = await endpoint.handler(request, Call(identity, body, request))
+        remember_idempotent(request, identity, result)
+        return to_response(result)
 
     handle.__name__ = endpoint.handler.__name__
     return handle

@@ -5,8 +5,9 @@
 * ``refresh_startup_items``: fallback caches and summary files of installed startup items;
   also run shortly after a project's memory changes (debounced: a burst costs one refresh).
 * ``expire_sync_intents``: blocked writes past their expiry become ``expired``.
-* ``poll_updates``: register the updates this release ships (an upstream's, when one is
-  configured, arrive with the upstream issue).
+* ``poll_updates``: register the updates this release ships.
+* ``sync_upstream``: with an upstream connected, its update check (applying and acking what
+  the daemon can), resuming interrupted writes, pushing the outbox and pulling changes.
 
 Every job runs through :class:`JobBoard`, which records its last run, result and next run
 (shown by ``memorycloud daemon status``), logs a failure and leaves the next run and the
@@ -131,6 +132,9 @@ def schedule_jobs(board: JobBoard, services: Services, checkpoint_conn: Any) -> 
               settings.expire_sync_intents_minutes * 60)
     board.add("poll_updates", lambda: f"{services.updates.load_shipped()} new shipped updates",
               settings.poll_updates_minutes * 60)
+    # With an upstream: check its updates (at poll_updates_minutes, or at once after a
+    # notice), resume interrupted writes after the acks, push the outbox and pull changes.
+    board.add("sync_upstream", services.upstream.sync, settings.sync_upstream_seconds)
 
 
 async def jobs_context(app: web.Application) -> AsyncIterator[None]:
@@ -153,5 +157,6 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
     finally:
         refresher.cancel()
         scheduler.shutdown(wait=False)
+        await services.upstream.close()
         await services.distill.drain()  # a job in progress finishes its batches
         checkpoint_conn.close()

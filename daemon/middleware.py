@@ -79,18 +79,24 @@ def _host_name(host_header: str) -> str:
     return host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 else host_header
 
 
-def allowed_hosts(request: web.Request) -> frozenset[str]:
+def allowed_hosts(request: web.Request) -> frozenset[str] | None:
+    """Host names this daemon answers to; None means any (``allowed_hosts = ["*"]``, for a
+    daemon in the cloud role behind a reverse proxy that checks the name itself)."""
     settings = request.app[keys.SETTINGS]
+    if "*" in settings.allowed_hosts:
+        return None
     extra = {settings.host} if settings.host not in ("0.0.0.0", "::") else set()
-    return LOOPBACK_HOSTS | extra
+    return LOOPBACK_HOSTS | extra | {h.lower() for h in settings.allowed_hosts}
 
 
 @web.middleware
 async def guard_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Refuse non-loopback Host headers (DNS rebinding) and foreign browser Origins (CSRF)."""
     host = _host_name(request.host or "").lower()
-    if host not in allowed_hosts(request):
-        raise Forbidden(f"Host {request.host!r} is not allowed: the daemon only answers loopback names")
+    hosts = allowed_hosts(request)
+    if hosts is not None and host not in hosts:
+        raise Forbidden(f"Host {request.host!r} is not allowed: the daemon only answers loopback"
+                        " names and daemon.allowed_hosts")
     origin = request.headers.get("Origin")
     if origin is not None:
         allowed = set(request.app[keys.SETTINGS].allowed_origins)

@@ -62,7 +62,7 @@ def start_detached(paths: Paths, settings: Settings, *, wait_seconds: float = 20
     """
     paths.ensure()
     command = [sys.executable, "-m", "daemon", "daemon", "run",
-               "--host", settings.host, "--port", str(settings.port)]
+               "--host", settings.host, "--port", str(settings.port), "--role", settings.role]
     log_handle = open(paths.log_file, "ab")
     offset = log_handle.tell()
     child = subprocess.Popen(

@@ -62,7 +62,10 @@ def remove_runtime_files(paths: Paths) -> None:
 async def serve(settings: Settings, paths: Paths) -> None:
     """Serve until SIGTERM or SIGINT, then shut down cleanly (store closed, files removed)."""
     if not _is_loopback(settings.host):
-        log.warning("listening on %s: the daemon is reachable beyond this machine", settings.host)
+        log.warning("listening on %s: the daemon is reachable beyond this machine. Serve it"
+                    " behind a TLS-terminating reverse proxy (keys travel in headers).", settings.host)
+    if settings.role == "cloud":
+        log.info("cloud role: serving AMP and the sync extension to the daemons paired here")
     app = create_app(settings, paths)
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()

@@ -117,6 +117,17 @@ class AmpRecords:
              event.get("memory_id"), event.get("delta_id"), event["created_at"]),
         )
 
+    def event_for_memory(self, memory_id: str) -> dict[str, Any] | None:
+        """The brief event a memory record mirrors, if any."""
+        row = self.conn.execute(
+            "select id, brief_id, event_type, summary, importance, payload from brief_events"
+            " where memory_id = ?", (memory_id,)).fetchone()
+        if row is None:
+            return None
+        event = dict(row)
+        event["payload"] = json.loads(event["payload"])
+        return event
+
     def events(self, brief_id: str, limit: int = 200) -> list[dict[str, Any]]:
         rows = self.conn.execute(
             "select id, brief_id, event_type, summary, importance, payload, identity_id,"

@@ -28,6 +28,11 @@ port = 8517
 max_body_bytes = 1048576
 # Extra browser Origins allowed to call the API (none by default: refuses CSRF/DNS rebinding).
 allowed_origins = []
+# Host names clients may use besides loopback ones (DNS-rebinding guard), e.g. the public name
+# of a daemon in the cloud role behind a reverse proxy: ["memory.example.com"].
+allowed_hosts = []
+# "local" (one person, this machine) or "cloud" (serves a team: see the README).
+role = "local"
 
 [search]
 # Embedder for the vector half of hybrid search: "hashing" works offline with no download.
@@ -52,6 +57,8 @@ receipt_ttl_hours = 24
 [sync]
 # How long a write held back by the update gate can still be resumed, in hours.
 sync_intent_ttl_hours = 24
+# Timeout of one request to the upstream, in seconds (local requests never wait for it).
+upstream_timeout_seconds = 10
 
 [jobs]
 # Background job intervals.
@@ -59,6 +66,8 @@ checkpoint_seconds = 5
 refresh_startup_items_minutes = 10
 expire_sync_intents_minutes = 5
 poll_updates_minutes = 30
+# Push to and pull from the upstream (when one is connected); local writes also trigger it.
+sync_upstream_seconds = 30
 """
 
 
@@ -70,6 +79,8 @@ class Settings:
     port: int = DEFAULT_PORT
     max_body_bytes: int = 1_048_576
     allowed_origins: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
+    role: str = "local"
     embedder: str = "hashing"
     dimension: int = 512
     vector_mode: str = "fallback"
@@ -79,10 +90,12 @@ class Settings:
     max_items: int = 24
     receipt_ttl_hours: float = 24.0
     sync_intent_ttl_hours: float = 24.0
+    upstream_timeout_seconds: float = 10.0
     checkpoint_seconds: float = 5.0
     refresh_startup_items_minutes: float = 10.0
     expire_sync_intents_minutes: float = 5.0
     poll_updates_minutes: float = 30.0
+    sync_upstream_seconds: float = 30.0
 
     def with_overrides(self, **overrides: Any) -> "Settings":
         """A copy with the non-None overrides applied (e.g. ``--host``/``--port``)."""
@@ -97,6 +110,8 @@ SECTIONS: dict[str, str] = {
     "port": "daemon",
     "max_body_bytes": "daemon",
     "allowed_origins": "daemon",
+    "allowed_hosts": "daemon",
+    "role": "daemon",
     "embedder": "search",
     "dimension": "search",
     "vector_mode": "search",
@@ -106,10 +121,12 @@ SECTIONS: dict[str, str] = {
     "max_items": "context",
     "receipt_ttl_hours": "context",
     "sync_intent_ttl_hours": "sync",
+    "upstream_timeout_seconds": "sync",
     "checkpoint_seconds": "jobs",
     "refresh_startup_items_minutes": "jobs",
     "expire_sync_intents_minutes": "jobs",
     "poll_updates_minutes": "jobs",
+    "sync_upstream_seconds": "jobs",
 }
 
 
@@ -142,11 +159,14 @@ def _coerce(name: str, value: Any) -> Any:
         raise ConfigError(f"setting {name!r} must be of type {type(default).__name__}, got {value!r}")
     if name == "vector_mode" and result not in ("fallback", "always"):
         raise ConfigError(f"vector_mode must be 'fallback' or 'always', got {result!r}")
+    if name == "role" and result not in ("local", "cloud"):
+        raise ConfigError(f"role must be 'local' or 'cloud', got {result!r}")
     if name == "port" and not 0 <= result <= 65535:
         raise ConfigError(f"port must be between 0 and 65535, got {result}")
     if name in ("dimension", "max_items", "summary_budget_chars", "max_body_bytes",
                 "sync_intent_ttl_hours", "checkpoint_seconds", "refresh_startup_items_minutes",
-                "expire_sync_intents_minutes", "poll_updates_minutes") and result <= 0:
+                "expire_sync_intents_minutes", "poll_updates_minutes", "sync_upstream_seconds",
+                "upstream_timeout_seconds") and result <= 0:
         raise ConfigError(f"setting {name!r} must be positive, got {result}")
     return result
 

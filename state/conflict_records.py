@@ -35,6 +35,9 @@ class ConflictRecords:
             (conflict_id, kind, subject_id, path, _dumps(detail), now_iso()))
         return self.conflict(conflict_id)
 
+    def update_detail(self, conflict_id: str, detail: dict[str, Any]) -> None:
+        self.conn.execute("update conflicts set detail = ? where id = ?", (_dumps(detail), conflict_id))
+
     def conflict(self, conflict_id: str) -> dict[str, Any]:
         row = self.conn.execute("select * from conflicts where id = ?", (conflict_id,)).fetchone()
         if row is None:

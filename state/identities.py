@@ -162,19 +162,32 @@ class IdentityRepository:
     # -- pairing (agent self-registration, approved by the owner) ------------------------
 
     def create_pairing_code(
-        self, name: str, runtime: str, *, ttl_minutes: int = 10, scopes: list[str] | None = None
+        self, name: str, runtime: str, *, ttl_minutes: int = 10, scopes: list[str] | None = None,
+        workspace_id: str | None = None,
     ) -> dict[str, Any]:
-        """A one-time code the owner hands to an agent; the agent exchanges it for a key."""
+        """A one-time code the owner hands to an agent; the agent exchanges it for a key.
+        ``workspace_id`` is the workspace the agent joins (default: the default workspace)."""
+        if workspace_id is not None:
+            self.workspace(workspace_id)
         code = "-".join(secrets.token_hex(2).upper() for _ in range(3))  # e.g. 4F2A-9C01-77DE
         expires = datetime.now(timezone.utc) + timedelta(minutes=ttl_minutes)
         self.conn.execute(
-            "insert into pairing_codes (code_hash, name, runtime, scopes, created_at, expires_at)"
-            " values (?,?,?,?,?,?)",
+            "insert into pairing_codes (code_hash, name, runtime, scopes, created_at, expires_at,"
+            " workspace_id) values (?,?,?,?,?,?,?)",
             (hash_key(code), name, normalize_runtime(runtime),
-             json.dumps(scopes or list(AGENT_SCOPES)), now_iso(), iso_from_datetime(expires)),
+             json.dumps(scopes or list(AGENT_SCOPES)), now_iso(), iso_from_datetime(expires),
+             workspace_id),
         )
         return {"pairing_code": code, "name": name, "runtime": normalize_runtime(runtime),
+                "workspace_id": workspace_id or self.default_workspace()["id"],
                 "expires_at": iso_from_datetime(expires)}
+
+    def find_workspace(self, name_or_id: str) -> dict[str, Any]:
+        row = self.conn.execute("select * from workspaces where id = ? or name = ?"
+                                " order by created_at limit 1", (name_or_id, name_or_id)).fetchone()
+        if row is None:
+            raise NotFound(f"no workspace named {name_or_id!r}")
+        return dict(row)
 
     def redeem_pairing_code(self, code: str) -> tuple[dict[str, Any], str]:
         """Exchange a pairing code for a new agent identity and key (once)."""
@@ -187,7 +200,8 @@ class IdentityRepository:
             raise Gone("this pairing code was already used")
         if parse_iso(row["expires_at"]) <= datetime.now(timezone.utc):
             raise Gone("this pairing code has expired: ask the owner for a new one")
-        identity, key = self.create_agent(row["name"], row["runtime"], scopes=json.loads(row["scopes"]))
+        identity, key = self.create_agent(row["name"], row["runtime"], scopes=json.loads(row["scopes"]),
+                                          workspace_id=row["workspace_id"])
         self.conn.execute(
             "update pairing_codes set used_at = ?, identity_id = ? where code_hash = ?",
             (now_iso(), identity["id"], row["code_hash"]),

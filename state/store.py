@@ -23,6 +23,7 @@ from state.search import SearchIndex
 from state.startup_records import StartupRecords
 from state.suite_records import SuiteRecords
 from state.update_records import UpdateRecords
+from state.upstream_records import UpstreamRecords
 
 
 class Store:
@@ -45,6 +46,7 @@ class Store:
         self.conflicts = ConflictRecords(conn)
         self.updates = UpdateRecords(conn)
         self.suites = SuiteRecords(conn)
+        self.upstream = UpstreamRecords(conn)
 
     @classmethod
     def open(

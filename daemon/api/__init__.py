@@ -5,16 +5,22 @@ from __future__ import annotations
 from daemon.endpoints import Endpoint
 
 
-def all_endpoints() -> list[Endpoint]:
+def all_endpoints(role: str = "local") -> list[Endpoint]:
+    """Every endpoint this daemon serves. In the cloud role the Memory Stores, agent-memory1.0
+    and MCP dialects are left out: their namespaces are shared by every key of one machine,
+    which is right for one person's laptop and wrong for a team's server."""
     from daemon.api import (
         amp_adaptive, amp_briefs, amp_context, amp_identity, amp_methods, amp_startup,
-        amp_updates, local, local_memories, mcp_http, mem1, protocol, stores, suites,
+        amp_updates, local, local_memories, local_upstream, mcp_http, mem1, protocol, stores,
+        suites, sync_feed,
     )
 
+    machine_dialects = [] if role == "cloud" else [
+        *stores.ENDPOINTS, *mem1.ENDPOINTS, *mcp_http.ENDPOINTS]
     return [
         *protocol.ENDPOINTS, *amp_identity.ENDPOINTS, *amp_context.ENDPOINTS,
         *amp_briefs.ENDPOINTS, *amp_adaptive.ENDPOINTS, *amp_startup.ENDPOINTS,
         *amp_updates.ENDPOINTS, *suites.ENDPOINTS, *amp_methods.ENDPOINTS,
-        *stores.ENDPOINTS, *mem1.ENDPOINTS, *mcp_http.ENDPOINTS,
-        *local.ENDPOINTS, *local_memories.ENDPOINTS,
+        *machine_dialects, *sync_feed.ENDPOINTS,
+        *local.ENDPOINTS, *local_memories.ENDPOINTS, *local_upstream.ENDPOINTS,
     ]

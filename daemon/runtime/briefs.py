@@ -180,7 +180,8 @@ class BriefService:
         return {
             "schema": "amp.memory-brief-event.v1",
             "event": self._public_event(event),
-            "memory_delta": {"id": mirrored["delta"]["id"], "schema": "amp.memory-delta.v1"},
+            "memory_delta": {"id": mirrored["delta"]["id"], "schema": "amp.memory-delta.v1",
+                             "memory_id": mirrored["memory"]["id"]},
             "summary_card": {"id": mirrored["card"]["id"], "card_type": "recent_delta"},
             "next": {
                 "get_brief": f"{base_url}/api/agent/memory-briefs/{brief_id}",

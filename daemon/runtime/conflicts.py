@@ -5,6 +5,9 @@ writes a merge. Each source knows what "current" and "incoming" are:
 * suite_fact_contradiction: current = the workspace memory; incoming = the suite's fact.
 * startup_item_drift: current = the hand-edited file; incoming = the daemon's region (taking
   it re-approves the plan with overwrite; keeping it leaves the file alone).
+* upstream_sync: current = the local record; incoming = the upstream's version; base = the
+  last synced content. Keeping current sends it upstream over the incoming one; taking
+  incoming makes it local; a merge is sent upstream as a new version.
 Every change is a new version of the memory, so nothing is lost either way.
 """
 
@@ -42,6 +45,11 @@ class ConflictService:
         elif conflict["kind"] == "startup_item_drift":
             incoming = "the daemon's managed region (re-approve with overwrite)"
             current = f"your edit of {conflict['path']}"
+        elif conflict["kind"] == "upstream_sync":
+            memory = self.store.memories.find(conflict["subject_id"])
+            current = (None if memory is None or memory["deleted_at"] else memory["content"])
+            incoming = detail.get("incoming_content")
+            base = detail.get("base_content")
         return {**conflict, "current": current, "incoming": incoming, "base": base}
 
     def resolve(self, owner: dict[str, Any], conflict_id: str, action: str,
@@ -54,13 +62,15 @@ class ConflictService:
         if action == "merge" and not (content or "").strip():
             raise InvalidRequest("a merge needs the merged content")
         kind, detail = conflict["kind"], conflict["detail"]
-        target = (conflict["subject_id"] if kind == "memory_store_occ"
+        target = (conflict["subject_id"] if kind in ("memory_store_occ", "upstream_sync")
                   else detail.get("workspace_memory_id"))
         if kind == "startup_item_drift":
             if action == "merge":
                 raise InvalidRequest("a managed file has no merge here: edit the file, then keep current")
             if action == "take_incoming":
                 self.startup.approve(owner, conflict["subject_id"], overwrite=True)
+        elif kind == "upstream_sync":
+            self._resolve_upstream(owner, target, detail, action, content)
         elif action != "keep_current":
             new = content if action == "merge" else (
                 detail.get("losing_content") if kind == "memory_store_occ" else detail.get("suite_fact"))
@@ -71,3 +81,27 @@ class ConflictService:
                 "update conflicts set status = 'resolved', resolved_at = ?, resolution = ?"
                 " where id = ? and status = 'open'", (now_iso(), action, conflict_id))
         return self.describe(self.store.conflicts.conflict(conflict_id))
+
+    def _resolve_upstream(self, owner: dict[str, Any], memory_id: str, detail: dict[str, Any],
+                          action: str, content: str | None) -> None:
+        """Whatever the person chose becomes the local record and then the upstream's: the
+        held local changes are released, and the result is pushed at the incoming version."""
+        memory = self.store.memories.get(memory_id)
+        with self.store.transaction():
+            if action == "take_incoming":
+                if detail.get("incoming_deleted"):
+                    self.store.memories.delete(memory_id, identity_id=owner["id"])
+                elif memory["deleted_at"] or memory["content"] != detail.get("incoming_content"):
+                    if memory["deleted_at"]:
+                        raise InvalidRequest("the local record was deleted: keep current, or"
+                                             " revert it first and then take incoming")
+                    self.store.memories.update(memory_id, content=detail.get("incoming_content") or "",
+                                               identity_id=owner["id"])
+                self.store.upstream.release(memory_id, resend=False)
+            elif action == "merge":
+                if memory["deleted_at"]:
+                    raise InvalidRequest("the local record was deleted: revert it first to merge")
+                self.store.memories.update(memory_id, content=content or "", identity_id=owner["id"])
+                self.store.upstream.release(memory_id, resend=False)
+            else:
+                self.store.upstream.release(memory_id, resend=True)

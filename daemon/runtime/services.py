@@ -19,8 +19,10 @@ from daemon.runtime.mem1 import Mem1Service
 from daemon.runtime.memory_admin import MemoryAdmin
 from daemon.runtime.memory_stores import MemoryStoreService
 from daemon.runtime.suites import SuiteService
+from daemon.runtime.sync_feed import SyncFeed
 from daemon.runtime.sync_gate import SyncGate
 from daemon.runtime.updates import UpdateService
+from daemon.upstream.service import UpstreamService
 from state.paths import Paths
 from state.secrets import SecretStore
 from state.store import Store
@@ -46,6 +48,8 @@ class Services:
     mem1: Mem1Service
     memory_admin: MemoryAdmin
     conflicts: ConflictService
+    feed: SyncFeed
+    upstream: UpstreamService
 
     @classmethod
     def build(cls, store: Store, paths: Paths, secrets: SecretStore) -> "Services":
@@ -75,4 +79,6 @@ class Services:
                    claims=ClaimService(store), distill=distill,
                    memory_stores=MemoryStoreService(store), mem1=Mem1Service(store),
                    memory_admin=MemoryAdmin(store, changes),
-                   conflicts=ConflictService(store, startup))
+                   conflicts=ConflictService(store, startup),
+                   feed=SyncFeed(store, changes),
+                   upstream=UpstreamService(store, secrets, changes, store.settings))

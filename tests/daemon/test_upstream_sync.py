@@ -1,0 +1,278 @@
+"""Upstream sync between two real daemon apps (real stores, real HTTP over loopback): a local
+daemon and one in the cloud role. The end-to-end tests with two daemon processes are in
+tests/e2e/test_upstream.py; these cover each rule of the sync engine quickly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from daemon import keys
+from daemon.app import create_app
+from daemon.upstream.registration import solve_proof_of_work
+from state.config import Settings
+from state.paths import resolve_paths
+from state.secrets import open_secret_store
+from state.setup import OWNER_KEY_SECRET
+from tests.conftest import Api
+
+
+class Side(Api):
+    """One daemon: its test client, owner key, one local agent, and its services."""
+
+    @property
+    def services(self):
+        return self.client.app[keys.SERVICES]
+
+    @property
+    def url(self) -> str:
+        return str(self.client.server.make_url("")).rstrip("/")
+
+    async def local(self, method: str, path: str, body: Any = None, status: int = 200) -> Any:
+        response = await self.client.request(method, path, json=body, headers=self.auth(self.owner_key))
+        data = await response.json()
+        assert response.status == status, data
+        return data
+
+
+async def start_side(home: Path, settings: Settings, agent_name: str) -> Side:
+    paths = resolve_paths({"MEMORYCLOUD_HOME": str(home)}).ensure()
+    app = create_app(settings, paths)
+    client = TestClient(TestServer(app))
+    await client.start_server()
+    store = app[keys.STORE]
+    with store.transaction():
+        agent, agent_key = store.identities.create_agent(agent_name, "codex")
+    owner_key = open_secret_store(paths.secrets_file).get(OWNER_KEY_SECRET)
+    return Side(client, owner_key, agent_key, agent)
+
+
+@pytest.fixture
+async def pair(tmp_path: Path):
+    """(local, cloud), the local one connected to the cloud with a pairing code."""
+    cloud = await start_side(tmp_path / "cloud", Settings(role="cloud"), "teammate")
+    local = await start_side(tmp_path / "local", Settings(sync_upstream_seconds=3600), "coder")
+    with cloud.store.transaction():
+        code = cloud.store.identities.create_pairing_code("laptop", "memorycloud_companion")
+    status = await local.local("POST", "/api/local/upstream/connect",
+                               {"url": cloud.url, "pairing_code": code["pairing_code"]})
+    assert status["connected"] and status["sync_extension"]
+    yield local, cloud
+    await local.client.close()
+    await cloud.client.close()
+
+
+async def sync(side: Side) -> dict[str, Any]:
+    return await side.local("POST", "/api/local/upstream/sync")
+
+
+async def write_delta(side: Side, summary: str, **body: Any) -> dict[str, Any]:
+    receipt = (await side.bootstrap())["receipt_id"]
+    return await side.delta(receipt, summary=summary, **body)
+
+
+def contents(side: Side) -> list[str]:
+    return [r[0] for r in side.store.conn.execute(
+        "select content from memory_records where deleted_at is null order by seq")]
+
+
+async def test_writes_on_each_side_reach_the_other(pair):
+    local, cloud = pair
+    await write_delta(local, "local decision: use SQLite WAL")
+    await write_delta(cloud, "teammate found: the CI cache is flaky")
+    outcome = await sync(local)
+    assert outcome["last_error"] is None, outcome
+    assert "local decision: use SQLite WAL" in contents(cloud)
+    assert "teammate found: the CI cache is flaky" in contents(local)
+    # A second round sends and pulls nothing again: no duplicates on either side.
+    await sync(local)
+    assert contents(cloud).count("local decision: use SQLite WAL") == 1
+    assert contents(local).count("local decision: use SQLite WAL") == 1
+    assert contents(local).count("teammate found: the CI cache is flaky") == 1
+    assert local.services.upstream.backlog() == 0
+    # The pulled memory is in the next local context pack.
+    pack = await local.bootstrap()
+    assert "CI cache is flaky" in pack["summary_markdown"]
+
+
+async def test_edit_on_both_sides_is_one_conflict_and_nothing_is_lost(pair):
+    local, cloud = pair
+    mem_id = (await write_delta(local, "deploy with blue-green"))["delta"]["memory_id"]
+    await sync(local)
+    link = local.store.upstream.link(mem_id)
+    upstream_id = link["upstream_id"]
+    # The teammate edits it upstream, the person edits it locally (a revert-style new version
+    # through the Memory admin API is enough: any local version counts).
+    await cloud.post(f"/api/sync/records/{upstream_id}",
+                     {"operation": "update", "base_version": 1, "content": "deploy with canary"})
+    with local.store.transaction():
+        local.store.memories.update(mem_id, content="deploy with blue-green, 2 stages")
+    await sync(local)
+    conflicts = (await local.local("GET", "/api/local/conflicts"))["conflicts"]
+    mine = [c for c in conflicts if c["kind"] == "upstream_sync"]
+    assert len(mine) == 1
+    assert mine[0]["current"] == "deploy with blue-green, 2 stages"
+    assert mine[0]["incoming"] == "deploy with canary"
+    assert mine[0]["base"] == "deploy with blue-green"
+    # Nothing was overwritten on either side.
+    assert local.store.memories.get(mem_id)["content"] == "deploy with blue-green, 2 stages"
+    assert cloud.store.memories.get(upstream_id)["content"] == "deploy with canary"
+    # More rounds do not make more conflicts nor push the held edit.
+    await sync(local)
+    assert len([c for c in (await local.local("GET", "/api/local/conflicts"))["conflicts"]
+                if c["kind"] == "upstream_sync"]) == 1
+    assert cloud.store.memories.get(upstream_id)["content"] == "deploy with canary"
+    # The person merges: the merge becomes both sides' content.
+    await local.local("POST", f"/api/local/conflicts/{mine[0]['id']}/resolve",
+                      {"action": "merge", "content": "canary, then blue-green in 2 stages"})
+    await sync(local)
+    assert local.store.memories.get(mem_id)["content"] == "canary, then blue-green in 2 stages"
+    assert cloud.store.memories.get(upstream_id)["content"] == "canary, then blue-green in 2 stages"
+    versions = [v["content"] for v in cloud.store.memories.versions(upstream_id)]
+    assert versions == ["deploy with blue-green", "deploy with canary",
+                        "canary, then blue-green in 2 stages"]
+
+
+async def test_keep_current_sends_the_local_content_over_the_incoming(pair):
+    local, cloud = pair
+    mem_id = (await write_delta(local, "port 8517"))["delta"]["memory_id"]
+    await sync(local)
+    upstream_id = local.store.upstream.link(mem_id)["upstream_id"]
+    await cloud.post(f"/api/sync/records/{upstream_id}",
+                     {"operation": "update", "base_version": 1, "content": "port 9000"})
+    with local.store.transaction():
+        local.store.memories.update(mem_id, content="port 8518")
+    await sync(local)
+    conflict = next(c for c in (await local.local("GET", "/api/local/conflicts"))["conflicts"]
+                    if c["kind"] == "upstream_sync")
+    await local.local("POST", f"/api/local/conflicts/{conflict['id']}/resolve", {"action": "keep_current"})
+    await sync(local)
+    assert cloud.store.memories.get(upstream_id)["content"] == "port 8518"
+    assert [v["content"] for v in cloud.store.memories.versions(upstream_id)] == [
+        "port 8517", "port 9000", "port 8518"]
+
+
+async def test_deletes_and_redactions_propagate_both_ways(pair):
+    local, cloud = pair
+    secret = "the staging password is hunter2"
+    a = (await write_delta(local, secret))["delta"]["memory_id"]
+    b = (await write_delta(local, "to be deleted upstream"))["delta"]["memory_id"]
+    await sync(local)
+    up_a = local.store.upstream.link(a)["upstream_id"]
+    up_b = local.store.upstream.link(b)["upstream_id"]
+    # Local redaction removes the content upstream too.
+    version_id = local.store.memories.versions(a)[0]["id"]
+    with local.store.transaction():
+        local.store.memories.redact_version(version_id)
+    # Upstream delete reaches the local store.
+    await cloud.post(f"/api/sync/records/{up_b}", {"operation": "delete", "base_version": 1})
+    await sync(local)
+    assert all(v["content"] is None for v in cloud.store.memories.versions(up_a))
+    assert secret not in contents(cloud)
+    assert local.store.memories.get(b)["deleted_at"] is not None
+    # An upstream redaction removes the content here.
+    c = (await write_delta(cloud, "teammate pasted a token tok_123"))["delta"]["memory_id"]
+    await sync(local)
+    assert "teammate pasted a token tok_123" in contents(local)
+    with cloud.store.transaction():
+        cloud.store.memories.redact_version(cloud.store.memories.versions(c)[0]["id"])
+    await sync(local)
+    assert "teammate pasted a token tok_123" not in contents(local)
+    local_c = local.store.upstream.link_by_upstream(c)["local_id"]
+    assert all(v["content"] is None for v in local.store.memories.versions(local_c))
+
+
+async def test_interrupted_push_is_resumed_exactly_once_after_the_update(pair):
+    local, cloud = pair
+    await sync(local)  # the daemon checked for updates: nothing pending
+    # The cloud's owner publishes a required update that only asks to re-pull a skill.
+    await cloud.local("POST", "/api/local/updates", {
+        "title": "Re-pull the installer", "summary": "new install order", "severity": "required",
+        "requires_repull": ["memory_tool_installer"]})
+    brief = await local.post("/api/agent/memory-brief", {"task": "ship the release"})
+    await local.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+                     {"event_type": "decision", "summary": "release on Friday", "importance": 5})
+    # The first push meets the gate: the event waits upstream as a sync intent ...
+    first = await sync(local)
+    events = cloud.store.conn.execute("select count(*) from brief_events").fetchone()[0]
+    intents = cloud.store.conn.execute("select status from sync_intents").fetchall()
+    # ... and in the same round the daemon re-pulls the skill, acks and resumes it.
+    assert [r[0] for r in intents] == ["resumed"], first
+    assert events == 1
+    assert local.store.upstream.get("skill:memory_tool_installer")
+    assert first["interrupted"] == [] and first["backlog"] == 0
+    # Nothing is written twice by more rounds.
+    await sync(local)
+    assert cloud.store.conn.execute("select count(*) from brief_events").fetchone()[0] == 1
+    assert contents(cloud).count("release on Friday") == 1
+    assert contents(local).count("release on Friday") == 1
+
+
+async def test_an_update_the_daemon_cannot_apply_waits_for_the_person(pair):
+    local, cloud = pair
+    await sync(local)
+    await cloud.local("POST", "/api/local/updates", {
+        "title": "Read the new policy", "summary": "a person must read it", "severity": "required"})
+    brief = await local.post("/api/agent/memory-brief", {"task": "ship the release"})
+    await local.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+                     {"event_type": "decision", "summary": "freeze on Thursday", "importance": 4})
+    status = await sync(local)
+    assert len(status["interrupted"]) == 1
+    assert [u["title"] for u in status["pending_updates"]] == ["Read the new policy"]
+    await sync(local)
+    assert cloud.store.conn.execute("select count(*) from brief_events").fetchone()[0] == 0
+    # The person acks from the local API (the CLI's `memorycloud upstream ack`) ...
+    await local.local("POST", "/api/local/upstream/updates/ack", {})
+    status = await sync(local)
+    assert status["interrupted"] == [] and status["pending_updates"] == []
+    assert cloud.store.conn.execute("select count(*) from brief_events").fetchone()[0] == 1
+    await sync(local)
+    assert contents(cloud).count("freeze on Thursday") == 1
+
+
+async def test_store_documents_are_pushed_with_the_sync_extension(pair):
+    local, cloud = pair
+    with local.store.transaction():
+        from state.memories import NewMemory
+        local.store.memories.create(NewMemory(
+            namespace="memstore_notes", kind="document", content="# Runbook\nrestart the worker",
+            source="memory_store", path="/runbooks/worker.md"))
+    await sync(local)
+    row = cloud.store.conn.execute("select path, content from memory_records where path = ?",
+                                   ("/runbooks/worker.md",)).fetchone()
+    assert row is not None and row[1] == "# Runbook\nrestart the worker"
+
+
+async def test_an_unreachable_upstream_keeps_everything_and_reports_it(pair):
+    local, cloud = pair
+    await cloud.client.close()  # the upstream goes away
+    await write_delta(local, "written while offline")
+    status = await sync(local)
+    assert status["last_error"] and status["backlog"] == 1
+    assert "written while offline" in contents(local)
+
+
+async def test_connect_errors_are_clear(tmp_path: Path):
+    local = await start_side(tmp_path / "local", Settings(), "coder")
+    try:
+        bad = await local.local("POST", "/api/local/upstream/connect", {"url": "ftp://x"}, status=400)
+        assert "https://" in bad["error"]["message"]
+        down = await local.local("POST", "/api/local/upstream/connect",
+                                 {"url": "http://127.0.0.1:9"}, status=409)
+        assert "cannot reach" in down["error"]["message"]
+        assert not (await local.local("GET", "/api/local/upstream"))["connected"]
+        # An agent key cannot connect the daemon anywhere.
+        await local.post("/api/local/upstream/connect", {"url": "http://127.0.0.1:9"}, status=403)
+    finally:
+        await local.client.close()
+
+
+def test_proof_of_work_matches_the_reference_algorithm():
+    import hashlib
+    nonce = solve_proof_of_work("pow_abc", "srv", 3)
+    assert hashlib.sha256(f"pow_abc:srv:{nonce}".encode()).hexdigest().startswith("000")
+    with pytest.raises(ValueError):
+        solve_proof_of_work("pow_abc", "srv", 9)
