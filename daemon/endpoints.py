@@ -56,6 +56,9 @@ class Endpoint:
     owner_only: bool = False
     request: RequestSchema | None = None
     response_schema: str | None = None
+    # Honours Idempotency-Key: the write and its remembered answer commit together, and a
+    # retry gets that answer. Only for handlers that do not await while writing.
+    idempotent: bool = False
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"method": self.method, "path": self.path, "summary": self.summary,
@@ -114,18 +117,15 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 
 def _idempotency_key(request: web.Request, identity: dict[str, Any] | None) -> str | None:
-    if identity is None or request.method not in ("POST", "PUT", "PATCH", "DELETE"):
+    if identity is None:
         return None
     key = request.headers.get(IDEMPOTENCY_HEADER, "").strip()
     return key[:200] or None
 
 
-def idempotent_replay(request: web.Request, identity: dict[str, Any] | None) -> web.Response | None:
+def idempotent_replay(request: web.Request, identity: dict[str, Any], key: str) -> web.Response | None:
     """A write retried with the same Idempotency-Key gets its first answer, not a second write
     (upstream pushes are retried after timeouts, when the first attempt may have landed)."""
-    key = _idempotency_key(request, identity)
-    if key is None:
-        return None
     stored = request.app[keys.STORE].upstream.response(identity["id"], key)
     if stored is None:
         return None
@@ -134,13 +134,27 @@ def idempotent_replay(request: web.Request, identity: dict[str, Any] | None) -> 
                              dumps=lambda v: json.dumps(v, ensure_ascii=False))
 
 
-def remember_idempotent(request: web.Request, identity: dict[str, Any] | None, result: Any) -> None:
-    key = _idempotency_key(request, identity)
-    if key is None or not isinstance(result, (dict, list)):
-        return
+async def run_idempotent(request: web.Request, call: "Call", endpoint: "Endpoint", key: str) -> Any:
+    """Run the handler and remember its answer in one transaction, so that a crash can never
+    leave a write without its answer (which would make the retry write twice). A sync
+    interrupt still commits: its intent must survive, and it is not an answer to remember."""
+    from daemon.runtime.sync_gate import SyncInterrupted
+
     store = request.app[keys.STORE]
-    with store.transaction():
-        store.upstream.remember_response(identity["id"], key, 200, result)
+    conn = store.conn
+    conn.execute("begin immediate")
+    try:
+        result = await endpoint.handler(request, call)
+        if isinstance(result, (dict, list)):
+            store.upstream.remember_response(call.identity["id"], key, 200, result)
+    except SyncInterrupted:
+        conn.execute("commit")
+        raise
+    except BaseException:
+        conn.execute("rollback")
+        raise
+    conn.execute("commit")
+    return result
 
 
 def wrap(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
@@ -149,15 +163,16 @@ def wrap(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResp
     async def handle(request: web.Request) -> web.StreamResponse:
         identity = authenticate(request, endpoint.auth)
         authorize(endpoint, identity)
-        replayed = idempotent_replay(request, identity)
-        if replayed is not None:
+        key = _idempotency_key(request, identity) if endpoint.idempotent else None
+        if key is not None and (replayed := idempotent_replay(request, identity, key)) is not None:
             return replayed
         body: dict[str, Any] = {}
         if endpoint.request is not None:
             body = endpoint.request.parse(await read_json_object(request))
-        result = await endpoint.handler(request, Call(identity, body, request))
-        remember_idempotent(request, identity, result)
-        return to_response(result)
+        call = Call(identity, body, request)
+        if key is not None and not request.app[keys.STORE].conn.in_transaction:
+            return to_response(await run_idempotent(request, call, endpoint, key))
+        return to_response(await endpoint.handler(request, call))
 
     handle.__name__ = endpoint.handler.__name__
     return handle

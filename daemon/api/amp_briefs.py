@@ -53,11 +53,11 @@ async def add_event(request: web.Request, call: Call) -> dict[str, Any]:
 ENDPOINTS = [
     Endpoint("POST", "/api/agent/memory-brief", create_brief,
              "A task brief from workspace, project, hand-off and recent events (+ context pack).",
-             scope="memory:read", request=BRIEF, response_schema="amp.memory-brief.v1"),
+             scope="memory:read", request=BRIEF, response_schema="amp.memory-brief.v1", idempotent=True),
     Endpoint("GET", "/api/agent/memory-briefs/{brief_id}", get_brief,
              "A brief and its event stream.", scope="memory:read",
              response_schema="amp.memory-brief.v1"),
     Endpoint("POST", "/api/agent/memory-briefs/{brief_id}/events", add_event,
              "Write back a key event (mirrored into memory deltas and summary cards).",
-             scope="memory:write", request=EVENT, response_schema="amp.memory-brief-event.v1"),
+             scope="memory:write", request=EVENT, response_schema="amp.memory-brief-event.v1", idempotent=True),
 ]

@@ -162,7 +162,7 @@ ENDPOINTS = [
              response_schema="amp.context-pack.v1"),
     Endpoint("POST", "/api/agent/memory-delta", memory_delta,
              "Write back a small change; needs the X-AMP-Context-Receipt header (else 428).",
-             scope="memory:write", request=DELTA, response_schema="amp.memory-delta.v1"),
+             scope="memory:write", request=DELTA, response_schema="amp.memory-delta.v1", idempotent=True),
     Endpoint("GET", "/api/agent/memories/{memory_id}", memory_detail, "One memory by id.",
              scope="memory:read", response_schema="amp.memory-detail.v1"),
     Endpoint("GET", "/api/agent/search", search_everywhere,

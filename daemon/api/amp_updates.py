@@ -136,7 +136,7 @@ ENDPOINTS = [
              response_schema="amp.sync-intent.v1"),
     Endpoint("POST", "/api/agent/sync-intents/{sync_intent_id}/resume", resume_intent,
              "After the ack: replay the original write exactly once.", request=EMPTY,
-             response_schema="amp.sync-intent-resume.v1"),
+             response_schema="amp.sync-intent-resume.v1", idempotent=True),
     Endpoint("POST", "/api/agent/sync-intents/{sync_intent_id}/discard", discard_intent,
              "Give up the held-back write.", request=EMPTY, response_schema="amp.sync-intent.v1"),
     Endpoint("GET", "/api/agent/skills", list_skills, "The memory tools catalog.",

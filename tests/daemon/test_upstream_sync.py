@@ -276,3 +276,36 @@ def test_proof_of_work_matches_the_reference_algorithm():
     assert hashlib.sha256(f"pow_abc:srv:{nonce}".encode()).hexdigest().startswith("000")
     with pytest.raises(ValueError):
         solve_proof_of_work("pow_abc", "srv", 9)
+
+
+async def test_a_write_retried_with_its_idempotency_key_is_stored_once(api):
+    receipt = (await api.bootstrap())["receipt_id"]
+    headers = {"X-AMP-Context-Receipt": receipt, "Idempotency-Key": "push-1"}
+    first = await api.client.post("/api/agent/memory-delta", json={"summary": "once only"},
+                                  headers={**api.auth(), **headers})
+    again = await api.client.post("/api/agent/memory-delta", json={"summary": "once only"},
+                                  headers={**api.auth(), **headers})
+    assert first.status == again.status == 200
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    assert (await first.json())["delta"]["id"] == (await again.json())["delta"]["id"]
+    count = api.store.conn.execute(
+        "select count(*) from memory_records where content = 'once only'").fetchone()[0]
+    assert count == 1
+    # The key belongs to the caller: another agent with the same key writes its own record.
+    other = api.new_agent("other")
+    other_receipt = (await api.post("/api/agent/bootstrap/context", {}, key=other))["receipt_id"]
+    await api.post("/api/agent/memory-delta", {"summary": "once only"}, key=other,
+                   headers={"X-AMP-Context-Receipt": other_receipt, "Idempotency-Key": "push-1"})
+    assert api.store.conn.execute(
+        "select count(*) from memory_records where content = 'once only'").fetchone()[0] == 2
+
+
+async def test_an_interrupted_idempotent_write_keeps_its_intent(api):
+    await api.post("/api/local/updates", {"title": "t", "summary": "s", "severity": "required"},
+                   key=api.owner_key)
+    brief = await api.post("/api/agent/memory-brief", {"task": "keep the intent"})
+    body = await api.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+                          {"summary": "important", "importance": 5},
+                          headers={"Idempotency-Key": "event-1"}, status=409)
+    intent = api.store.updates.intent(body["sync_intent_id"])
+    assert intent["status"] == "blocked" and intent["body"]["summary"] == "important"
