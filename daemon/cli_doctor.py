@@ -31,9 +31,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _integrity(paths: Paths) -> list[str]:
     if not paths.database.exists():
         return ["ok"]  # created on first start
-    conn = connect(paths.database, readonly=True)
+    try:
+        conn = connect(paths.database, readonly=True)
+    except MemoryCloudError as exc:
+        return [exc.message]
     try:
         return integrity_check(conn)
+    except Exception as exc:  # so damaged that the check itself stops
+        return [f"integrity_check could not finish: {exc}"]
     finally:
         conn.close()
 

@@ -23,6 +23,7 @@ from daemon import keys
 from daemon.api.mem1 import MEM1_PATHS
 from state.errors import Forbidden, MemoryCloudError
 from state.ids import new_id, now_iso
+from state.storage_errors import storage_error
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +135,11 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
             limit = request.app[keys.SETTINGS].max_body_bytes
             message = f"request body is larger than the limit of {limit} bytes"
         return error_response(request, exc.status, _HTTP_TYPES.get(exc.status, "http_error"), message)
-    except Exception:
+    except Exception as exc:
+        storage = storage_error(exc)  # full disk, read-only or damaged file: say so
+        if storage is not None:
+            log.error("storage failure on %s %s: %s", request.method, request.path, exc)
+            return error_response(request, storage.status, storage.code, storage.message)
         log.exception("unhandled error on %s %s", request.method, request.path)
         return error_response(request, 500, "internal_error",
                               "internal error; the daemon log has the details")

@@ -83,7 +83,11 @@ async def serve(settings: Settings, paths: Paths) -> None:
             ) from exc
         raise
     port = runner.addresses[0][1] if runner.addresses else settings.port
-    write_runtime_file(paths, settings, port)
+    try:
+        write_runtime_file(paths, settings, port)
+    except OSError as exc:  # a full disk or a read-only state directory
+        await runner.cleanup()
+        raise MemoryCloudError(f"cannot write {paths.runtime_file}: {exc.strerror}") from exc
     log.info("MemoryCloud Companion daemon listening on http://%s:%d (pid %d)",
              _url_host(settings.host), port, os.getpid())
     stop = asyncio.Event()

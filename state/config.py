@@ -182,7 +182,11 @@ def load_settings(path: Path) -> Settings:
     for name, section in SECTIONS.items():
         table = document.get(section)
         if table is not None and name in table:
-            values[name] = _coerce(name, table[name].unwrap() if hasattr(table[name], "unwrap") else table[name])
+            try:
+                values[name] = _coerce(name, table[name].unwrap() if hasattr(table[name], "unwrap")
+                                       else table[name])
+            except ConfigError as exc:  # say which file to fix
+                raise ConfigError(f"{path}: {exc.message}") from None
     return Settings(**values)
 
 

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 import sqlite_vec
 
-from state.errors import StoreUnavailable
+from state.errors import MemoryCloudError, StorageFull, StoreUnavailable
 
 Connection = Any  # sqlite3.Connection or sqlean.Connection: same API
 
@@ -63,10 +63,19 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
         conn.enable_load_extension(False)
         (vec_version,) = conn.execute("select vec_version()").fetchone()
     except Exception as exc:
-        raise StoreUnavailable(f"cannot open {path} with sqlite-vec: {exc}") from exc
+        raise open_failure(path, exc) from exc
     if not vec_version:
         raise StoreUnavailable("sqlite-vec loaded but vec_version() is empty")
     conn.row_factory = module.Row
+    try:
+        _configure(conn, readonly)
+    except module.Error as exc:
+        conn.close()
+        raise open_failure(path, exc) from exc
+    return conn
+
+
+def _configure(conn: Connection, readonly: bool) -> None:
     conn.execute("pragma busy_timeout = 5000")
     conn.execute("pragma foreign_keys = on")
     # 64 MiB page cache and memory-mapped reads: the default 2 MiB cache is the size of one
@@ -81,7 +90,26 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
         # Deleted and overwritten content is zeroed, not left in free space: redaction must
         # remove the text from the file (state/redaction.py).
         conn.execute("pragma secure_delete = on")
-    return conn
+
+
+def open_failure(path: Path | str, exc: BaseException) -> MemoryCloudError:
+    """Why a database cannot be opened, in words a person can act on. Nothing was written."""
+    text = str(exc).lower()
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return StoreUnavailable(
+            f"the database file {path} is damaged or is not a MemoryCloud database ({exc}). It"
+            " was left as it is: keep a copy, then restore a backup or move it away to start"
+            " empty. `memorycloud doctor` shows what is wrong.")
+    if "readonly" in text or "read-only" in text or "unable to open" in text or "permission" in text:
+        return StoreUnavailable(
+            f"cannot write the database {path} ({exc}): the file or its directory"
+            f" {Path(path).parent} is read-only for this user. Make it writable, or set"
+            " MEMORYCLOUD_HOME to a writable directory.")
+    if "full" in text:
+        return StorageFull(f"the disk that holds {path} is full ({exc}); free some space and start again")
+    if "disk i/o error" in text:
+        return StoreUnavailable(f"the disk failed while opening {path} ({exc}); is it full or failing?")
+    return StoreUnavailable(f"cannot open {path} with sqlite-vec: {exc}")
 
 
 @contextmanager
@@ -107,10 +135,17 @@ def transaction(conn: Connection) -> Iterator[Connection]:
     try:
         yield conn
     except BaseException:
-        conn.execute("rollback")
+        if conn.in_transaction:  # SQLite may have rolled back already (full disk, I/O error)
+            conn.execute("rollback")
         raise
-    else:
+    try:
         conn.execute("commit")
+    except BaseException:
+        # A COMMIT that fails (full disk, I/O error, busy) can leave the transaction open;
+        # then every later write would nest into it as a savepoint and never be committed.
+        if conn.in_transaction:
+            conn.execute("rollback")
+        raise
 
 
 def checkpoint(conn: Connection) -> tuple[int, int, int]:

@@ -94,3 +94,10 @@ class StoreUnavailable(MemoryCloudError):
 
     status = 503
     code = "store_unavailable"
+
+
+class StorageFull(MemoryCloudError):
+    """The disk (or the database's size limit) is full: the write was not stored."""
+
+    status = 507
+    code = "insufficient_storage"

@@ -36,7 +36,9 @@ MIN_NEEDLE = 8
 def enable_fts_secure_delete(conn: Connection) -> bool:
     """Turn on FTS5 secure-delete for the memory index (persistent); False if unsupported."""
     try:
-        conn.execute("insert into memory_fts (memory_fts, rank) values ('secure-delete', 1)")
+        row = conn.execute("select v from memory_fts_config where k = 'secure-delete'").fetchone()
+        if row is None or row[0] != 1:  # persistent: written once, not at every start
+            conn.execute("insert into memory_fts (memory_fts, rank) values ('secure-delete', 1)")
         return True
     except Exception as exc:  # SQLite < 3.44: "SQL logic error"
         log.info("FTS5 secure-delete is not available (%s): redaction merges the index instead", exc)

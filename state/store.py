@@ -6,13 +6,14 @@ commands that work without the daemon open their own.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Callable
 
 from state.amp_records import AmpRecords
 from state.config import Settings
 from state.conflict_records import ConflictRecords
-from state.db import Connection, connect, transaction, versions
+from state.db import Connection, connect, open_failure, sqlite_module, transaction, versions
 from state.embedders import make_embedder
 from state.identities import IdentityRepository
 from state.memories import MemoryRepository
@@ -24,6 +25,8 @@ from state.startup_records import StartupRecords
 from state.suite_records import SuiteRecords
 from state.update_records import UpdateRecords
 from state.upstream_records import UpstreamRecords
+
+log = logging.getLogger(__name__)
 
 
 class Store:
@@ -62,8 +65,10 @@ class Store:
             store = cls(conn, settings or Settings())
             store.search.fts_secure_delete = enable_fts_secure_delete(conn)
             store.search.ensure_vector_table(progress)
-        except BaseException:
+        except BaseException as exc:
             conn.close()
+            if isinstance(exc, sqlite_module().Error):  # damaged, read-only, full: say which
+                raise open_failure(path, exc) from exc
             raise
         return store
 
@@ -86,5 +91,9 @@ class Store:
         try:
             # Fold the WAL back so the database file alone is complete after a clean stop.
             self.conn.execute("pragma wal_checkpoint(truncate)")
+        except sqlite_module().Error as exc:
+            # A full disk or a busy reader: every commit is safe in the WAL, which the next
+            # open replays; failing here would only hide why the daemon is stopping.
+            log.warning("could not fold the WAL into the database at close: %s", exc)
         finally:
             self.conn.close()
