@@ -6,6 +6,7 @@
   also run shortly after a project's memory changes (debounced: a burst costs one refresh).
 * ``expire_sync_intents``: blocked writes past their expiry become ``expired``.
 * ``poll_updates``: register the updates this release ships.
+* ``backfill_vectors``: vectors of records written while the embedder failed (every minute).
 * ``sync_upstream``: with an upstream connected, its update check (applying and acking what
   the daemon can), resuming interrupted writes, pushing the outbox and pulling changes.
 
@@ -34,6 +35,7 @@ from state.ids import now_iso
 log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.5
+BACKFILL_SECONDS = 60.0
 JobFunc = Callable[[], Any | Awaitable[Any]]
 
 
@@ -130,6 +132,9 @@ def schedule_jobs(board: JobBoard, services: Services, checkpoint_conn: Any) -> 
               settings.refresh_startup_items_minutes * 60)
     board.add("expire_sync_intents", lambda: f"{services.gate.expire()} expired",
               settings.expire_sync_intents_minutes * 60)
+    # Vectors an embedder failed to make (its model server down): the writes were kept.
+    board.add("backfill_vectors", lambda: f"{services.store.search.backfill()} vectors added",
+              BACKFILL_SECONDS)
     board.add("poll_updates", lambda: f"{services.updates.load_shipped()} new shipped updates",
               settings.poll_updates_minutes * 60)
     # With an upstream: check its updates (at poll_updates_minutes, or at once after a

@@ -62,6 +62,8 @@ class SearchIndex:
         self.vector_mode = vector_mode
         # Set by Store.open (state/redaction.py): whether FTS5 deletes are secure deletes.
         self.fts_secure_delete = False
+        # Records whose vector the embedder failed to make; see _insert_vector.
+        self.pending_vectors: set[int] = set()
 
     # -- maintenance -------------------------------------------------------------------
 
@@ -100,10 +102,59 @@ class SearchIndex:
         return True
 
     def _insert_vector(self, seq: int, namespace: str, text: str) -> None:
+        """Embed and store one vector. An embedder that fails (a model server that is down)
+        must not cost the write: the record and its FTS entry are kept, and the vector is
+        left for :meth:`backfill` (the ``backfill_vectors`` job, or ``doctor --repair``)."""
+        try:
+            embedding = serialize(self.embedder.embed(text))
+        except Exception as exc:
+            if seq not in self.pending_vectors:
+                log.warning("embedder %s failed (%s): record %d is kept and searchable by words;"
+                            " its vector is added when the embedder works again",
+                            self.embedder.name, exc, seq)
+            self.pending_vectors.add(seq)
+            return
+        self.pending_vectors.discard(seq)
         self.conn.execute(
             "insert into memory_vec (rowid, namespace, embedding) values (?, ?, ?)",
-            (seq, namespace, serialize(self.embedder.embed(text))),
+            (seq, namespace, embedding),
         )
+
+    def find_missing_vectors(self) -> int:
+        """Searchable records without a vector (left by a failing embedder before a restart)
+        become pending again; cheap when the counts agree, which is the usual case."""
+        live = self.conn.execute(
+            "select count(*) from memory_records where deleted_at is null").fetchone()[0]
+        vectors = self.conn.execute("select count(*) from memory_vec").fetchone()[0]
+        if vectors >= live:
+            return 0
+        have = {row[0] for row in self.conn.execute("select rowid from memory_vec")}
+        self.pending_vectors |= {
+            seq for (seq,) in self.conn.execute(
+                "select r.seq from memory_records r where r.deleted_at is null and r.content != ''")
+            if seq not in have}
+        return len(self.pending_vectors)
+
+    def backfill(self, limit: int = 500) -> int:
+        """Embed up to ``limit`` pending records; the number of vectors added."""
+        if not self.pending_vectors:
+            return 0
+        added = 0
+        with transaction(self.conn):
+            for seq in sorted(self.pending_vectors)[:limit]:
+                row = self.conn.execute(
+                    "select namespace, title, content, triggers, deleted_at from memory_records"
+                    " where seq = ?", (seq,)).fetchone()
+                if row is None or row["deleted_at"] or not row["content"]:
+                    self.pending_vectors.discard(seq)  # gone, or redacted, meanwhile
+                    continue
+                self.conn.execute("delete from memory_vec where rowid = ?", (seq,))
+                self._insert_vector(seq, row["namespace"], record_text(
+                    row["title"], row["content"], json.loads(row["triggers"])))
+                if seq in self.pending_vectors:
+                    break  # still failing: try again at the next run
+                added += 1
+        return added
 
     def add(self, seq: int, namespace: str, text: str) -> None:
         """Index one record (call inside the caller's write transaction)."""
@@ -113,6 +164,7 @@ class SearchIndex:
         self._insert_vector(seq, namespace, text)
 
     def remove(self, seq: int) -> None:
+        self.pending_vectors.discard(seq)
         self.conn.execute("delete from memory_fts where rowid = ?", (seq,))
         self.conn.execute("delete from memory_vec where rowid = ?", (seq,))
 
@@ -148,7 +200,12 @@ class SearchIndex:
         return [row[0] for row in rows]
 
     def _knn(self, query: str, namespaces: list[str], limit: int) -> list[int]:
-        embedding = self.embedder.embed(query)
+        try:
+            embedding = self.embedder.embed(query)
+        except Exception as exc:  # a failing embedder leaves the words (BM25) to rank alone
+            log.warning("embedder %s failed on a query (%s): ranking by words only",
+                        self.embedder.name, exc)
+            return []
         if not any(embedding):
             return []  # nothing to compare (e.g. only stopwords): cosine is undefined
         vector = serialize(embedding)

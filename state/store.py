@@ -65,6 +65,7 @@ class Store:
             store = cls(conn, settings or Settings())
             store.search.fts_secure_delete = enable_fts_secure_delete(conn)
             store.search.ensure_vector_table(progress)
+            store.search.find_missing_vectors()  # a failing embedder's leftovers, if any
         except BaseException as exc:
             conn.close()
             if isinstance(exc, sqlite_module().Error):  # damaged, read-only, full: say which

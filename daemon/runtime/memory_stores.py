@@ -281,4 +281,3 @@ class MemoryStoreService:
             row = self.store.memories.redact_version(version_id)
         purge_wal(self.conn)  # no old page image of the content stays in the WAL file
         return self._public_version(row, store_id, content=True)
-

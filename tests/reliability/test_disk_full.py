@@ -101,4 +101,3 @@ async def test_full_disk_while_reading_is_not_an_error(api, stores_id):
         assert (await api.get(f"/api/agent/search?q=readable&namespace={stores_id}"))["items"]
     finally:
         free_disk(api)
-
