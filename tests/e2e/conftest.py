@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
@@ -23,10 +23,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """Run ``memorycloud ARGS`` as a subprocess with the test's environment."""
+def cli(*args: str, check: bool = True, env: dict[str, str] | None = None,
+        stdin: str | None = None) -> subprocess.CompletedProcess:
+    """Run ``memorycloud ARGS`` as a subprocess with the test's environment (or ``env``)."""
     result = subprocess.run([sys.executable, "-m", "daemon", *args], capture_output=True,
-                            text=True, timeout=60, env=os.environ.copy())
+                            text=True, timeout=60, env=env or os.environ.copy(), input=stdin)
     if check and result.returncode != 0:
         raise AssertionError(f"memorycloud {' '.join(args)} failed: {result.stderr}")
     return result
@@ -37,6 +38,8 @@ class DaemonProcess:
     port: int
     home: Path
     process: subprocess.Popen | None = None
+    extra_args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=lambda: os.environ.copy())
 
     @property
     def url(self) -> str:
@@ -45,8 +48,9 @@ class DaemonProcess:
     def start(self) -> None:
         log = open(self.home / "foreground.log", "ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "daemon", "daemon", "run", "--port", str(self.port)],
-            stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
+            [sys.executable, "-m", "daemon", "daemon", "run", "--port", str(self.port),
+             *self.extra_args],
+            stdout=log, stderr=subprocess.STDOUT, env=self.env)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             assert self.process.poll() is None, (self.home / "foreground.log").read_text()
