@@ -309,3 +309,20 @@ async def test_an_interrupted_idempotent_write_keeps_its_intent(api):
                           headers={"Idempotency-Key": "event-1"}, status=409)
     intent = api.store.updates.intent(body["sync_intent_id"])
     assert intent["status"] == "blocked" and intent["body"]["summary"] == "important"
+
+
+async def test_a_notice_in_an_upstream_answer_triggers_the_update_check(pair):
+    local, cloud = pair
+    await sync(local)  # checked: nothing pending; the next check is not due for 30 minutes
+    update = await cloud.local("POST", "/api/local/updates", {
+        "title": "Re-pull", "summary": "s", "severity": "required",
+        "requires_repull": ["memory_tool_installer"]})
+    brief = await local.post("/api/agent/memory-brief", {"task": "small things"})
+    await local.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+                     {"summary": "a small note", "importance": 2})
+    status = await sync(local)
+    # The event went through with a runtime-update warning; that notice made the daemon check
+    # at once, apply (re-pull) and ack the update in the same round.
+    assert "a small note" in contents(cloud)
+    assert update["update_id"] in status["applied_updates"]
+    assert status["pending_updates"] == []
