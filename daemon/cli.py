@@ -94,10 +94,21 @@ def cmd_daemon_status(args: argparse.Namespace, paths: Paths) -> int:
           f"running: pid {status['pid']} at {running.url}, up {status['uptime_seconds']:.0f} s\n"
           f"memories: {status['counts']['memories']}, agents: {status['counts']['agents']}, "
           f"store: {status['store_bytes'] / 1e6:.1f} MB ({status['database']})\n"
+          + _upstream_line(status.get("upstream") or {})
           + "\n".join(f"job {j['name']:<22} last {j['last_run_at'] or 'not yet'}"
                       f" ({j['last_result'] or '-'}), next {j['next_run_at'] or '-'}"
                       for j in status.get("jobs", [])))
     return 0
+
+
+def _upstream_line(upstream: dict[str, Any]) -> str:
+    if not upstream.get("connected"):
+        return ""
+    line = (f"upstream: {upstream['url']}, backlog {upstream['backlog']}, last success"
+            f" {upstream['last_success_at'] or 'never'}")
+    if upstream.get("last_error"):
+        line += f", last error: {upstream['last_error']}"
+    return line + "\n"
 
 
 # -- agents ------------------------------------------------------------------------------

@@ -44,8 +44,19 @@ async def status(request: web.Request, call: Call) -> dict[str, Any]:
         "embedder": {"name": store.embedder.name, "dimension": store.embedder.dimension},
         "counts": counts,
         "jobs": app[keys.JOBS].describe() if keys.JOBS in app else [],
+        "role": settings.role,
+        "upstream": upstream_summary(request.app[keys.SERVICES]),
         "inbox": inbox(request.app[keys.SERVICES]),
     }
+
+
+def upstream_summary(services: Any) -> dict[str, Any]:
+    """The upstream line of the status: where, how far behind, last success and error."""
+    status = services.upstream.status()
+    if not status["connected"]:
+        return {"connected": False}
+    return {key: status[key] for key in (
+        "connected", "url", "handle", "backlog", "last_success_at", "last_error", "last_error_at")}
 
 
 def inbox(services: Any) -> dict[str, int]:
@@ -57,6 +68,8 @@ def inbox(services: Any) -> dict[str, int]:
         "conflicts": len(store.conflicts.conflicts("open")),
         "agents_with_pending_updates": sum(1 for a in agents if services.updates.pending(a)),
         "blocked_sync_intents": len(store.updates.intents(None, "blocked")),
+        "upstream_updates_to_ack": len(services.upstream.status().get("pending_updates", [])),
+        "interrupted_upstream_writes": store.upstream.counts().get("interrupted", 0),
     }
 
 
