@@ -326,3 +326,30 @@ async def test_a_notice_in_an_upstream_answer_triggers_the_update_check(pair):
     assert "a small note" in contents(cloud)
     assert update["update_id"] in status["applied_updates"]
     assert status["pending_updates"] == []
+
+
+async def test_the_cloud_role_leaves_out_the_per_machine_dialects(tmp_path: Path):
+    cloud = await start_side(tmp_path / "cloud", Settings(role="cloud"), "teammate")
+    try:
+        for method, path in (("GET", "/api/v1/cloud/memory_stores"), ("POST", "/add_messages/"),
+                             ("POST", "/mcp")):
+            response = await cloud.client.request(method, path, json={}, headers=cloud.auth())
+            assert response.status == 404, path
+        assert (await cloud.get("/api/sync/info"))["role"] == "cloud"
+    finally:
+        await cloud.client.close()
+
+
+@pytest.mark.parametrize("allowed, host, status", [
+    ((), "memory.example.com", 403),
+    (("memory.example.com",), "memory.example.com", 200),
+    (("memory.example.com",), "evil.example.net", 403),
+    (("*",), "anything.example.net", 200),
+])
+async def test_allowed_hosts_let_a_reverse_proxy_name_through(tmp_path: Path, allowed, host, status):
+    side = await start_side(tmp_path / "d", Settings(role="cloud", allowed_hosts=allowed), "a")
+    try:
+        response = await side.client.get("/api/me", headers={**side.auth(), "Host": host})
+        assert response.status == status
+    finally:
+        await side.client.close()
