@@ -78,6 +78,21 @@ class UpstreamRecords:
             "update upstream_outbox set status = 'interrupted', upstream_sync_intent_id = ?,"
             " result = ?, attempts = attempts + 1 where seq = ?", (intent_id, _dumps(detail), seq))
 
+    def enqueue_suite_sync(self, slug: str, body: dict[str, Any]) -> None:
+        """A suite sync has no memory record to point at: keep its request (no files)."""
+        if self.get("local_workspace_id") is None:
+            return
+        self.conn.execute(
+            "insert into upstream_outbox (memory_id, version, operation, body, created_at)"
+            " values (?, 0, 'suite_sync', ?, ?)", (f"suite:{slug}", _dumps(body), now_iso()))
+
+    def cover_suite_syncs(self, slug: str) -> None:
+        """The suite was sent whole: its pending syncs are in it already."""
+        self.conn.execute("update upstream_outbox set status = 'sent', finished_at = ?,"
+                          " result = '{\"covered_by\":\"import\"}' where memory_id = ?"
+                          " and operation = 'suite_sync' and status = 'pending'",
+                          (now_iso(), f"suite:{slug}"))
+
     def requeue(self, seq: int) -> None:
         """Send this change again (an interrupted write the upstream cannot resume)."""
         self.conn.execute("update upstream_outbox set status = 'pending', next_attempt_at = null"

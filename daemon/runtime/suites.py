@@ -262,7 +262,10 @@ class SuiteService:
                 layer["files"] = markdown
         files["suite/manifest.json"] = _json(sm)
         files = finish_manifest({k: v for k, v in manifest.items() if k != "files"}, files)
-        result = self._store(identity, validate(files))
+        with self.store.transaction():
+            result = self._store(identity, validate(files))
+            # With an upstream connected, the same sync goes there too (same transaction).
+            self.store.upstream.enqueue_suite_sync(slug, body)
         return {"schema": "amp.memory-suite-sync.v1", "slug": slug, "previous_version":
                 stored["version"], "version": version, "appended_to": path,
                 "events": len(body["events"]), "suite": result}

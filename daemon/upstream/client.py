@@ -108,11 +108,11 @@ class UpstreamClient:
 
     async def call(self, method: str, path: str, *, json: Any = None,
                    params: dict[str, Any] | None = None,
-                   headers: dict[str, str] | None = None) -> Any:
+                   headers: dict[str, str] | None = None, files: dict[str, Any] | None = None) -> Any:
         """The decoded JSON answer of a 2xx, or one of the exceptions above."""
         try:
             response = await self._http.request(method, path, json=json, params=params,
-                                                headers=self._headers(headers))
+                                                headers=self._headers(headers), files=files)
         except httpx.HTTPError as exc:
             raise UpstreamUnreachable(f"{type(exc).__name__}: {exc or 'no answer'}") from exc
         try:

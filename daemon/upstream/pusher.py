@@ -19,6 +19,7 @@ their origin by ``origin_memory_id``, so a lost answer never makes a local dupli
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -83,6 +84,8 @@ class Pusher:
         return done
 
     async def _send(self, entry: dict[str, Any]) -> str:
+        if entry["operation"] == "suite_sync":
+            return await self._send_suite_sync(entry)
         memory = self.store.memories.find(entry["memory_id"])
         if memory is None:
             with self.store.transaction():
@@ -213,6 +216,39 @@ class Pusher:
             self.store.upstream.save_link(brief_id, body["brief_id"], "brief", upstream_version=None,
                                           local_version=None, synced_sha256=None)
         return body["brief_id"]
+
+    # -- memory suites ----------------------------------------------------------------------
+
+    async def _send_suite_sync(self, entry: dict[str, Any]) -> str:
+        """POST /api/memories/{slug}/sync upstream; a suite the upstream lacks is imported
+        whole first (its archive already holds the pending syncs)."""
+        slug = entry["memory_id"].removeprefix("suite:")
+        if self.store.upstream.link(entry["memory_id"]) is None:
+            try:
+                await self.client.call("GET", f"/api/catalog/{slug}/versions")
+            except UpstreamRejected as exc:
+                if exc.status != 404:
+                    raise
+                from daemon.runtime.suite_archive import write_zip
+                stored = self.store.suites.version(slug)
+                await self.client.call(
+                    "POST", "/api/memories/import", headers={"Idempotency-Key": f"suite:{slug}"},
+                    files={"file": (f"{slug}-{stored['version']}.zip", write_zip(stored["files"]),
+                                    "application/zip")})
+                with self.store.transaction():
+                    self.store.upstream.save_link(entry["memory_id"], f"suite:{slug}", "suite",
+                                                  upstream_version=None, local_version=None,
+                                                  synced_sha256=None)
+                    self.store.upstream.cover_suite_syncs(slug)
+                return "sent"
+            with self.store.transaction():
+                self.store.upstream.save_link(entry["memory_id"], f"suite:{slug}", "suite",
+                                              upstream_version=None, local_version=None,
+                                              synced_sha256=None)
+        result = await self.client.call("POST", f"/api/memories/{slug}/sync",
+                                        json=json.loads(entry["body"]),
+                                        headers={"Idempotency-Key": entry["idempotency_key"]})
+        return self._finish(entry, "sent", {"version": result.get("version")})
 
     # -- edits, deletes, redactions -----------------------------------------------------------
 

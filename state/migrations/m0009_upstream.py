@@ -19,6 +19,7 @@ create table upstream_outbox (
     version integer not null,
     operation text not null,             -- created | updated | deleted | reverted | redacted
     content_sha256 text,                 -- the redacted content, for 'redacted'
+    body text,                           -- the original request, for 'suite_sync' (memory_id = suite:SLUG)
     idempotency_key text not null default (lower(hex(randomblob(16)))),
     status text not null default 'pending' check (status in
         ('pending', 'sent', 'interrupted', 'held', 'superseded', 'skipped', 'discarded')),

@@ -353,3 +353,28 @@ async def test_allowed_hosts_let_a_reverse_proxy_name_through(tmp_path: Path, al
         assert response.status == status
     finally:
         await side.client.close()
+
+
+async def test_suite_syncs_reach_the_upstream_once(pair):
+    local, cloud = pair
+    suite = await local.post("/api/memories", {
+        "title": "Release playbook", "summary": "how we ship", "license": "CC-BY-4.0",
+        "long_term_markdown": "# Release\nTag, build, publish."})
+    slug = suite["slug"]
+    await local.post(f"/api/memories/{slug}/sync",
+                     {"events": [{"summary": "tagged v1.2"}], "importance": 3})
+    await sync(local)
+    # The upstream lacked the suite: it was imported whole, with the first sync in it.
+    upstream = cloud.store.suites.version(slug)
+    local_latest = local.store.suites.version(slug)
+    assert upstream["files"] == local_latest["files"]
+    # The next sync is sent as a sync: the upstream appends the same event, once.
+    await local.post(f"/api/memories/{slug}/sync",
+                     {"events": [{"summary": "published v1.2"}], "importance": 3})
+    await sync(local)
+    await sync(local)
+    upstream = cloud.store.suites.version(slug)
+    day_files = [p for p in upstream["files"] if p.startswith("memory/")]
+    text = "".join(upstream["files"][p] for p in day_files)
+    assert text.count("tagged v1.2") == 1 and text.count("published v1.2") == 1
+    assert local.services.upstream.backlog() == 0
