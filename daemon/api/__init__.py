@@ -12,7 +12,7 @@ def all_endpoints(role: str = "local") -> list[Endpoint]:
     from daemon.api import (
         amp_adaptive, amp_briefs, amp_context, amp_identity, amp_methods, amp_startup,
         amp_updates, local, local_memories, local_upstream, mcp_http, mem1, protocol, stores,
-        suites, sync_feed,
+        suites, sync_feed, openapi,
     )
 
     machine_dialects = [] if role == "cloud" else [
@@ -23,4 +23,5 @@ def all_endpoints(role: str = "local") -> list[Endpoint]:
         *amp_updates.ENDPOINTS, *suites.ENDPOINTS, *amp_methods.ENDPOINTS,
         *machine_dialects, *sync_feed.ENDPOINTS,
         *local.ENDPOINTS, *local_memories.ENDPOINTS, *local_upstream.ENDPOINTS,
+        *openapi.ENDPOINTS,
     ]

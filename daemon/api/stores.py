@@ -122,6 +122,9 @@ ENDPOINTS = [
              "List versions (limit, cursor, memory_id).", scope=R),
     Endpoint("GET", BASE + "/{store_id}/memory_versions/{version_id}", get_version,
              "One version with content (null once redacted).", scope=R),
+    # Redaction destroys history for good, so it is a person's decision: the owner key (the
+    # seed's personal access token) may redact, agent keys may not (deleting stays possible).
     Endpoint("POST", BASE + "/{store_id}/memory_versions/{version_id}/redact", redact_version,
-             "Remove a version's content for good; metadata stays.", scope=W, request=EMPTY),
+             "Remove a version's content for good; metadata stays (owner key only).",
+             scope=W, owner_only=True, request=EMPTY),
 ]

@@ -61,10 +61,13 @@ async def test_redaction_and_archive(api):
     sid = (await _store(api))["id"]
     memory = await api.post(f"{BASE}/{sid}/memories", {"path": "secret.md", "content": "token=abc"})
     version_id = (await api.get(f"{BASE}/{sid}/memory_versions"))["data"][0]["id"]
-    redacted = await api.post(f"{BASE}/{sid}/memory_versions/{version_id}/redact", {})
+    refused = await api.post(f"{BASE}/{sid}/memory_versions/{version_id}/redact", {}, status=403)
+    assert "owner" in refused["error"]["message"]  # a person redacts, with the owner key
+    redacted = await api.post(f"{BASE}/{sid}/memory_versions/{version_id}/redact", {}, key=api.owner_key)
     assert redacted["content"] is None and redacted["redacted"] is True
     assert redacted["content_sha256"] == sha("token=abc")  # metadata kept for audit
-    again = await api.post(f"{BASE}/{sid}/memory_versions/{version_id}/redact", {}, status=409)
+    again = await api.post(f"{BASE}/{sid}/memory_versions/{version_id}/redact", {}, key=api.owner_key,
+                           status=409)
     assert again["error"]["type"] == "conflict_error"
     archived = await api.post(f"{BASE}/{sid}/archive", {})
     assert archived["status"] == "archived" and archived["archived_at"]

@@ -1,0 +1,50 @@
+"""GET /api/openapi.json: the OpenAPI document of every endpoint, and its refusals."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from daemon.api import all_endpoints
+from daemon.api.mem1 import MEM1_PATHS
+from tests.daemon.helpers import GUARD, Ep, base_world, expect_error, send
+
+OPENAPI = {"openapi": Ep("GET", "/api/openapi.json")}
+
+
+@pytest.fixture
+async def world(api) -> dict[str, str]:
+    return await base_world(api)
+
+
+async def test_the_document_describes_every_endpoint_as_enforced(api, world):
+    status, doc = await send(api, world, OPENAPI["openapi"], key=None)
+    assert status == 200 and doc["openapi"].startswith("3.1")
+    operations = {(method.upper(), path): op for path, item in doc["paths"].items()
+                  for method, op in item.items()}
+    assert set(operations) == {(e.method, e.path) for e in all_endpoints()}
+    for endpoint in all_endpoints():
+        op = operations[(endpoint.method, endpoint.path)]
+        assert op["x-auth"] == endpoint.auth
+        assert ("security" in op and op["security"] == []) == (endpoint.auth == "none")
+        assert op.get("x-owner-only", False) == endpoint.owner_only
+        assert [p["name"] for p in op.get("parameters", [])] == re.findall(r"\{(\w+)\}", endpoint.path)
+        if endpoint.request is not None:
+            schema = op["requestBody"]["content"]["application/json"]["schema"]
+            assert schema["required"] == [f.name for f in endpoint.request.fields if f.required]
+        envelope = op["responses"]["default"]["content"]["application/json"]["schema"]["$ref"]
+        expected = ("MemoryStoresError" if endpoint.path.startswith("/api/v1/cloud/") else
+                    "Mem1Error" if endpoint.path in MEM1_PATHS else "AmpError")
+        assert envelope.endswith(expected), (endpoint.path, envelope)
+
+
+@pytest.mark.parametrize("variant", list(GUARD))
+async def test_foreign_host_or_origin_is_403(api, world, variant):
+    headers, mention = GUARD[variant]
+    await expect_error(api, world, OPENAPI["openapi"], 403, headers=headers, mentions=(mention,))
+
+
+async def test_wrong_method_is_405(api, world):
+    await expect_error(api, world, OPENAPI["openapi"], 405, method="POST",
+                       mentions=("POST", "/api/openapi.json"))
