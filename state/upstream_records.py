@@ -99,11 +99,15 @@ class UpstreamRecords:
                           " where seq = ?", (seq,))
 
     def backfill(self, namespace: str) -> int:
-        """Queue every live record of a namespace (connecting a store that has memory)."""
+        """Queue every live record of a namespace (connecting a store that has memory) that
+        is not already upstream or on its way there."""
         cursor = self.conn.execute(
             "insert into upstream_outbox (memory_id, version, operation, created_at)"
             " select id, version, 'created', ? from memory_records where deleted_at is null"
             " and json_extract(provenance, '$.upstream_id') is null"
+            " and id not in (select local_id from upstream_links)"
+            " and id not in (select memory_id from upstream_outbox"
+            "                where status in ('pending', 'interrupted', 'held'))"
             " and (namespace = ? or namespace like 'memstore!_%' escape '!') order by seq",
             (now_iso(), namespace))
         return cursor.rowcount

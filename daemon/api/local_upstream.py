@@ -53,7 +53,7 @@ async def ack(request: web.Request, call: Call) -> dict[str, Any]:
 
 async def discard(request: web.Request, call: Call) -> dict[str, Any]:
     raw = request.match_info["seq"]
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
         from state.errors import NotFound
         raise NotFound(f"outbox entry {raw} not found")
     return call.services.upstream.discard(int(raw))

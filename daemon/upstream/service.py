@@ -120,7 +120,9 @@ class UpstreamService:
                 upstream_protocol_version=manifest.get("protocol_version"),
                 sync_extension=int(info is not None), connected_at=now_iso(),
                 registered=int(registration is not None))
-            queued = self.store.upstream.backfill(local_workspace) if backfill else 0
+            # Reconnecting (a new key, say) keeps the outbox and links: nothing to backfill.
+            queued = (self.store.upstream.backfill(local_workspace)
+                      if backfill and not self.connected else 0)
             # Last: this key switches the outbox trigger on.
             self.store.upstream.put(local_workspace_id=local_workspace)
         await self._drop_client()
@@ -129,7 +131,7 @@ class UpstreamService:
 
     async def disconnect(self) -> dict[str, Any]:
         if not self.connected:
-            raise Conflict("no upstream is connected")
+            raise Conflict("no upstream is connected: `memorycloud upstream connect URL` connects one")
         ref = self.store.upstream.get("credential_ref")
         backlog = self.backlog()
         with self.store.transaction():

@@ -378,3 +378,39 @@ async def test_suite_syncs_reach_the_upstream_once(pair):
     text = "".join(upstream["files"][p] for p in day_files)
     assert text.count("tagged v1.2") == 1 and text.count("published v1.2") == 1
     assert local.services.upstream.backlog() == 0
+
+
+async def test_reconnecting_while_a_write_is_interrupted_writes_it_once(pair):
+    local, cloud = pair
+    await sync(local)
+    await cloud.local("POST", "/api/local/updates", {"title": "Read the new policy",
+                      "summary": "a person must read it", "severity": "required"})
+    brief = await local.post("/api/agent/memory-brief", {"task": "ship the release"})
+    await local.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+                     {"event_type": "decision", "summary": "freeze on Thursday", "importance": 5})
+    status = await sync(local)
+    key = local.services.upstream.secrets.get(status["credential_ref"])
+    await local.local("POST", "/api/local/upstream/connect", {"url": cloud.url, "api_key": key})
+    await sync(local)
+    await local.local("POST", "/api/local/upstream/updates/ack", {})
+    await sync(local)
+    assert cloud.store.conn.execute("select count(*) from brief_events").fetchone()[0] == 1
+
+
+async def test_backfill_on_connect_sends_the_memory_kept_so_far_once(tmp_path: Path):
+    cloud = await start_side(tmp_path / "cloud", Settings(role="cloud"), "teammate")
+    local = await start_side(tmp_path / "local", Settings(sync_upstream_seconds=3600), "coder")
+    try:
+        await write_delta(local, "written before the upstream existed")
+        with cloud.store.transaction():
+            code = cloud.store.identities.create_pairing_code("laptop", "memorycloud_companion")
+        status = await local.local("POST", "/api/local/upstream/connect",
+                                   {"url": cloud.url, "pairing_code": code["pairing_code"]})
+        assert status["queued"] == 1
+        await sync(local)
+        await sync(local)
+        assert contents(cloud).count("written before the upstream existed") == 1
+        assert contents(local).count("written before the upstream existed") == 1
+    finally:
+        await local.client.close()
+        await cloud.client.close()
