@@ -141,19 +141,17 @@ async def run_idempotent(request: web.Request, call: "Call", endpoint: "Endpoint
     from daemon.runtime.sync_gate import SyncInterrupted
 
     store = request.app[keys.STORE]
-    conn = store.conn
-    conn.execute("begin immediate")
-    try:
-        result = await endpoint.handler(request, call)
-        if isinstance(result, (dict, list)):
-            store.upstream.remember_response(call.identity["id"], key, 200, result)
-    except SyncInterrupted:
-        conn.execute("commit")
-        raise
-    except BaseException:
-        conn.execute("rollback")
-        raise
-    conn.execute("commit")
+    interrupted: SyncInterrupted | None = None
+    with store.transaction():
+        try:
+            result = await endpoint.handler(request, call)
+        except SyncInterrupted as exc:
+            interrupted = exc
+        else:
+            if isinstance(result, (dict, list)):
+                store.upstream.remember_response(call.identity["id"], key, 200, result)
+    if interrupted is not None:
+        raise interrupted
     return result
 
 
