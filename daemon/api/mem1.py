@@ -40,7 +40,9 @@ MESSAGE = RequestSchema("mem1-message", (
     Field("user_id", str, max_length=256, description="optional: only this user's messages"),
     Field("scope_id", str, max_length=128, description="optional: only this scope's messages"),
 ))
-SCOPE = RequestSchema("mem1-delete-scope", (Field("scope_id", str, required=True, max_length=128),))
+# Seed 004: "delete one user's memories by scope"; user_id + scope_id isolate as everywhere.
+SCOPE = RequestSchema("mem1-delete-scope", (Field("scope_id", str, required=True, max_length=128),
+                                            Field("user_id", str, default=D, max_length=256)))
 
 
 def _svc(call: Call):

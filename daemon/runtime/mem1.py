@@ -244,12 +244,12 @@ class Mem1Service:
         return {"status": "success", "deleted": deleted, "failed": len(errors), "errors": errors}
 
     def delete_scope(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
-        """Every memory of every user in a scope (seed: optional admin-style operation)."""
-        suffix = ":" + quote(body["scope_id"], safe="")
+        """Every memory of one user in a scope (seed 004: "delete a user's memories by
+        scope"). Other users of the scope keep theirs: user_id + scope_id isolate here too."""
         with self.store.transaction():
             ids = [r[0] for r in self.conn.execute(
-                "select id from memory_records where substr(namespace, 1, 5) = 'mem1:'"
-                " and substr(namespace, -length(?)) = ? and deleted_at is null", (suffix, suffix))]
+                "select id from memory_records where namespace = ? and deleted_at is null",
+                (namespace(body["user_id"], body["scope_id"]),))]
             for mem_id in ids:
                 self.store.memories.delete(mem_id, identity_id=identity["id"])
         return {"status": "success", "deleted": True, "deleted_count": len(ids)}

@@ -96,9 +96,11 @@ async def test_update_delete_batch_and_scope(api):
     await api.post("/delete_mem_by_id/", {**ALICE, "mem_id": mine[1]["mem_id"]})
     batch = await api.post("/batch_delete_mem/", {**ALICE, "mem_ids": [mine[2]["mem_id"], "mem_nope"]})
     assert (batch["deleted"], batch["failed"]) == (1, 1)
-    cleared = await api.post("/delete_mem_by_scope/", {"scope_id": "edp_agent"})
-    assert cleared["deleted"] is True and cleared["deleted_count"] >= 3
+    cleared = await api.post("/delete_mem_by_scope/", {"user_id": "bob", "scope_id": "edp_agent"})
+    assert cleared["deleted"] is True and cleared["deleted_count"] >= 1
     assert (await api.post("/get_user_mem_by_page/", {"user_id": "bob", "scope_id": "edp_agent"}))["results"] == []
+    # Only bob's: alice in the same scope and carol elsewhere keep theirs.
+    assert (await api.post("/get_user_mem_by_page/", {**ALICE, "page_size": 50}))["results"]
     assert (await api.post("/get_user_mem_by_page/", {"user_id": "carol", "scope_id": "keep"}))["results"]
 
 

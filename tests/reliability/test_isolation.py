@@ -1,0 +1,89 @@
+"""Isolation holds across dialects: an agent of another workspace reaches none of our AMP
+memory through any dialect (AMP, cross-dialect search, Memory Stores, agent-memory1.0, MCP),
+and agent-memory1.0's user_id + scope_id keep users apart in every operation, the
+scope-wide delete included."""
+
+from __future__ import annotations
+
+from typing import Any
+
+CANARY = "isolationcanaryzx"
+# What must not be shown (queries may echo the canary itself).
+OURS = f"our {CANARY} decision"
+GARDEN = "in the garden"
+STORES = "/api/v1/cloud/memory_stores"
+
+
+async def mcp(api, key: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    init = await api.client.post("/mcp", headers=api.auth(key), json={
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    session = init.headers["Mcp-Session-Id"]
+    answer = await api.client.post("/mcp", headers={**api.auth(key), "Mcp-Session-Id": session},
+                                   json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    return await answer.json()
+
+
+async def test_another_workspace_reaches_nothing_of_ours_through_any_dialect(api):
+    pack = await api.bootstrap(project_key="ours")
+    memory_id = (await api.delta(pack["receipt_id"], summary=f"our {CANARY} decision"))["delta"]["memory_id"]
+    workspace = pack["workspace_id"]
+    with api.store.transaction():
+        foreign = api.store.identities.create_workspace("Foreign", owner_id=None)
+        _, key = api.store.identities.create_agent("foreigner", "codex", workspace_id=foreign["id"])
+    store_id = (await api.post(STORES, {"name": "theirs"}, key=key))["id"]
+
+    async def refused(method: str, path: str, body: Any = None) -> str:
+        response = await api.client.request(method, path, json=body, headers=api.auth(key))
+        text = await response.text()
+        assert OURS not in text, (path, text[:200])
+        return f"{response.status}"
+
+    attempts = {
+        "amp memory": await refused("GET", f"/api/agent/memories/{memory_id}"),
+        "amp query": await refused("GET", f"/api/workspaces/{workspace}/memory/query?q={CANARY}"),
+        "search our namespace": await refused("GET", f"/api/agent/search?q={CANARY}&namespace={workspace}"),
+        "search everywhere": await refused("GET", f"/api/agent/search?q={CANARY}"),
+        "bootstrap ours": await refused("POST", "/api/agent/bootstrap/context", {"workspace_id": workspace}),
+        "own pack": await refused("POST", "/api/agent/bootstrap/context", {"project_key": "ours"}),
+        "stores read": await refused("GET", f"{STORES}/{store_id}/memories/{memory_id}"),
+        "stores update": await refused("POST", f"{STORES}/{store_id}/memories/{memory_id}",
+                                       {"content": "hijacked"}),
+        "stores delete": await refused("DELETE", f"{STORES}/{store_id}/memories/{memory_id}"),
+        "mem1 update": await refused("POST", "/update_mem_by_id/", {"mem_id": memory_id, "memory": "hijacked"}),
+        "mem1 delete": await refused("POST", "/delete_mem_by_id/", {"mem_id": memory_id}),
+        "mem1 batch": await refused("POST", "/batch_delete_mem/", {"mem_ids": [memory_id]}),
+        "local browser": await refused("GET", f"/api/local/memories?q={CANARY}"),
+    }
+    assert attempts["amp memory"] == attempts["stores read"] == "404"
+    assert attempts["amp query"] == attempts["search our namespace"] == attempts["bootstrap ours"] == "403"
+    assert attempts["local browser"] == "403"
+    got = await mcp(api, key, "tools/call", {"name": "get_memory", "arguments": {"memory_id": memory_id}})
+    assert OURS not in str(got) and (got.get("error") or got["result"].get("isError")), got
+    found = await mcp(api, key, "tools/call", {"name": "search", "arguments": {"query": CANARY}})
+    assert OURS not in str(found)
+    # Nothing was changed on the way, and our agent still has its memory.
+    ours = await api.get(f"/api/agent/memories/{memory_id}")
+    assert ours["memory"]["content"] == OURS and ours["memory"]["version"] == 1
+
+
+async def test_mem1_users_and_scopes_stay_apart_in_every_operation(api):
+    alice = {"user_id": "alice", "scope_id": "edp_agent"}
+    for who in (alice, {"user_id": "alice", "scope_id": "other"}):
+        await api.post("/add_messages/", {**who, "session_id": "s", "messages": [
+            {"role": "user", "content": f"I keep {CANARY} {GARDEN}"}],
+            "mem_variables": [{"name": "secret", "default": f"{GARDEN} value"}]})
+    bob = {"user_id": "bob", "scope_id": "edp_agent"}
+    alice_other = {"user_id": "alice", "scope_id": "else"}
+    for who in (bob, alice_other):
+        for path, body in (("/search_memory/", {"query": CANARY, "threshold": 0.0}),
+                           ("/search_user_history_summary/", {"query": CANARY, "threshold": 0.0}),
+                           ("/get_user_mem_by_page/", {"page_size": 100}),
+                           ("/get_user_mem_by_page_with_total/", {"page_size": 100}),
+                           ("/get_variables/", {})):
+            answer = await api.post(path, {**who, **body})
+            assert GARDEN not in str(answer), (who, path, answer)
+        await api.post("/delete_mem_by_scope/", {**who})
+    # Bob's scope-wide delete in alice's scope took nothing of hers.
+    left = await api.post("/get_user_mem_by_page/", {**alice, "page_size": 100})
+    assert any(GARDEN in item["content"] for item in left["results"]), left
