@@ -414,3 +414,63 @@ async def test_backfill_on_connect_sends_the_memory_kept_so_far_once(tmp_path: P
     finally:
         await local.client.close()
         await cloud.client.close()
+
+
+async def test_adaptive_memories_are_pushed_as_memory_deltas(pair):
+    local, cloud = pair
+    run = await local.post("/api/memory/router/select", {
+        "task": "pick a database", "project_key": "demo",
+        "what_i_remember": "We decided on SQLite instead of Postgres: one file, no server."})
+    stored = await local.post(f"/api/memory/forms/{run['run_id']}/submit", {"payload": {
+        "decision": "SQLite instead of Postgres", "context": "local daemon",
+        "rationale": "one file, no server", "retrieval_triggers": ["database choice"]}})
+    await sync(local)
+    link = local.store.upstream.link(stored["memory"]["id"])
+    upstream = cloud.store.memories.get(link["upstream_id"])
+    assert "SQLite instead of Postgres" in upstream["content"]
+    assert upstream["kind"] == "decision_memory" and upstream["project_key"] == "demo"
+    # It is in the teammates' context packs for that project.
+    pack = await cloud.bootstrap(project_key="demo")
+    assert "SQLite instead of Postgres" in pack["summary_markdown"]
+
+
+async def test_a_team_daemon_keeps_each_workspace_to_its_own_daemons(tmp_path: Path):
+    """Two people's daemons paired into the team workspace share it; a third paired into a
+    personal workspace sees neither, and they never see its memory."""
+    cloud = await start_side(tmp_path / "cloud", Settings(role="cloud"), "admin-agent")
+    with cloud.store.transaction():
+        owner = cloud.store.identities.owner()
+        team = cloud.store.identities.create_workspace("team", owner_id=owner["id"])
+        solo = cloud.store.identities.create_workspace("carol", owner_id=owner["id"])
+    sides = {}
+    try:
+        for name, workspace in (("alice", team), ("bob", team), ("carol", solo)):
+            side = await start_side(tmp_path / name, Settings(sync_upstream_seconds=3600), f"{name}-agent")
+            with cloud.store.transaction():
+                code = cloud.store.identities.create_pairing_code(
+                    f"{name}-laptop", "memorycloud_companion", workspace_id=workspace["id"])
+            status = await side.local("POST", "/api/local/upstream/connect",
+                                      {"url": cloud.url, "pairing_code": code["pairing_code"]})
+            assert status["upstream_workspace_id"] == workspace["id"]
+            sides[name] = side
+        await write_delta(sides["alice"], "alice: the team uses trunk-based development")
+        await write_delta(sides["carol"], "carol: my private notes")
+        for side in sides.values():
+            await sync(side)
+        for side in sides.values():
+            await sync(side)
+        assert "alice: the team uses trunk-based development" in contents(sides["bob"])
+        assert "alice: the team uses trunk-based development" not in contents(sides["carol"])
+        assert "carol: my private notes" not in contents(sides["alice"]) + contents(sides["bob"])
+        # Carol's key cannot read or change a team record on the cloud either.
+        team_record = sides["alice"].store.upstream.link(
+            next(m for m in sides["alice"].store.conn.execute(
+                "select id from memory_records where content like 'alice:%'"))[0])["upstream_id"]
+        carol_key = sides["carol"].services.upstream.secrets.get(
+            sides["carol"].services.upstream.status()["credential_ref"])
+        await cloud.post(f"/api/sync/records/{team_record}", {"operation": "delete", "base_version": 1},
+                         key=carol_key, status=404)
+    finally:
+        for side in sides.values():
+            await side.client.close()
+        await cloud.client.close()
