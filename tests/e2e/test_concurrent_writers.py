@@ -19,7 +19,7 @@ from daemon.owner_client import OwnerClient
 from state.paths import resolve_paths
 
 BASE = "/api/v1/cloud/memory_stores"
-ROUNDS = 6
+ROUNDS = 5
 
 
 def race(*actions) -> list[Any]:

@@ -49,13 +49,13 @@ def test_full_disk_refuses_writes_then_recovers_and_survives_a_kill(small_disk, 
         acked: dict[str, str] = {}
         refused = None
         for i in range(200):
-            content = f"document {i} " + "x" * 20_000
+            content = f"document {i} " + "x" * 30_000
             answer = http.post(f"{STORES}/{store_id}/memories", json={"path": f"d/{i}.md", "content": content})
             if answer.status_code != 200:
                 refused = answer
                 break
             acked[answer.json()["id"]] = content
-        assert refused is not None, "8 MiB of disk took 4 MB of documents"
+        assert refused is not None, "12 MiB of disk took 12 MB of documents"
         assert refused.status_code == 507, refused.text
         assert "disk is full" in refused.json()["error"]["message"], refused.text
         assert len(acked) >= 3

@@ -26,11 +26,17 @@ def listening_addresses(port: int) -> set[str]:
     return found
 
 
-def test_default_listens_on_loopback_only(daemon):
+def test_default_listens_on_loopback_only(isolated_home):
     if not Path("/proc/net/tcp").exists():
         pytest.skip("no /proc/net/tcp to read the listening address from (not Linux)")
-    assert listening_addresses(daemon.port) == {"0100007F"}  # 127.0.0.1, nothing else
-    assert "reachable beyond this machine" not in (daemon.home / "foreground.log").read_text()
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    daemon = DaemonProcess(free_port(), isolated_home)
+    daemon.start()
+    try:
+        assert listening_addresses(daemon.port) == {"0100007F"}  # 127.0.0.1, nothing else
+        assert "reachable beyond this machine" not in (isolated_home / "foreground.log").read_text()
+    finally:
+        daemon.stop()
 
 
 def test_listening_beyond_loopback_warns_and_still_guards_the_host(isolated_home):
