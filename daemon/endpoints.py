@@ -102,7 +102,7 @@ def authorize(endpoint: Endpoint, identity: dict[str, Any] | None) -> None:
         return
     if endpoint.owner_only and identity["kind"] != "owner":
         raise Forbidden("only the owner may do this (agent keys cannot)")
-    if endpoint.scope and endpoint.scope not in identity["scopes"]:
+    if endpoint.scope and endpoint.scope not in identity["scopes"] and identity["kind"] != "owner":
         raise Forbidden(f"scope required: {endpoint.scope}",
                         details={"required_scope": endpoint.scope})
 

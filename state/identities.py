@@ -14,7 +14,19 @@ from state.ids import iso_from_datetime, new_id, now_iso, parse_iso
 
 OWNER_SCOPES = ("owner", "memory:read", "memory:write", "agent:sync", "skill:install", "catalog:read")
 AGENT_SCOPES = ("memory:read", "memory:write", "agent:sync", "skill:install", "catalog:read")
-KNOWN_SCOPES = frozenset(OWNER_SCOPES)
+# Editing, deleting and redacting records through the sync extension is for downstream
+# daemons acting for their person, not for every agent: pairing a memorycloud_companion
+# grants it, other agents only when the owner asks (--scopes).
+SYNC_SCOPE = "sync:write"
+DAEMON_RUNTIME = "memorycloud_companion"
+KNOWN_SCOPES = frozenset(OWNER_SCOPES) | {SYNC_SCOPE}
+
+
+def default_scopes(runtime: str) -> list[str]:
+    scopes = list(AGENT_SCOPES)
+    if normalize_runtime(runtime) == DAEMON_RUNTIME:
+        scopes.append(SYNC_SCOPE)
+    return scopes
 
 
 def hash_key(key: str) -> str:
@@ -175,7 +187,7 @@ class IdentityRepository:
             "insert into pairing_codes (code_hash, name, runtime, scopes, created_at, expires_at,"
             " workspace_id) values (?,?,?,?,?,?,?)",
             (hash_key(code), name, normalize_runtime(runtime),
-             json.dumps(scopes or list(AGENT_SCOPES)), now_iso(), iso_from_datetime(expires),
+             json.dumps(scopes or default_scopes(runtime)), now_iso(), iso_from_datetime(expires),
              workspace_id),
         )
         return {"pairing_code": code, "name": name, "runtime": normalize_runtime(runtime),

@@ -22,6 +22,8 @@ pending): checked by hand with a 1.6 s pause between the snapshots.
 
 from __future__ import annotations
 
+import json
+
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -29,6 +31,7 @@ import pytest
 
 from daemon import keys
 from state.config import Settings
+from state.identities import AGENT_SCOPES, SYNC_SCOPE
 from state.secrets import open_secret_store
 from tests.daemon import helpers
 from tests.daemon.helpers import (
@@ -42,10 +45,12 @@ SYNC = {
     "info": Ep("GET", "/api/sync/info", scope=READ),
     "changes": Ep("GET", "/api/sync/changes?cursor=0&limit=50", scope=READ),
     "create": Ep("POST", RECORDS, {"origin_memory_id": "laptop-mem-1", "kind": "document",
-                                   "content": "# Runbook: restart the worker"}, WRITE),
+                                   "content": "# Runbook: restart the worker"}, SYNC_SCOPE),
     "change": Ep("POST", RECORDS + "/{memory}",
-                 {"operation": "update", "base_version": 1, "content": "seed memory, edited"}, WRITE),
-    "redact": Ep("POST", RECORDS + "/{memory}/redact", {"content_sha256": "{memory_sha}"}, WRITE),
+                 {"operation": "update", "base_version": 1, "content": "seed memory, edited"},
+                 SYNC_SCOPE),
+    "redact": Ep("POST", RECORDS + "/{memory}/redact", {"content_sha256": "{memory_sha}"},
+                 SYNC_SCOPE),
 }
 BASE = "/api/local/upstream"
 UPSTREAM = {
@@ -127,7 +132,15 @@ async def world(request, api, tmp_path):
     """The base world, the SHA-256 of {memory}'s content and {foreign_memory}, a record of the
     foreign workspace; if the test's `name` parameter is an UPSTREAM endpoint, also the
     connected cloud daemon (connect_upstream)."""
+    # The fixture's agent is a companion daemon (sync:write), as a paired one would be.
+    with api.store.transaction():
+        api.agent, api.agent_key = api.store.identities.create_agent(
+            "companion-daemon", "memorycloud_companion", scopes=[*AGENT_SCOPES, SYNC_SCOPE])
     world = await base_world(api)
+    with api.store.transaction():
+        api.store.conn.execute(
+            "update identities set scopes = ? where name = 'foreign-agent'",
+            (json.dumps([*AGENT_SCOPES, SYNC_SCOPE]),))
     foreign = await api.post(RECORDS, {"origin_memory_id": "f-1", "kind": "note",
                                        "content": "foreign workspace note"}, key=world["foreign_key"])
     world |= {"memory_sha": api.store.memories.get(world["memory"])["content_sha256"],
@@ -163,7 +176,8 @@ async def test_missing_or_invalid_key_is_401(api, world, name):
 @pytest.mark.parametrize("name", list(SYNC))
 async def test_missing_scope_is_403(api, world, name):
     scope = SYNC[name].scope
-    key = world["write_key"] if scope == READ else world["read_key"]
+    # memory:write is not enough for the extension's writes: they need sync:write
+    key = world["write_key"] if scope in (READ, SYNC_SCOPE) else world["read_key"]
     data = await expect_error(api, world, name, 403, key=key, mentions=(scope,))
     assert data["detail"]["required_scope"] == scope
 

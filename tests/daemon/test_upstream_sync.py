@@ -14,6 +14,7 @@ from daemon import keys
 from daemon.app import create_app
 from daemon.upstream.registration import solve_proof_of_work
 from state.config import Settings
+from state.identities import AGENT_SCOPES, SYNC_SCOPE
 from state.paths import resolve_paths
 from state.secrets import open_secret_store
 from state.setup import OWNER_KEY_SECRET
@@ -38,14 +39,15 @@ class Side(Api):
         return data
 
 
-async def start_side(home: Path, settings: Settings, agent_name: str) -> Side:
+async def start_side(home: Path, settings: Settings, agent_name: str,
+                     scopes: list[str] | None = None) -> Side:
     paths = resolve_paths({"MEMORYCLOUD_HOME": str(home)}).ensure()
     app = create_app(settings, paths)
     client = TestClient(TestServer(app))
     await client.start_server()
     store = app[keys.STORE]
     with store.transaction():
-        agent, agent_key = store.identities.create_agent(agent_name, "codex")
+        agent, agent_key = store.identities.create_agent(agent_name, "codex", scopes=scopes)
     owner_key = open_secret_store(paths.secrets_file).get(OWNER_KEY_SECRET)
     return Side(client, owner_key, agent_key, agent)
 
@@ -53,7 +55,9 @@ async def start_side(home: Path, settings: Settings, agent_name: str) -> Side:
 @pytest.fixture
 async def pair(tmp_path: Path):
     """(local, cloud), the local one connected to the cloud with a pairing code."""
-    cloud = await start_side(tmp_path / "cloud", Settings(role="cloud"), "teammate")
+    # The teammate edits records through the sync extension, as their own daemon would.
+    cloud = await start_side(tmp_path / "cloud", Settings(role="cloud"), "teammate",
+                             scopes=[*AGENT_SCOPES, SYNC_SCOPE])
     local = await start_side(tmp_path / "local", Settings(sync_upstream_seconds=3600), "coder")
     with cloud.store.transaction():
         code = cloud.store.identities.create_pairing_code("laptop", "memorycloud_companion")
@@ -474,3 +478,21 @@ async def test_a_team_daemon_keeps_each_workspace_to_its_own_daemons(tmp_path: P
         for side in sides.values():
             await side.client.close()
         await cloud.client.close()
+
+
+async def test_only_daemons_may_edit_or_redact_through_the_sync_extension(pair):
+    """An ordinary agent on the team daemon cannot edit, delete or redact records through the
+    extension (#10: agents cannot redact); a paired companion daemon can, for its person."""
+    local, cloud = pair
+    mem_id = (await write_delta(local, "shared fact"))["delta"]["memory_id"]
+    await sync(local)
+    upstream_id = local.store.upstream.link(mem_id)["upstream_id"]
+    plain = cloud.new_agent("plain-agent")
+    for path, body in ((f"/api/sync/records/{upstream_id}", {"operation": "delete", "base_version": 1}),
+                       (f"/api/sync/records/{upstream_id}/redact", {"content_sha256": "0" * 64}),
+                       ("/api/sync/records", {"origin_memory_id": "x", "kind": "fact", "content": "c"})):
+        refused = await cloud.post(path, body, key=plain, status=403)
+        assert "sync:write" in refused["error"]["message"]
+    assert cloud.store.memories.get(upstream_id)["deleted_at"] is None
+    paired = cloud.store.identities.get(local.services.upstream.status()["upstream_identity_id"])
+    assert SYNC_SCOPE in paired["scopes"]

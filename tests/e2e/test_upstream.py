@@ -53,8 +53,10 @@ class Node:
         assert response.status_code == expect, response.text
         return response.json()
 
-    def agent(self, name: str) -> str:
-        return self.cli("agent", "add", name, "--runtime", "codex")["api_key"]
+    def agent(self, name: str, *extra_scopes: str) -> str:
+        scopes = ["memory:read", "memory:write", "agent:sync", "skill:install", *extra_scopes]
+        return self.cli("agent", "add", name, "--runtime", "codex",
+                        "--scopes", ",".join(scopes))["api_key"]
 
     def delta(self, key: str, summary: str, **body: Any) -> dict[str, Any]:
         receipt = self.call("POST", "/api/agent/bootstrap/context", key, {})["receipt_id"]
@@ -124,7 +126,8 @@ def sync(laptop: Node) -> dict[str, Any]:
 
 
 def test_writes_on_each_side_reach_the_other_and_an_edit_on_both_is_one_conflict(cloud, laptop):
-    coder, teammate = laptop.agent("coder"), cloud.agent("teammate")
+    # The teammate edits through the sync extension, as their own companion daemon would.
+    coder, teammate = laptop.agent("coder"), cloud.agent("teammate", "sync:write")
     laptop.delta(coder, "laptop decision: keep SQLite in WAL mode")
     cloud.delta(teammate, "teammate found: the CI cache is flaky on Mondays")
     sync(laptop)
