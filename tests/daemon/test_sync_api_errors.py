@@ -35,7 +35,7 @@ from state.identities import AGENT_SCOPES, SYNC_SCOPE
 from state.secrets import open_secret_store
 from tests.daemon import helpers
 from tests.daemon.helpers import (
-    AUTH_VARIANTS, DEFAULT, GUARD, MALFORMED, OVER_ONE_MIB, OWNER, READ, WRITE, Ep,
+    AUTH_VARIANTS, DEFAULT, GUARD, MALFORMED, OVER_ONE_MIB, OWNER, READ, Ep,
     base_world, fill, send,
 )
 from tests.daemon.test_upstream_sync import start_side
