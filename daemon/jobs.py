@@ -29,12 +29,14 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from daemon import keys
 from daemon.runtime.services import Services
-from state.db import checkpoint, connect
+from state.db import checkpoint, connect, truncate_wal
 from state.ids import now_iso
 
 log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.5
+# WAL frames (4 KiB pages) from which the checkpoint job truncates the WAL (16 MiB).
+CATCH_UP_FRAMES = 4096
 BACKFILL_SECONDS = 60.0
 JobFunc = Callable[[], Any | Awaitable[Any]]
 
@@ -125,6 +127,16 @@ def schedule_jobs(board: JobBoard, services: Services, checkpoint_conn: Any) -> 
 
     async def wal_checkpoint() -> str:
         busy, pages, done = await asyncio.to_thread(checkpoint, checkpoint_conn)
+        if not busy and pages >= CATCH_UP_FRAMES:
+            # The WAL restarts only at a write that finds every frame copied, and under steady
+            # writes new frames always arrive while the thread copies: it grew without bound
+            # (10 GB while ingesting 100k memories, bench/RESULTS.md), and every page read got
+            # slower. So when it is large, the few frames written meanwhile are copied here, on
+            # the event loop, where no write can interleave, and the file is truncated. The
+            # checkpoint connection does not wait for locks: if another process holds one,
+            # this waits for the next run rather than stalling requests.
+            busy, pages, done = truncate_wal(checkpoint_conn)
+            return f"{done}/{pages} pages, WAL truncated" + (" (busy)" if busy else "")
         return f"{done}/{pages} pages" + (" (busy)" if busy else "")
 
     board.add("wal_checkpoint", wal_checkpoint, settings.checkpoint_seconds)
@@ -149,6 +161,8 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
     store.disable_autocheckpoint()
     services.updates.load_shipped()
     checkpoint_conn = await asyncio.to_thread(connect, app[keys.PATHS].database)
+    # Never wait for a lock on this connection: the truncating checkpoint runs on the event loop.
+    checkpoint_conn.execute("pragma busy_timeout = 0")
     refresher = CacheRefresher(services)
     services.changes.subscribe(refresher.on_change)
     scheduler = AsyncIOScheduler()

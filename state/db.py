@@ -87,6 +87,8 @@ def _configure(conn: Connection, readonly: bool) -> None:
         # NORMAL in WAL mode: a committed transaction survives the process being killed
         # (kill -9); only a power loss can drop the last commits. Worth ~10x write latency.
         conn.execute("pragma synchronous = normal")
+        # A WAL that restarts is cut back to this size, not left at its largest (64 MiB).
+        conn.execute("pragma journal_size_limit = 67108864")
         # Deleted and overwritten content is zeroed, not left in free space: redaction must
         # remove the text from the file (state/redaction.py).
         conn.execute("pragma secure_delete = on")
@@ -156,6 +158,13 @@ def checkpoint(conn: Connection) -> tuple[int, int, int]:
     Returns (busy, wal pages, pages checkpointed).
     """
     return tuple(conn.execute("pragma wal_checkpoint(passive)").fetchone())
+
+
+def truncate_wal(conn: Connection) -> tuple[int, int, int]:
+    """A TRUNCATE checkpoint: copies the rest of the WAL and truncates it to zero bytes. It
+    needs every reader off the WAL and blocks writers while it runs, so the daemon calls it
+    only when the WAL is already mostly copied (daemon/jobs.py). Returns as :func:`checkpoint`."""
+    return tuple(conn.execute("pragma wal_checkpoint(truncate)").fetchone())
 
 
 def versions(conn: Connection) -> dict[str, str]:
