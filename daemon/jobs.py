@@ -29,14 +29,17 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from daemon import keys
 from daemon.runtime.services import Services
-from state.db import checkpoint, connect, truncate_wal
+from state.db import checkpoint, connect, restart_wal
 from state.ids import now_iso
 
 log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.5
-# WAL frames (4 KiB pages) from which the checkpoint job truncates the WAL (16 MiB).
+# WAL frames (4 KiB pages) from which the checkpoint job restarts the WAL (16 MiB); the
+# thread passes it makes first, and the frames it leaves to copy on the event loop.
 CATCH_UP_FRAMES = 4096
+CATCH_UP_PASSES = 3
+CATCH_UP_REST = 512
 BACKFILL_SECONDS = 60.0
 JobFunc = Callable[[], Any | Awaitable[Any]]
 
@@ -127,17 +130,28 @@ def schedule_jobs(board: JobBoard, services: Services, checkpoint_conn: Any) -> 
 
     async def wal_checkpoint() -> str:
         busy, pages, done = await asyncio.to_thread(checkpoint, checkpoint_conn)
-        if not busy and pages >= CATCH_UP_FRAMES:
-            # The WAL restarts only at a write that finds every frame copied, and under steady
-            # writes new frames always arrive while the thread copies: it grew without bound
-            # (10 GB while ingesting 100k memories, bench/RESULTS.md), and every page read got
-            # slower. So when it is large, the few frames written meanwhile are copied here, on
-            # the event loop, where no write can interleave, and the file is truncated. The
-            # checkpoint connection does not wait for locks: if another process holds one,
-            # this waits for the next run rather than stalling requests.
-            busy, pages, done = truncate_wal(checkpoint_conn)
-            return f"{done}/{pages} pages, WAL truncated" + (" (busy)" if busy else "")
-        return f"{done}/{pages} pages" + (" (busy)" if busy else "")
+        if busy or pages < CATCH_UP_FRAMES:
+            return f"{done}/{pages} pages" + (" (busy)" if busy else "")
+        # The WAL restarts only at a write that finds every frame copied, and under steady
+        # writes new frames always arrive while the thread copies: it grew without bound
+        # (10 GB while ingesting 100k memories, bench/RESULTS.md), and every page read got
+        # slower. So when it is large: more passes in the thread, each copying what was
+        # written during the one before, then the last few frames here, on the event loop,
+        # where no write can interleave. The next write then starts the WAL again, cut to
+        # journal_size_limit. This connection does not wait for locks: if another process
+        # holds one, the restart waits for the next run rather than stalling requests.
+        for _ in range(CATCH_UP_PASSES):
+            copied = pages
+            busy, pages, done = await asyncio.to_thread(checkpoint, checkpoint_conn)
+            if busy or pages - copied <= CATCH_UP_REST:
+                break
+        if busy:
+            return f"{done}/{pages} pages (busy)"
+        started = time.perf_counter()
+        busy, pages, done = restart_wal(checkpoint_conn)
+        return (f"{done}/{pages} pages, WAL restarted"
+                f" ({(time.perf_counter() - started) * 1000:.0f} ms on the event loop)"
+                + (" (busy)" if busy else ""))
 
     board.add("wal_checkpoint", wal_checkpoint, settings.checkpoint_seconds)
     board.add("refresh_startup_items", lambda: f"{services.startup.refresh()} installations",

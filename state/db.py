@@ -160,11 +160,12 @@ def checkpoint(conn: Connection) -> tuple[int, int, int]:
     return tuple(conn.execute("pragma wal_checkpoint(passive)").fetchone())
 
 
-def truncate_wal(conn: Connection) -> tuple[int, int, int]:
-    """A TRUNCATE checkpoint: copies the rest of the WAL and truncates it to zero bytes. It
-    needs every reader off the WAL and blocks writers while it runs, so the daemon calls it
-    only when the WAL is already mostly copied (daemon/jobs.py). Returns as :func:`checkpoint`."""
-    return tuple(conn.execute("pragma wal_checkpoint(truncate)").fetchone())
+def restart_wal(conn: Connection) -> tuple[int, int, int]:
+    """A RESTART checkpoint: copies the rest of the WAL so that the next write starts it
+    again from the beginning (and cuts the file to ``journal_size_limit``). It needs every
+    reader off the WAL and blocks writers while it runs, so the daemon calls it only when the
+    WAL is already mostly copied (daemon/jobs.py). Returns as :func:`checkpoint`."""
+    return tuple(conn.execute("pragma wal_checkpoint(restart)").fetchone())
 
 
 def versions(conn: Connection) -> dict[str, str]:
