@@ -9,11 +9,32 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 
 _lock = threading.Lock()
 _last_ms = 0
 _last_rand = 0
+# Tests only (see use_id_source): when set, new_id() returns _source(prefix).
+_source: Callable[[str], str] | None = None
+
+
+@contextmanager
+def use_id_source(source: Callable[[str], str]) -> Iterator[None]:
+    """Inside the block, :func:`new_id` returns ``source(prefix)`` (for tests only).
+
+    The TUI's snapshot tests use it so that the ids they show are the same on every run and
+    machine, while the real store and daemon make every record. ``source`` must keep the id
+    format (``prefix`` + 32 hex), uniqueness, and creation order for each prefix, and be safe
+    to call from threads. The previous source (normally none) is restored on exit.
+    """
+    global _source
+    previous, _source = _source, source
+    try:
+        yield
+    finally:
+        _source = previous
 
 
 def new_id(prefix: str) -> str:
@@ -23,6 +44,8 @@ def new_id(prefix: str) -> str:
     one process are strictly increasing.
     """
     global _last_ms, _last_rand
+    if _source is not None:
+        return _source(prefix)
     with _lock:
         ms = int(time.time() * 1000)
         if ms <= _last_ms:
