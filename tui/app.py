@@ -1,9 +1,10 @@
 """MemoryCloud Companion TUI: where a person sees and controls what the agents remember.
 
-Tabs: Home (inbox, jobs), Memories, Startup setup, Conflicts, Updates and held-back writes,
-Agents. It talks to the daemon over HTTP only; every call runs in a worker, so the interface
-never freezes. When the daemon is down a banner says how to start it, and everything
-reloads by itself when it is back.
+Tabs: Home (inbox, long jobs with their progress, scheduled jobs), Memories, Startup setup,
+Conflicts, Updates and held-back writes, Agents. It talks to the daemon over HTTP only; every
+call runs in a worker, so the interface never freezes. Times, sizes and paths are written by
+one ``Formats`` object (tui/formats.py). When the daemon is down a banner says how to start
+it, and everything reloads by itself when it is back.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from tui.client import DaemonClient, DaemonError
+from tui.formats import Formats
 from tui.panes.agents import AgentsPane
 from tui.panes.base import Pane
 from tui.panes.conflicts import ConflictsPane
@@ -31,18 +33,20 @@ TABS = (("home", "1 Home", HomePane), ("memories", "2 Memories", MemoriesPane),
         ("intents", "5 Updates & writes", IntentsPane), ("agents", "6 Agents", AgentsPane))
 
 
-def status_text(status: dict[str, Any] | None, error: str | None = None) -> str:
+def status_text(status: dict[str, Any] | None, error: str | None = None,
+                formats: Formats | None = None) -> str:
     if error:
         return (f"[b red]Daemon unreachable[/]  {error}\n"
                 "Start it with `memorycloud daemon start`; this screen reconnects by itself.")
     if status is None:
         return "Connecting to the daemon..."
+    formats = formats or Formats()
     counts = status["counts"]
     inbox = status.get("inbox", {})
     waiting = sum(inbox.values()) if inbox else 0
     return (f"[b green]Daemon running[/] v{status['version']} :{status['port']}"
-            f" up {status['uptime_seconds']:.0f}s · {counts['memories']} memories · {counts['agents']}"
-            f" agents · {status['store_bytes'] / 1e6:.1f} MB\n"
+            f" up {formats.span(status['uptime_seconds'])} · {counts['memories']} memories ·"
+            f" {counts['agents']} agents · {formats.size(status['store_bytes'])}\n"
             f"Inbox: {inbox.get('startup_plans_to_approve', 0)} setups to approve · "
             f"{inbox.get('conflicts', 0)} conflicts · {inbox.get('agents_with_pending_updates', 0)}"
             f" pending updates · {inbox.get('blocked_sync_intents', 0)} blocked writes"
@@ -57,11 +61,15 @@ class CompanionApp(App[None]):
     TabPane { height: 1fr; padding: 0; }
     Pane { height: 1fr; }
     DataTable { height: 1fr; }
+    /* Lists of a few rows leave the room to what the selected row holds. */
+    #plans, #conflicts, #intents { height: auto; max-height: 10; }
     #filters { height: 3; }
     #filters Input { width: 1fr; }
+    #filters #q { width: 2fr; }
     #lower, #sides { height: 1fr; }
-    #detail, #plan { height: 1fr; }
-    #versions { width: 40; }
+    #detail-box, #plan-box { height: 1fr; }
+    #detail-box { width: 1fr; }
+    #versions { width: 36; height: 1fr; }
     .side { width: 1fr; border: round $primary; padding: 0 1; overflow-y: auto; }
     #inbox, #updates { height: auto; padding: 1 1; }
     #write { height: auto; max-height: 12; padding: 0 1; }
@@ -71,9 +79,11 @@ class CompanionApp(App[None]):
                 *[Binding(str(i), f"show('{tab}')", label, show=False)
                   for i, (tab, label, _) in enumerate(TABS, 1)]]
 
-    def __init__(self, client: DaemonClient) -> None:
+    def __init__(self, client: DaemonClient, formats: Formats | None = None) -> None:
+        """``formats`` writes times, sizes and paths (tests pass one with a pinned clock)."""
         super().__init__()
         self.client = client
+        self.formats = formats or Formats()
         self.reachable: bool | None = None
 
     def compose(self) -> ComposeResult:
@@ -86,6 +96,13 @@ class CompanionApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        # Textual 8 gives the App node its styles only after the first screen's widgets are
+        # mounted. A widget that painted before then (and the panes load fast) keeps colours
+        # resolved without the App's, i.e. transparent text, until its own styles change.
+        # Forget those colours now that the App has its styles.
+        for widget in self.screen.walk_children(with_self=True):
+            widget.notify_style_update()
+            widget.refresh()
         self.refresh_status()
         self.set_interval(3, self.refresh_status)
 
@@ -98,7 +115,7 @@ class CompanionApp(App[None]):
             widget.update(status_text(None, str(exc)))
             self.reachable = False
             return
-        widget.update(status_text(status))
+        widget.update(status_text(status, formats=self.formats))
         if self.reachable is False:  # it came back: reload everything
             self.action_reload(all_panes=True)
         elif self.screen is self.screen_stack[0]:

@@ -6,39 +6,13 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from aiohttp.test_utils import TestServer
 from textual.widgets import DataTable, Markdown, Static, TabbedContent
 
 from daemon import keys
-from daemon.app import create_app
-from state.config import Settings
-from state.secrets import open_secret_store
-from state.setup import OWNER_KEY_SECRET
+from tests.tui.helpers import settle
 from tui.app import CompanionApp
 from tui.client import DaemonClient
 from tui.modals import Confirm
-
-
-@pytest.fixture
-async def served(paths):
-    server = TestServer(create_app(Settings(), paths), host="127.0.0.1")
-    await server.start_server()
-    store = server.app[keys.STORE]
-    with store.transaction():
-        agent, agent_key = store.identities.create_agent("codex-1", "codex")
-    owner_key = open_secret_store(paths.secrets_file).get(OWNER_KEY_SECRET)
-    url = str(server.make_url("")).rstrip("/")
-    agent_http = httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {agent_key}"})
-    yield server, url, owner_key, agent_http, agent_key
-    await agent_http.aclose()
-    await server.close()
-
-
-async def settle(pilot, app) -> None:
-    await pilot.pause(0.05)
-    await app.workers.wait_for_complete()
-    await pilot.pause(0.05)
-    await app.workers.wait_for_complete()
 
 
 async def confirm(pilot, app) -> None:
@@ -63,7 +37,9 @@ async def test_home_shows_status_and_inbox(served):
         assert "Daemon running" in status and "Inbox: 0 setups to approve" in status
         assert "(all clear)" in status
         jobs = app.query_one("#jobs", DataTable)
-        assert jobs.row_count == 4
+        scheduled = [job["name"] for job in (await app.client.status())["jobs"]]
+        assert [jobs.get_row_at(i)[0] for i in range(jobs.row_count)] == scheduled
+        assert "wal_checkpoint" in scheduled
 
 
 async def test_search_history_and_revert(served):
@@ -95,6 +71,9 @@ async def test_search_history_and_revert(served):
         await pilot.press("m", "down", "f")  # any two versions: marked 1 against 2
         await settle(pilot, app)
         assert "-周五之前完成前端重构" in app.query_one("#detail", Markdown).source
+        app.action_reload()  # the list reloads every 3 s: the diff being read stays
+        await settle(pilot, app)
+        assert app.query_one("#detail", Markdown).source.startswith("```diff")
         await pilot.press("up")
         await pilot.press("v")
         await confirm(pilot, app)
@@ -117,7 +96,7 @@ async def test_approving_a_plan_writes_the_files(served, tmp_path):
         assert "fallback cache: none yet" in app.query_one("#plan", Markdown).source
         await pilot.press("a")
         await confirm(pilot, app)
-        assert " s old" in app.query_one("#plan", Markdown).source
+        assert "fallback cache: <1 min old" in app.query_one("#plan", Markdown).source
         assert app.query_one("#pane-setup").loading is False  # the spinner is gone again
     assert "memorycloud:begin startup-item:generic" in (repo / "AGENTS.md").read_text()
     assert (repo / ".amp" / "launcher.py").exists()

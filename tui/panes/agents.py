@@ -18,14 +18,14 @@ class AgentsPane(Pane):
         yield DataTable(id="agents", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        self.query_one("#agents", DataTable).add_columns("name", "runtime", "scopes", "last write", "state")
+        self.query_one("#agents", DataTable).add_columns("name", "runtime", "state", "last write", "scopes")
         super().on_mount()
 
     async def load(self) -> None:
         agents = (await self.client.get("/api/local/agents"))["agents"]
         self.fill(self.query_one("#agents", DataTable), [
-            (a["id"], (a["name"], a["runtime"] or "-", ",".join(a["scopes"]),
-                       (a["last_write_at"] or "-")[:16], "revoked" if a["disabled_at"] else "active"))
+            (a["id"], (a["name"], a["runtime"] or "-", "revoked" if a["disabled_at"] else "active",
+                       self.formats.ago(a["last_write_at"], "never"), " ".join(a["scopes"])))
             for a in agents])
 
     def action_add(self) -> None:

@@ -8,6 +8,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable
 
 from tui.client import DaemonClient, DaemonError
+from tui.formats import Formats
 from tui.modals import Confirm
 
 
@@ -17,6 +18,11 @@ class Pane(Vertical):
     @property
     def client(self) -> DaemonClient:
         return self.app.client  # type: ignore[attr-defined]
+
+    @property
+    def formats(self) -> Formats:
+        """How times, sizes and paths are written (one object for the whole app)."""
+        return self.app.formats  # type: ignore[attr-defined]
 
     def on_mount(self) -> None:
         self.reload()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -36,7 +37,7 @@ class ConflictsPane(Pane):
         conflicts = (await self.client.get("/api/local/conflicts"))["conflicts"]
         self.conflicts = {c["id"]: c for c in conflicts}
         self.fill(self.query_one("#conflicts", DataTable), [
-            (c["id"], (c["kind"], c["path"] or c["subject_id"] or "-", c["created_at"][:16]))
+            (c["id"], (c["kind"], c["path"] or c["subject_id"] or "-", self.formats.ago(c["created_at"])))
             for c in conflicts])
         self._show(self.selected(self.query_one("#conflicts", DataTable)))
 
@@ -46,7 +47,8 @@ class ConflictsPane(Pane):
             text = (conflict or {}).get(side)
             title = {"current": "Current", "incoming": "Incoming", "base": "Base"}[side]
             self.query_one(f"#{side}", Static).update(
-                f"[b]{title}[/b]\n{text if text is not None else '(unknown)'}" if conflict else
+                f"[b]{title}[/b]\n{escape(self.formats.text(text)) if text is not None else '(unknown)'}"
+                if conflict else
                 ("No conflicts." if side == "current" else ""))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -1,4 +1,4 @@
-"""Home: what waits for a person, and how the daemon's jobs are doing."""
+"""Home: what waits for a person, long jobs with their progress, and the daemon's schedule."""
 
 from __future__ import annotations
 
@@ -6,15 +6,17 @@ from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
 from tui.panes.base import Pane
+from tui.progress import LongJobs, list_jobs
 
 
 class HomePane(Pane):
     def compose(self) -> ComposeResult:
         yield Static("", id="inbox")
+        yield LongJobs(id="long-jobs")
         yield DataTable(id="jobs", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        self.query_one("#jobs", DataTable).add_columns("job", "last run", "result", "next run")
+        self.query_one("#jobs", DataTable).add_columns("scheduled job", "last run", "result", "next run")
         super().on_mount()
 
     async def load(self) -> None:
@@ -27,6 +29,7 @@ class HomePane(Pane):
             f"  {inbox.get('agents_with_pending_updates', 0)} agents with pending updates,"
             f" {inbox.get('blocked_sync_intents', 0)} blocked writes (tab 5)")
         self.fill(self.query_one("#jobs", DataTable), [
-            (job["name"], (job["name"], (job["last_run_at"] or "not yet")[:19],
-                           (job["last_result"] or "-")[:40], (job["next_run_at"] or "-")[:19]))
+            (job["name"], (job["name"], self.formats.ago(job["last_run_at"], "not yet"),
+                           (job["last_result"] or "-")[:40], self.formats.ago(job["next_run_at"])))
             for job in status.get("jobs", [])])
+        await self.query_one(LongJobs).show(await list_jobs(self.client))

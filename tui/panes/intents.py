@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
@@ -34,7 +35,7 @@ class IntentsPane(Pane):
     async def load(self) -> None:
         updates = await self.client.get("/api/local/updates")
         titles = {u["update_id"]: f"{u['title']} ({u['severity']})" for u in updates["updates"]}
-        pending = [f"  {a['name']}: " + "; ".join(titles.get(u, u) for u in a["pending"])
+        pending = [f"  {escape(a['name'])}: " + "; ".join(escape(titles.get(u, u)) for u in a["pending"])
                    for a in updates["agents"] if a["pending"]]
         self.query_one("#updates", Static).update(
             "[b]Pending updates[/b]\n" + ("\n".join(pending) or "  every agent is up to date"))
@@ -44,14 +45,15 @@ class IntentsPane(Pane):
         self.fill(self.query_one("#intents", DataTable), [
             (i["sync_intent_id"], (i["status"], i["endpoint"], str(i["importance"]),
                                    self.agents.get(i["identity_id"], i["identity_id"]),
-                                   i["expires_at"][:16])) for i in intents])
+                                   self.formats.ago(i["expires_at"]))) for i in intents])
         self._show(self.selected(self.query_one("#intents", DataTable)))
 
     def _show(self, intent_id: str | None) -> None:
         intent = self.intents.get(intent_id or "")
         self.query_one("#write", Static).update(
-            f"[b]Original write[/b] {intent['method']} {intent['path']}\n"
-            + json.dumps(intent["body"], ensure_ascii=False, indent=2)[:2000] if intent else "")
+            f"[b]Original write[/b] {intent['method']} {escape(self.formats.text(intent['path']))}\n"
+            + escape(self.formats.text(json.dumps(intent["body"], ensure_ascii=False, indent=2)[:2000]))
+            if intent else "")
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show(event.row_key.value if event.row_key else None)

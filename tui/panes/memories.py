@@ -7,7 +7,7 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Input, Markdown
 
 from tui.panes.base import Pane
@@ -24,6 +24,8 @@ class MemoriesPane(Pane):
         self.items: dict[str, dict[str, Any]] = {}
         self.history_of: str | None = None
         self.marked: int | None = None
+        self.diff_of: str | None = None  # the memory whose diff the detail pane shows
+        self.detail_text = ""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="filters"):
@@ -33,7 +35,8 @@ class MemoriesPane(Pane):
             yield Input(placeholder="project", id="project_key")
         yield DataTable(id="results", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="lower"):
-            yield Markdown("", id="detail")
+            with VerticalScroll(id="detail-box"):
+                yield Markdown("", id="detail")
             yield DataTable(id="versions", cursor_type="row")
 
     def on_mount(self) -> None:
@@ -49,10 +52,12 @@ class MemoriesPane(Pane):
                   for name in ("q", "namespace", "kind", "project_key")}
         data = await self.client.get("/api/local/memories", **params)
         self.items = {item["id"]: item for item in data["items"]}
+        wide = self.size.width >= 110  # on 80 columns, who and when stay in view too
+        title_width, namespace_width = (50, 24) if wide else (24, 14)
         self.fill(self.query_one("#results", DataTable), [
-            (item["id"], (item["memory_type"], (item["title"] or item["content"])[:50],
-                          item["namespace"][:24], item.get("written_by_name") or "-",
-                          item["updated_at"][:16])) for item in data["items"]])
+            (item["id"], (item["memory_type"], (item["title"] or item["content"])[:title_width],
+                          item["namespace"][:namespace_width], item.get("written_by_name") or "-",
+                          self.formats.ago(item["updated_at"]))) for item in data["items"]])
         if self.history_of:
             await self._history(self.history_of)
 
@@ -60,13 +65,23 @@ class MemoriesPane(Pane):
         if event.data_table.id != "results" or event.row_key is None:
             return
         item = self.items.get(event.row_key.value)
-        if item:
+        # The list reloads every few seconds and highlights its row again: a diff being read
+        # stays until another memory is selected.
+        if item and item["id"] != self.diff_of:
+            self.diff_of = None
             provenance = item.get("provenance") or {}
-            self.query_one("#detail", Markdown).update(
-                f"{item['content']}\n\n---\n`{item['id']}` · {item['memory_type']} · "
-                f"{item['dialect']} `{item['namespace']}` · version {item['version']} · written by"
-                f" **{item.get('written_by_name') or provenance.get('agent') or 'unknown'}** at"
-                f" {item['created_at']}")
+            self._detail(
+                f"{self.formats.text(item['content'])}\n\n---\n`{item['id']}` · {item['memory_type']}"
+                f" · {item['dialect']} `{item['namespace']}` · version {item['version']} · written by"
+                f" **{item.get('written_by_name') or provenance.get('agent') or 'unknown'}**,"
+                f" created {self.formats.moment(item['created_at'])},"
+                f" updated {self.formats.ago(item['updated_at'])}")
+
+    def _detail(self, text: str) -> None:
+        """Show this in the detail pane (not again when it is already shown: no flicker)."""
+        if text != self.detail_text:
+            self.detail_text = text
+            self.query_one("#detail", Markdown).update(text)
 
     async def _history(self, memory_id: str) -> None:
         data = await self.client.get(f"/api/local/memories/{memory_id}/history")
@@ -74,7 +89,7 @@ class MemoriesPane(Pane):
             self.marked = None
         self.history_of = memory_id
         self.fill(self.query_one("#versions", DataTable), [
-            (str(v["version"]), (str(v["version"]), v["operation"], v["created_at"][:16],
+            (str(v["version"]), (str(v["version"]), v["operation"], self.formats.ago(v["created_at"]),
                                  "redacted" if v["redacted_at"] else "")) for v in data["versions"]])
 
     def _memory(self) -> str | None:
@@ -103,7 +118,9 @@ class MemoriesPane(Pane):
             async def show() -> None:
                 diff = await self.client.get(f"/api/local/memories/{memory_id}/diff",
                                              **{"from": old, "to": new})
-                self.query_one("#detail", Markdown).update(f"```diff\n{diff['diff'] or '(no change)'}\n```")
+                text = self.formats.text(diff["diff"]) or "(no change)"
+                self._detail(f"```diff\n{text}\n```")
+                self.diff_of = memory_id
             self.run_worker(self._safe(show), group="diff")
 
     def action_revert(self) -> None:

@@ -6,22 +6,25 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Markdown
 
+from tui.formats import Formats
 from tui.panes.base import Pane
 
 
-def plan_markdown(plan: dict[str, Any]) -> str:
-    lines = [f"### {plan['runtime']} in `{plan['repo_root']}` — {plan['status']}",
+def plan_markdown(plan: dict[str, Any], formats: Formats | None = None) -> str:
+    formats = formats or Formats()
+    age = plan.get("fallback_cache_age_seconds")
+    lines = [f"### {plan['runtime']} in `{formats.path(plan['repo_root'])}` — {plan['status']}", "",
              f"project `{plan['project_key']}`; the key stays under credential_ref"
-             f" `{plan['credential_ref']}` (never in the repository)",
-             f"last refresh: {plan.get('last_refresh_at') or '-'} · fallback cache: "
-             + (f"{plan['fallback_cache_age_seconds']:.0f} s old"
-                if plan.get("fallback_cache_age_seconds") is not None else "none yet"), ""]
+             f" `{plan['credential_ref']}` (never in the repository)", "",
+             f"last refresh: {formats.ago(plan.get('last_refresh_at'))} · fallback cache: "
+             + (f"{formats.span(age)} old" if age is not None else "none yet"), ""]
     for item in plan["files"]:
         state = "unchanged" if not item["changes"] else ("update" if item["exists"] else "create")
         lines += [f"**{state}** `{item['path']}` ({item['kind']}): {item['purpose']}",
-                  "```", item["content"][:1500], "```"]
+                  "```", formats.text(item["content"][:1500]), "```"]
     for conflict in plan.get("conflicts", []):
         lines.append(f"> CONFLICT `{conflict['path']}`: {conflict['reason']}")
     return "\n".join(lines)
@@ -34,10 +37,12 @@ class SetupPane(Pane):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.plans: dict[str, dict[str, Any]] = {}
+        self.shown = ""
 
     def compose(self) -> ComposeResult:
         yield DataTable(id="plans", cursor_type="row", zebra_stripes=True)
-        yield Markdown("", id="plan")
+        with VerticalScroll(id="plan-box"):
+            yield Markdown("", id="plan")
 
     def on_mount(self) -> None:
         self.query_one("#plans", DataTable).add_columns("status", "runtime", "repository", "created")
@@ -47,13 +52,17 @@ class SetupPane(Pane):
         plans = (await self.client.get("/api/local/startup/plans"))["plans"]
         self.plans = {p["plan_id"]: p for p in plans if p["status"] not in ("rejected", "removed")}
         self.fill(self.query_one("#plans", DataTable), [
-            (p["plan_id"], (p["status"], p["runtime"], p["repo_root"][-40:], p["created_at"][:16]))
+            (p["plan_id"], (p["status"], p["runtime"], self.formats.path(p["repo_root"], 40),
+                            self.formats.ago(p["created_at"])))
             for p in self.plans.values()])
         self._show(self.selected(self.query_one("#plans", DataTable)))
 
     def _show(self, plan_id: str | None) -> None:
         plan = self.plans.get(plan_id or "")
-        self.query_one("#plan", Markdown).update(plan_markdown(plan) if plan else "No startup-item plans.")
+        text = plan_markdown(plan, self.formats) if plan else "No startup-item plans."
+        if text != self.shown:  # the same plan again (a reload) keeps its scroll position
+            self.shown = text
+            self.query_one("#plan", Markdown).update(text)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show(event.row_key.value if event.row_key else None)
