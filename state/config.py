@@ -36,15 +36,17 @@ role = "local"
 
 [search]
 # Embedder for the vector half of hybrid search: "hashing" works offline with no download.
+# Optional: "sentence-transformers:MODEL" or "openai:MODEL@URL" (README, "Search").
 embedder = "hashing"
-dimension = 512
-# How the vector ranking joins BM25: "fallback" (only when BM25 finds too few results) or
-# "always". Measured on MADial-Bench (bench/RESULTS.md): with the hashing embedder, always
-# fusing ranks worse than BM25 alone, so fallback is the default.
-vector_mode = "fallback"
+dimension = 1024
+# How the vector ranking joins BM25: "rerank" (every query, over BM25's candidates, plus a
+# vector scan when BM25 finds too few), "always" (a vector scan every query: for a semantic
+# embedder) or "fallback" (vectors only when BM25 finds too few). bench/RESULTS.md has the
+# measurements behind the defaults.
+vector_mode = "rerank"
 # Weights of the two rankings in the fused (reciprocal rank) score.
 bm25_weight = 1.0
-vector_weight = 0.25
+vector_weight = 1.0
 
 [context]
 # Size budget of a context pack's summary_markdown, in characters.
@@ -82,10 +84,10 @@ class Settings:
     allowed_hosts: tuple[str, ...] = ()
     role: str = "local"
     embedder: str = "hashing"
-    dimension: int = 512
-    vector_mode: str = "fallback"
+    dimension: int = 1024
+    vector_mode: str = "rerank"
     bm25_weight: float = 1.0
-    vector_weight: float = 0.25
+    vector_weight: float = 1.0
     summary_budget_chars: int = 6000
     max_items: int = 24
     receipt_ttl_hours: float = 24.0
@@ -157,8 +159,8 @@ def _coerce(name: str, value: Any) -> Any:
             result = str(value)
     except (TypeError, ValueError):
         raise ConfigError(f"setting {name!r} must be of type {type(default).__name__}, got {value!r}")
-    if name == "vector_mode" and result not in ("fallback", "always"):
-        raise ConfigError(f"vector_mode must be 'fallback' or 'always', got {result!r}")
+    if name == "vector_mode" and result not in ("rerank", "always", "fallback"):
+        raise ConfigError(f"vector_mode must be 'rerank', 'always' or 'fallback', got {result!r}")
     if name == "role" and result not in ("local", "cloud"):
         raise ConfigError(f"role must be 'local' or 'cloud', got {result!r}")
     if name == "port" and not 0 <= result <= 65535:

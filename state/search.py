@@ -1,7 +1,18 @@
-"""Hybrid search: FTS5 (BM25) and sqlite-vec KNN, fused by weighted reciprocal rank.
+"""Hybrid search: FTS5 (BM25) and sqlite-vec vectors, fused by weighted reciprocal rank.
 
 Both indexes share ``memory_records.seq`` as their rowid. The vector table is derived data:
 it records which embedder and dimension built it and is rebuilt when they change.
+
+How the vector ranking joins BM25 (``vector_mode``):
+
+* ``rerank`` (default): every query; the vectors rank BM25's candidates (the top
+  ``candidates`` records by BM25), and when BM25 finds fewer than asked a KNN scan of the
+  whole namespace adds what words cannot find (typos). The cost does not grow with the
+  store: scoring 50 stored vectors takes about a millisecond, a KNN scan of 10k vectors ten.
+  On MADial-Bench it ranked like a full KNN scan (bench/RESULTS.md).
+* ``always``: a KNN scan of the namespace on every query (for a semantic embedder, whose
+  point is to find records that share no word with the query).
+* ``fallback``: vectors only when BM25 finds fewer than asked.
 """
 
 from __future__ import annotations
@@ -9,12 +20,12 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Collection, Iterable
 
 from state.db import Connection, transaction
 from state.embedders import Embedder, serialize
 from state.ids import now_iso
-from state.tokenize import fts_query, index_text
+from state.tokenize import fts_match, index_text, is_cjk_char, query_terms
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +37,74 @@ VECTOR_METRIC = "l2"
 # Ranking inside FTS5 first is fastest; this many times the page size is taken from it before
 # the namespace filter, with a full filtered query as the fallback when too few survive.
 FTS_OVERFETCH = 4
+VECTOR_MODES = ("rerank", "always", "fallback")
+# A single CJK character held by more than this share of the records (and by more than
+# MIN_COMMON_RECORDS of them: small stores are fast anyway) is left out of the BM25 query.
+# It weighs almost nothing (low IDF) and its posting list is what makes a Chinese OR-query
+# slow. On MADial-Bench leaving out such characters cost nothing (bench/RESULTS.md).
+MAX_CJK_CHAR_SHARE = 0.25
+MIN_COMMON_RECORDS = 100
+# Cached document frequencies; past this many tokens the cache starts over.
+MAX_CACHED_TERMS = 200_000
+
+
+class TermStatistics:
+    """Document frequencies of index tokens, for query-side weights (the hashing embedder's
+    :meth:`~state.embedders.HashingEmbedder.embed_query`).
+
+    FTS5's ``fts5vocab`` answers them, but at ~30 us a token: a dialogue used as a query has
+    hundreds. So they are cached, kept current by :class:`SearchIndex`'s own writes, and
+    dropped whenever the record count disagrees with the cache (a rolled-back write, a
+    rebuild) or another connection has written (``PRAGMA data_version``).
+    """
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self._frequencies: dict[str, int] = {}
+        self._documents: int | None = None  # the record count the cache agrees with
+        self._data_version: int | None = None
+        self._vocab = False
+
+    def __call__(self, terms: Collection[str]) -> tuple[dict[str, int], int]:
+        """(token -> number of indexed records holding it, number of indexed records)."""
+        documents = self._current()
+        missing = [t for t in terms if t not in self._frequencies]
+        if missing:
+            if not self._vocab:
+                self.conn.execute("create virtual table if not exists temp.memory_fts_vocab"
+                                  " using fts5vocab(main, memory_fts, row)")
+                self._vocab = True
+            for start in range(0, len(missing), 500):
+                chunk = missing[start:start + 500]
+                found = dict(self.conn.execute(
+                    "select term, doc from temp.memory_fts_vocab"
+                    f" where term in ({','.join('?' * len(chunk))})", chunk).fetchall())
+                for term in chunk:
+                    self._frequencies[term] = found.get(term, 0)
+        return {t: self._frequencies[t] for t in terms}, documents
+
+    def _current(self) -> int:
+        version = self.conn.execute("pragma data_version").fetchone()[0]
+        documents = self.conn.execute("select count(*) from memory_fts_docsize").fetchone()[0]
+        if (version != self._data_version or documents != self._documents
+                or len(self._frequencies) > MAX_CACHED_TERMS):
+            self._frequencies.clear()
+            self._data_version, self._documents = version, documents
+        return documents
+
+    @property
+    def active(self) -> bool:
+        """Whether anything is cached (until the first query there is nothing to keep current)."""
+        return self._documents is not None
+
+    def counted(self, token_text: str | None, change: int) -> None:
+        """A record with these index tokens was added (+1) or removed (-1) on this connection."""
+        if not self.active or token_text is None:
+            return
+        self._documents += change
+        for token in set(token_text.split()):
+            if token in self._frequencies:
+                self._frequencies[token] = max(0, self._frequencies[token] + change)
 
 
 def record_text(title: str, content: str, triggers: list[str]) -> str:
@@ -52,14 +131,15 @@ class SearchIndex:
         embedder: Embedder,
         *,
         bm25_weight: float = 1.0,
-        vector_weight: float = 0.5,
-        vector_mode: str = "fallback",
+        vector_weight: float = 1.0,
+        vector_mode: str = "rerank",
     ) -> None:
         self.conn = conn
         self.embedder = embedder
         self.bm25_weight = bm25_weight
         self.vector_weight = vector_weight
         self.vector_mode = vector_mode
+        self.terms = TermStatistics(conn)
         # Set by Store.open (state/redaction.py): whether FTS5 deletes are secure deletes.
         self.fts_secure_delete = False
         # Records whose vector the embedder failed to make; see _insert_vector.
@@ -158,13 +238,17 @@ class SearchIndex:
 
     def add(self, seq: int, namespace: str, text: str) -> None:
         """Index one record (call inside the caller's write transaction)."""
-        self.conn.execute(
-            "insert into memory_fts (rowid, tokens) values (?, ?)", (seq, index_text(text))
-        )
+        token_text = index_text(text)
+        self.conn.execute("insert into memory_fts (rowid, tokens) values (?, ?)", (seq, token_text))
+        self.terms.counted(token_text, +1)
         self._insert_vector(seq, namespace, text)
 
     def remove(self, seq: int) -> None:
         self.pending_vectors.discard(seq)
+        if self.terms.active:  # keep the cached frequencies current
+            row = self.conn.execute("select tokens from memory_fts where rowid = ?", (seq,)).fetchone()
+            if row is not None:
+                self.terms.counted(row[0], -1)
         self.conn.execute("delete from memory_fts where rowid = ?", (seq,))
         self.conn.execute("delete from memory_vec where rowid = ?", (seq,))
 
@@ -199,16 +283,35 @@ class SearchIndex:
             ).fetchall()
         return [row[0] for row in rows]
 
-    def _knn(self, query: str, namespaces: list[str], limit: int) -> list[int]:
+    def _bm25_terms(self, query: str) -> list[str]:
+        """The query's tokens for BM25, without single CJK characters that most records hold."""
+        terms = query_terms(query)
+        chars = [t for t in terms if is_cjk_char(t)]
+        if not chars:
+            return terms
+        frequencies, total = self.terms(chars)
+        common = {t for t, n in frequencies.items()
+                  if n > max(MAX_CJK_CHAR_SHARE * total, MIN_COMMON_RECORDS)}
+        return [t for t in terms if t not in common] if common else terms
+
+    def _query_vector(self, query: str) -> bytes | None:
+        """The query's embedding, or None when there is nothing to compare: the embedder
+        failed (a model server that is down: the words rank alone) or the vector is zero
+        (only stopwords or unseen words; cosine is undefined)."""
+        embed_query = getattr(self.embedder, "embed_query", None)
         try:
-            embedding = self.embedder.embed(query)
-        except Exception as exc:  # a failing embedder leaves the words (BM25) to rank alone
+            if embed_query is not None:
+                embedding = embed_query(query, self.terms)
+            else:
+                embedding = self.embedder.embed(query)
+        except Exception as exc:
             log.warning("embedder %s failed on a query (%s): ranking by words only",
                         self.embedder.name, exc)
-            return []
-        if not any(embedding):
-            return []  # nothing to compare (e.g. only stopwords): cosine is undefined
-        vector = serialize(embedding)
+            return None
+        return serialize(embedding) if any(embedding) else None
+
+    def _knn(self, vector: bytes, namespaces: list[str], limit: int) -> list[int]:
+        """The namespaces' nearest records (a scan of all their vectors), nearest first."""
         seqs: list[tuple[float, int]] = []
         for namespace in namespaces:
             rows = self.conn.execute(
@@ -216,33 +319,47 @@ class SearchIndex:
                 " where embedding match ? and k = ? and namespace = ?",
                 (vector, limit, namespace),
             ).fetchall()
-            # For unit vectors, cosine similarity = 1 - d^2 / 2. Weak similarity is collision
-            # noise, not evidence, and must not enter the fused ranking.
-            seqs.extend((distance, seq) for seq, distance in rows
-                        if distance is not None
-                        and 1.0 - distance * distance / 2 >= MIN_VECTOR_SIMILARITY)
+            seqs.extend((distance, seq) for seq, distance in rows if _similar(distance))
         seqs.sort()
         return [seq for _, seq in seqs[:limit]]
+
+    def _rerank(self, vector: bytes, seqs: list[int]) -> list[int]:
+        """``seqs`` (BM25's candidates) ordered by vector distance, nearest first. One point
+        lookup each: sqlite-vec scans the whole table for ``rowid in (...)``, not this join."""
+        rows = self.conn.execute(
+            "select v.rowid, vec_distance_l2(v.embedding, ?) from json_each(?) j"
+            " join memory_vec v on v.rowid = j.value",
+            (vector, json.dumps(seqs)),
+        ).fetchall()
+        ranked = sorted((distance, seq) for seq, distance in rows if _similar(distance))
+        return [seq for _, seq in ranked]
 
     def search(
         self, query: str, namespaces: Iterable[str], *, limit: int = 10, candidates: int = 50
     ) -> list[SearchHit]:
         """Fused hits for ``query`` within ``namespaces``, best first.
 
-        In ``fallback`` mode the vector ranking is only consulted when BM25 finds fewer than
-        ``limit`` records (typos, no shared words): with the offline hashing embedder, always
-        fusing ranked worse than BM25 alone on MADial-Bench and costs a KNN scan per query.
-        ``always`` fuses every query (for a semantic embedder).
+        See the module docstring for ``vector_mode``. With ``bm25_weight`` 0 the vectors
+        rank alone (a KNN scan); with ``vector_weight`` 0 BM25 does.
         """
         namespaces = list(dict.fromkeys(namespaces))
         if not namespaces or not query.strip():
             return []
         pool = max(candidates, limit)
-        match = fts_query(query)
-        bm25 = self._bm25(match, namespaces, pool) if match and self.bm25_weight > 0 else []
-        use_vectors = self.vector_weight > 0 and (
-            self.vector_mode == "always" or len(bm25) < limit or self.bm25_weight <= 0)
-        knn = self._knn(query, namespaces, pool) if use_vectors else []
+        bm25 = []
+        if self.bm25_weight > 0:
+            match = fts_match(self._bm25_terms(query))
+            bm25 = self._bm25(match, namespaces, pool) if match else []
+        knn: list[int] = []
+        if self.vector_weight > 0:
+            short = len(bm25) < limit or self.bm25_weight <= 0
+            if self.vector_mode == "always" or short or (self.vector_mode == "rerank" and bm25):
+                vector = self._query_vector(query)
+                if vector is not None:
+                    if self.vector_mode == "rerank" and not short:
+                        knn = self._rerank(vector, bm25)
+                    elif self.vector_mode == "always" or short:
+                        knn = self._knn(vector, namespaces, pool)
         scores: dict[int, list] = {}
         for rank, seq in enumerate(bm25, 1):
             scores.setdefault(seq, [0.0, None, None])
@@ -255,3 +372,9 @@ class SearchIndex:
         # Ties (equal fused score) go to the newer record: seq grows with time.
         ordered = sorted(scores.items(), key=lambda item: (-item[1][0], -item[0]))
         return [SearchHit(seq, s, b, v) for seq, (s, b, v) in ordered[:limit]]
+
+
+def _similar(distance: float | None) -> bool:
+    """For unit vectors, cosine similarity = 1 - d^2 / 2. Weak similarity is collision
+    noise, not evidence, and must not enter the fused ranking."""
+    return distance is not None and 1.0 - distance * distance / 2 >= MIN_VECTOR_SIMILARITY

@@ -50,19 +50,16 @@ def _fold(word: str) -> str:
 def tokens(text: str, *, for_query: bool = False) -> list[str]:
     """Split text into index tokens (see module docstring).
 
-    With ``for_query`` stopwords are dropped, as are CJK unigrams when bigrams exist (they
-    would match almost every Chinese memory and only add noise to the ranking).
+    With ``for_query`` stopwords are dropped (English words and CJK function characters).
+    CJK single characters stay in queries: BM25's IDF weighs them, and they are how 绘画
+    meets 画画 and 画作 (MADial-Bench zh MRR@10 +0.04 on both halves, bench/RESULTS.md).
     """
     out: list[str] = []
     for run in _WORD.findall(text.lower()):
         if _CJK.match(run):
             chars = [c for c in run]
-            bigrams = [chars[i] + chars[i + 1] for i in range(len(chars) - 1)]
-            if for_query:
-                out.extend(bigrams if bigrams else chars)
-            else:
-                out.extend(chars)
-                out.extend(bigrams)
+            out.extend(chars)
+            out.extend(chars[i] + chars[i + 1] for i in range(len(chars) - 1))
         else:
             if for_query and run in STOPWORDS:
                 continue
@@ -77,20 +74,33 @@ def index_text(text: str) -> str:
     return " ".join(tokens(text))
 
 
-def fts_query(text: str, *, max_terms: int = 256) -> str | None:
-    """An FTS5 OR-query over the distinct query tokens, or None if nothing is searchable.
+def query_terms(text: str, *, max_terms: int = 256) -> list[str]:
+    """The distinct query tokens of ``text``, at most ``max_terms``.
 
-    The cap is generous on purpose: with a dialogue as the query, cutting at 64 terms dropped
-    the end of the conversation, the part nearest the memory sought (MADial-Bench MRR 0.51 ->
-    0.55 at 256, see bench/RESULTS.md).
-
-    Tokens are double-quoted, so user input can never inject FTS5 syntax.
+    The cap is generous on purpose, and a longer text keeps its *last* tokens: with a
+    dialogue as the query, the end of the conversation is the part nearest the memory
+    sought (MADial-Bench: cutting at 64 terms cost MRR 0.55 -> 0.51; keeping the last 256
+    rather than the first ranked like keeping 512, see bench/RESULTS.md).
     """
     seen: dict[str, None] = {}
-    for token in tokens(text, for_query=True):
+    for token in reversed(tokens(text, for_query=True)):
         seen.setdefault(token, None)
         if len(seen) >= max_terms:
             break
-    if not seen:
-        return None
-    return " OR ".join(f'"{t}"' for t in seen)
+    return list(reversed(seen))
+
+
+def fts_match(terms: list[str]) -> str | None:
+    """An FTS5 OR-query over ``terms``, or None if there are none. Tokens are double-quoted,
+    so user input can never inject FTS5 syntax."""
+    return " OR ".join(f'"{t}"' for t in terms) if terms else None
+
+
+def fts_query(text: str, *, max_terms: int = 256) -> str | None:
+    """An FTS5 OR-query over the distinct query tokens, or None if nothing is searchable."""
+    return fts_match(query_terms(text, max_terms=max_terms))
+
+
+def is_cjk_char(token: str) -> bool:
+    """A single CJK character token (the query tokens whose posting lists are longest)."""
+    return len(token) == 1 and _CJK.match(token) is not None

@@ -100,10 +100,11 @@ def test_unknown_embedder_is_a_clear_config_error(paths):
         Store.open(paths.database, Settings(embedder="nope"))
 
 
-def test_vectors_rescue_a_query_bm25_cannot_match(store):
-    """Fallback mode: a misspelt query shares no token, the trigram vectors still find it."""
+@pytest.mark.parametrize("mode", ["rerank", "fallback", "always"])
+def test_vectors_rescue_a_query_bm25_cannot_match(store, mode):
+    """A misspelt query shares no token: the trigram vectors still find it, in every mode."""
     _fill(store, "wsp_a", MEMORIES)
-    assert store.search.vector_mode == "fallback"
+    store.search.vector_mode = mode
     hits = store.search.search("stagingg databse", ["wsp_a"], limit=3)
     assert hits and hits[0].bm25_rank is None and hits[0].vector_rank == 1
     assert store.memories.by_seqs([hits[0].seq])[hits[0].seq]["content"] == MEMORIES[2]
@@ -111,8 +112,112 @@ def test_vectors_rescue_a_query_bm25_cannot_match(store):
 
 def test_fallback_mode_skips_vectors_when_bm25_fills_the_page(store):
     _fill(store, "wsp_a", MEMORIES)
+    store.search.vector_mode = "fallback"
     hits = store.search.search("WAL", ["wsp_a"], limit=1)
     assert hits[0].bm25_rank == 1 and hits[0].vector_rank is None
+
+
+def test_defaults_fuse_both_rankings_on_every_query(store):
+    assert (Settings().vector_mode, Settings().embedder) == ("rerank", "hashing")
+    assert store.search.vector_mode == "rerank" and store.embedder.dimension == Settings().dimension
+    _fill(store, "wsp_a", MEMORIES)
+    hits = store.search.search("WAL", ["wsp_a"], limit=1)
+    assert hits[0].bm25_rank == 1 and hits[0].vector_rank == 1
+
+
+def test_rerank_mode_scores_bm25_candidates_without_a_vector_scan(store, monkeypatch):
+    _fill(store, "wsp_a", [f"deploy note {i} about the {word} service"
+                           for i, word in enumerate(["billing", "search", "login"] * 5)])
+
+    def no_scan(*args, **kwargs):
+        raise AssertionError("rerank mode scanned the vectors although BM25 filled the page")
+
+    monkeypatch.setattr(store.search, "_knn", no_scan)
+    hits = store.search.search("deploy billing", ["wsp_a"], limit=5)
+    assert len(hits) == 5 and all(h.bm25_rank and h.vector_rank for h in hits)
+    contents = store.memories.by_seqs([h.seq for h in hits])
+    assert all("billing" in contents[h.seq]["content"] for h in hits)
+
+
+def test_vector_only_search_scans_the_namespace(store):
+    _fill(store, "wsp_a", MEMORIES)
+    _fill(store, "wsp_b", ["The deploy script for staging lives elsewhere."])
+    store.search.bm25_weight = 0.0
+    hits = store.search.search("deploy staging database", ["wsp_a"], limit=3)
+    assert hits[0].bm25_rank is None and hits[0].vector_rank == 1
+    assert store.memories.by_seqs([hits[0].seq])[hits[0].seq]["content"] == MEMORIES[2]
+
+
+def test_chinese_single_characters_reach_bm25(store):
+    """画画 and 绘画 share only 画: BM25 matches it, because queries keep CJK characters."""
+    _fill(store, "wsp_a", ["Lisa在绘画课上画了一幅大熊猫。", "Bart去动物园看企鹅。"])
+    store.search.vector_weight = 0.0
+    hits = store.search.search("我喜欢画画", ["wsp_a"], limit=2)
+    assert len(hits) == 1 and hits[0].bm25_rank == 1
+    assert "画" in tokens("画画", for_query=True) and "的" not in tokens("我的", for_query=True)
+
+
+def test_characters_most_records_hold_are_left_out_of_the_bm25_query(store):
+    _fill(store, "wsp_a", [f"开心的一天 {i}" for i in range(120)] + ["学校运动会"])
+    terms = store.search._bm25_terms("开心运动")
+    assert "开" not in terms and "心" not in terms  # in 120 of 121 records
+    assert {"运", "动", "开心", "运动"} <= set(terms)
+    assert store.search.search("开心运动", ["wsp_a"], limit=1)[0].bm25_rank == 1
+
+
+def test_a_long_query_keeps_its_last_terms():
+    from state.tokenize import query_terms
+
+    words = [f"w{i}" for i in range(300)]
+    assert query_terms(" ".join(words), max_terms=256) == words[-256:]
+    assert sorted(fts_query("alpha beta alpha").split(" OR ")) == ['"alpha"', '"beta"']
+
+
+def test_query_weights_follow_the_index(store):
+    """The hashing embedder weights query words by IDF and drops words no record holds."""
+    from state.embedders import HashingEmbedder
+
+    _fill(store, "wsp_a", ["deploy the billing service", "deploy the login service",
+                           "deploy the search service", "rotate the billing keys"])
+    deploy, billing, zebra = (tokens(word)[0] for word in ("deploy", "billing", "zebra"))
+    frequencies, total = store.search.terms([deploy, billing, zebra])
+    assert frequencies == {deploy: 3, billing: 2, zebra: 0} and total == 4
+    embedder = HashingEmbedder(4096)
+    vector = embedder.embed_query("deploy billing zebra", store.search.terms)
+    weight = {word: abs(vector[_slot(word)]) for word in (deploy, billing, zebra)}
+    assert weight[billing] > weight[deploy] > 0 and weight[zebra] == 0.0
+    # An unseen word is kept as trigrams, so a typo still meets the stored word.
+    typo = embedder.embed_query("billling", store.search.terms)
+    stored = embedder.embed("rotate the billing keys")
+    assert sum(a * b for a, b in zip(typo, stored)) > 0.3
+
+
+def _slot(feature: str) -> int:
+    from state.embedders import _slot as slot
+
+    return slot(feature, 4096)[0]
+
+
+def test_cached_frequencies_follow_writes_here_and_elsewhere(store, paths):
+    """Words that index unchanged (no suffix folding) keep the assertions readable."""
+    _fill(store, "wsp_a", ["beacon keepers"])
+    assert store.search.terms(["beacon"]) == ({"beacon": 1}, 1)
+    ids = _fill(store, "wsp_a", ["beacon weather", "harbor pilots"])
+    assert store.search.terms(["beacon", "harbor"]) == ({"beacon": 2, "harbor": 1}, 3)
+    with store.transaction():
+        store.memories.delete(ids[0])
+    assert store.search.terms(["beacon"]) == ({"beacon": 1}, 2)
+    other = Store.open(paths.database)  # another connection, e.g. the CLI beside the daemon
+    try:
+        _fill(other, "wsp_a", ["beacon lamps"])
+    finally:
+        other.close()
+    assert store.search.terms(["beacon"]) == ({"beacon": 2}, 3)
+    with pytest.raises(RuntimeError):  # a rolled-back write leaves no trace either
+        with store.transaction():
+            _fill(store, "wsp_a", ["beacon fog"])
+            raise RuntimeError
+    assert store.search.terms(["beacon"]) == ({"beacon": 2}, 3)
 
 
 def test_a_namespace_crowded_out_by_another_still_finds_its_memory(store):
@@ -139,3 +244,151 @@ def test_rebuilt_vectors_equal_freshly_inserted_ones(paths):
         assert stored == expected
     finally:
         second.close()
+
+
+# -- optional embedders ------------------------------------------------------------------
+
+
+class EmbeddingServer:
+    """A tiny OpenAI-compatible ``POST /v1/embeddings`` on loopback, in its own thread and
+    event loop (the store calls it synchronously). Its "model" is the hashing embedder."""
+
+    def __init__(self, dimension: int = 48) -> None:
+        import asyncio
+        import threading
+
+        from aiohttp import web
+
+        from state.embedders import HashingEmbedder
+
+        self.model = HashingEmbedder(dimension)
+        self.requests: list[tuple[str | None, dict]] = []
+        self.failing = False
+
+        async def embeddings(request: web.Request) -> web.Response:
+            body = await request.json()
+            self.requests.append((request.headers.get("Authorization"), body))
+            if self.failing:
+                return web.json_response({"error": {"message": "model is loading"}}, status=503)
+            vector = [2.0 * x for x in self.model.embed(body["input"])]  # not unit length
+            return web.json_response({"object": "list", "model": body["model"], "data": [
+                {"object": "embedding", "index": 0, "embedding": vector}]})
+
+        app = web.Application()
+        app.router.add_post("/v1/embeddings", embeddings)
+        self.loop = asyncio.new_event_loop()
+        self.runner = web.AppRunner(app)
+        self.loop.run_until_complete(self.runner.setup())
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        self.loop.run_until_complete(site.start())
+        self.port = site._server.sockets[0].getsockname()[1]
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def close(self) -> None:
+        import asyncio
+
+        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(5)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+@pytest.fixture
+def embedding_server():
+    server = EmbeddingServer()
+    yield server
+    server.close()
+
+
+def test_an_openai_compatible_endpoint_embeds_and_is_searched(paths, embedding_server, monkeypatch):
+    monkeypatch.setenv("MEMORYCLOUD_EMBEDDER_API_KEY", "sk-local-test")
+    settings = Settings(embedder=f"openai:tiny-embed@{embedding_server.url}", dimension=7,
+                        vector_mode="always")
+    store = Store.open(paths.database, settings)
+    try:
+        # The dimension is the endpoint's, not the setting's; the key goes as a bearer token.
+        meta = store.conn.execute("select embedder, dimension from vector_index_meta").fetchone()
+        assert tuple(meta) == (f"openai:tiny-embed@{embedding_server.url}:l2", 48)
+        assert embedding_server.requests[0] == ("Bearer sk-local-test",
+                                                {"model": "tiny-embed", "input": "dimension"})
+        _fill(store, "wsp_a", MEMORIES)
+        assert store.conn.execute("select count(*) from memory_vec").fetchone()[0] == len(MEMORIES)
+        store.search.bm25_weight = 0.0
+        hits = store.search.search("stagingg databse", ["wsp_a"], limit=1)
+        assert store.memories.by_seqs([hits[0].seq])[hits[0].seq]["content"] == MEMORIES[2]
+        stored = store.conn.execute("select vec_length(embedding) from memory_vec").fetchone()[0]
+        assert stored == 48
+    finally:
+        store.close()
+
+
+def test_a_failing_endpoint_costs_no_write_and_search_falls_back_to_words(
+        paths, embedding_server):
+    settings = Settings(embedder=f"openai:tiny-embed@{embedding_server.url}")
+    store = Store.open(paths.database, settings)
+    try:
+        embedding_server.failing = True
+        _fill(store, "wsp_a", MEMORIES)
+        assert store.search.pending_vectors and not store.conn.execute(
+            "select count(*) from memory_vec").fetchone()[0]
+        assert _search(store, "WAL mode", "wsp_a")[0] == MEMORIES[3]
+        embedding_server.failing = False
+        assert store.search.backfill() == len(MEMORIES)
+        assert _search(store, "WAL mode", "wsp_a")[0] == MEMORIES[3]
+    finally:
+        store.close()
+
+
+def test_an_endpoint_down_at_start_uses_the_dimension_setting(paths):
+    server = EmbeddingServer()
+    url = server.url
+    server.close()  # nothing listens there now
+    settings = Settings(embedder=f"openai:tiny-embed@{url}", dimension=16)
+    first = Store.open(paths.database, settings)
+    try:
+        assert first.embedder.dimension == 16
+        _fill(first, "wsp_a", MEMORIES[:2])  # kept, vectors pending
+        assert _search(first, "小狗", "wsp_a") == [MEMORIES[1]]
+    finally:
+        first.close()
+
+
+def test_changing_the_endpoint_model_rebuilds_the_vectors(paths, embedding_server):
+    first = Store.open(paths.database, Settings(embedder=f"openai:one@{embedding_server.url}"))
+    _fill(first, "wsp_a", MEMORIES)
+    first.close()
+    second = Store.open(paths.database, Settings(embedder=f"openai:two@{embedding_server.url}"))
+    try:
+        meta = second.conn.execute("select embedder from vector_index_meta").fetchone()[0]
+        assert meta.startswith("openai:two@")
+        assert [body["model"] for _, body in embedding_server.requests[-len(MEMORIES):]] \
+            == ["two"] * len(MEMORIES)
+    finally:
+        second.close()
+
+
+def test_malformed_optional_embedder_names_are_config_errors(paths):
+    from state.embedders import make_embedder
+    from state.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="needs a model"):
+        make_embedder("openai:", 8)
+    with pytest.raises(ConfigError, match="needs a model"):
+        make_embedder("openai:@http://127.0.0.1:9/v1", 8)
+
+
+def test_sentence_transformers_without_the_extra_says_how_to_install(paths):
+    from state.embedders import make_embedder
+    from state.errors import ConfigError
+
+    try:
+        import sentence_transformers  # noqa: F401
+    except ImportError:
+        with pytest.raises(ConfigError, match=r"memorycloud-companion\[sentence-transformers\]"):
+            make_embedder("sentence-transformers:all-MiniLM-L6-v2", 384)
+    else:
+        pytest.skip("the extra is installed here")
