@@ -37,7 +37,6 @@ VECTOR_METRIC = "l2"
 # Ranking inside FTS5 first is fastest; this many times the page size is taken from it before
 # the namespace filter, with a full filtered query as the fallback when too few survive.
 FTS_OVERFETCH = 4
-VECTOR_MODES = ("rerank", "always", "fallback")
 # A single CJK character held by more than this share of the records (and by more than
 # MIN_COMMON_RECORDS of them: small stores are fast anyway) is left out of the BM25 query.
 # It weighs almost nothing (low IDF) and its posting list is what makes a Chinese OR-query
@@ -352,14 +351,12 @@ class SearchIndex:
             bm25 = self._bm25(match, namespaces, pool) if match else []
         knn: list[int] = []
         if self.vector_weight > 0:
-            short = len(bm25) < limit or self.bm25_weight <= 0
-            if self.vector_mode == "always" or short or (self.vector_mode == "rerank" and bm25):
+            # A scan of the namespace when words find too few (or rank nothing), or always.
+            scan = len(bm25) < limit or self.bm25_weight <= 0 or self.vector_mode == "always"
+            if scan or self.vector_mode == "rerank":
                 vector = self._query_vector(query)
                 if vector is not None:
-                    if self.vector_mode == "rerank" and not short:
-                        knn = self._rerank(vector, bm25)
-                    elif self.vector_mode == "always" or short:
-                        knn = self._knn(vector, namespaces, pool)
+                    knn = self._knn(vector, namespaces, pool) if scan else self._rerank(vector, bm25)
         scores: dict[int, list] = {}
         for rank, seq in enumerate(bm25, 1):
             scores.setdefault(seq, [0.0, None, None])
