@@ -73,19 +73,21 @@ class JobProgress(Horizontal):
         super().__init__(**kwargs)
         self.job = job
         self.formats = formats
+        # Held, not queried: the daemon's numbers may arrive before the children are mounted.
+        self.label = Label(job_label(job, formats))
+        self.bar = ProgressBar(total=job["progress"]["total_chunks"], show_eta=False)
 
     def compose(self) -> ComposeResult:
-        yield Label(job_label(self.job, self.formats))
-        yield ProgressBar(total=self.job["progress"]["total_chunks"], show_eta=False)
+        yield self.label
+        yield self.bar
 
     def on_mount(self) -> None:
         self.show(self.job)
 
     def show(self, job: dict[str, Any]) -> None:
         self.job = job
-        self.query_one(Label).update(job_label(job, self.formats))
-        self.query_one(ProgressBar).update(total=job["progress"]["total_chunks"],
-                                           progress=job["progress"]["done_chunks"])
+        self.label.update(job_label(job, self.formats))
+        self.bar.update(total=job["progress"]["total_chunks"], progress=job["progress"]["done_chunks"])
 
 
 class LongJobs(Vertical):

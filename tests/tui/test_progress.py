@@ -36,9 +36,8 @@ async def test_running_distill_jobs_show_the_daemons_counts(served, monkeypatch)
         for _ in range(600):
             await pilot.pause(0.02)
             for row in app.query(JobProgress):
-                bar = row.query_one(ProgressBar)
-                assert bar.total == totals[row.job["job_id"]]
-                seen[row.job["job_id"]].append(bar.progress)
+                assert row.bar.total == totals[row.job["job_id"]]
+                seen[row.job["job_id"]].append(row.bar.progress)
             if all(row.job["status"] == "done" for row in app.query(JobProgress)) and app.query(JobProgress):
                 break
         await server.app[keys.SERVICES].distill.drain()
@@ -50,8 +49,8 @@ async def test_running_distill_jobs_show_the_daemons_counts(served, monkeypatch)
             assert any(0 < p < total for p in values), "the bar moved while the job ran"
             assert values[-1] == total
         for row in app.query(JobProgress):
-            assert row.query_one(ProgressBar).percentage == 1
-            assert f"done · {totals[row.job['job_id']]} chunks" in str(row.query_one("Label").render())
+            assert row.bar.percentage == 1 and row.query_one(ProgressBar) is row.bar
+            assert f"done · {totals[row.job['job_id']]} chunks" in str(row.label.render())
 
 
 def job(status: str, done: int, total: int, created: str, **extra) -> dict:
