@@ -50,6 +50,7 @@ SECTION = "## Speed and scale: 50 concurrent agents"
 MIX = (("search", 40), ("delta", 25), ("brief_event", 15), ("refresh", 10), ("brief", 5),
        ("detail", 5))
 AIM_P99_MS = 100.0
+FIGURES: dict[str, Any] = {}  # the last run's key figures, for bench/speed.py
 EVENT_TYPES = ("task_event", "decision", "changed_files", "failure", "handoff_ready")
 
 
@@ -247,7 +248,15 @@ def main(argv: list[str] | None = None) -> int:
         runs = asyncio.run(run(args, home))
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    text = section(runs, args, command, (load_start, os.getloadavg()[0]))
+    load_end = os.getloadavg()[0]
+    text = section(runs, args, command, (load_start, load_end))
+    FIGURES.clear()
+    FIGURES["load"] = (load_start, load_end)
+    for label, result in runs:
+        every = Dist.of([x for v in result["samples"].values() for x in v])
+        FIGURES[label] = {"p50": every.p50, "p99": every.p99, "n": every.n,
+                          "rate": every.n / result["wall"],
+                          "errors": sum(len(v) for v in result["errors"].values())}
     print(text)
     if args.write:
         write_section(SECTION, text)

@@ -36,6 +36,7 @@ from scale import brief_task, database_size, ingest
 
 SECTION = "## Speed and scale: footprint"
 AIM_RSS_MB = 120.0
+FIGURES: dict = {}  # the last run's key figures, for bench/speed.py
 
 
 def switches(pid: int) -> int:
@@ -127,7 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         daemon.stop()
         shutil.rmtree(home, ignore_errors=True)
-    text = section(rows, db, args, command, (load_start, os.getloadavg()[0]))
+    load_end = os.getloadavg()[0]
+    text = section(rows, db, args, command, (load_start, load_end))
+    FIGURES.clear()
+    FIGURES.update({"load": (load_start, load_end), "rows": rows})
     print(text)
     if args.write:
         write_section(SECTION, text)

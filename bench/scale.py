@@ -53,6 +53,7 @@ LABELS = {
     "brief": "memory-brief",
 }
 WRITERS = 8
+FIGURES: dict[str, Any] = {}  # the last run's key figures, for bench/speed.py
 
 
 def brief_task(rng: random.Random) -> str:
@@ -297,8 +298,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"kept {home}", file=sys.stderr)
         else:
             shutil.rmtree(home, ignore_errors=True)
-    text = section(levels, args, command, (load_start, os.getloadavg()[0]), tables, errors,
-                   total_ingest)
+    load_end = os.getloadavg()[0]
+    text = section(levels, args, command, (load_start, load_end), tables, errors, total_ingest)
+    last = levels[-1]
+    FIGURES.clear()
+    FIGURES.update({
+        "load": (load_start, load_end), "sizes": [lv.size for lv in levels],
+        "ops": {op: {lv.size: (lv.median(op, "p50"), lv.median(op, "p99")) for lv in levels}
+                for op in OPERATIONS},
+        "ingest_seconds": total_ingest, "ingest_rate": last.size / total_ingest,
+        "errors": errors, "db_mb_per_100k": (last.db_bytes + last.wal_bytes) / last.live * 100_000 / 2**20,
+        "db_file_mb_per_100k": last.db_bytes / last.live * 100_000 / 2**20,
+        "max_wal_mb": max(lv.wal_bytes for lv in levels) / 2**20,
+    })
     print(text)
     if args.write:
         write_section(SECTION, text)

@@ -50,6 +50,7 @@ USERS = 20
 TURNS_PER_SESSION = 10
 AIM_P50_MS = 2.0
 AIM_RATE = 1000.0
+FIGURES: dict[str, Any] = {}  # the last run's key figures, for bench/speed.py
 
 
 class Mem1Turns:
@@ -157,7 +158,7 @@ async def run(args: argparse.Namespace, home: Path) -> Result:
             print(f"seeded {args.seed} in {seconds:.1f} s, {len(errors)} errors", file=sys.stderr)
             await asyncio.sleep(args.settle)  # let the checkpoint job fold the WAL
         single = await open_client(daemon.port, agents[CLIENTS], rng, "single")
-        for kind in KINDS:
+        for kind in args.kinds:
             for run_index in range(args.repeat):
                 await single_client(single, kind, rng, args.warmup)
                 dist = Dist.of(await single_client(single, kind, rng, args.requests))
@@ -167,7 +168,7 @@ async def run(args: argparse.Namespace, home: Path) -> Result:
         await single.http.close()
         clients = [await open_client(daemon.port, a, rng, f"c{i}")
                    for i, a in enumerate(agents[:CLIENTS])]
-        for kind in KINDS:
+        for kind in args.kinds:
             await asyncio.sleep(args.settle)
             await many_clients(clients, kind, rng, args.duration, daemon.process.pid, result)
             print(f"{CLIENTS} clients {kind}: {result.rate[kind]:.0f}/s p50 {result.loaded[kind].p50:.2f}"
@@ -183,7 +184,7 @@ def section(result: Result, args: argparse.Namespace, command: str, load: tuple[
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     one = ["| write | p50 ms | p99 ms | per second (1 / mean) | p50 of each round | aim p50 | met |",
            "|---|---:|---:|---:|---|---:|---|"]
-    for kind in KINDS:
+    for kind in args.kinds:
         runs = result.single[kind]
         p50 = statistics.median(d.p50 for d in runs)
         p99 = statistics.median(d.p99 for d in runs)
@@ -193,7 +194,7 @@ def section(result: Result, args: argparse.Namespace, command: str, load: tuple[
                    f" {'yes' if p50 <= AIM_P50_MS else '**no**'} |")
     many = ["| write | per second | p50 ms | p99 ms | errors | daemon CPU | client CPU | aim | met |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
-    for kind in KINDS:
+    for kind in args.kinds:
         dist, (daemon_cpu, client_cpu, wall) = result.loaded[kind], result.cpu[kind]
         many.append(f"| {LABELS[kind]} | {result.rate[kind]:.0f} | {dist.p50:.2f} | {dist.p99:.2f} |"
                     f" {result.errors[kind]} | {daemon_cpu / wall:.0%} | {client_cpu / wall:.0%} |"
@@ -238,8 +239,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--max-load", type=float, default=1.5)
     parser.add_argument("--max-wait", type=float, default=0.0)
     parser.add_argument("--random-seed", type=int, default=7)
+    parser.add_argument("--kinds", default=",".join(KINDS), help="delta,mem1 (default both)")
     parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.kinds = [k for k in args.kinds.split(",") if k]
+    if any(k not in KINDS for k in args.kinds):
+        parser.error(f"--kinds: choose from {', '.join(KINDS)}")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -251,7 +257,14 @@ def main(argv: list[str] | None = None) -> int:
         result = asyncio.run(run(args, home))
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    text = section(result, args, command, (load_start, os.getloadavg()[0]))
+    load_end = os.getloadavg()[0]
+    text = section(result, args, command, (load_start, load_end))
+    FIGURES.clear()
+    FIGURES.update({"load": (load_start, load_end), "kinds": {k: {
+        "single": (statistics.median(d.p50 for d in result.single[k]),
+                   statistics.median(d.p99 for d in result.single[k])),
+        "rate": result.rate[k], "loaded": (result.loaded[k].p50, result.loaded[k].p99),
+        "errors": result.errors[k]} for k in args.kinds}})
     print(text)
     if args.write:
         write_section(SECTION, text)
