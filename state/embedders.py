@@ -250,7 +250,7 @@ class EndpointEmbedder:
         response.raise_for_status()
         vector = [float(x) for x in response.json()["data"][0]["embedding"]]
         norm = math.sqrt(sum(x * x for x in vector))
-        # Unit length, so that L2 distance in sqlite-vec ranks like cosine.
+        # Unit length like every other embedder's vectors (the index compares by cosine).
         return [x / norm for x in vector] if norm else vector
 
     def embed(self, text: str) -> list[float]:
@@ -297,5 +297,14 @@ def make_embedder(name: str, dimension: int) -> Embedder:
 
 
 def serialize(vector: list[float]) -> bytes:
-    """sqlite-vec's compact float32 format."""
-    return struct.pack(f"{len(vector)}f", *vector)
+    """sqlite-vec's int8 format: the vector scaled so its largest component is +-127 (the
+    index compares by cosine, which the scale does not change)."""
+    out = bytearray(len(vector))
+    peak = max(map(abs, vector), default=0.0)
+    if peak == 0.0:
+        return bytes(out)
+    scale = 127.0 / peak
+    for index, value in enumerate(vector):
+        if value:  # hashed vectors are sparse: most slots stay zero
+            out[index] = round(value * scale) & 0xFF  # two's complement byte
+    return bytes(out)

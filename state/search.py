@@ -8,8 +8,9 @@ How the vector ranking joins BM25 (``vector_mode``):
 * ``rerank`` (default): every query; the vectors rank BM25's candidates (the top
   ``candidates`` records by BM25), and when BM25 finds fewer than asked a KNN scan of the
   whole namespace adds what words cannot find (typos). The cost does not grow with the
-  store: scoring 50 stored vectors takes about a millisecond, a KNN scan of 10k vectors ten.
-  On MADial-Bench it ranked like a full KNN scan (bench/RESULTS.md).
+  store: scoring 50 stored vectors takes about half a millisecond, a KNN scan of 10k
+  vectors (1024 dimensions, int8) about eight. On MADial-Bench it ranked like a full KNN
+  scan (bench/RESULTS.md).
 * ``always``: a KNN scan of the namespace on every query (for a semantic embedder, whose
   point is to find records that share no word with the query).
 * ``fallback``: vectors only when BM25 finds fewer than asked.
@@ -33,15 +34,20 @@ RRF_K = 60  # the usual reciprocal-rank-fusion constant; flattens the top ranks 
 # Cosine similarity below which a vector match is treated as noise: the hashing embedder's
 # collisions alone give unrelated texts |cos| of about 0.05.
 MIN_VECTOR_SIMILARITY = 0.08
-VECTOR_METRIC = "l2"
+# Vectors are stored as int8 (state/embedders.py serialize) and compared by cosine: a
+# quarter of float32's bytes, so writes, candidate lookups and scans move a quarter of the
+# data (at 10k memories of 1024 dimensions a scan takes ~8 ms instead of ~12).
+VECTOR_METRIC = "int8-cosine"
 # Ranking inside FTS5 first is fastest; this many times the page size is taken from it before
 # the namespace filter, with a full filtered query as the fallback when too few survive.
 FTS_OVERFETCH = 4
 # A single CJK character held by more than this share of the records (and by more than
 # MIN_COMMON_RECORDS of them: small stores are fast anyway) is left out of the BM25 query.
-# It weighs almost nothing (low IDF) and its posting list is what makes a Chinese OR-query
-# slow. On MADial-Bench leaving out such characters cost nothing (bench/RESULTS.md).
-MAX_CJK_CHAR_SHARE = 0.25
+# It weighs little (low IDF) and its posting list is what makes a Chinese OR-query slow:
+# on bench/latency.py's 10k store, where every memory has Chinese triggers, leaving out
+# those above 5% took the BM25 query from p50 3.0 / p95 14.7 ms to 2.0 / 5.7 ms (in
+# process). MADial-Bench is too small for the rule to apply (bench/RESULTS.md: off and on).
+MAX_CJK_CHAR_SHARE = 0.05
 MIN_COMMON_RECORDS = 100
 # Cached document frequencies; past this many tokens the cache starts over.
 MAX_CACHED_TERMS = 200_000
@@ -158,12 +164,11 @@ class SearchIndex:
         log.info("building vector index with %s (dimension %d)", *wanted)
         with transaction(self.conn):
             self.conn.execute("drop table if exists memory_vec")
-            # Embeddings are L2-normalized, so L2 distance ranks exactly like cosine and
-            # sqlite-vec computes it faster (bench/RESULTS.md).
+            # Cosine, because each vector is scaled to use int8's whole range.
             self.conn.execute(
                 "create virtual table memory_vec using vec0("
                 " namespace text partition key,"
-                f" embedding float[{self.embedder.dimension}])"
+                f" embedding int8[{self.embedder.dimension}] distance_metric=cosine)"
             )
             self.conn.execute(
                 "insert or replace into vector_index_meta (id, embedder, dimension, built_at)"
@@ -195,7 +200,7 @@ class SearchIndex:
             return
         self.pending_vectors.discard(seq)
         self.conn.execute(
-            "insert into memory_vec (rowid, namespace, embedding) values (?, ?, ?)",
+            "insert into memory_vec (rowid, namespace, embedding) values (?, ?, vec_int8(?))",
             (seq, namespace, embedding),
         )
 
@@ -315,7 +320,7 @@ class SearchIndex:
         for namespace in namespaces:
             rows = self.conn.execute(
                 "select rowid, distance from memory_vec"
-                " where embedding match ? and k = ? and namespace = ?",
+                " where embedding match vec_int8(?) and k = ? and namespace = ?",
                 (vector, limit, namespace),
             ).fetchall()
             seqs.extend((distance, seq) for seq, distance in rows if _similar(distance))
@@ -326,7 +331,7 @@ class SearchIndex:
         """``seqs`` (BM25's candidates) ordered by vector distance, nearest first. One point
         lookup each: sqlite-vec scans the whole table for ``rowid in (...)``, not this join."""
         rows = self.conn.execute(
-            "select v.rowid, vec_distance_l2(v.embedding, ?) from json_each(?) j"
+            "select v.rowid, vec_distance_cosine(v.embedding, vec_int8(?)) from json_each(?) j"
             " join memory_vec v on v.rowid = j.value",
             (vector, json.dumps(seqs)),
         ).fetchall()
@@ -372,6 +377,6 @@ class SearchIndex:
 
 
 def _similar(distance: float | None) -> bool:
-    """For unit vectors, cosine similarity = 1 - d^2 / 2. Weak similarity is collision
-    noise, not evidence, and must not enter the fused ranking."""
-    return distance is not None and 1.0 - distance * distance / 2 >= MIN_VECTOR_SIMILARITY
+    """Cosine similarity = 1 - cosine distance. Weak similarity is collision noise, not
+    evidence, and must not enter the fused ranking."""
+    return distance is not None and 1.0 - distance >= MIN_VECTOR_SIMILARITY

@@ -84,7 +84,7 @@ def test_vector_index_is_rebuilt_when_the_embedder_changes(paths):
     second = Store.open(paths.database, Settings(dimension=64))
     try:
         meta = second.conn.execute("select embedder, dimension from vector_index_meta").fetchone()
-        assert tuple(meta) == ("hashing-v2:l2", 64)
+        assert tuple(meta) == ("hashing-v2:int8-cosine", 64)
         rows = second.conn.execute("select count(*) from memory_vec").fetchone()[0]
         assert rows == len(MEMORIES)
         second.search.bm25_weight = 0.0  # vectors alone must still find it
@@ -312,7 +312,7 @@ def test_an_openai_compatible_endpoint_embeds_and_is_searched(paths, embedding_s
     try:
         # The dimension is the endpoint's, not the setting's; the key goes as a bearer token.
         meta = store.conn.execute("select embedder, dimension from vector_index_meta").fetchone()
-        assert tuple(meta) == (f"openai:tiny-embed@{embedding_server.url}:l2", 48)
+        assert tuple(meta) == (f"openai:tiny-embed@{embedding_server.url}:int8-cosine", 48)
         assert embedding_server.requests[0] == ("Bearer sk-local-test",
                                                 {"model": "tiny-embed", "input": "dimension"})
         _fill(store, "wsp_a", MEMORIES)
