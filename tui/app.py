@@ -15,6 +15,7 @@ from typing import Any
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
@@ -47,10 +48,11 @@ def status_text(status: dict[str, Any] | None, error: str | None = None,
     return (f"[b green]Daemon running[/] v{status['version']} :{status['port']}"
             f" up {formats.span(status['uptime_seconds'])} · {counts['memories']} memories ·"
             f" {counts['agents']} agents · {formats.size(status['store_bytes'])}\n"
-            f"Inbox: {inbox.get('startup_plans_to_approve', 0)} setups to approve · "
-            f"{inbox.get('conflicts', 0)} conflicts · {inbox.get('agents_with_pending_updates', 0)}"
-            f" pending updates · {inbox.get('blocked_sync_intents', 0)} blocked writes"
-            + ("" if waiting else " (all clear)"))
+            # Both lines fit in 80 columns.
+            + (f"Inbox: {inbox.get('startup_plans_to_approve', 0)} to approve ·"
+               f" {inbox.get('conflicts', 0)} conflicts · {inbox.get('agents_with_pending_updates', 0)}"
+               f" pending updates · {inbox.get('blocked_sync_intents', 0)} blocked writes" if waiting else
+               "Inbox: all clear (nothing to approve, no conflicts, updates or blocked writes)"))
 
 
 class CompanionApp(App[None]):
@@ -108,12 +110,17 @@ class CompanionApp(App[None]):
 
     @work(exclusive=True, group="status")
     async def refresh_status(self) -> None:
-        widget = self.query_one("#status", Static)
+        try:
+            widget = self.query_one("#status", Static)
+        except NoMatches:  # the timer fired while the app closes: its widgets are gone
+            return
         try:
             status = await self.client.status()
         except DaemonError as exc:
             widget.update(status_text(None, str(exc)))
             self.reachable = False
+            return
+        if not widget.is_attached:  # closed while the daemon answered
             return
         widget.update(status_text(status, formats=self.formats))
         if self.reachable is False:  # it came back: reload everything

@@ -15,6 +15,7 @@ from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Label, ProgressBar, Static
+from textual.worker import Worker
 
 from tui.client import DaemonClient, DaemonError
 from tui.formats import Formats
@@ -100,6 +101,7 @@ class LongJobs(Vertical):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.rows: dict[str, JobProgress] = {}
+        self.polling: Worker[None] | None = None
 
     @property
     def formats(self) -> Formats:
@@ -127,8 +129,9 @@ class LongJobs(Vertical):
                 self.rows[job["job_id"]].show(job)
 
     def poll(self) -> None:
-        if self.active():
-            self.run_worker(self._poll(), exclusive=True, group="long-jobs-poll")
+        """Ask the daemon how far the active jobs are (unless the last answer is still due)."""
+        if self.active() and (self.polling is None or self.polling.is_finished):
+            self.polling = self.run_worker(self._poll, group="long-jobs-poll")
 
     async def _poll(self) -> None:
         client: DaemonClient = self.app.client  # type: ignore[attr-defined]
