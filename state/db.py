@@ -84,7 +84,12 @@ def _configure(conn: Connection, readonly: bool) -> None:
     # the WAL's and the dirty ones. 64 MiB filled up with those and was most of an idle
     # daemon's memory (RSS 128 MB after 10k memories, 75 MB with 16 MiB; same speed).
     conn.execute("pragma cache_size = -16384")
-    conn.execute("pragma mmap_size = 268435456")
+    # The whole file (up to 16 GiB), not its first 256 MiB: a vector is read out of a chunk of
+    # 1024 of them by walking that blob's chain of pages, which beyond the mapping is one
+    # read() per page. At 100k memories (770 MB) the rerank of BM25's 50 candidates took
+    # 35 ms that way and 6 ms mapped (bench/RESULTS.md). Mapped pages count in RSS as
+    # file-backed memory, which the kernel reclaims as it needs.
+    conn.execute("pragma mmap_size = 17179869184")
     if not readonly:
         conn.execute("pragma journal_mode = wal")
         # NORMAL in WAL mode: a committed transaction survives the process being killed
