@@ -42,8 +42,12 @@ async def test_interrupted_pushes_are_acked_resumed_or_discarded_from_the_tui(tm
             pushes = [table.get_row_at(i) for i in range(table.row_count)]
             assert [row[0] for row in pushes] == ["upstream", "upstream"]
             table.focus()
-            # Discard the second push ...
-            await pilot.press("down", "x")
+            # Discard the second push (the newer one) ...
+            newer = f"up:{max(e['seq'] for e in status['interrupted'])}"
+            table.move_cursor(row=table.get_row_index(newer))
+            await settle(pilot, app)
+            assert table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value == newer
+            await pilot.press("x")
             await settle(pilot, app)
             assert isinstance(app.screen, Confirm)
             await pilot.press("y")
