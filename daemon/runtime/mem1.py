@@ -147,6 +147,7 @@ class Mem1Service:
         size = body["page_size"] if isinstance(body["page_size"], int) and body["page_size"] > 0 else 10
         size = min(size, 100)
         index = body["page_idx"] if isinstance(body["page_idx"], int) and body["page_idx"] > 0 else 1
+        index = min(index, 10**9)  # past any store's last page; SQLite offsets are 64-bit
         kind = (body.get("memory_type") or "").lower()
         kinds = (kind,) if kind in (*FRAGMENT_TYPES, "summary") else (*FRAGMENT_TYPES, "summary")
         marks = ",".join("?" * len(kinds))

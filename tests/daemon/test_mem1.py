@@ -32,6 +32,9 @@ async def test_add_search_page_and_trace(api):
     assert len(paged["results"]) == 2 and paged["total"] == 2
     full = await api.post("/get_user_mem_by_page_with_total/", {**ALICE, "page_size": 2, "page_idx": 2})
     assert full["total"] == 3 and len(full["results"]) == 1
+    # A page far past the end (even past SQLite's 64-bit offsets) is empty, not an error.
+    beyond = await api.post("/get_user_mem_by_page_with_total/", {**ALICE, "page_idx": 2**63})
+    assert beyond["results"] == [] and beyond["total"] == 3
     item = full["results"][0]
     assert datetime.fromisoformat(item["timestamp"]).utcoffset() is not None
     traced = await api.post("/get_message_by_id/", {"message_id": item["source_id"]})
