@@ -1,0 +1,286 @@
+"""Where the time goes, for the speed aims that are missed: search, briefs and writes.
+
+1. **Search and brief at scale, in-process.** A store of ``--memories`` memories (one
+   workspace, the texts of bench/latency.py) is written through ``DeltaService.record``, the
+   code the memory-delta endpoint runs, in batches (no HTTP: this part is about the store).
+   Then, per kind of query, the median cost of each step of ``SearchIndex.search``: BM25 (FTS5
+   ranks every matching document; their number is shown), the query vector, the vector
+   rerank of BM25's candidates (``vector_mode = "rerank"``) or the KNN scan of the namespace
+   (when BM25 finds too few), and the whole search; then bootstrap/context and memory-brief.
+2. **Writes under load, sampled.** With py-spy installed (``pip install py-spy``), a real
+   daemon process is sampled while 8 clients write memory deltas, then mem1 turns, as fast
+   as it answers (bench/writes.py's load): the share of the daemon's samples in each
+   function (self) and below it (inclusive).
+
+    python bench/profile_speed.py --write
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+from harness import Daemon, code_state, create_agents, daemon_env, machine_line, owner_key
+from latency import PROJECTS, delta_body, search_query, typo_query
+from results import write_section
+from scale import brief_task, ingest
+import writes
+
+SECTION = "## Speed and scale: where the time goes"
+
+
+PLAN = """What the figures say, and the plan (to 1M memories and beyond):
+
+- **BM25 ranks every matching document.** FTS5 has no top-k pruning: `ORDER BY rank LIMIT k`
+  scores each document that holds any query term (the OR query), a few microseconds each, so
+  the cost grows with the store (about 10,000 matches per query at 100k on this corpus of a
+  small vocabulary). A memory-brief searches with its whole task sentence, hence the most
+  matches. Next: leave out query terms held by a large share of the store when rarer ones
+  are present (done for CJK characters), or rank an AND query first and widen only when it
+  finds too few; and one FTS table per large namespace, since today a query in a small
+  namespace also pays for the matches in the others. At 1M, ranking stays linear without one
+  of these.
+- **Vectors.** The KNN scan (used when BM25 finds too few) reads every vector of the
+  namespace: linear, and the slowest single query type at 100k. The rerank of BM25's 50
+  candidates costs little once the file is mapped (state/db.py `mmap_size`). At 1M: a
+  binary-quantized copy (1 bit a dimension) scanned first, the top few hundred re-scored;
+  or an ANN index when sqlite-vec has one.
+- **Writes** are one transaction per request: a delta touches about 30 pages (record,
+  version, delta log, summary card, FTS segment, vector chunk, change log, indexes), and each
+  commit appends them all to the WAL (about 150 KB per delta). The profile above: commits,
+  the vector insert, embedding and the socket write lead. Next: commit the writes of one
+  event-loop turn together (group commit: one COMMIT and far fewer WAL pages for 8
+  concurrent writers), and embed off the request path (vectors are derived data; the
+  `backfill_vectors` job already adds missing ones). mem1 turns also re-embed and re-index
+  the session summary at every call (up to 2,000 characters): summarize on a debounce.
+- **Size.** About 600-800 MB per 100k memories, half of it derived (vectors, FTS, summary
+  cards and the delta log repeat the text); context packs and receipts grow with every
+  bootstrap and want a retention period. At 1M: 6-8 GB, so vectors in int8 or bits, and
+  pruned packs.
+"""
+
+
+class NoChanges:
+    def changed(self, *args) -> None:  # no startup items to refresh in this store
+        pass
+
+
+def build_store(home: Path, count: int):
+    """A daemon home with one agent and ``count`` memory deltas in its workspace."""
+    daemon = Daemon(home, daemon_env(home))
+    daemon.start()
+    try:
+        agent = asyncio.run(create_agents(daemon.port, owner_key(home), 1))[0]
+    finally:
+        daemon.stop()
+    from daemon.runtime.deltas import DeltaService
+    from state.config import load_settings
+    from state.paths import resolve_paths
+    from state.store import Store
+
+    paths = resolve_paths({"MEMORYCLOUD_HOME": str(home)})
+    store = Store.open(paths.database, load_settings(paths.config_file))
+    identity = store.identities.get(agent["id"])
+    service = DeltaService(store, NoChanges())
+    rng = random.Random(20240601)
+    for first in range(0, count, 1000):
+        with store.transaction():
+            for _ in range(min(1000, count - first)):
+                body = delta_body(rng)
+                service.record(identity, workspace_id=identity["workspace_id"],
+                               project_key=body["project_key"], delta_type=body["delta_type"],
+                               summary=body["summary"], why_it_matters=body.get("why_it_matters"),
+                               triggers=body["retrieval_triggers"], importance=body["importance"],
+                               source="memory_delta")
+    store.conn.execute("pragma wal_checkpoint(truncate)")
+    return store, identity
+
+
+def timed(call) -> tuple[float, object]:
+    started = time.perf_counter()
+    result = call()
+    return (time.perf_counter() - started) * 1000, result
+
+
+def search_steps(store, workspace: str, queries: int) -> list[str]:
+    from state import search as search_module
+
+    index = store.search
+    rows = ["| queries | whole search | BM25 | documents matched | query vector | vector rerank |"
+            " KNN scan (share of queries) |", "|---|---:|---:|---:|---:|---:|---:|"]
+    rng = random.Random(1)
+    for label, make in (("vocabulary", search_query), ("misspelt", typo_query),
+                        ("a brief's task", brief_task)):
+        steps: dict[str, list[float]] = {k: [] for k in ("all", "bm25", "vector", "rerank", "knn")}
+        matched: list[int] = []
+        scans = 0
+        for _ in range(queries):
+            query = make(rng)
+            steps["all"].append(timed(lambda: index.search(query, [workspace], limit=8))[0])
+            match = search_module.fts_match(index._bm25_terms(query))
+            ms, bm25 = timed(lambda: index._bm25(match, [workspace], 50) if match else [])
+            steps["bm25"].append(ms)
+            if match:
+                matched.append(store.conn.execute(
+                    "select count(*) from memory_fts where memory_fts match ?", (match,)).fetchone()[0])
+            ms, vector = timed(lambda: index._query_vector(query))
+            steps["vector"].append(ms)
+            if vector is None:
+                continue
+            if len(bm25) < 8:
+                scans += 1
+                steps["knn"].append(timed(lambda: index._knn(vector, [workspace], 50))[0])
+            elif index.vector_mode == "rerank":
+                steps["rerank"].append(timed(lambda: index._rerank(vector, bm25))[0])
+
+        def med(key: str) -> str:
+            return f"{statistics.median(steps[key]):.2f} ms" if steps[key] else "-"
+
+        rows.append(f"| {label} | {med('all')} | {med('bm25')} |"
+                    f" {statistics.median(matched) if matched else 0:.0f} | {med('vector')} |"
+                    f" {med('rerank')} | {med('knn')} ({scans / queries:.0%}) |")
+    return rows
+
+
+def pack_steps(store, identity, queries: int) -> list[str]:
+    from daemon.runtime.briefs import BriefService
+    from daemon.runtime.changes import ContextChanges
+    from daemon.runtime.context_packs import ContextPackService
+    from daemon.runtime.deltas import DeltaService
+
+    changes = ContextChanges()
+    packs = ContextPackService(store)
+    briefs = BriefService(store, packs, DeltaService(store, changes), changes)
+    rng = random.Random(2)
+    boot = [timed(lambda: packs.build(identity, {"project_key": rng.choice(PROJECTS)}, "http://x"))[0]
+            for _ in range(queries)]
+    brief, relevant = [], []
+    for _ in range(queries):
+        body = {"task": brief_task(rng), "project_key": rng.choice(PROJECTS), "max_items": 8}
+        brief.append(timed(lambda: briefs.create(identity, body, "http://x"))[0])
+        query = f"{body['task']}\n"
+        relevant.append(timed(lambda: briefs._relevant(identity["workspace_id"], query, 8))[0])
+    return ["| operation | p50 | of which the search of the task |", "|---|---:|---:|",
+            f"| bootstrap/context | {statistics.median(boot):.2f} ms | - |",
+            f"| memory-brief | {statistics.median(brief):.2f} ms | {statistics.median(relevant):.2f} ms |"]
+
+
+def aggregate(raw: Path, top: int) -> tuple[int, list[tuple[str, float]], list[tuple[str, float]]]:
+    """py-spy raw output -> (samples, self shares, inclusive shares)."""
+    own: Counter[str] = Counter()
+    below: Counter[str] = Counter()
+    total = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        n = int(count)
+        total += n
+        frames = []
+        for frame in stack.split(";"):
+            name, _, where = frame.partition(" (")
+            frames.append(f"{name} ({where.split(':')[0].rsplit('/', 1)[-1]})" if where else name)
+        own[frames[-1]] += n
+        for frame in set(frames):
+            below[frame] += n
+    skip = ("_run_code", "_run_module_as_main", "<module>", "main (cli.py)", "cmd_daemon_run",
+            "run (runners.py)", "Runner.run", "BaseEventLoop", "Handle._run", "Thread.",
+            "_bootstrap", "_fix_request_current_app", "Application._handle", "error_middleware",
+            "guard_middleware", "RequestHandler._handle_request")
+    inclusive = [(f, n / total) for f, n in below.most_common() if not any(s in f for s in skip)]
+    return total, [(f, n / total) for f, n in own.most_common(top)], inclusive[:top]
+
+
+def profile_writes(seconds: float, top: int) -> list[str]:
+    if shutil.which("py-spy") is None and not (Path(sys.executable).parent / "py-spy").exists():
+        return ["py-spy is not installed: `pip install py-spy` for this part."]
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    out: list[str] = []
+    for kind in ("delta", "mem1"):
+        with tempfile.TemporaryDirectory(prefix="mc-profile-") as tmp:
+            home = Path(tmp)
+            daemon = Daemon(home, daemon_env(home))
+            daemon.start()
+            raw = home / "profile.txt"
+            try:
+                async def load() -> dict:
+                    rng = random.Random(3)
+                    agents = await create_agents(daemon.port, owner_key(home), 8)
+                    await ingest(daemon.port, agents, 5000, rng, [])
+                    await asyncio.sleep(6)
+                    clients = [await writes.open_client(daemon.port, a, rng, f"c{i}")
+                               for i, a in enumerate(agents)]
+                    spy_proc = subprocess.Popen(
+                        [spy, "record", "--pid", str(daemon.process.pid), "-r", "200", "-d",
+                         str(int(seconds)), "-f", "raw", "-o", str(raw)],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    await asyncio.sleep(1)
+                    result = writes.Result()
+                    await writes.many_clients(clients, kind, rng, seconds - 2, daemon.process.pid, result)
+                    await asyncio.to_thread(spy_proc.wait)
+                    return {"rate": result.rate[kind]}
+                figures = asyncio.run(load())
+            finally:
+                daemon.stop()
+            total, own, inclusive = aggregate(raw, top)
+        out += [f"{writes.LABELS[kind]}, 8 clients, {figures['rate']:.0f} per second while sampled"
+                f" ({total} samples of the daemon process):", "",
+                "| function (self) | share | function (inclusive) | share |", "|---|---:|---|---:|"]
+        for (f1, s1), (f2, s2) in zip(own, inclusive):
+            out.append(f"| `{f1}` | {s1:.1%} | `{f2}` | {s2:.1%} |")
+        out.append("")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--memories", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--seconds", type=float, default=12.0, help="sampling time per write kind")
+    parser.add_argument("--top", type=int, default=14)
+    parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
+    args = parser.parse_args(argv)
+    command = shlex.join(["python", "bench/profile_speed.py", *(sys.argv[1:] if argv is None else argv)])
+    load_start = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="mc-profile-store-") as tmp:
+        started = time.perf_counter()
+        store, identity = build_store(Path(tmp), args.memories)
+        built = time.perf_counter() - started
+        try:
+            settings = store.settings
+            search_rows = search_steps(store, identity["workspace_id"], args.queries)
+            pack_rows = pack_steps(store, identity, max(20, args.queries // 2))
+        finally:
+            store.close()
+    write_rows = profile_writes(args.seconds, args.top)
+    text = "\n".join([
+        SECTION, "",
+        f"Command: `{command}` (repository root). Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC."
+        f" Code: `{code_state()}`.",
+        f"Machine: {machine_line()}. 1-minute load average at the start: {load_start:.2f}, at the"
+        f" end: {os.getloadavg()[0]:.2f}.", "",
+        f"In-process, {args.memories} memories in one workspace (written through"
+        f" DeltaService.record in {built:.0f} s); embedder {settings.embedder}, dimension"
+        f" {settings.dimension}, vector_mode {settings.vector_mode}; {args.queries} queries of each kind;"
+        " medians:", "", *search_rows, "", *pack_rows, "", *write_rows, PLAN,
+    ])
+    print(text)
+    if args.write:
+        write_section(SECTION, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
