@@ -59,16 +59,16 @@ PLAN = """What the figures say, and the plan (to 1M memories and beyond):
   or an ANN index when sqlite-vec has one.
 - **Writes** are one transaction per request: a delta touches about 30 pages (record,
   version, delta log, summary card, FTS segment, vector chunk, change log, indexes), and each
-  commit appends them all to the WAL (about 150 KB per delta). The profile above: commits,
-  the vector insert, embedding and the socket write lead. Next: commit the writes of one
+  commit appends them all to the WAL (about 150 KB per delta). The profile above: the
+  commit, the vector insert, the embedding and its int8 serialization (in Python) lead. Next: commit the writes of one
   event-loop turn together (group commit: one COMMIT and far fewer WAL pages for 8
   concurrent writers), and embed off the request path (vectors are derived data; the
   `backfill_vectors` job already adds missing ones). mem1 turns also re-embed and re-index
   the session summary at every call (up to 2,000 characters): summarize on a debounce.
-- **Size.** About 600-800 MB per 100k memories, half of it derived (vectors, FTS, summary
-  cards and the delta log repeat the text); context packs and receipts grow with every
-  bootstrap and want a retention period. At 1M: 6-8 GB, so vectors in int8 or bits, and
-  pruned packs.
+- **Size.** About 500 MB per 100k memories in the file (int8 vectors at 1024 dimensions,
+  ~100 MB of it; FTS, summary cards and the delta log repeat the text); stored context packs
+  grow with every bootstrap (~28 KB each) and want a retention period. At 1M: ~5 GB, so
+  bit vectors for the scan and pruned packs.
 """
 
 
