@@ -319,6 +319,7 @@ def seed_http(client: httpx.Client, rng: random.Random, count: int) -> float:
 
 def seed_store(home: Path, agent_id: str, rng: random.Random, count: int, batch: int = 500) -> float:
     """Write ``count`` memories directly through the Store (daemon stopped); returns seconds."""
+    from daemon.runtime.changes import ContextChanges
     from daemon.runtime.deltas import DeltaService
     from state.config import load_settings
     from state.paths import resolve_paths
@@ -329,7 +330,7 @@ def seed_store(home: Path, agent_id: str, rng: random.Random, count: int, batch:
     started = time.perf_counter()
     try:
         identity = store.identities.get(agent_id)
-        service = DeltaService(store)
+        service = DeltaService(store, ContextChanges())  # no listeners: the daemon is stopped
         for first in range(0, count, batch):
             with store.transaction():
                 for _ in range(min(batch, count - first)):

@@ -35,18 +35,20 @@ allowed_hosts = []
 role = "local"
 
 [search]
+# The search defaults are tuned by measurement and may improve between releases, so they are
+# left commented out here: a setting you uncomment (or `config set`) stays yours.
 # Embedder for the vector half of hybrid search: "hashing" works offline with no download.
 # Optional: "sentence-transformers:MODEL" or "openai:MODEL@URL" (README, "Search").
-embedder = "hashing"
-dimension = 1024
+# embedder = "hashing"
+# dimension = 1024
 # How the vector ranking joins BM25: "rerank" (every query, over BM25's candidates, plus a
 # vector scan when BM25 finds too few), "always" (a vector scan every query: for a semantic
 # embedder) or "fallback" (vectors only when BM25 finds too few). bench/RESULTS.md has the
 # measurements behind the defaults.
-vector_mode = "rerank"
+# vector_mode = "rerank"
 # Weights of the two rankings in the fused (reciprocal rank) score.
-bm25_weight = 1.0
-vector_weight = 1.0
+# bm25_weight = 1.0
+# vector_weight = 1.0
 
 [context]
 # Size budget of a context pack's summary_markdown, in characters.

@@ -8,6 +8,7 @@ from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
 from daemon.validation import Field, RequestSchema
+from state.errors import NotFound
 
 BASE = "/api/local/upstream"
 
@@ -54,7 +55,6 @@ async def ack(request: web.Request, call: Call) -> dict[str, Any]:
 async def discard(request: web.Request, call: Call) -> dict[str, Any]:
     raw = request.match_info["seq"]
     if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
-        from state.errors import NotFound
         raise NotFound(f"outbox entry {raw} not found")
     return call.services.upstream.discard(int(raw))
 

@@ -24,7 +24,7 @@ from daemon.runtime.access import resolve_workspace
 from daemon.runtime.changes import ContextChanges
 from daemon.runtime.constants import PROTOCOL_VERSION, RUNTIME_VERSION
 from state.errors import Conflict, InvalidRequest, NotFound
-from state.memories import NewMemory
+from state.memories import NewMemory, sha256_text
 from state.store import Store
 
 FEED_SCHEMA = "memorycloud.sync-changes.v1"
@@ -107,7 +107,7 @@ class SyncFeed:
             raise InvalidRequest("operation must be 'update' or 'delete'")
         if operation == "update" and body.get("content") is None:
             raise InvalidRequest("an update needs 'content'")
-        wanted_sha = None if operation == "delete" else _sha(body["content"])
+        wanted_sha = None if operation == "delete" else sha256_text(body["content"])
         already = (memory["deleted_at"] is not None if operation == "delete"
                    else not memory["deleted_at"] and memory["content_sha256"] == wanted_sha)
         if already:  # the same change arrived before (a retry, or both sides agree)
@@ -143,7 +143,3 @@ class SyncFeed:
         return {"schema": "memorycloud.sync-redaction.v1", "memory_id": memory_id,
                 "redacted_versions": redacted}
 
-
-def _sha(text: str) -> str:
-    from state.memories import sha256_text
-    return sha256_text(text)

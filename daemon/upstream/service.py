@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import socket
+from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -25,7 +26,7 @@ from daemon.upstream.registration import register
 from daemon.upstream.updates import UpdateFollower
 from state.config import Settings
 from state.errors import Conflict, InvalidRequest, NotFound
-from state.ids import now_iso
+from state.ids import now_iso, parse_iso
 from state.secrets import SecretStore
 from state.store import Store
 
@@ -188,8 +189,8 @@ class UpstreamService:
                 outcome["push"] = await pusher.push()
                 if self._flag("sync_extension"):
                     outcome["pull"] = await Puller(self.store, client, self.changes).pull()
-                if client.notices_seen > self._notices_handled or any(
-                        e["status"] == "interrupted" for e in self.store.upstream.entries("interrupted", 1)):
+                if (client.notices_seen > self._notices_handled
+                        or self.store.upstream.counts().get("interrupted")):
                     # Notices or a fresh interrupt: check now rather than at the next interval.
                     outcome["updates"] = await follower.check()
                     self._notices_handled = client.notices_seen
@@ -210,8 +211,6 @@ class UpstreamService:
         checked = self.store.upstream.get("updates_checked_at")
         if checked is None or client.notices_seen > self._notices_handled:
             return True
-        from state.ids import parse_iso
-        from datetime import datetime, timezone
         age = (datetime.now(timezone.utc) - parse_iso(checked)).total_seconds()
         return age >= self.settings.poll_updates_minutes * 60
 
