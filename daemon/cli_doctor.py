@@ -6,7 +6,7 @@ The checks: SQLite and sqlite-vec versions, the secrets backend, the paths, SQLi
 the memory records (state/doctor.py). Exit code 0 when everything is sound, 1 when a check
 fails. ``--repair`` rebuilds both indexes from the records; it refuses while the daemon runs
 (the rebuild would hold the write lock for as long as it takes) and never touches a file
-whose integrity check fails: that needs a backup, not a rebuild.
+whose integrity check fails outside the search index: that needs a backup, not a rebuild.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Callable
 from daemon import __version__
 from daemon.process import find_running
 from state.db import connect
-from state.doctor import check_indexes, integrity_check, rebuild_indexes
+from state.doctor import check_indexes, integrity_check, only_search_index_damaged, rebuild_indexes
 from state.errors import MemoryCloudError
 from state.paths import Paths
 
@@ -53,7 +53,7 @@ def cmd_doctor(args: argparse.Namespace, paths: Paths, emit: Callable[..., None]
                                " `memorycloud daemon stop`, then run `memorycloud doctor --repair`")
     integrity = _integrity(paths)
     report: dict[str, Any] = {"version": __version__, "python": sys.version.split()[0]}
-    if integrity != ["ok"]:
+    if integrity != ["ok"] and not only_search_index_damaged(integrity):
         report.update(integrity=integrity[:20], database=str(paths.database),
                       advice="the database file is damaged: the daemon will not use it. Keep a copy,"
                              " then restore a backup; --repair only rebuilds search indexes.")
@@ -65,6 +65,7 @@ def cmd_doctor(args: argparse.Namespace, paths: Paths, emit: Callable[..., None]
         repaired = None
         if args.repair:
             repaired = rebuild_indexes(store)
+            integrity = integrity_check(store.conn)
         indexes = check_indexes(store.conn)
         report.update({
             **store.versions(),
@@ -74,7 +75,8 @@ def cmd_doctor(args: argparse.Namespace, paths: Paths, emit: Callable[..., None]
             "database": str(paths.database),
             "log_file": str(paths.log_file),
             "memories": store.memories.count(),
-            "integrity": "ok",
+            # A damaged FTS index only: its own report below says so, and --repair fixes it.
+            "integrity": "ok" if integrity == ["ok"] else "search index damaged",
             "indexes": {name: index.describe() for name, index in indexes.items()},
         })
     finally:

@@ -29,10 +29,21 @@ SEARCHABLE = (
 )
 
 
+# The FTS table as migration m0001 made it; --repair makes it afresh.
+MEMORY_FTS_DDL = ("create virtual table memory_fts using fts5(tokens,"
+                  " tokenize = 'unicode61 remove_diacritics 2')")
+
+
 def integrity_check(conn: Connection, *, quick: bool = False) -> list[str]:
     """SQLite's own check of the file: ``["ok"]`` when the database is sound."""
     pragma = "quick_check" if quick else "integrity_check"
     return [row[0] for row in conn.execute(f"pragma {pragma}").fetchall()]
+
+
+def only_search_index_damaged(problems: list[str]) -> bool:
+    """Whether every problem integrity_check found is in the FTS index, which is derived from
+    the records and which ``--repair`` rebuilds, rather than in the file's own structure."""
+    return problems != ["ok"] and all("FTS5 table main.memory_fts" in p for p in problems)
 
 
 @dataclass
@@ -113,7 +124,9 @@ def rebuild_indexes(store: Any, progress: Callable[[int, int], None] | None = No
                  if seq not in expected]
         for seq in stray:
             conn.execute("delete from memory_vec where rowid = ?", (seq,))
-        conn.execute("delete from memory_fts")
+        # Made afresh rather than emptied: a damaged FTS index may refuse the deletes.
+        conn.execute("drop table memory_fts")
+        conn.execute(MEMORY_FTS_DDL)
         for seq, (_, text) in expected.items():
             conn.execute("insert into memory_fts (rowid, tokens) values (?, ?)", (seq, index_text(text)))
         conn.execute("insert into memory_fts (memory_fts) values ('optimize')")

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import math
-import struct
 import zlib
 from functools import lru_cache
 from pathlib import Path

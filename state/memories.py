@@ -14,7 +14,7 @@ from typing import Any
 from state.db import Connection
 from state.errors import Conflict, NotFound
 from state.ids import new_id, now_iso
-from state.redaction import merge_fts_index, scrub_copies
+from state.redaction import scrub_copies
 from state.search import SearchIndex, record_text
 
 
@@ -187,10 +187,6 @@ class MemoryRepository:
             self.index.replace(memory["seq"], memory["namespace"],
                                record_text(memory["title"], memory["content"], memory["triggers"]))
         self.index.forget_deleted()
-        if memory["version"] > 1 and self.index.fts_secure_delete:
-            # An earlier version may have left the index by a plain delete (a mem1 session
-            # summary, state/redaction.py plain_fts_deletes): its tokens go only by a merge.
-            merge_fts_index(self.conn)
         return dict(self.conn.execute("select * from memory_versions where id = ?",
                                       (version_id,)).fetchone())
 

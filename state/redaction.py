@@ -8,10 +8,11 @@ This module does the rest; ``tests/reliability/test_redaction_bytes.py`` scans t
 bytes to prove it.
 
 * Every write connection runs with ``pragma secure_delete = on`` (state/db.py), so freed
-  cells and pages are zeroed, and the FTS index runs with FTS5's ``secure-delete`` option
-  (:func:`enable_fts_secure_delete`), so a deleted row's tokens leave the segments at once.
-  SQLite older than 3.44 has no such option; then the index is merged (``optimize``) after a
-  redaction instead.
+  cells and pages are zeroed. FTS5 deletes are plain deletes, which leave a deleted row's
+  tokens in the index segments until a merge, so a redaction merges the index
+  (:func:`merge_fts_index`, 0.3 s at 100k memories) and the old segments' pages are freed,
+  and so zeroed. FTS5's own ``secure-delete`` option is not used: mixed with plain deletes
+  it damages the index (:func:`stop_fts_secure_delete`).
 * :func:`scrub_copies` replaces the copies of the redacted text with ``[redacted]``, inside
   the redaction's transaction. Metadata stays (ids, sha256, sizes, times, paths), except a
   title that is itself a piece of the content (an AMP delta's title is its summary).
@@ -22,10 +23,9 @@ from __future__ import annotations
 
 import json
 import logging
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
-from state.db import Connection
+from state.db import Connection, transaction
 
 log = logging.getLogger(__name__)
 
@@ -34,42 +34,31 @@ REDACTED = "[redacted]"
 MIN_NEEDLE = 8
 
 
-def enable_fts_secure_delete(conn: Connection) -> bool:
-    """Turn on FTS5 secure-delete for the memory index (persistent); False if unsupported."""
-    try:
-        row = conn.execute("select v from memory_fts_config where k = 'secure-delete'").fetchone()
-        if row is None or row[0] != 1:  # persistent: written once, not at every start
-            conn.execute("insert into memory_fts (memory_fts, rank) values ('secure-delete', 1)")
-        return True
-    except Exception as exc:  # SQLite < 3.44: "SQL logic error"
-        log.info("FTS5 secure-delete is not available (%s): redaction merges the index instead", exc)
+def stop_fts_secure_delete(conn: Connection) -> bool:
+    """Turn off FTS5 ``secure-delete`` where an earlier release turned it on, and rebuild the
+    index if it was damaged by then; True if it was rebuilt.
+
+    Those releases re-indexed mem1 session summaries with plain deletes and everything else
+    with secure ones. A secure delete of a row that an earlier plain delete left in older
+    segments corrupts the index ("malformed inverted index", tests/state/test_fts_index.py),
+    so every delete is now plain and redaction merges the index instead."""
+    row = conn.execute("select v from memory_fts_config where k = 'secure-delete'").fetchone()
+    if row is None or row[0] != 1:
         return False
-
-
-@contextmanager
-def plain_fts_deletes(conn: Connection, secure: bool) -> Iterator[None]:
-    """FTS5 deletes without secure-delete inside the block (call inside a transaction, so the
-    setting can never be left off).
-
-    For re-indexing text whose earlier form stays in the file anyway (a mem1 session summary:
-    every earlier version is kept in ``memory_versions``, every message in ``mem1_messages``).
-    Secure-delete rewrites the index segments at once for each deleted token, ~3 ms per
-    re-index of a 2,000-character summary, half of each ``add_messages`` (bench/RESULTS.md);
-    a plain delete leaves the old tokens in the segments until a merge, which
-    :func:`merge_fts_index` forces when a version of such a memory is redacted."""
-    if not secure:
-        yield
-        return
-    conn.execute("insert into memory_fts (memory_fts, rank) values ('secure-delete', 0)")
-    try:
-        yield
-    finally:
-        conn.execute("insert into memory_fts (memory_fts, rank) values ('secure-delete', 1)")
+    with transaction(conn):
+        conn.execute("insert into memory_fts (memory_fts, rank) values ('secure-delete', 0)")
+        try:
+            conn.execute("insert into memory_fts (memory_fts, rank) values ('integrity-check', 0)")
+            return False
+        except Exception as exc:  # the damage this release's deletes cannot make any more
+            log.warning("the search index was damaged (%s): rebuilding it from its rows", exc)
+            conn.execute("insert into memory_fts (memory_fts) values ('rebuild')")
+            return True
 
 
 def merge_fts_index(conn: Connection) -> None:
     """Merge the FTS index into one segment, dropping every deleted token (0.3 s at 100k
-    memories): what a redaction needs when earlier versions were deleted plainly."""
+    memories): what a redaction needs, as deletes leave the tokens in the segments."""
     conn.execute("insert into memory_fts (memory_fts) values ('optimize')")
 
 

@@ -26,6 +26,7 @@ from typing import Collection, Iterable
 from state.db import Connection, transaction
 from state.embedders import Embedder, serialize
 from state.ids import now_iso
+from state.redaction import merge_fts_index
 from state.tokenize import fts_match, index_text, is_cjk_char, query_terms
 
 log = logging.getLogger(__name__)
@@ -145,8 +146,6 @@ class SearchIndex:
         self.vector_weight = vector_weight
         self.vector_mode = vector_mode
         self.terms = TermStatistics(conn)
-        # Set by Store.open (state/redaction.py): whether FTS5 deletes are secure deletes.
-        self.fts_secure_delete = False
         # Records whose vector the embedder failed to make; see _insert_vector.
         self.pending_vectors: set[int] = set()
 
@@ -257,10 +256,9 @@ class SearchIndex:
         self.conn.execute("delete from memory_vec where rowid = ?", (seq,))
 
     def forget_deleted(self) -> None:
-        """Make deletions final in the FTS segments too (redaction). With FTS5 secure-delete
-        on (state/redaction.py) they already are; older SQLite merges the index instead."""
-        if not self.fts_secure_delete:
-            self.conn.execute("insert into memory_fts (memory_fts) values ('optimize')")
+        """Make deletions final in the FTS segments too (redaction): a delete leaves the
+        tokens in the segments until they are merged (state/redaction.py)."""
+        merge_fts_index(self.conn)
 
     def replace(self, seq: int, namespace: str, text: str) -> None:
         self.remove(seq)

@@ -19,7 +19,7 @@ from state.identities import IdentityRepository
 from state.memories import MemoryRepository
 from state.migrations import migrate
 from state.projects import ProjectRepository
-from state.redaction import enable_fts_secure_delete
+from state.redaction import stop_fts_secure_delete
 from state.search import SearchIndex
 from state.startup_records import StartupRecords
 from state.suite_records import SuiteRecords
@@ -63,7 +63,7 @@ class Store:
         try:
             migrate(conn)
             store = cls(conn, settings or Settings())
-            store.search.fts_secure_delete = enable_fts_secure_delete(conn)
+            stop_fts_secure_delete(conn)
             store.search.ensure_vector_table(progress)
             store.search.find_missing_vectors()  # a failing embedder's leftovers, if any
         except BaseException as exc:

@@ -20,7 +20,6 @@ from daemon.validation import ValidationFailed
 from state.errors import InvalidRequest, NotFound
 from state.ids import new_id
 from state.memories import NewMemory
-from state.redaction import plain_fts_deletes
 from state.store import Store
 
 DEFAULT = "__default__"
@@ -100,10 +99,7 @@ class Mem1Service:
             " and deleted_at is null and json_extract(provenance, '$.session_id') = ?",
             (ns, session)).fetchone()
         if existing:
-            # The summary's earlier text stays in its versions and in mem1_messages: re-index it
-            # with a plain FTS delete (a secure one was half the cost of add_messages).
-            with plain_fts_deletes(self.conn, self.store.search.fts_secure_delete):
-                self.store.memories.update(existing[0], content=text, identity_id=identity["id"])
+            self.store.memories.update(existing[0], content=text, identity_id=identity["id"])
             self.conn.execute("update memory_records set provenance = json_set(provenance,"
                               " '$.message_id', ?) where id = ?", (last_message, existing[0]))
         else:

@@ -167,3 +167,31 @@ def test_port_in_use_in_the_foreground_is_a_clear_message(isolated_home):
     assert result.returncode == 1
     assert "already in use" in result.stderr and "--port" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_damaged_search_index_is_rebuilt_by_doctor_repair(installed, isolated_home):
+    """Damage confined to the FTS index is not a damaged file: the records are intact, and
+    `doctor --repair` rebuilds the index from them."""
+    from state.db import connect
+
+    conn = connect(installed)
+    conn.execute("update memory_fts_data set block = zeroblob(length(block))"
+                 " where id = (select max(id) from memory_fts_data)")
+    conn.close()
+    found = cli("doctor", check=False)
+    assert found.returncode == 1, found.stdout
+    assert "search index damaged" in found.stdout and "doctor --repair" in found.stdout, found.stdout
+    assert "integrity  FAILED" not in found.stdout
+
+    repaired = cli("doctor", "--repair")
+    assert "integrity         ok" in repaired.stdout and "index fts         ok" in repaired.stdout, \
+        repaired.stdout
+    daemon = DaemonProcess(free_port(), isolated_home)
+    daemon.start()
+    try:
+        owner = json.loads((isolated_home / "config" / "secrets.json").read_text())["owner_key"]
+        answer = httpx.get(f"{daemon.url}/api/local/memories?q=kept",
+                           headers={"Authorization": f"Bearer {owner}"})
+    finally:
+        daemon.stop()
+    assert [item["content"] for item in answer.json()["items"]] == ["kept through every fault"]

@@ -3,7 +3,7 @@ scanned after the redaction, for the text, its FTS tokens and its vector.
 
 Each test writes a secret through one dialect next to filler, redacts it the way a person or
 the dialect does, and then reads the raw files while the daemon still runs. Without
-secure_delete, FTS5 secure-delete, the scrubbing of copies and the WAL truncation
+secure_delete, the merge of the FTS5 index, the scrubbing of copies and the WAL truncation
 (state/redaction.py) the marker survives in free pages, FTS segments, the delta log, summary
 cards, context packs or mem1's message log, and these tests fail.
 """
