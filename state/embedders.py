@@ -46,6 +46,7 @@ class Embedder(Protocol):
 Frequencies = Callable[[Collection[str]], tuple[dict[str, int], int]]
 
 TRIGRAM_WEIGHT = 0.35  # a word part is weaker evidence than the whole word
+SLOT_CACHE_SIZE = 65536  # features whose slot an embedder remembers (a few MB at most)
 
 
 class HashingEmbedder:
@@ -72,11 +73,36 @@ class HashingEmbedder:
                     yield padded[i : i + 3], TRIGRAM_WEIGHT, token
 
     def embed(self, text: str) -> list[float]:
-        """A document's vector: sublinear term frequencies, no corpus statistics (stored)."""
+        """A document's vector: sublinear term frequencies, no corpus statistics (stored).
+
+        The same sums as ``_hash`` over :meth:`_features`, in the same order (so the floats
+        are identical), with fewer calls per feature: each token's features come from a
+        cache, and so does each feature's slot. A write embeds every message and the whole
+        session summary, and their vocabulary repeats a lot.
+        """
         counts: dict[str, float] = {}
-        for feature, weight, _ in self._features(text):
-            counts[feature] = counts.get(feature, 0.0) + weight
-        return self._hash({feature: _sublinear(weight) for feature, weight in counts.items()})
+        get = counts.get
+        for token in tokens(text):
+            for feature, weight in _token_features(token):
+                counts[feature] = get(feature, 0.0) + weight
+        slot_of = self._slot_cache()
+        slots: dict[int, float] = {}
+        add = slots.get
+        log = math.log
+        for feature, weight in counts.items():
+            place = slot_of.get(feature)
+            if place is None:
+                place = slot_of[feature] = _slot(feature, self.dimension)
+            value = 1.0 + log(weight) if weight >= 1.0 else weight  # _sublinear, inlined
+            slots[place[0]] = add(place[0], 0.0) + place[1] * value
+        return self._vector(slots)
+
+    def _slot_cache(self) -> dict[str, tuple[int, float]]:
+        """This embedder's feature -> (slot, sign) memo, emptied when it grows too big."""
+        cache = self.__dict__.setdefault("_slots", {})
+        if len(cache) > SLOT_CACHE_SIZE:
+            cache.clear()
+        return cache
 
     def embed_query(self, text: str, frequencies: Frequencies) -> list[float]:
         """A query's vector, weighted with the index's document frequencies.
@@ -115,13 +141,48 @@ class HashingEmbedder:
         for feature, value in weights.items():
             index, sign = _slot(feature, self.dimension)
             slots[index] = slots.get(index, 0.0) + sign * value
+        return self._vector(slots)
+
+    def _vector(self, slots: dict[int, float]) -> "HashedVector":
+        """The L2-normalized dense vector of summed slot values."""
         vector = [0.0] * self.dimension
         norm = math.sqrt(sum(v * v for v in slots.values()))
         if norm == 0.0:
-            return vector
+            return HashedVector(vector)
         for index, value in slots.items():
             vector[index] = value / norm
-        return vector
+        hashed = HashedVector(vector)
+        hashed.nonzero = list(slots)  # where the non-zero slots are, for serialize()
+        return hashed
+
+
+class HashedVector(list):
+    """A hashed vector: a plain list of floats that also knows which of its slots may be
+    non-zero, so :func:`serialize` visits those instead of all ``dimension`` slots. Any
+    change to the list forgets that (the slots could then be anywhere)."""
+
+    __slots__ = ("nonzero",)
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.nonzero: list[int] | None = None
+
+
+def _forgetting(name: str) -> Callable[..., object]:
+    """A list method that first drops a hashed vector's record of its non-zero slots."""
+    method = getattr(list, name)
+
+    def mutate(self: HashedVector, *args: object) -> object:
+        self.nonzero = None
+        return method(self, *args)
+
+    mutate.__name__ = name
+    return mutate
+
+
+for _name in ("__setitem__", "__delitem__", "__iadd__", "__imul__", "append", "extend",
+              "insert", "pop", "remove", "reverse", "sort", "clear"):
+    setattr(HashedVector, _name, _forgetting(_name))
 
 
 def _sublinear(weight: float) -> float:
@@ -139,6 +200,19 @@ def _slot(feature: str, dimension: int) -> tuple[int, float]:
     """Where a feature lands and with which sign (cached: vocabularies repeat a lot)."""
     h = zlib.crc32(feature.encode("utf-8"))
     return h % dimension, (1.0 if h & 0x80000000 else -1.0)
+
+
+@lru_cache(maxsize=65536)
+def _token_features(token: str) -> tuple[tuple[str, float], ...]:
+    """(feature, weight) for one index token, as :meth:`HashingEmbedder._features` yields
+    them; nothing for a stopword (cached: the same words come back in every write)."""
+    if token in STOPWORDS or token in CJK_STOP:
+        return ()
+    if not (token.isascii() and len(token) > 3):
+        return ((token, 1.0),)
+    padded = f"#{token}#"
+    return ((token, 1.0),) + tuple((padded[i : i + 3], TRIGRAM_WEIGHT)
+                                   for i in range(len(padded) - 2))
 
 
 # -- optional embedders -----------------------------------------------------------------
@@ -299,11 +373,15 @@ def serialize(vector: list[float]) -> bytes:
     """sqlite-vec's int8 format: the vector scaled so its largest component is +-127 (the
     index compares by cosine, which the scale does not change)."""
     out = bytearray(len(vector))
-    peak = max(map(abs, vector), default=0.0)
+    nonzero = getattr(vector, "nonzero", None)
+    # A hashed vector names its few non-zero slots; any other list is scanned whole.
+    indices = range(len(vector)) if nonzero is None else nonzero
+    values = vector if nonzero is None else [vector[i] for i in nonzero]
+    peak = max(map(abs, values), default=0.0)
     if peak == 0.0:
         return bytes(out)
     scale = 127.0 / peak
-    for index, value in enumerate(vector):
+    for index, value in zip(indices, values):
         if value:  # hashed vectors are sparse: most slots stay zero
             out[index] = round(value * scale) & 0xFF  # two's complement byte
     return bytes(out)

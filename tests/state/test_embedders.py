@@ -1,0 +1,100 @@
+"""The hashing embedder's output is frozen: stored vectors are compared with new queries'
+vectors, so a faster implementation must give the very same floats and int8 bytes.
+
+The digests below were computed with the implementation before the speed-up (feature by
+feature through ``_features`` and ``_hash``; ``serialize`` scanning every slot)."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import struct
+import zlib
+
+import pytest
+
+from state.embedders import HashedVector, HashingEmbedder, serialize
+
+FROZEN = {  # dimension -> (embed, serialize(embed), embed_query) digests
+    8: ("e78684d88ff33a2300cc9412161d1f28", "a3cb01bdf8987cf03fb9eeca99450c17",
+        "f4de8ee0848343a8afb6e37c0d7bea02"),
+    384: ("40c40065c0613fe37229fa5866c8c5f7", "66f035448ef1ea99518db74f434a98cb",
+          "530645f0d72ca811289e7713b85ea854"),
+    1024: ("4833ef1a95e6216f026c6052ef708a53", "946a84c9b9b48637611b1eddfe696a35",
+           "20b64938a310908d6c14b90b94602649"),
+}
+FROZEN_SERIALIZE = "b0cc1fdecab770e6dd8c8c3e61e75cce"  # plain (not hashed) lists
+
+
+def corpus() -> list[str]:
+    """Fixed edge cases, then seeded random mixes of English (3-letter words that are also
+    trigrams of longer ones), CJK, kana, Hangul, identifiers and long repeated texts."""
+    rng = random.Random(20261130)
+    words = ("memory memories decided deciding the a green tea morning berlin meeting friday "
+             "abc abcd xabcx abcde running runs ran quickly I'm I've my you 42 3.14 foo_bar "
+             "naïve café Zürich ÆØÅ straße résumé").split()
+    cjk = "用户在柏林工作周五开会我的记忆系统原生画画绘画的了是吗こんにちはカタカナ한국어입니다"
+    out = ["", "   ", "the a an of", "的了是", "I prefer green tea in the morning",
+           "用户在柏林工作，周五开会", "abc abc abc xabcx abc", "memory " * 50,
+           "Mixed 中文 and English, with numbers 12345 and_snake_case!", "x" * 300,
+           "Ünïcödé àccents — dashes “quotes” emoji 🎉🎉 tabs\tand\nnewlines"]
+    for n in (1, 3, 10, 40, 150, 400):
+        for _ in range(4):
+            parts = []
+            for _ in range(n):
+                r = rng.random()
+                if r < 0.6:
+                    parts.append(rng.choice(words))
+                elif r < 0.85:
+                    parts.append("".join(rng.choice(cjk) for _ in range(rng.randint(1, 6))))
+                else:
+                    parts.append("".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789_")
+                                         for _ in range(rng.randint(1, 14))))
+            out.append(rng.choice([" ", ", ", "\n"]).join(parts))
+    return out
+
+
+def frequencies(tokens):
+    """Made-up document frequencies (some tokens unseen, some common) for embed_query."""
+    return {t: zlib.crc32(t.encode()) % 7 for t in tokens}, 100
+
+
+@pytest.mark.parametrize("dimension", sorted(FROZEN))
+def test_vectors_and_bytes_are_the_frozen_ones(dimension):
+    embedder = HashingEmbedder(dimension)
+    vectors, blobs, queries = hashlib.sha256(), hashlib.sha256(), hashlib.sha256()
+    for text in corpus():
+        vector = embedder.embed(text)
+        assert isinstance(vector, list) and len(vector) == dimension
+        vectors.update(struct.pack(f"<{dimension}d", *vector))
+        blobs.update(serialize(vector))
+        assert serialize(list(vector)) == serialize(vector)  # the sparse path = the full scan
+        queries.update(struct.pack(f"<{dimension}d", *embedder.embed_query(text, frequencies)))
+    found = (vectors.hexdigest()[:32], blobs.hexdigest()[:32], queries.hexdigest()[:32])
+    assert found == FROZEN[dimension]
+
+
+def test_serialize_of_plain_lists_is_frozen():
+    """Banker's rounding at ties, negative bytes, denormals, dense and sparse lists."""
+    rng = random.Random(7)
+    digest = hashlib.sha256()
+    vectors = [[], [0.0] * 16, [127.0, 0.5, 1.5, -2.5, -0.5, 2.5, 0.0, -127.0],
+               [-3.0, 1.0, 0.0], [1e-300, -1e-300, 5e-324], [0.25] * 10]
+    for n in (1, 8, 384, 1024):
+        vectors.append([rng.uniform(-1, 1) for _ in range(n)])
+        vectors.append([rng.choice([0.0, 0.0, 0.0, rng.gauss(0, 1)]) for _ in range(n)])
+    for vector in vectors:
+        digest.update(serialize(vector))
+        digest.update(b"|")
+    assert digest.hexdigest()[:32] == FROZEN_SERIALIZE
+
+
+def test_a_changed_hashed_vector_is_serialized_whole():
+    """The non-zero slots a hashed vector knows are forgotten when the list changes."""
+    vector = HashingEmbedder(16).embed("green tea in the morning")
+    assert isinstance(vector, HashedVector) and vector.nonzero
+    zero = next(i for i, v in enumerate(vector) if v == 0.0)
+    vector[zero] = 5.0
+    assert vector.nonzero is None and serialize(vector) == serialize(list(vector))
+    vector.append(-9.0)
+    assert serialize(vector) == serialize(list(vector))
