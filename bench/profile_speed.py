@@ -129,8 +129,9 @@ def search_steps(store, workspace: str, queries: int) -> list[str]:
         for _ in range(queries):
             query = make(rng)
             steps["all"].append(timed(lambda: index.search(query, [workspace], limit=8))[0])
-            match = search_module.fts_match(index._bm25_terms(query))
-            ms, bm25 = timed(lambda: index._bm25(match, [workspace], 50) if match else [])
+            terms = index._bm25_terms(query)
+            match = search_module.fts_match(terms)
+            ms, bm25 = timed(lambda: index._bm25_ranked(terms, [workspace], 50))
             steps["bm25"].append(ms)
             if match:
                 matched.append(store.conn.execute(

@@ -14,6 +14,9 @@ How the vector ranking joins BM25 (``vector_mode``):
 * ``always``: a KNN scan of the namespace on every query (for a semantic embedder, whose
   point is to find records that share no word with the query).
 * ``fallback``: vectors only when BM25 finds fewer than asked.
+
+BM25 ranks every match on a small store; on a large one, a query whose terms many records
+hold ranks a bounded set (see MAX_RANKED_MATCHES).
 """
 
 from __future__ import annotations
@@ -52,6 +55,24 @@ MAX_CJK_CHAR_SHARE = 0.05
 MIN_COMMON_RECORDS = 100
 # Cached document frequencies; past this many tokens the cache starts over.
 MAX_CACHED_TERMS = 200_000
+# FTS5 has no top-k pruning: ``order by rank limit k`` scores every record that holds any
+# query term, a few microseconds each (bench/RESULTS.md "where the time goes": a brief's
+# task matched ~10,600 of 100k records, 21.5 ms in BM25). When a query's terms are held by
+# more records than MAX_RANKED_MATCHES (the sum of their document frequencies, capped by the
+# store size, so a store of that size or less is always ranked whole: MADial-Bench's stores
+# hold ~170 memories, and its results are unchanged), a bounded set is scored instead (_bm25_bounded): every record holding
+# one of the query's rare terms (the rarest, up to RARE_TERMS_BUDGET documents in all), and
+# the newest NEWEST_COMMON_MATCHES of those holding only common ones. Scores stay exact BM25
+# over the whole query; what is given up is an older record that holds only common terms.
+# In process (bench/profile_speed.py's queries, BM25 step, p50): at 100k, a brief's task
+# 36.4 -> 2.7 ms, vocabulary 20.7 -> 1.8 ms, misspelt 9.1 -> 1.3 ms; at 10k 4.0 -> 2.9,
+# 2.0 -> 1.1 and 0.7 -> 0.8 ms. The sum of the top 8's BM25 scores stayed at 95-100% of the
+# exact ranking's (98-100% at 10k), except a brief's task at 100k: 79% (its terms are all
+# held by 1-12% of that synthetic store). Budgets of 250 took the task at 10k from 2.9 to
+# 2.1 ms, for 71-95%; of 1000 it stayed near the exact 4 ms.
+MAX_RANKED_MATCHES = 1000
+NEWEST_COMMON_MATCHES = 500
+RARE_TERMS_BUDGET = 500
 
 
 class TermStatistics:
@@ -267,6 +288,8 @@ class SearchIndex:
     # -- queries -----------------------------------------------------------------------
 
     def _bm25(self, match: str, namespaces: list[str], limit: int) -> list[int]:
+        """Every record matching ``match`` ranked by BM25 (exact; the cost grows with the
+        number of matches)."""
         marks = ",".join("?" * len(namespaces))
         # Fast path: let FTS5 rank on its own (no join while scoring), then filter.
         rows = self.conn.execute(
@@ -283,6 +306,50 @@ class SearchIndex:
                 " order by bm25(memory_fts) limit ?",
                 (match, *namespaces, limit),
             ).fetchall()
+        return [row[0] for row in rows]
+
+    def _bm25_ranked(self, terms: list[str], namespaces: list[str], limit: int) -> list[int]:
+        """BM25's ``limit`` best records for ``terms``: all matches ranked when they are
+        few, else a bounded set (see MAX_RANKED_MATCHES)."""
+        if not terms:
+            return []
+        frequencies, total = self.terms(terms)
+        if min(sum(frequencies.values()), total) <= MAX_RANKED_MATCHES:
+            return self._bm25(fts_match(terms), namespaces, limit)
+        rare, common = split_rare_terms(terms, frequencies, RARE_TERMS_BUDGET)
+        if not common:  # cannot happen while RARE_TERMS_BUDGET < MAX_RANKED_MATCHES
+            return self._bm25(fts_match(terms), namespaces, limit)
+        return self._bm25_bounded(rare, common, namespaces, limit)
+
+    def _bm25_bounded(self, rare: list[str], common: list[str], namespaces: list[str],
+                      limit: int) -> list[int]:
+        """The best of: the records holding a rare term, and the newest records holding only
+        common ones. Each expression below names every query term once, so FTS5's bm25()
+        gives each record the score the whole OR-query would (same phrases, same IDF: the
+        IDF counts a term's documents, whatever the expression), and the lists merge by
+        score. FTS5 walks a posting list newest first and stops at the limit, so no record
+        past it is scored."""
+        marks = ",".join("?" * len(namespaces))
+        part = ("select * from (select r.seq, bm25(memory_fts) as score from memory_fts f"
+                " join memory_records r on r.seq = f.rowid where memory_fts match ?"
+                f" and r.namespace in ({marks}) and r.deleted_at is null order by {{}} limit ?)")
+        any_common = f"({fts_match(common)})"
+        parts: list[str] = []
+        params: list[object] = []
+        if rare:
+            any_rare = f"({fts_match(rare)})"
+            for match in (f"{any_rare} AND {any_common}", f"{any_rare} NOT {any_common}"):
+                parts.append(part.format("score"))
+                params += [match, *namespaces, limit]
+            only_common = f"{any_common} NOT {any_rare}"
+        else:
+            only_common = any_common
+        parts.append(part.format("f.rowid desc"))
+        params += [only_common, *namespaces, NEWEST_COMMON_MATCHES]
+        # bm25() is lower for better matches; ties go to the newer record, as in search().
+        rows = self.conn.execute(
+            " union all ".join(parts) + " order by score, seq desc limit ?", (*params, limit)
+        ).fetchall()
         return [row[0] for row in rows]
 
     def _bm25_terms(self, query: str) -> list[str]:
@@ -350,8 +417,7 @@ class SearchIndex:
         pool = max(candidates, limit)
         bm25 = []
         if self.bm25_weight > 0:
-            match = fts_match(self._bm25_terms(query))
-            bm25 = self._bm25(match, namespaces, pool) if match else []
+            bm25 = self._bm25_ranked(self._bm25_terms(query), namespaces, pool)
         knn: list[int] = []
         if self.vector_weight > 0:
             # A scan of the namespace when words find too few (or rank nothing), or always.
@@ -372,6 +438,21 @@ class SearchIndex:
         # Ties (equal fused score) go to the newer record: seq grows with time.
         ordered = sorted(scores.items(), key=lambda item: (-item[1][0], -item[0]))
         return [SearchHit(seq, s, b, v) for seq, (s, b, v) in ordered[:limit]]
+
+
+def split_rare_terms(terms: list[str], frequencies: dict[str, int],
+                     budget: int) -> tuple[list[str], list[str]]:
+    """(rare, common): the rarest terms whose document frequencies sum to at most ``budget``
+    (a term no record holds, a typo, costs nothing and stays), and the others, each in
+    query order."""
+    rare: set[str] = set()
+    held = 0
+    for term in sorted(terms, key=lambda t: frequencies.get(t, 0)):
+        held += frequencies.get(term, 0)
+        if held > budget:
+            break
+        rare.add(term)
+    return [t for t in terms if t in rare], [t for t in terms if t not in rare]
 
 
 def _similar(distance: float | None) -> bool:

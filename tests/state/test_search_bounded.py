@@ -1,0 +1,117 @@
+"""BM25 on a large store scores a bounded set (state/search.py MAX_RANKED_MATCHES): every
+record holding a rare query term, and the newest records holding only common ones. These
+tests shrink the budgets (a store of thousands would be slow to fill) except one, which fills
+past the shipped threshold to show that the bound applies there and not below it."""
+
+import pytest
+
+from state import search as search_module
+from state.memories import NewMemory
+from state.search import SearchIndex, split_rare_terms
+from state.store import Store
+from state.tokenize import fts_match
+
+
+def _fill(store: Store, namespace: str, texts: list[str]) -> list[int]:
+    with store.transaction():
+        return [store.memories.create(NewMemory(namespace=namespace, kind="fact", content=text,
+                                                source="test"))["seq"] for text in texts]
+
+
+@pytest.fixture
+def bounded(store: Store, monkeypatch) -> list[str]:
+    """Small budgets, BM25 alone, and a log of the queries that took the bounded path."""
+    monkeypatch.setattr(search_module, "MAX_RANKED_MATCHES", 20)
+    monkeypatch.setattr(search_module, "NEWEST_COMMON_MATCHES", 10)
+    monkeypatch.setattr(search_module, "RARE_TERMS_BUDGET", 10)
+    store.search.vector_weight = 0.0
+    calls: list[str] = []
+    original = SearchIndex._bm25_bounded
+
+    def spy(self, rare, common, namespaces, limit):
+        calls.append(" ".join(rare + common))
+        return original(self, rare, common, namespaces, limit)
+
+    monkeypatch.setattr(SearchIndex, "_bm25_bounded", spy)
+    return calls
+
+
+def _exact_scores(store: Store, terms: list[str], seqs: list[int]) -> list[float]:
+    """FTS5's bm25() of each record under the whole OR-query."""
+    return [store.conn.execute("select bm25(memory_fts) from memory_fts"
+                               " where memory_fts match ? and rowid = ?",
+                               (fts_match(terms), seq)).fetchone()[0] for seq in seqs]
+
+
+def test_split_rare_terms_takes_the_rarest_within_the_budget():
+    frequencies = {"alpha": 40, "zebra": 3, "typo": 0, "beta": 8}
+    rare, common = split_rare_terms(["alpha", "zebra", "typo", "beta"], frequencies, 11)
+    assert rare == ["zebra", "typo", "beta"] and common == ["alpha"]  # query order kept
+    assert split_rare_terms(["alpha", "beta"], frequencies, 5) == ([], ["alpha", "beta"])
+
+
+def test_an_old_record_with_a_rare_term_is_found_where_common_terms_are_bounded(store, bounded):
+    old = _fill(store, "wsp_a", ["zebra crossing near the alpha office"])[0]
+    _fill(store, "wsp_a", [f"alpha beta report number {i}" for i in range(60)])
+    hits = store.search.search("alpha zebra", ["wsp_a"], limit=5)
+    assert bounded, "the bounded path must be taken at this store size"
+    assert hits[0].seq == old
+    # The rare term alone finds it too, and the page is still filled by common matches.
+    assert store.search.search("zebra alpha beta", ["wsp_a"], limit=5)[0].seq == old
+
+
+def test_a_query_of_only_common_terms_answers_with_the_newest_matches(store, bounded):
+    seqs = _fill(store, "wsp_a", [f"alpha beta report number {i}" for i in range(60)])
+    hits = store.search.search("alpha beta", ["wsp_a"], limit=8)
+    assert bounded and len(hits) == 8
+    assert {h.seq for h in hits} <= set(seqs[-search_module.NEWEST_COMMON_MATCHES:])
+
+
+def test_bounded_results_are_ordered_by_the_whole_query_score(store, bounded):
+    both, rare_only = _fill(store, "wsp_a", ["zebra alpha", "zebra solo"])
+    _fill(store, "wsp_a", [f"alpha report {i}" for i in range(25)]
+          + [f"filler note {i}" for i in range(35)])
+    terms = ["alpha", "zebra"]  # zebra rare (2 records), alpha common (26 of 62)
+    seqs = store.search._bm25_ranked(terms, ["wsp_a"], 12)
+    assert bounded and len(seqs) == 12  # the rare term's 2 and the newest 10 of the others
+    # The common term counts in the rare records' scores: "zebra alpha" outranks the newer
+    # "zebra solo", and all merge in the order of the whole query's scores.
+    assert seqs[:2] == [both, rare_only]
+    scores = _exact_scores(store, terms, seqs)
+    assert scores == sorted(scores)  # bm25() is lower for a better match
+
+
+def test_the_bound_keeps_to_the_namespace(store, bounded):
+    mine = _fill(store, "wsp_quiet", [f"alpha beta quiet {i}" for i in range(5)])
+    _fill(store, "wsp_busy", [f"alpha beta busy {i}" for i in range(80)])  # newer, elsewhere
+    hits = store.search.search("alpha beta", ["wsp_quiet"], limit=10)
+    assert bounded and sorted(h.seq for h in hits) == mine
+
+
+def test_a_small_store_ranks_every_match_with_the_shipped_budgets(store, monkeypatch):
+    """A store no larger than MAX_RANKED_MATCHES is ranked whole, however many terms a query
+    has (MADial-Bench's stores: ~170 records, dialogue-long queries): results unchanged."""
+    words = [f"word{i}" for i in range(40)]
+    _fill(store, "wsp_a", [" ".join(words[i:] + words[:i]) + f" x{i}" for i in range(30)])
+    called = []
+    monkeypatch.setattr(SearchIndex, "_bm25_bounded", lambda *a: called.append(a) or [])
+    terms = store.search._bm25_terms(" ".join(words))
+    frequencies, _ = store.search.terms(terms)
+    assert sum(frequencies.values()) > search_module.MAX_RANKED_MATCHES  # 40 terms x 30
+    assert store.search._bm25_ranked(terms, ["wsp_a"], 10) == store.search._bm25(
+        fts_match(terms), ["wsp_a"], 10)
+    assert not called
+
+
+def test_past_the_shipped_threshold_the_bound_applies_and_rare_terms_still_find(store):
+    count = search_module.MAX_RANKED_MATCHES + 100
+    rare = _fill(store, "wsp_a", ["the payroll export lost a column"])[0]
+    _fill(store, "wsp_a", [f"export job note {i}" for i in range(count)])
+    store.search.vector_weight = 0.0
+    terms = store.search._bm25_terms("payroll export job")
+    frequencies, total = store.search.terms(terms)
+    assert min(sum(frequencies.values()), total) > search_module.MAX_RANKED_MATCHES
+    assert split_rare_terms(terms, frequencies, search_module.RARE_TERMS_BUDGET)[0] == ["payroll"]
+    assert store.search.search("payroll export job", ["wsp_a"], limit=5)[0].seq == rare
+    hits = store.search.search("export job", ["wsp_a"], limit=5)
+    assert len(hits) == 5 and rare not in {h.seq for h in hits}
