@@ -36,6 +36,7 @@ async def _store_context(app: web.Application) -> AsyncIterator[None]:
     try:
         yield
     finally:
+        app[keys.SERVICES].mem1.close()  # deferred session summaries are written
         store.close()
 
 

@@ -14,6 +14,7 @@ from typing import Any, Awaitable, Callable
 from aiohttp import web
 
 from daemon import keys
+from daemon.runtime.mem1 import settle_summaries
 from daemon.validation import RequestSchema, read_json_object
 from state.errors import Forbidden, Unauthorized
 
@@ -161,6 +162,9 @@ def wrap(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResp
     async def handle(request: web.Request) -> web.StreamResponse:
         identity = authenticate(request, endpoint.auth)
         authorize(endpoint, identity)
+        # mem1 session summaries are rebuilt after the turns that change them: any request
+        # that could read them (all but those turns) first has them brought up to date.
+        settle_summaries(request.app[keys.SERVICES], endpoint.path)
         key = _idempotency_key(request, identity) if endpoint.idempotent else None
         if key is not None and (replayed := idempotent_replay(request, identity, key)) is not None:
             return replayed

@@ -6,12 +6,24 @@ derived without any LLM, honouring the enable_* flags: an episodic memory per me
 user's statement about themselves becomes a user_profile memory instead), one summary per
 session (updated as the session grows), and profile variables (from ``mem_variables``
 defaults and ``update_variables``). Semantic extraction needs a model and is not done.
+
+The session summary is the costly part of a write (up to 2,000 characters re-versioned,
+re-indexed and re-embedded), so in the daemon it is rebuilt later, not on every turn
+(:meth:`Mem1Service.flush_summaries`): by a timer at most :data:`SUMMARY_DELAY_SECONDS`
+after a turn, before any request that is not itself an ``add_messages`` (the endpoint
+wrapper calls :func:`settle_summaries`), at shutdown, and at start for summaries a crash
+left behind. A turn marks its session's summary in the same transaction as its messages
+(``provenance.pending_message_id``), so a rebuild never depends on memory that a kill -9
+loses. The rebuilt text is the one the eager rebuild would have written after that turn.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
@@ -26,6 +38,12 @@ DEFAULT = "__default__"
 FRAGMENT_TYPES = ("user_profile", "semantic_memory", "episodic_memory")
 SELF_STATEMENT = re.compile(r"^\s*(i|i'm|i am|my|i've|i have|我|我的)\b", re.I)
 SUMMARY_CHARS = 2000
+SUMMARY_DELAY_SECONDS = 1.0  # a busy session's summary is rebuilt about once a second
+PENDING = "$.pending_message_id"  # provenance key: the summary still lacks turns up to this one
+# Requests that do not need summaries up to date: they only defer more rebuilds.
+DEFERRING_PATHS = frozenset({"/add_messages/"})
+
+log = logging.getLogger(__name__)
 
 
 def namespace(user_id: str, scope_id: str) -> str:
@@ -37,10 +55,38 @@ def local_timestamp() -> str:
     return datetime.now().astimezone().isoformat()
 
 
+def settle_summaries(services: Any, path: str) -> None:
+    """Before a request is handled: rebuild the deferred session summaries it could read."""
+    if path not in DEFERRING_PATHS:
+        services.mem1.flush_summaries()
+
+
+@dataclass
+class _Pending:
+    """A session whose summary is behind: its record, who wrote the latest turn, and the
+    timer that rebuilds it (None without an event loop)."""
+
+    namespace: str
+    session: str
+    summary_id: str
+    identity: dict[str, Any]
+    timer: asyncio.TimerHandle | None = None
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:  # a script or the CLI: no timer to wait for, so summarize at once
+        return None
+
+
 class Mem1Service:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, summary_delay: float = SUMMARY_DELAY_SECONDS) -> None:
         self.store = store
         self.conn = store.conn
+        self.summary_delay = summary_delay
+        self._pending: dict[tuple[str, str], _Pending] = {}
+        self.rebuild_marked_summaries()
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -72,7 +118,7 @@ class Mem1Service:
                         " values (?,?,?,?)", (ns, str(variable["name"]), str(variable["default"]),
                                               local_timestamp()))
             if body["enable_long_term_mem"] and body["enable_summary_memory"]:
-                self._summarize(identity, ns, session, ids[-1])
+                self._summary_after_turn(identity, ns, session, ids[-1])
         return {"status": "success", "message": "Messages added successfully", "message_ids": ids}
 
     def _fragment(self, identity: dict[str, Any], ns: str, role: str, content: str,
@@ -86,27 +132,143 @@ class Mem1Service:
             provenance={"message_id": message_id, "session_id": session, "role": role,
                         "agent": identity["name"]}, identity_id=identity["id"]))
 
+    def _summary_after_turn(self, identity: dict[str, Any], ns: str, session: str,
+                            last_message: str) -> None:
+        """Rebuild the session summary now, or mark it behind and rebuild it later.
+
+        A session's first summary is made at once, so that records keep the order the eager
+        rebuild gave them (summary right after the first turn's fragments). Later turns only
+        mark the summary; without an event loop there is nothing to defer to."""
+        key = (ns, session)
+        pending = self._pending.get(key)
+        summary_id = pending.summary_id if pending else self._summary_id(ns, session)
+        loop = _running_loop()
+        if summary_id is None or loop is None:
+            self._summarize(identity, ns, session, last_message)
+            return
+        self.conn.execute(f"update memory_records set provenance = json_set(provenance, '{PENDING}', ?)"
+                          " where id = ?", (last_message, summary_id))
+        if pending is not None:
+            pending.identity = identity  # its timer stays: one rebuild per delay, however busy
+            return
+        # One timer per session, not one for all: rebuilds spread out instead of stalling
+        # the event loop for every session at once.
+        self._pending[key] = _Pending(ns, session, summary_id, identity,
+                                      loop.call_later(self.summary_delay, self._flush_session, key))
+
+    def _summary_id(self, ns: str, session: str) -> str | None:
+        row = self.conn.execute(
+            "select id from memory_records where namespace = ? and kind = 'summary'"
+            " and deleted_at is null and json_extract(provenance, '$.session_id') = ?",
+            (ns, session)).fetchone()
+        return row[0] if row else None
+
     def _summarize(self, identity: dict[str, Any], ns: str, session: str, last_message: str) -> None:
+        """The session's summary as of ``last_message`` (later turns, which a rebuild after
+        the fact may find, are not in it: they may have been added without a summary)."""
         rows = self.conn.execute(
             "select role, content from mem1_messages where namespace = ? and session_id = ?"
-            " order by seq", (ns, session)).fetchall()
+            " and seq <= coalesce((select seq from mem1_messages where id = ?), 9223372036854775807)"
+            " order by seq", (ns, session, last_message)).fetchall()
         lines = [f"{r['role']}: {' '.join(r['content'].split())}" for r in rows]
         text = f"Session {session}:\n" + "\n".join(lines)
         if len(text) > SUMMARY_CHARS:  # keep the newest lines: they matter most for recall
             text = f"Session {session} (latest):\n" + "\n".join(lines)[-SUMMARY_CHARS:]
-        existing = self.conn.execute(
-            "select id from memory_records where namespace = ? and kind = 'summary'"
-            " and deleted_at is null and json_extract(provenance, '$.session_id') = ?",
-            (ns, session)).fetchone()
+        existing = self._summary_id(ns, session)
         if existing:
-            self.store.memories.update(existing[0], content=text, identity_id=identity["id"])
-            self.conn.execute("update memory_records set provenance = json_set(provenance,"
-                              " '$.message_id', ?) where id = ?", (last_message, existing[0]))
+            self.store.memories.update(existing, content=text, identity_id=identity["id"])
+            self.conn.execute(
+                "update memory_records set provenance = json_remove(json_set(provenance,"
+                f" '$.message_id', ?), '{PENDING}') where id = ?", (last_message, existing))
         else:
             self.store.memories.create(NewMemory(
                 namespace=ns, kind="summary", title=f"Session {session}", content=text,
                 source="mem1", provenance={"session_id": session, "message_id": last_message},
                 identity_id=identity["id"]))
+
+    # -- deferred summaries -------------------------------------------------------------------
+
+    def _flush_session(self, key: tuple[str, str]) -> None:
+        """A session's timer: rebuild its summary if no read did already."""
+        item = self._pending.pop(key, None)
+        if item is not None:
+            self._rebuild([(key, item)])
+
+    def flush_summaries(self) -> int:
+        """Rebuild every summary marked behind (before a read, at shutdown); the number
+        rebuilt. Cheap when nothing is pending: every request but a turn calls it."""
+        if not self._pending:
+            return 0
+        items = list(self._pending.items())
+        self._pending.clear()
+        for _, item in items:
+            if item.timer is not None:
+                item.timer.cancel()
+        return self._rebuild(items)
+
+    def _rebuild(self, items: list[tuple[tuple[str, str], _Pending]]) -> int:
+        """Rebuild in one transaction (one commit for all), each in a savepoint of its own.
+        One that fails (a full disk) stays pending for a retry; the caller still goes on."""
+        done, failed = 0, []
+        try:
+            with self.store.transaction():
+                for key, item in items:
+                    try:
+                        with self.store.transaction():
+                            done += self._rebuild_marked(item.summary_id, item.identity["id"])
+                    except Exception:
+                        log.exception("mem1: could not rebuild the summary of session %r", item.session)
+                        failed.append((key, item))
+        except Exception:
+            log.exception("mem1: could not write %d rebuilt session summaries", len(items))
+            done, failed = 0, items
+        loop = _running_loop()
+        for key, item in failed:
+            item.timer = loop.call_later(self.summary_delay, self._flush_session, key) if loop else None
+            self._pending.setdefault(key, item)
+        return done
+
+    def _rebuild_marked(self, summary_id: str, identity_id: str | None) -> int:
+        """Rebuild one summary up to the turn its mark names (the database, not memory, says
+        which: a turn whose write was rolled back left no mark). 1 if it was rebuilt."""
+        row = self.conn.execute(
+            f"select namespace, json_extract(provenance, '$.session_id'),"
+            f" json_extract(provenance, '{PENDING}') from memory_records where id = ?",
+            (summary_id,)).fetchone()
+        if row is None or row[2] is None:
+            return 0
+        # Cleared first: if the record was deleted meanwhile, _summarize makes a new one.
+        self.conn.execute(f"update memory_records set provenance = json_remove(provenance, '{PENDING}')"
+                          " where id = ?", (summary_id,))
+        self._summarize({"id": identity_id}, row[0], row[1], row[2])
+        return 1
+
+    def rebuild_marked_summaries(self) -> int:
+        """At start: rebuild the summaries a stop without :meth:`close` left marked behind
+        (kill -9, power loss). Their last writer is not known any more: the record's own
+        identity stands in. The scan stays within mem1 namespaces (an index range)."""
+        rows = self.conn.execute(
+            "select id, identity_id from memory_records where namespace >= 'mem1:'"
+            " and namespace < 'mem1;' and kind = 'summary' and deleted_at is null"
+            f" and json_extract(provenance, '{PENDING}') is not null").fetchall()
+        done = 0
+        for summary_id, identity_id in rows:
+            try:
+                with self.store.transaction():
+                    done += self._rebuild_marked(summary_id, identity_id)
+            except Exception:  # the next turn of that session rebuilds it as well
+                log.exception("mem1: could not rebuild summary %s at start", summary_id)
+        if done:
+            log.info("mem1: rebuilt %d session summaries left behind by an unclean stop", done)
+        return done
+
+    def close(self) -> None:
+        """At shutdown: every deferred summary written, no timer left."""
+        self.flush_summaries()
+        for item in self._pending.values():  # failed again: the next start rebuilds them
+            if item.timer is not None:
+                item.timer.cancel()
+        self._pending.clear()
 
     # -- reading ---------------------------------------------------------------------------------
 
