@@ -6,6 +6,7 @@ the detached daemon all share one lifecycle.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import AsyncIterator
 
@@ -16,9 +17,10 @@ from daemon.api import all_endpoints
 from daemon.api.mcp_http import McpSessions
 from daemon.endpoints import wrap
 from daemon.jobs import jobs_context
-from daemon.middleware import error_middleware, guard_middleware
+from daemon.middleware import commit_middleware, error_middleware, guard_middleware
 from daemon.runtime.services import Services
 from state.config import Settings
+from state.group_commit import disable_group_commit, enable_group_commit
 from state.paths import Paths
 from state.setup import ensure_installation
 from state.secrets import open_secret_store
@@ -33,10 +35,15 @@ async def _store_context(app: web.Application) -> AsyncIterator[None]:
     app[keys.STORE] = store
     app[keys.SERVICES] = Services.build(store, paths, secrets)
     app[keys.STARTED_AT] = time.time()
+    # Group commit on the request connection: the writes of one event-loop turn share one
+    # COMMIT, and answers wait for it (commit_middleware). Only here, in the daemon: the CLI
+    # and direct users of Store commit each transaction as it ends.
+    enable_group_commit(store.conn, asyncio.get_running_loop())
     try:
         yield
     finally:
         app[keys.SERVICES].mem1.close()  # deferred session summaries are written
+        disable_group_commit(store.conn)  # commits what is pending
         store.close()
 
 
@@ -44,7 +51,7 @@ def create_app(settings: Settings, paths: Paths) -> web.Application:
     """A configured daemon application; the store opens when the app starts."""
     paths.ensure()
     app = web.Application(
-        middlewares=[error_middleware, guard_middleware],
+        middlewares=[error_middleware, guard_middleware, commit_middleware],
         client_max_size=settings.max_body_bytes,
     )
     app[keys.SETTINGS] = settings

@@ -16,6 +16,7 @@ from aiohttp import web
 from daemon import keys
 from daemon.runtime.mem1 import settle_summaries
 from daemon.validation import RequestSchema, read_json_object
+from state.group_commit import in_unit
 from state.errors import Forbidden, Unauthorized
 
 Handler = Callable[[web.Request, "Call"], Awaitable[Any]]
@@ -143,6 +144,8 @@ async def run_idempotent(request: web.Request, call: "Call", endpoint: "Endpoint
 
     store = request.app[keys.STORE]
     interrupted: SyncInterrupted | None = None
+    # The handler does not await while it writes (Endpoint.idempotent), so this transaction,
+    # one unit of a group commit in the daemon, never spans a turn of the event loop.
     with store.transaction():
         try:
             result = await endpoint.handler(request, call)
@@ -172,7 +175,9 @@ def wrap(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResp
         if endpoint.request is not None:
             body = endpoint.request.parse(await read_json_object(request))
         call = Call(identity, body, request)
-        if key is not None and not request.app[keys.STORE].conn.in_transaction:
+        # in_unit, not conn.in_transaction: with group commit the connection is inside other
+        # requests' shared transaction most of the time, which is not a caller's one.
+        if key is not None and not in_unit(request.app[keys.STORE].conn):
             return to_response(await run_idempotent(request, call, endpoint, key))
         return to_response(await endpoint.handler(request, call))
 

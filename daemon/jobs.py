@@ -30,6 +30,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from daemon import keys
 from daemon.runtime.services import Services
 from state.db import checkpoint, connect, restart_wal
+from state.group_commit import flush_now
 from state.ids import now_iso
 
 log = logging.getLogger(__name__)
@@ -148,6 +149,10 @@ def schedule_jobs(board: JobBoard, services: Services, checkpoint_conn: Any) -> 
         if busy:
             return f"{done}/{pages} pages (busy)"
         started = time.perf_counter()
+        # The request connection's group of writes, if one is open, holds the write lock
+        # until the end of this loop turn: commit it first, or the restart always finds the
+        # WAL busy under steady writes.
+        flush_now(services.store.conn)
         busy, pages, done = restart_wal(checkpoint_conn)
         return (f"{done}/{pages} pages, WAL restarted"
                 f" ({(time.perf_counter() - started) * 1000:.0f} ms on the event loop)"

@@ -1,4 +1,4 @@
-"""Middlewares: the Host/Origin guard and the AMP error envelope.
+"""Middlewares: the Host/Origin guard, the AMP error envelope and the wait for commits.
 
 Envelope (compatible with FastAPI-based AMP servers, whose clients read ``detail``)::
 
@@ -21,6 +21,7 @@ from aiohttp import web
 
 from daemon import keys
 from daemon.api.mem1 import MEM1_PATHS
+from state.group_commit import collect_commits, wait_commits
 from state.errors import Forbidden, MemoryCloudError
 from state.ids import new_id, now_iso
 from state.storage_errors import storage_error
@@ -143,3 +144,23 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         log.exception("unhandled error on %s %s", request.method, request.path)
         return error_response(request, 500, "internal_error",
                               "internal error; the daemon log has the details")
+
+
+@web.middleware
+async def commit_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Answer only once the request's writes are committed (state/group_commit.py).
+
+    The daemon commits the writes of one event-loop turn together, after the handlers that
+    made them returned. An acknowledged write must survive kill -9, so every answer waits for
+    the COMMIT of the groups its request wrote into, an error answer too (a sync interrupt
+    stores its intent, then answers 409). If that COMMIT failed, the request gets its error
+    instead (507 for a full disk, through error_middleware), like every request of the group.
+    """
+    with collect_commits() as pending:
+        try:
+            response = await handler(request)
+        except Exception:
+            await wait_commits(pending)  # a failed COMMIT replaces the handler's error
+            raise
+        await wait_commits(pending)
+    return response

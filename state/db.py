@@ -18,6 +18,7 @@ from typing import Any, Iterator
 import sqlite_vec
 
 from state.errors import MemoryCloudError, StorageFull, StoreUnavailable
+from state.group_commit import group_of, savepoint
 
 Connection = Any  # sqlite3.Connection or sqlean.Connection: same API
 
@@ -129,18 +130,19 @@ def transaction(conn: Connection) -> Iterator[Connection]:
 
     Nested use becomes a SAVEPOINT inside the outer transaction, so a caller can make several
     service writes one atomic unit (replaying a sync intent and marking it done, say).
+
+    On a connection in group mode (state/group_commit.py, the daemon's) the outermost use
+    is a unit of the shared transaction instead: its own SAVEPOINT, committed later with the
+    other units of the same event-loop turn.
     """
-    if conn.in_transaction:
-        name = f"sp_{id(object()):x}"
-        conn.execute(f"savepoint {name}")
-        try:
+    group = group_of(conn)
+    if group is not None:
+        with group.unit():
             yield conn
-        except BaseException:
-            conn.execute(f"rollback to {name}")
-            conn.execute(f"release {name}")
-            raise
-        else:
-            conn.execute(f"release {name}")
+        return
+    if conn.in_transaction:
+        with savepoint(conn):
+            yield conn
         return
     conn.execute("begin immediate")
     try:

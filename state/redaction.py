@@ -26,6 +26,7 @@ import logging
 from typing import Any
 
 from state.db import Connection, transaction
+from state.group_commit import after_commit
 
 log = logging.getLogger(__name__)
 
@@ -145,8 +146,15 @@ def scrub_copies(conn: Connection, memory: dict[str, Any], version: dict[str, An
 def purge_wal(conn: Connection) -> None:
     """Copy the WAL into the database and truncate it, so no old page image stays on disk.
 
-    Call after the redaction committed. If a reader holds the WAL, the truncation waits for
-    the busy timeout and then gives up; the regular checkpoints finish the job later."""
+    Call after the redaction's ``transaction()``. On the daemon's connection (group mode)
+    the redaction may not be committed yet: the truncation then runs right after its group's
+    COMMIT (a checkpoint cannot copy uncommitted pages, and would leave the WAL in place).
+    If a reader holds the WAL, the truncation waits for the busy timeout and then gives up;
+    the regular checkpoints finish the job later."""
+    after_commit(conn, lambda: _truncate_wal(conn))
+
+
+def _truncate_wal(conn: Connection) -> None:
     try:
         conn.execute("pragma wal_checkpoint(truncate)").fetchone()
     except Exception:

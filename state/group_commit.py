@@ -1,0 +1,265 @@
+"""Group commit: the daemon's writes of one event-loop turn share one transaction.
+
+A delta appends ~30 pages (150 KB) to the WAL at its COMMIT, and the COMMIT was the largest
+single cost of a write under concurrent clients (bench/RESULTS.md, "where the time goes").
+In group mode (:func:`enable_group_commit`, the daemon's request connection only) the writes
+of one event-loop turn share one transaction and one COMMIT, so the pages they all touch
+(indexes, the FTS segment list, the change log's tail) go to the WAL once.
+
+The rules that keep every promise of the single-transaction path:
+
+* each unit (the outermost ``state.db.transaction()``) is its own SAVEPOINT: a unit that
+  fails rolls back only its own work, never its neighbours';
+* no unit spans an ``await`` (handlers write synchronously), so units never interleave;
+* a write is acknowledged only once its group's COMMIT succeeded: a request awaits the
+  commits of the groups it wrote into (:func:`collect_commits`, :func:`wait_commits`, used by
+  daemon/middleware.py); if the COMMIT fails, or SQLite rolls the whole transaction back
+  (full disk, I/O error), every request of the group gets that error and nothing of the
+  group is stored;
+* work that needs a committed state commits the group first (:func:`flush_now`, the WAL
+  restart in daemon/jobs.py) or runs after its COMMIT (:func:`after_commit`, the WAL
+  truncation after a redaction).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator
+
+from state.errors import StoreUnavailable
+
+Connection = Any  # sqlite3.Connection or sqlean.Connection (state.db)
+log = logging.getLogger(__name__)
+
+_SAVEPOINTS = itertools.count()
+
+
+@contextmanager
+def savepoint(conn: Connection) -> Iterator[None]:
+    """A SAVEPOINT: an error rolls back only what was done inside it."""
+    name = f"sp_{next(_SAVEPOINTS)}"
+    conn.execute(f"savepoint {name}")
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:  # else SQLite rolled the whole transaction back (full disk)
+            conn.execute(f"rollback to {name}")
+            conn.execute(f"release {name}")
+        raise
+    conn.execute(f"release {name}")
+
+
+# The group commits the current request's writes joined: (the request's task, futures).
+_PENDING: ContextVar[tuple[asyncio.Task[Any] | None, list[asyncio.Future[None]]] | None] = \
+    ContextVar("pending_commits", default=None)
+
+
+def _note(committed: asyncio.Future[None]) -> None:
+    """Add a group to those the current request waits for. Only the request's own task:
+    a task it starts (a distill job) inherits the context but is not part of the answer."""
+    pending = _PENDING.get()
+    if pending is not None and pending[0] is _current_task() and committed not in pending[1]:
+        pending[1].append(committed)
+
+
+class GroupCommit:
+    """The shared transaction of a connection in group mode, committed once per loop turn."""
+
+    def __init__(self, conn: Connection, loop: asyncio.AbstractEventLoop) -> None:
+        self.conn = conn
+        self.loop = loop
+        self.depth = 0          # units open now (0 or 1: nested ones are plain savepoints)
+        self.owner: asyncio.Task[Any] | None = None
+        self.committed: asyncio.Future[None] | None = None  # the open group's outcome
+        self.after_commit: list[Callable[[], None]] = []
+        self.groups = 0         # COMMITs made (tests and benchmarks read these two)
+        self.units = 0
+
+    @contextmanager
+    def unit(self) -> Iterator[None]:
+        """One caller's write: a SAVEPOINT in the shared transaction (opened if need be)."""
+        if self.depth:
+            self._check_owner()
+            with savepoint(self.conn):
+                yield
+            return
+        committed = self._join()
+        name = f"unit_{next(_SAVEPOINTS)}"
+        self.conn.execute(f"savepoint {name}")
+        self.depth, self.owner = 1, _current_task()
+        try:
+            yield
+        except BaseException as exc:
+            self._undo(name, committed, exc)
+            raise
+        else:
+            try:
+                self.conn.execute(f"release {name}")
+            except BaseException as exc:
+                self._abort(committed, exc)
+                raise
+        finally:
+            self.depth, self.owner = 0, None
+        self.units += 1
+        _note(committed)
+
+    def _undo(self, name: str, committed: asyncio.Future[None], exc: BaseException) -> None:
+        """Roll back one failed unit; if that is impossible, the whole group fails with it."""
+        if not self.conn.in_transaction:  # SQLite rolled back every unit (full disk, I/O error)
+            self._fail(committed, exc)
+            return
+        try:
+            self.conn.execute(f"rollback to {name}")
+            self.conn.execute(f"release {name}")
+        except BaseException:
+            self._abort(committed, exc)
+
+    def _abort(self, committed: asyncio.Future[None], exc: BaseException) -> None:
+        """Roll back the whole group: none of its requests is acknowledged."""
+        if self.conn.in_transaction:
+            try:
+                self.conn.execute("rollback")
+            except Exception:
+                log.exception("rolling back a failed group of writes failed")
+        self._fail(committed, exc)
+
+    def _check_owner(self) -> None:
+        # A unit of another task would nest inside this one and be rolled back with it: only
+        # possible if a unit awaited, which the rules above forbid.
+        if self.owner is not None and self.owner is not _current_task():
+            raise RuntimeError("a write transaction spans an await; group commit needs units"
+                               " that run without yielding to the event loop")
+
+    def _join(self) -> asyncio.Future[None]:
+        if self.committed is not None and not self.conn.in_transaction:
+            self._fail(self.committed, StoreUnavailable(
+                "the database rolled back the transaction of this write; nothing was stored"))
+        if self.committed is None:
+            if not self.conn.in_transaction:
+                self.conn.execute("begin immediate")
+            self.committed = self.loop.create_future()
+            self.loop.call_soon(self.flush)
+        return self.committed
+
+    def _fail(self, committed: asyncio.Future[None], exc: BaseException) -> None:
+        if self.committed is committed:
+            self.committed = None
+            self.after_commit.clear()
+        if not isinstance(exc, Exception):  # KeyboardInterrupt and such: not for waiters
+            exc = StoreUnavailable("the daemon stopped while writing; nothing was stored")
+        if not committed.done():
+            committed.set_exception(exc)
+            committed.exception()  # retrieved: a group written only by jobs has no waiter
+
+    def flush(self) -> None:
+        """COMMIT the open group now (if no unit is open) and settle its waiters."""
+        committed = self.committed
+        if committed is None:
+            return
+        if self.depth:  # only reachable from inside a unit; its end is a turn away
+            self.loop.call_soon(self.flush)
+            return
+        self.committed = None
+        callbacks, self.after_commit = self.after_commit, []
+        try:
+            if not self.conn.in_transaction:
+                raise StoreUnavailable("the database rolled back the transaction of this"
+                                       " write; nothing was stored")
+            self.conn.execute("commit")
+        except BaseException as exc:
+            self._abort(committed, exc)  # a failed COMMIT can leave it open (see transaction)
+            return
+        self.groups += 1
+        committed.set_result(None)
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                log.exception("a callback after a group commit failed")
+
+    def run_after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once what was written so far is committed (now, if it is)."""
+        if self.committed is None:
+            callback()
+            return
+        if not self.depth:
+            self.flush()
+            callback()
+            return
+        self.after_commit.append(callback)
+
+
+def _current_task() -> asyncio.Task[Any] | None:
+    try:
+        return asyncio.current_task()
+    except RuntimeError:  # no running loop: a synchronous caller
+        return None
+
+
+_GROUPS: dict[int, GroupCommit] = {}
+
+
+def enable_group_commit(conn: Connection, loop: asyncio.AbstractEventLoop) -> GroupCommit:
+    """Put ``conn`` in group mode (the daemon's request connection; see :class:`GroupCommit`)."""
+    group = GroupCommit(conn, loop)
+    _GROUPS[id(conn)] = group
+    return group
+
+
+def disable_group_commit(conn: Connection) -> None:
+    """Commit what is pending and leave group mode (before the connection closes)."""
+    group = _GROUPS.pop(id(conn), None)
+    if group is not None and group.conn is conn:
+        group.flush()
+
+
+def group_of(conn: Connection) -> GroupCommit | None:
+    group = _GROUPS.get(id(conn))
+    return group if group is not None and group.conn is conn else None
+
+
+def in_unit(conn: Connection) -> bool:
+    """Whether a caller's write transaction is open (``conn.in_transaction`` in group mode
+    also means other callers' committed-soon units)."""
+    group = group_of(conn)
+    return bool(group.depth) if group is not None else conn.in_transaction
+
+
+def flush_now(conn: Connection) -> None:
+    """COMMIT the open group now, for work that needs a committed state (a checkpoint). A
+    no-op outside group mode, and inside a unit (the group commits at its end)."""
+    group = group_of(conn)
+    if group is not None and not group.depth:
+        group.flush()
+
+
+def after_commit(conn: Connection, callback: Callable[[], None]) -> None:
+    """Run ``callback`` once the writes so far are committed: now outside group mode."""
+    group = group_of(conn)
+    if group is None:
+        callback()
+    else:
+        group.run_after_commit(callback)
+
+
+@contextmanager
+def collect_commits() -> Iterator[list[asyncio.Future[None]]]:
+    """Collect, for the current task, the group commits its writes are part of."""
+    pending: list[asyncio.Future[None]] = []
+    token = _PENDING.set((_current_task(), pending))
+    try:
+        yield pending
+    finally:
+        _PENDING.reset(token)
+
+
+async def wait_commits(pending: list[asyncio.Future[None]]) -> None:
+    """Wait until every collected group committed; raise the error of one that failed.
+
+    Shielded: a cancelled request must not cancel the commit its neighbours wait for."""
+    for committed in pending:
+        await asyncio.shield(committed)
