@@ -27,6 +27,7 @@ from typing import Any
 from daemon.upstream.client import (
     UpstreamClient, UpstreamInterrupted, UpstreamRejected, UpstreamUnreachable,
 )
+from state.group_commit import flush_now
 from state.ids import iso_from_datetime, now_iso
 from state.store import Store
 
@@ -55,6 +56,9 @@ class Pusher:
         """Send what is due; stop at the first sign that the upstream is down."""
         done = {"sent": 0, "interrupted": 0, "conflicts": 0, "skipped": 0}
         seen: set[str] = set()
+        # Only committed writes go upstream: with group commit (state/group_commit.py) the
+        # outbox may hold rows of this loop turn's writes, which no one has acknowledged yet.
+        flush_now(self.store.conn)
         for entry in self.store.upstream.due(now_iso(), limit):
             current = self.store.upstream.entry(entry["seq"])
             if current is None or current["status"] != "pending":
