@@ -41,34 +41,37 @@ import writes
 SECTION = "## Speed and scale: where the time goes"
 
 
-PLAN = """What the figures say, and the plan (to 1M memories and beyond):
+PLAN = """What the figures say, what was done, and the plan (to 1M memories and beyond):
 
-- **BM25 ranks every matching document.** FTS5 has no top-k pruning: `ORDER BY rank LIMIT k`
-  scores each document that holds any query term (the OR query), a few microseconds each, so
-  the cost grows with the store (about 10,000 matches per query at 100k on this corpus of a
-  small vocabulary). A memory-brief searches with its whole task sentence, hence the most
-  matches. Next: leave out query terms held by a large share of the store when rarer ones
-  are present (done for CJK characters), or rank an AND query first and widen only when it
-  finds too few; and one FTS table per large namespace, since today a query in a small
-  namespace also pays for the matches in the others. At 1M, ranking stays linear without one
-  of these.
+- **BM25.** FTS5 has no top-k pruning: `ORDER BY rank LIMIT k` scores every record holding
+  any query term. Done: on a large store a query whose terms many records hold ranks a
+  bounded set (state/search.py `MAX_RANKED_MATCHES`: the records holding its rarest terms
+  and the newest 500 holding only common ones, scored with the whole query's exact BM25), so
+  BM25 costs about the same at 10k and 100k (above). What is given up: an older record that
+  holds only common terms. Next, for 1M: one FTS table per large namespace (a query in a
+  small namespace still walks the posting lists of the others).
+- **memory-brief** is the one read aim still missed at 10k (p50 aim 5 ms over HTTP): the
+  search of its task sentence, a long OR query, ranks up to ~1,000 records (about 2.5 ms
+  in-process at 10k), and a brief also composes and stores a whole context pack with its
+  receipt (~1.4 ms) and reads the project's memories, hand-off and events; the HTTP round
+  trip of its larger answer adds ~1.5 ms. Next: compose the pack from the memories the brief
+  already read, and a smaller ranking budget for task-sentence queries if quality allows.
 - **Vectors.** The KNN scan (used when BM25 finds too few) reads every vector of the
-  namespace: linear, and the slowest single query type at 100k. The rerank of BM25's 50
-  candidates costs little once the file is mapped (state/db.py `mmap_size`). At 1M: a
-  binary-quantized copy (1 bit a dimension) scanned first, the top few hundred re-scored;
-  or an ANN index when sqlite-vec has one.
-- **Writes** are one transaction per request: a delta touches about 30 pages (record,
-  version, delta log, summary card, FTS segment, vector chunk, change log, indexes), and each
-  commit appends them all to the WAL (about 150 KB per delta). The profile above: the
-  commit, the vector insert, the embedding and its int8 serialization (in Python) lead. Next: commit the writes of one
-  event-loop turn together (group commit: one COMMIT and far fewer WAL pages for 8
-  concurrent writers), and embed off the request path (vectors are derived data; the
-  `backfill_vectors` job already adds missing ones). mem1 turns also re-embed and re-index
-  the session summary at every call (up to 2,000 characters): summarize on a debounce.
+  namespace: linear, hence the misspelt queries' p99 at 100k. A 1-bit quantized first pass
+  was measured and rejected: with the sparse hashing vectors, rescoring the top 200 of a bit
+  scan recovered under 2 % of the true top 10. At 1M: an ANN index when sqlite-vec has one,
+  or a denser embedder with the bit pass.
+- **Writes.** Done: group commit (state/group_commit.py: the writes of one event-loop turn
+  share one COMMIT, each in its own savepoint, answers after the COMMIT; WAL written per
+  delta 124 -> 44 KB with 8 clients), a faster hashing embedder with identical bytes, and the
+  mem1 session summary rebuilt after the turns instead of at each. What is left is per-write
+  work that scales with the records a call writes: a mem1 call with two messages writes two
+  memories (record, version, FTS, vector, change log each), so its calls per second are about
+  half a delta's. Next: embed off the request path (vectors are derived data; the
+  `backfill_vectors` job already adds missing ones), and cache key and receipt lookups.
 - **Size.** About 500 MB per 100k memories in the file (int8 vectors at 1024 dimensions,
   ~100 MB of it; FTS, summary cards and the delta log repeat the text); stored context packs
-  grow with every bootstrap (~28 KB each) and want a retention period. At 1M: ~5 GB, so
-  bit vectors for the scan and pruned packs.
+  grow with every bootstrap (~28 KB each) and want a retention period. At 1M: ~5 GB.
 """
 
 

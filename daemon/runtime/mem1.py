@@ -42,6 +42,11 @@ SUMMARY_DELAY_SECONDS = 1.0  # a busy session's summary is rebuilt about once a 
 PENDING = "$.pending_message_id"  # provenance key: the summary still lacks turns up to this one
 # Requests that do not need summaries up to date: they only defer more rebuilds.
 DEFERRING_PATHS = frozenset({"/add_messages/"})
+# A session's summary record, found through its own index (migration m0010): every turn
+# looks it up, and without the index that walked the user's whole history.
+SUMMARY_OF_SESSION = (
+    "select id from memory_records where namespace = ? and kind = 'summary'"
+    " and deleted_at is null and json_extract(provenance, '$.session_id') = ?")
 
 log = logging.getLogger(__name__)
 
@@ -157,10 +162,7 @@ class Mem1Service:
                                       loop.call_later(self.summary_delay, self._flush_session, key))
 
     def _summary_id(self, ns: str, session: str) -> str | None:
-        row = self.conn.execute(
-            "select id from memory_records where namespace = ? and kind = 'summary'"
-            " and deleted_at is null and json_extract(provenance, '$.session_id') = ?",
-            (ns, session)).fetchone()
+        row = self.conn.execute(SUMMARY_OF_SESSION, (ns, session)).fetchone()
         return row[0] if row else None
 
     def _summarize(self, identity: dict[str, Any], ns: str, session: str, last_message: str) -> None:

@@ -120,3 +120,12 @@ def _records(store: Store) -> list[tuple[str, str, str]]:
     return [tuple(r) for r in store.conn.execute(
         "select kind, content, json_extract(provenance, '$.session_id') from memory_records"
         " where namespace = ? and deleted_at is null order by seq", (ns,))]
+
+
+def test_finding_a_session_summary_uses_its_index(api):
+    """Every turn looks its session's summary up: that must not walk the user's history."""
+    from daemon.runtime.mem1 import SUMMARY_OF_SESSION
+
+    plan = " ".join(row[3] for row in api.store.conn.execute(
+        f"explain query plan {SUMMARY_OF_SESSION}", ("mem1:alice:s", "s1")))
+    assert "USING INDEX memory_records_mem1_summary" in plan, plan
