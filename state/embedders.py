@@ -57,6 +57,7 @@ class HashingEmbedder:
             raise ConfigError("the hashing embedder needs a dimension of at least 8")
         self.name = "hashing-v2"  # bump when document features change: stored vectors are rebuilt
         self.dimension = dimension
+        self._slots: dict[str, tuple[int, float]] = {}  # feature -> (slot, sign), see embed
 
     @staticmethod
     def _features(text: str) -> Iterator[tuple[str, float, str]]:
@@ -64,13 +65,8 @@ class HashingEmbedder:
         # Index-mode tokens (CJK unigrams and bigrams alike) so queries and documents are
         # embedded the same way; stopwords carry no meaning, only collisions.
         for token in tokens(text):
-            if token in STOPWORDS or token in CJK_STOP:
-                continue
-            yield token, 1.0, token
-            if token.isascii() and len(token) > 3:
-                padded = f"#{token}#"
-                for i in range(len(padded) - 2):
-                    yield padded[i : i + 3], TRIGRAM_WEIGHT, token
+            for feature, weight in _token_features(token):
+                yield feature, weight, token
 
     def embed(self, text: str) -> list[float]:
         """A document's vector: sublinear term frequencies, no corpus statistics (stored).
@@ -99,10 +95,9 @@ class HashingEmbedder:
 
     def _slot_cache(self) -> dict[str, tuple[int, float]]:
         """This embedder's feature -> (slot, sign) memo, emptied when it grows too big."""
-        cache = self.__dict__.setdefault("_slots", {})
-        if len(cache) > SLOT_CACHE_SIZE:
-            cache.clear()
-        return cache
+        if len(self._slots) > SLOT_CACHE_SIZE:
+            self._slots.clear()
+        return self._slots
 
     def embed_query(self, text: str, frequencies: Frequencies) -> list[float]:
         """A query's vector, weighted with the index's document frequencies.
@@ -204,8 +199,9 @@ def _slot(feature: str, dimension: int) -> tuple[int, float]:
 
 @lru_cache(maxsize=65536)
 def _token_features(token: str) -> tuple[tuple[str, float], ...]:
-    """(feature, weight) for one index token, as :meth:`HashingEmbedder._features` yields
-    them; nothing for a stopword (cached: the same words come back in every write)."""
+    """(feature, weight) for one index token: the word, and for a longer ASCII word its
+    character trigrams; nothing for a stopword (cached: the same words come back in every
+    write)."""
     if token in STOPWORDS or token in CJK_STOP:
         return ()
     if not (token.isascii() and len(token) > 3):
