@@ -115,6 +115,26 @@ def to_response(result: Any) -> web.StreamResponse:
     return web.json_response(result, dumps=lambda v: json.dumps(v, ensure_ascii=False))
 
 
+WARNINGS_HEADER = "X-MemoryCloud-Warnings"
+
+
+def with_warnings(result: Any, ignored: list[str]) -> web.StreamResponse:
+    """The answer, naming each request field that was not used: a typo (``dreams_mdx``)
+    must never lose data without a word. JSON objects carry ``warnings``; every answer also
+    carries the names in a header, for answers that are not objects."""
+    if not ignored:
+        return to_response(result)
+    notes = [f"ignored field '{name}'" for name in ignored]
+    if isinstance(result, dict):
+        earlier = result.get("warnings") or []
+        result = {**result, "warnings": [*(earlier if isinstance(earlier, list) else [earlier]),
+                                         *notes]}
+    response = to_response(result)
+    names = ", ".join(ignored).encode("ascii", "backslashreplace").decode("ascii")
+    response.headers[WARNINGS_HEADER] = names[:1000]
+    return response
+
+
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 
@@ -172,14 +192,19 @@ def wrap(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResp
         if key is not None and (replayed := idempotent_replay(request, identity, key)) is not None:
             return replayed
         body: dict[str, Any] = {}
+        ignored: list[str] = []
         if endpoint.request is not None:
-            body = endpoint.request.parse(await read_json_object(request))
+            raw = await read_json_object(request)
+            body = endpoint.request.parse(raw)
+            ignored = endpoint.request.ignored_fields(raw)
         call = Call(identity, body, request)
         # in_unit, not conn.in_transaction: with group commit the connection is inside other
         # requests' shared transaction most of the time, which is not a caller's one.
         if key is not None and not in_unit(request.app[keys.STORE].conn):
-            return to_response(await run_idempotent(request, call, endpoint, key))
-        return to_response(await endpoint.handler(request, call))
+            result = await run_idempotent(request, call, endpoint, key)
+        else:
+            result = await endpoint.handler(request, call)
+        return with_warnings(result, ignored)
 
     handle.__name__ = endpoint.handler.__name__
     return handle

@@ -7,7 +7,7 @@ handful of typed fields, and the messages must name the field and what was wrong
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from aiohttp import web
@@ -30,7 +30,7 @@ class Field:
     """One JSON field: type, whether required, default and bounds."""
 
     name: str
-    type: type
+    type: type | tuple[type, ...]      # a tuple: any of these JSON types
     required: bool = False
     default: Any = None
     max_length: int | None = None
@@ -40,15 +40,29 @@ class Field:
     items: type | None = None
     max_items: int | None = None
     description: str = ""
+    # Other names a client may send this field under (the MemoryCloud reference's names, or
+    # our earlier ones); the parsed body always carries it under ``name``.
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
 
     def check(self, value: Any) -> Any:
         """Return the validated value or raise ValidationFailed naming this field."""
+        if isinstance(self.type, tuple):
+            for option in self.type:
+                if _is_type(value, option):
+                    return replace(self, type=option).check(value)
+            expected = " or ".join(_TYPE_NAMES[t] for t in self.type)
+            raise self._fail(f"must be {_article(expected)} {expected},"
+                             f" got {_TYPE_NAMES.get(type(value), type(value).__name__)}")
         expected = _TYPE_NAMES[self.type]
-        ok = isinstance(value, self.type) and not (self.type is int and isinstance(value, bool))
-        if self.type is float and isinstance(value, int) and not isinstance(value, bool):
-            ok, value = True, float(value)
+        ok = _is_type(value, self.type)
+        if self.type is float and ok:
+            value = float(value)
         if not ok:
-            raise self._fail(f"must be {'an' if expected[0] in 'aeiou' else 'a'} {expected},"
+            raise self._fail(f"must be {_article(expected)} {expected},"
                              f" got {_TYPE_NAMES.get(type(value), type(value).__name__)}")
         if self.type is str:
             if len(value.strip()) < self.min_length:
@@ -77,8 +91,10 @@ class Field:
                                 details={"field": self.name, "problem": problem})
 
     def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "type": _TYPE_NAMES[self.type],
+        out: dict[str, Any] = {"name": self.name, "type": type_name(self.type),
                                "required": self.required}
+        if self.aliases:
+            out["aliases"] = list(self.aliases)
         if self.default is not None:
             out["default"] = self.default
         for key in ("max_length", "minimum", "maximum", "max_items"):
@@ -91,29 +107,72 @@ class Field:
         return out
 
 
+def _is_type(value: Any, expected: type) -> bool:
+    if isinstance(value, bool) and expected in (int, float):
+        return False
+    return isinstance(value, expected) or (expected is float and isinstance(value, int))
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[0] in "aeiou" else "a"
+
+
+def type_name(kind: type | tuple[type, ...]) -> str:
+    """The JSON name of a field's type ("string", or "array|object" for a choice)."""
+    if isinstance(kind, tuple):
+        return "|".join(_TYPE_NAMES[t] for t in kind)
+    return _TYPE_NAMES[kind]
+
+
 @dataclass(frozen=True)
 class RequestSchema:
-    """The JSON body of one endpoint. Unknown fields are ignored (forward compatibility)."""
+    """The JSON body of one endpoint.
+
+    A field that the schema does not know is not stored, and not silently either: the
+    answer names it (``ignored_fields``), so a typo such as ``dreams_mdx`` never loses data
+    without a word. ``open`` schemas pass every field through (bodies kept whole)."""
 
     name: str
     fields: tuple[Field, ...] = field(default_factory=tuple)
+    open: bool = False
+
+    def known_names(self) -> set[str]:
+        return {name for spec in self.fields for name in spec.names}
+
+    def ignored_fields(self, body: dict[str, Any]) -> list[str]:
+        """Top-level fields of ``body`` that this schema neither reads nor keeps."""
+        if self.open:
+            return []
+        known = self.known_names()
+        return [key for key in body if key not in known]
 
     def parse(self, body: dict[str, Any]) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        missing = [f.name for f in self.fields if f.required and body.get(f.name) is None]
+        result: dict[str, Any] = dict(body) if self.open else {}
+        values = {spec.name: self._value(spec, body) for spec in self.fields}
+        missing = [f.name for f in self.fields if f.required and values[f.name] is None]
         if missing:
             raise ValidationFailed(
                 f"missing required field{'s' if len(missing) > 1 else ''}: {', '.join(missing)}",
                 details={"missing_fields": missing},
             )
         for spec in self.fields:
-            value = body.get(spec.name)
+            value = values[spec.name]
             if value is None:
                 default = spec.default
                 result[spec.name] = default.copy() if isinstance(default, (list, dict)) else default
             else:
                 result[spec.name] = spec.check(value)
         return result
+
+    @staticmethod
+    def _value(spec: Field, body: dict[str, Any]) -> Any:
+        """The field's value under its name or one alias; two different values are a 422."""
+        given = {name: body[name] for name in spec.names if body.get(name) is not None}
+        if len({json.dumps(v, sort_keys=True, default=str) for v in given.values()}) > 1:
+            raise ValidationFailed(f"fields {', '.join(repr(n) for n in given)} name the same"
+                                   " thing with different values: send one of them",
+                                   details={"field": spec.name, "conflicting": list(given)})
+        return next(iter(given.values()), None)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "fields": [f.describe() for f in self.fields]}

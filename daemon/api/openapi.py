@@ -11,6 +11,7 @@ and the error envelope of its dialect: AMP's ``amp.error.v1``, Memory Stores'
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from aiohttp import web
@@ -65,7 +66,16 @@ def error_schema_for(path: str) -> str:
 
 
 def field_schema(spec: Field) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": _JSON_TYPES[spec.type]}
+    if isinstance(spec.type, tuple):
+        schema: dict[str, Any] = {"anyOf": [field_schema(replace(spec, type=t, default=None,
+                                                               description=""))
+                                            for t in spec.type]}
+        if spec.default is not None:
+            schema["default"] = spec.default
+        if spec.description:
+            schema["description"] = spec.description
+        return schema
+    schema = {"type": _JSON_TYPES[spec.type]}
     if spec.type is str:
         if spec.max_length is not None:
             schema["maxLength"] = spec.max_length

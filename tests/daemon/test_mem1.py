@@ -115,5 +115,6 @@ async def test_errors_use_the_detail_envelope(api):
     assert response.status == 401 and isinstance((await response.json())["detail"], str)
     health = await (await api.client.get("/health")).json()
     assert health == {"status": "healthy", "message": "Memory Engine API is running"}
+    # An unknown field is not an error (forward compatibility), and not silent either.
     ignored = await api.post("/search_memory/", {**ALICE, "query": "x", "unknown_field": 1})
-    assert ignored == {"results": []}
+    assert ignored == {"results": [], "warnings": ["ignored field 'unknown_field'"]}
