@@ -1,9 +1,13 @@
 """agent-memory1.0 (seed 004) at the daemon's root paths, shaped like the public
 agent-memory server: POST bodies with user_id/scope_id (default "__default__"), unknown
-fields ignored, ``{"results": [...]}``, errors as ``{"detail": ...}``."""
+fields ignored but named (``warnings``), ``{"results": [...]}``, errors as ``{"detail": ...}``.
+
+Every field the seed's skill sends is declared here, under the name its client uses
+(tests/daemon/test_mem1_skill_contract.py keeps the skill's bodies as data)."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 from aiohttp import web
@@ -17,7 +21,8 @@ SEARCH = RequestSchema("mem1-search", (
     Field("query", str, required=True, max_length=20000), Field("num", int, default=10, minimum=1, maximum=200),
     Field("threshold", float, default=0.3), *WHO))
 PAGE = RequestSchema("mem1-page", (
-    Field("page_idx", int, default=1), Field("page_size", int, default=10),
+    # The skill's client pages with "page_num"; the server's own name is "page_idx".
+    Field("page_idx", int, default=1, aliases=("page_num",)), Field("page_size", int, default=10),
     Field("memory_type", str, max_length=40), *WHO))
 ADD = RequestSchema("mem1-add-messages", (
     Field("messages", list, required=True, items=dict, max_items=1000),
@@ -35,10 +40,12 @@ GET_VARS = RequestSchema("mem1-get-variables", (Field("names", list, items=str, 
 UPDATE_VARS = RequestSchema("mem1-update-variables", (Field("variables", dict, required=True), *WHO))
 DELETE_VARS = RequestSchema("mem1-delete-variables", (
     Field("names", list, required=True, items=str, max_items=500), *WHO))
+# The seed's trace names only the message id; the skill's client adds its user_id (never a
+# scope_id). Each filter given must match; one left out matches any value.
 MESSAGE = RequestSchema("mem1-message", (
     Field("message_id", str, required=True, max_length=80),
-    Field("user_id", str, max_length=256, description="optional: only this user's messages"),
-    Field("scope_id", str, max_length=128, description="optional: only this scope's messages"),
+    Field("user_id", str, max_length=256, description="optional: only this user's message"),
+    Field("scope_id", str, max_length=128, description="optional: only this scope's message"),
 ))
 # Seed 004: "delete one user's memories by scope"; user_id + scope_id isolate as everywhere.
 SCOPE = RequestSchema("mem1-delete-scope", (Field("scope_id", str, required=True, max_length=128),
@@ -50,7 +57,11 @@ def _svc(call: Call):
 
 
 async def health(request: web.Request, call: Call) -> dict[str, Any]:
-    return {"status": "healthy", "message": "Memory Engine API is running"}
+    """The agent-memory server's answer (what mem1 clients check), plus the MemoryCloud
+    reference's keys (``ok``, ``service``, ``time``): both kinds of client probe this path."""
+    return {"status": "healthy", "message": "Memory Engine API is running",
+            "ok": True, "service": "memorycloud-companion",
+            "time": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
 async def add_messages(request: web.Request, call: Call) -> dict[str, Any]:

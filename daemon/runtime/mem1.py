@@ -31,10 +31,10 @@ from urllib.parse import quote
 from daemon.validation import ValidationFailed
 from state.errors import InvalidRequest, NotFound
 from state.ids import new_id
+from state.mem1_records import Mem1Records
 from state.memories import NewMemory
 from state.store import Store
 
-DEFAULT = "__default__"
 FRAGMENT_TYPES = ("user_profile", "semantic_memory", "episodic_memory")
 SELF_STATEMENT = re.compile(r"^\s*(i|i'm|i am|my|i've|i have|我|我的)\b", re.I)
 SUMMARY_CHARS = 2000
@@ -89,6 +89,7 @@ class Mem1Service:
     def __init__(self, store: Store, *, summary_delay: float = SUMMARY_DELAY_SECONDS) -> None:
         self.store = store
         self.conn = store.conn
+        self.records = Mem1Records(store.conn)
         self.summary_delay = summary_delay
         self._pending: dict[tuple[str, str], _Pending] = {}
         self.rebuild_marked_summaries()
@@ -329,12 +330,10 @@ class Mem1Service:
 
     def message(self, message_id: str, user_id: str | None = None,
                 scope_id: str | None = None) -> dict[str, Any]:
-        """Trace a message. The seed's call names only the id; a caller that also names its
-        user and scope never sees another namespace's message."""
-        row = self.conn.execute("select * from mem1_messages where id = ?", (message_id,)).fetchone()
-        if row is not None and (user_id is not None or scope_id is not None):
-            if row["namespace"] != namespace(user_id or DEFAULT, scope_id or DEFAULT):
-                row = None
+        """Trace a message. The seed's call names only the id and the skill adds its
+        user_id; ``user_id`` and ``scope_id`` are independent filters (each one given must
+        match), so a caller that names its user or scope never sees another's message."""
+        row = self.records.message(message_id, user_id, scope_id)
         if row is None:
             return {"found": False, "message_id": message_id}
         return {"found": True, "message_id": row["id"], "role": row["role"], "content": row["content"],
