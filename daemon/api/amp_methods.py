@@ -8,13 +8,21 @@ from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
 from daemon.runtime import methods
-from daemon.validation import Field, RequestSchema, ValidationFailed
+from daemon.validation import Field, RequestSchema
 
+# The MemoryCloud reference's fields; message, limit and a runtime string are our earlier
+# names and shapes, still accepted.
 QUERY = RequestSchema("agent-method-query", (
-    Field("message", str, default="", max_length=5000, description="the user's message"),
-    Field("task", str, default="", max_length=5000),
-    Field("runtime", str, max_length=40),
-    Field("limit", int, default=3, minimum=1, maximum=10),
+    Field("user_message", str, default="", max_length=4000, aliases=("message",),
+          description="the user's message"),
+    Field("task", str, default="", max_length=1000),
+    Field("agent_handle", str, default="", max_length=120),
+    Field("current_route", str, default="", max_length=240,
+          description="where the agent is (a page, command or endpoint)"),
+    Field("runtime", (dict, str), default={}, max_length=80,
+          description='{"type": "codex", ...} or just "codex"'),
+    Field("installed_skills", list, default=[], items=str, max_items=100, max_length=120),
+    Field("max_results", int, default=3, minimum=1, maximum=8, aliases=("limit",)),
 ))
 
 CLAIM = RequestSchema("collaboration-claim", (
@@ -28,15 +36,11 @@ EMPTY = RequestSchema("empty")
 
 
 async def list_methods(request: web.Request, call: Call) -> dict[str, Any]:
-    return methods.catalog()
+    return methods.catalog(call.base_url)
 
 
 async def query_methods(request: web.Request, call: Call) -> dict[str, Any]:
-    body = call.body
-    if not (body["message"].strip() or body["task"].strip()):
-        raise ValidationFailed("give a 'message' or a 'task' to rank methods for",
-                               details={"missing_fields": ["message"]})
-    return methods.query(body["message"], body["task"], body.get("runtime"), body["limit"])
+    return methods.query(call.body, call.base_url)
 
 
 async def claim(request: web.Request, call: Call) -> dict[str, Any]:
@@ -53,11 +57,12 @@ async def list_claims(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 ENDPOINTS = [
-    Endpoint("GET", "/api/agent/methods", list_methods, "The method registry.",
-             response_schema="amp.agent-methods.v1"),
+    # Static procedures, public as in the reference: no key needed to learn how to connect.
+    Endpoint("GET", "/api/agent/methods", list_methods, "The method registry.", auth="none",
+             response_schema="amp.agent-method-registry.v1"),
     Endpoint("POST", "/api/agent/methods/query", query_methods,
-             "Method cards ranked for a user message, task and runtime.", request=QUERY,
-             response_schema="amp.agent-method-query.v1"),
+             "Method cards ranked for a user message, task and runtime (result_count may be 0).",
+             auth="none", request=QUERY, response_schema="amp.agent-method-query.v1"),
     Endpoint("POST", "/api/agent/claims", claim,
              "Claim a shared resource for a while (409 names the holder and expiry).",
              scope="memory:write", request=CLAIM, response_schema="amp.collaboration-claim.v1"),
