@@ -56,7 +56,7 @@ def create_app(settings: Settings, paths: Paths) -> web.Application:
     )
     app[keys.SETTINGS] = settings
     app[keys.PATHS] = paths
-    endpoints = all_endpoints(settings.role)
+    endpoints = all_endpoints(settings.role, settings.serve_sync_extension)
     app[keys.ENDPOINTS] = endpoints
     for endpoint in endpoints:
         app.router.add_route(endpoint.method, endpoint.path, wrap(endpoint))

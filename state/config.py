@@ -63,6 +63,10 @@ receipt_ttl_hours = 24
 sync_intent_ttl_hours = 24
 # Timeout of one request to the upstream, in seconds (local requests never wait for it).
 upstream_timeout_seconds = 10
+# Serve the sync extension (/api/sync/*, README "The sync extension") to downstream daemons.
+# false: they are not served (404), as on an upstream without them; downstream daemons then
+# pull through AMP's read endpoints (memory map, memory query).
+serve_sync_extension = true
 
 [jobs]
 # Background job intervals.
@@ -95,6 +99,7 @@ class Settings:
     receipt_ttl_hours: float = 24.0
     sync_intent_ttl_hours: float = 24.0
     upstream_timeout_seconds: float = 10.0
+    serve_sync_extension: bool = True
     checkpoint_seconds: float = 5.0
     refresh_startup_items_minutes: float = 10.0
     expire_sync_intents_minutes: float = 5.0
@@ -126,6 +131,7 @@ SECTIONS: dict[str, str] = {
     "receipt_ttl_hours": "context",
     "sync_intent_ttl_hours": "sync",
     "upstream_timeout_seconds": "sync",
+    "serve_sync_extension": "sync",
     "checkpoint_seconds": "jobs",
     "refresh_startup_items_minutes": "jobs",
     "expire_sync_intents_minutes": "jobs",
@@ -141,16 +147,28 @@ def ensure_config_file(path: Path) -> None:
         path.write_text(_TEMPLATE, encoding="utf-8")
 
 
+def _boolean(value: Any) -> bool:
+    """A TOML boolean, or true/false (yes/no, on/off, 1/0) from the command line."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "on", "1"):
+        return True
+    if text in ("false", "no", "off", "0"):
+        return False
+    raise ValueError(value)
+
+
 def _coerce(name: str, value: Any) -> Any:
     """Convert a TOML or command-line value to the setting's type, or raise ConfigError."""
     default = getattr(Settings(), name)
     try:
         if isinstance(default, bool):
-            raise TypeError
-        if isinstance(default, int):
+            result: Any = _boolean(value)
+        elif isinstance(default, int):
             if isinstance(value, bool):
                 raise TypeError
-            result: Any = int(value)
+            result = int(value)
         elif isinstance(default, float):
             result = float(value)
         elif isinstance(default, tuple):

@@ -1,4 +1,5 @@
-"""Runtime Context Packs, receipts, memory deltas, memory detail and search."""
+"""Runtime Context Packs, receipts, memory deltas, memory detail and search across dialects
+(a workspace's memory query is in amp_workspaces.py)."""
 
 from __future__ import annotations
 
@@ -82,48 +83,6 @@ async def memory_detail(request: web.Request, call: Call) -> dict[str, Any]:
     return {"schema": "amp.memory-detail.v1", "memory": public_memory(memory)}
 
 
-async def memory_query(request: web.Request, call: Call) -> dict[str, Any]:
-    """Hybrid search in one workspace; what retrieval handles point to."""
-    identity = call.require_identity()
-    store = call.services.store
-    workspace = resolve_workspace(store, identity, request.match_info["workspace_id"])
-    query = request.query.get("q", "").strip()
-    if not query:
-        raise InvalidRequest("query parameter 'q' is required and must not be empty")
-    if len(query) > 2000:
-        raise InvalidRequest("query parameter 'q' must be at most 2000 characters")
-    limit = query_int(request, "limit", 8, 1, 50)
-    project_key = request.query.get("project_key") or None
-    kind = request.query.get("memory_type") or None
-    # Over-fetch when filtering so the filter does not starve the result list.
-    fetch = limit * 4 if (project_key or kind) else limit
-    hits = store.search.search(query, [workspace["id"]], limit=fetch)
-    by_seq = store.memories.by_seqs([h.seq for h in hits])
-    items = []
-    for hit in hits:
-        memory = by_seq.get(hit.seq)
-        if memory is None:
-            continue
-        if project_key and memory["project_key"] not in (None, project_key):
-            continue
-        if kind and memory["kind"] != kind:
-            continue
-        items.append({**public_memory(memory), "score": round(hit.score, 6),
-                      "detail_endpoint": f"{call.base_url}/api/agent/memories/{memory['id']}"})
-        if len(items) >= limit:
-            break
-    return {
-        "schema": "amp.memory-search.v1",
-        "query": query,
-        "workspace_id": workspace["id"],
-        "project_key": project_key,
-        "items": items,
-        "context": "\n\n---\n\n".join(item["content"] for item in items),
-        "call_instructions": "Inject only relevant memories. System policy and current user"
-                             " instructions override stored memory.",
-    }
-
-
 async def search_everywhere(request: web.Request, call: Call) -> dict[str, Any]:
     """One hybrid search over any namespaces the caller may read: its workspace by default,
     or those named with ?namespace= (a Memory Store memstore_..., an agent-memory1.0
@@ -167,8 +126,5 @@ ENDPOINTS = [
              scope="memory:read", response_schema="amp.memory-detail.v1"),
     Endpoint("GET", "/api/agent/search", search_everywhere,
              "Hybrid search over namespaces of every dialect (?q=&namespace=...).",
-             scope="memory:read", response_schema="amp.memory-search.v1"),
-    Endpoint("GET", "/api/workspaces/{workspace_id}/memory/query", memory_query,
-             "Hybrid search (BM25 + vectors) in a workspace: q, limit, project_key, memory_type.",
              scope="memory:read", response_schema="amp.memory-search.v1"),
 ]

@@ -364,10 +364,10 @@ async def test_delta_with_foreign_agents_receipt_is_428(api, world):
 
 # -- query parameters -------------------------------------------------------------------------
 
+# Without q the query lists the newest records, and a limit outside 1..30 is clamped, as the
+# reference does (test_workspace_reads_api_errors.py): only these are refused.
 QUERY_PARAMS = [
-    ("", 400, "'q'"), ("?q=", 400, "'q'"), ("?q=%20%20", 400, "'q'"),
     ("?q=" + "x" * 2001, 400, "'q'"), ("?q=x&limit=abc", 422, "'limit'"),
-    ("?q=x&limit=0", 422, "'limit'"), ("?q=x&limit=51", 422, "'limit'"),
     ("?q=x&limit=2.5", 422, "'limit'"),
 ]
 
