@@ -11,15 +11,30 @@ from state.paths import Paths
 Emit = Callable[[argparse.Namespace, Any, str], None]
 
 
+def _pull(pull: dict[str, Any]) -> str:
+    if pull["via"] == "sync_extension":
+        return f"changes feed, cursor {pull['cursor']}"
+    if pull.get("unavailable"):
+        return f"none: {pull['unavailable']}"
+    text = f"read endpoints, up to {pull.get('mark') or 'nothing yet'}"
+    if pull.get("retry_at"):
+        text += f", backing off until {pull['retry_at']}"
+    if pull.get("gap"):
+        text += f"; possible gap at {pull['gap']['at']}: {pull['gap']['reason']}"
+    return text
+
+
 def describe(status: dict[str, Any]) -> str:
     if not status.get("connected"):
         return "no upstream connected (memorycloud upstream connect URL)"
+    waiting = ", ".join(f"{k} {v}" for k, v in status["outbox"].items() if v) or "nothing waiting"
+    finished = ", ".join(f"{k} {v}" for k, v in status["finished"].items() if v) or "none yet"
     lines = [
         f"upstream      {status['url']} as {status['handle']} (key in {status['credential_ref']})",
         f"runtime       {status.get('upstream_runtime_version') or 'unknown'}"
-        f"{'' if status['sync_extension'] else '  (no sync extension: push only, no pull)'}",
-        f"backlog       {status['backlog']} change(s) waiting"
-        f"  outbox {', '.join(f'{k} {v}' for k, v in sorted(status['outbox'].items())) or 'empty'}",
+        f"{'' if status['sync_extension'] else '  (no sync extension: edits stay local)'}",
+        f"backlog       {status['backlog']} change(s) waiting ({waiting}); finished: {finished}",
+        f"pull          {_pull(status['pull'])}",
         f"last success  {status.get('last_success_at') or 'never'}",
     ]
     if status.get("last_error"):

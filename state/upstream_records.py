@@ -1,5 +1,5 @@
 """Rows of upstream sync: the connection state, the outbox, links, the changes feed and
-idempotent responses (see migration m0009)."""
+idempotent responses (see migrations m0009 and m0012)."""
 
 from __future__ import annotations
 
@@ -146,6 +146,8 @@ class UpstreamRecords:
         return self.conn.execute("select coalesce(max(seq), 0) from upstream_outbox").fetchone()[0]
 
     def counts(self) -> dict[str, int]:
+        """Outbox entries by status: the unsent (pending, held, interrupted) and the finished
+        (sent, superseded, skipped, discarded) alike."""
         return {r[0]: r[1] for r in self.conn.execute(
             "select status, count(*) from upstream_outbox group by status")}
 
@@ -171,6 +173,15 @@ class UpstreamRecords:
             " local_version = excluded.local_version, synced_sha256 = excluded.synced_sha256,"
             " updated_at = excluded.updated_at",
             (local_id, upstream_id, kind, upstream_version, local_version, synced_sha256, now_iso()))
+
+    def mark_pulled(self, local_id: str, *, upstream_updated_at: str,
+                    upstream_sha256: str | None) -> None:
+        """What the read-endpoint pull last saw of the upstream's record (``save_link`` keeps
+        these as they are)."""
+        self.conn.execute(
+            "update upstream_links set upstream_updated_at = ?,"
+            " upstream_sha256 = coalesce(?, upstream_sha256), updated_at = ? where local_id = ?",
+            (upstream_updated_at, upstream_sha256, now_iso(), local_id))
 
     # -- the changes feed (cloud role) --------------------------------------------------------
 

@@ -258,7 +258,10 @@ class Pusher:
 
     async def _send_change(self, entry: dict[str, Any], memory: dict[str, Any],
                            link: dict[str, Any]) -> str:
-        if link["local_version"] == memory["version"]:
+        if link["local_version"] == memory["version"] or (
+                not memory["deleted_at"] and memory["content_sha256"] == link.get("upstream_sha256")):
+            # Nothing to send: unchanged, or now what the upstream has (an incoming change
+            # the read-endpoint pull applied, or the person took).
             return self._finish(entry, "sent", {"already": "in step"})
         if link["kind"] != "memory" or not self.extension:
             return self._finish(entry, "skipped",

@@ -22,6 +22,7 @@ from daemon.upstream.client import (
 )
 from daemon.upstream.puller import Puller
 from daemon.upstream.pusher import Pusher
+from daemon.upstream.read_puller import ReadPuller
 from daemon.upstream.registration import register
 from daemon.upstream.updates import UpdateFollower
 from state.config import Settings
@@ -33,6 +34,10 @@ from state.store import Store
 log = logging.getLogger(__name__)
 
 KICK_DELAY = 1.0  # seconds between a local write and the push it triggers (bursts coalesce)
+# Outbox statuses: what still has to reach the upstream, and what is done with (sent, or
+# given up for a reason the status lists).
+UNSENT = ("pending", "held", "interrupted")
+FINISHED = ("sent", "superseded", "skipped", "discarded")
 
 
 def credential_ref_for(url: str) -> str:
@@ -189,6 +194,10 @@ class UpstreamService:
                 outcome["push"] = await pusher.push()
                 if self._flag("sync_extension"):
                     outcome["pull"] = await Puller(self.store, client, self.changes).pull()
+                else:  # any AMP upstream: through its read endpoints (read_puller.py)
+                    outcome["pull"] = await ReadPuller(
+                        self.store, client, self.changes,
+                        timeout=self.settings.upstream_timeout_seconds).pull()
                 if (client.notices_seen > self._notices_handled
                         or self.store.upstream.counts().get("interrupted")):
                     # Notices or a fresh interrupt: check now rather than at the next interval.
@@ -281,8 +290,9 @@ class UpstreamService:
     # -- status ---------------------------------------------------------------------------------
 
     def backlog(self) -> int:
+        """Local writes not yet at the upstream: pending, held by a conflict, interrupted."""
         counts = self.store.upstream.counts()
-        return sum(counts.get(s, 0) for s in ("pending", "held", "interrupted"))
+        return sum(counts.get(s, 0) for s in UNSENT)
 
     def public_entry(self, entry: dict[str, Any]) -> dict[str, Any]:
         memory = self.store.memories.find(entry["memory_id"])
@@ -295,6 +305,16 @@ class UpstreamService:
                 "title": memory["title"] if memory else None,
                 "importance": memory["importance"] if memory else None,
                 "created_at": entry["created_at"], "finished_at": entry["finished_at"]}
+
+    def _pull_status(self, state: dict[str, str]) -> dict[str, Any]:
+        if state.get("sync_extension") == "1":
+            return {"via": "sync_extension", "cursor": int(state.get("cursor") or 0)}
+        return {"via": "read_endpoints", "mark": state.get("pull_mark"),
+                "last_pull_at": state.get("last_pull_at"),
+                "unavailable": state.get("pull_unavailable"),
+                "failures": int(state.get("pull_failures") or 0),
+                "retry_at": state.get("pull_retry_at"),
+                "gap": json.loads(state["pull_gap"]) if state.get("pull_gap") else None}
 
     def status(self) -> dict[str, Any]:
         state = self.store.upstream.state()
@@ -316,8 +336,13 @@ class UpstreamService:
             "last_sync_at": state.get("last_sync_at"),
             "last_success_at": state.get("last_success_at"),
             "last_error": state.get("last_error"), "last_error_at": state.get("last_error_at"),
-            "backlog": self.backlog(), "outbox": counts,
+            # The outbox is what waits (it sums to the backlog); finished entries are counted
+            # apart, each as what it is, so no script reads a backlog where there is none.
+            "backlog": self.backlog(),
+            "outbox": {s: counts.get(s, 0) for s in UNSENT},
+            "finished": {s: counts.get(s, 0) for s in FINISHED},
             "cursor": int(state.get("cursor") or 0),
+            "pull": self._pull_status(state),
             "pending_updates": json.loads(state.get("pending_updates") or "[]"),
             "applied_updates": json.loads(state.get("applied_updates") or "[]"),
             "interrupted": [self.public_entry(e) for e in self.store.upstream.entries("interrupted")],

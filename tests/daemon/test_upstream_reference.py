@@ -6,13 +6,17 @@ that answers exactly what that server documents (notes in the README's upstream 
 * no sync extension (``/api/sync/*`` is 404), so the client pushes with memory-delta only;
 * errors as FastAPI ``{"detail": ...}``, the sync interrupt inside ``detail``;
 * memory-delta is gated for important writes and its sync intent cannot be resumed (400):
-  after the ack the client must send the write again, exactly once.
+  after the ack the client must send the write again, exactly once;
+* its read endpoints: ``/api/me/workspaces``, the workspace memory map (memory deltas as
+  assets: the summary cut to 96 characters, why it matters to 220, no detail endpoint; a
+  summary card beside each) and the memory query (adaptive memories only: none here).
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+import time
 from typing import Any
 
 import pytest
@@ -22,6 +26,15 @@ from aiohttp.test_utils import TestServer
 from daemon import keys
 from tests.daemon.test_upstream_sync import Side, start_side, write_delta
 from state.config import Settings
+
+WORKSPACE = "wsp_reference"
+
+
+def cut(text: str, limit: int) -> str:
+    """The reference's shortening of map texts: one line, an ellipsis when cut."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
 
 UPDATE = {"id": "upd_reference_required", "version": "2026.06.07-startup-item-primary.1",
           "severity": "required", "title": "Use startup items", "requires_repull": []}
@@ -52,6 +65,9 @@ class ReferenceUpstream:
         r.add_post("/api/agent/memory-delta", self.delta)
         r.add_post("/api/agent/sync-intents/{id}/resume", self.resume)
         r.add_get("/api/agent/sync-intents/{id}", self.intent)
+        r.add_get("/api/me/workspaces", self.workspaces)
+        r.add_get("/api/workspaces/{id}/memory-map", self.memory_map)
+        r.add_get("/api/workspaces/{id}/memory/query", self.memory_query)
         return app
 
     def _authorized(self, request: web.Request) -> None:
@@ -122,8 +138,53 @@ class ReferenceUpstream:
                 "resume": {"after_ack": f"/api/agent/sync-intents/{intent_id}/resume",
                            "method": "POST", "expires_in": "24h"}}}, status=409)
         delta_id = "delta_" + secrets.token_urlsafe(8)
-        self.deltas.append({"id": delta_id, **body})
+        self.add_delta(delta_id, body)
         return web.json_response({"schema": "amp.memory-delta.v1", "delta": {"id": delta_id}})
+
+    def add_delta(self, delta_id: str, body: dict[str, Any]) -> None:
+        """A stored delta, with the reference's database timestamp (seconds, no T/Z)."""
+        self.deltas.append({"id": delta_id, "created_at": time.strftime("%Y-%m-%d %H:%M:%S",
+                                                                        time.gmtime()), **body})
+
+    async def workspaces(self, request: web.Request) -> web.Response:
+        self._authorized(request)
+        return web.json_response({"items": [{
+            "id": WORKSPACE, "owner_id": "agt_ref", "slug": "laptop-personal",
+            "name": "laptop personal workspace", "description": "", "visibility": "private",
+            "created_at": "2026-06-01 00:00:00", "updated_at": "2026-06-01 00:00:00",
+            "role": "owner", "owner_username": "laptop", "owner_auth_type": "agent",
+            "owned_by_current_user": True}]})
+
+    async def memory_map(self, request: web.Request) -> web.Response:
+        self._authorized(request)
+        assets = []
+        for delta in sorted(self.deltas, key=lambda d: d["created_at"], reverse=True):
+            common = {"workspace_id": WORKSPACE, "workspace_name": "laptop personal workspace",
+                      "project_key": delta.get("project_key") or "laptop-personal",
+                      "status": "active", "visibility": "workspace",
+                      "detail_endpoint": "/api/agent/bootstrap/context"}
+            assets.append({**common, "id": f"memory_delta:{delta['id']}", "source_id": delta["id"],
+                           "kind": "memory_delta", "type": delta.get("delta_type", "task_event"),
+                           "type_label": "变化", "title": cut(delta["summary"], 96),
+                           "summary": cut(delta.get("why_it_matters") or delta["summary"], 220),
+                           "topic": "laptop-personal", "triggers": [],
+                           "updated_at": delta["created_at"]})
+            assets.append({**common, "id": f"summary_card:sum_{delta['id']}",
+                           "source_id": f"sum_{delta['id']}", "kind": "summary_card",
+                           "type": "recent_delta", "type_label": "摘要",
+                           "title": cut(delta["summary"], 96), "summary": cut(delta["summary"], 220),
+                           "topic": "laptop-personal", "triggers": [],
+                           "updated_at": delta["created_at"]})
+        return web.json_response({
+            "schema": "amp.memory-lens-map.v1", "user": {"id": "agt_ref"},
+            "workspace_id": request.match_info["id"], "stats": {"assets": len(assets)},
+            "workspaces": [], "assets": assets, "primary_assets": [], "secondary_assets": assets,
+            "nodes": [], "edges": [], "default_agent_view": {}})
+
+    async def memory_query(self, request: web.Request) -> web.Response:
+        self._authorized(request)
+        return web.json_response({"items": [], "context": "", "active_memory_view": None,
+                                  "call_instructions": "Inject only relevant memories."})
 
     async def resume(self, request: web.Request) -> web.Response:
         self._authorized(request)
@@ -206,3 +267,33 @@ async def test_edits_without_a_sync_extension_are_reported_not_lost(reference):
     assert [e["last_error"] for e in status["skipped"]] == [
         "this upstream has no endpoint to edit or delete a record"]
     assert local.store.memories.get(memory_id)["content"] == "second wording"
+
+
+async def test_pulls_deltas_from_the_memory_map_and_knows_its_own(reference):
+    """No sync extension and no changes feed: a teammate's memory delta arrives through the
+    memory map (its text as far as the map gives it); our own pushed delta, listed there too,
+    is recognised by its upstream id and not pulled back."""
+    upstream, server, local = reference
+    await connect(local, server)
+    await write_delta(local, "use the reference server")
+    status = await local.local("POST", "/api/local/upstream/sync")
+    assert status["last_error"] is None and status["pull"]["via"] == "read_endpoints"
+    long_summary = "teammate: " + "the staging database is rebuilt every night " * 4
+    upstream.add_delta("delta_teammate", {"summary": long_summary, "why_it_matters": "plan around it",
+                                          "delta_type": "project_state", "importance": 3})
+    status = await local.local("POST", "/api/local/upstream/sync")
+    assert status["last_error"] is None, status
+    found = local.store.conn.execute(
+        "select id from memory_records where content like 'teammate: %'").fetchall()
+    assert len(found) == 1
+    memory = local.store.memories.get(found[0][0])
+    assert memory["content"] == f"{cut(long_summary, 96)}\n\nWhy it matters: plan around it"
+    assert memory["provenance"]["truncated"] and memory["provenance"]["upstream_id"] == "delta_teammate"
+    assert memory["kind"] == "project_state" and memory["source"] == "memory_delta"
+    await local.local("POST", "/api/local/upstream/sync")
+    contents = [r[0] for r in local.store.conn.execute("select content from memory_records")]
+    assert contents.count("use the reference server") == 1
+    assert sum(c.startswith("teammate: ") for c in contents) == 1
+    assert [d["summary"] for d in upstream.deltas].count("use the reference server") == 1
+    pack = await local.bootstrap()
+    assert "staging database is rebuilt" in pack["summary_markdown"]

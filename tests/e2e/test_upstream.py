@@ -232,3 +232,60 @@ def test_an_upstream_that_hangs_or_dies_mid_sync_loses_and_duplicates_nothing(tm
         assert max(latencies) < 0.5, sorted(latencies)[-3:]
     finally:
         laptop.stop()
+
+
+@pytest.fixture
+def plain_cloud(tmp_path: Path) -> Iterator[Node]:
+    """A team daemon serving no sync extension: to a downstream daemon it is any AMP upstream."""
+    node = Node(tmp_path / "plain-cloud", role="cloud", settings={"serve_sync_extension": "false"})
+    yield node
+    node.stop()
+
+
+def test_a_teammates_write_on_an_upstream_without_the_sync_extension_arrives_once(tmp_path,
+                                                                                  plain_cloud):
+    """Issue #14: a teammate's memory delta reaches the local context pack within two sync
+    rounds, exactly once; our own write goes up once and does not come back."""
+    laptop = Node(tmp_path / "laptop", settings={"upstream_timeout_seconds": "2",
+                                                  "sync_upstream_seconds": "3600"})
+    try:
+        code = plain_cloud.cli("agent", "pair", "--name", "laptop", "--runtime", "memorycloud_companion")
+        status = laptop.cli("upstream", "connect", plain_cloud.url, "--pairing-code", code["pairing_code"])
+        assert not status["sync_extension"] and status["pull"]["via"] == "read_endpoints", status
+        coder, teammate = laptop.agent("coder"), plain_cloud.agent("teammate")
+        plain_cloud.call("GET", "/api/sync/info", teammate, expect=404)
+        theirs = "teammate found: the CI cache is flaky on Mondays"
+        ours = "laptop decision: keep SQLite in WAL mode"
+        laptop.delta(coder, ours)
+        plain_cloud.delta(teammate, theirs)
+        for _ in range(2):
+            sync(laptop)
+            pack = laptop.call("POST", "/api/agent/bootstrap/context", coder, {})
+            if "CI cache is flaky" in pack["summary_markdown"]:
+                break
+        assert "CI cache is flaky" in pack["summary_markdown"]
+        sync(laptop)
+        assert laptop.contents().count(theirs) == 1
+        assert plain_cloud.contents().count(ours) == 1 and laptop.contents().count(ours) == 1
+        (upstream_id,) = plain_cloud.query("select id from memory_records where content = ?", theirs)[0]
+        (provenance,) = laptop.query("select provenance from memory_records where content = ?", theirs)[0]
+        assert json.loads(provenance)["upstream_id"] == upstream_id
+        # `memorycloud upstream status --json`: the outbox holds only what waits (item 9).
+        status = laptop.cli("upstream", "status")
+        assert status["backlog"] == 0 and sum(status["outbox"].values()) == 0
+        assert status["finished"]["sent"] == 1
+
+        # The upstream hangs mid-pull: local writes and packs answer at local speed meanwhile.
+        os.kill(plain_cloud.proc.process.pid, signal.SIGSTOP)
+        stuck = threading.Thread(target=lambda: laptop.cli("upstream", "sync"))
+        stuck.start()
+        started = time.perf_counter()
+        laptop.delta(coder, "written while the upstream hangs")
+        laptop.call("POST", "/api/agent/bootstrap/context", coder, {})
+        assert time.perf_counter() - started < 1.0
+        os.kill(plain_cloud.proc.process.pid, signal.SIGCONT)
+        stuck.join()
+        wait_for(lambda: sync(laptop) and plain_cloud.contents().count("written while the upstream hangs") == 1,
+                 "the write made while the upstream hung")
+    finally:
+        laptop.stop()
