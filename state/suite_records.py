@@ -18,71 +18,119 @@ def semver_key(version: str) -> tuple:
     return numbers + ((1,) if not pre else (0, pre))
 
 
+def _suite(row: Any) -> dict[str, Any]:
+    suite = dict(row)
+    suite["tags"] = json.loads(suite["tags"])
+    return suite
+
+
 class SuiteRecords:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
     def suite(self, slug: str) -> dict[str, Any]:
-        row = self.conn.execute("select * from suites where slug = ?", (slug,)).fetchone()
-        if row is None:
+        found = self.find(slug)
+        if found is None:
             raise NotFound(f"memory suite {slug} not found")
-        return dict(row)
+        return found
 
     def find(self, slug: str) -> dict[str, Any] | None:
         row = self.conn.execute("select * from suites where slug = ?", (slug,)).fetchone()
-        return dict(row) if row else None
+        return _suite(row) if row else None
 
     def add_version(self, *, slug: str, title: str, summary: str, version: str, legacy: bool,
                     manifest: dict[str, Any], files: dict[str, str], file_sha: dict[str, str],
-                    archive_sha256: str, identity_id: str | None, tags: list[str]) -> dict[str, Any]:
-        """Store one version (creating the suite on its first); call inside a transaction."""
+                    archive_sha256: str, identity_id: str | None, tags: list[str],
+                    size_bytes: int, changelog: str, archive: bytes | None = None,
+                    package: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Store one version (creating the suite on its first); call inside a transaction.
+
+        ``package`` holds the suite's own attributes when it is created (visibility,
+        persona_type, price_cents); ``archive`` the uploaded zip when it must be served
+        verbatim (None: the canonical zip of ``files``)."""
         now = now_iso()
         suite = self.find(slug)
+        license_ = str(manifest.get("license") or "")
+        persona = str(manifest.get("persona_type") or "agent")
         if suite is None:
+            package = package or {}
             suite_id = new_id("suite_")
             self.conn.execute(
                 "insert into suites (id, slug, title, summary, latest_version, legacy, created_by,"
-                " created_at, updated_at) values (?,?,?,?,?,?,?,?,?)",
-                (suite_id, slug, title, summary, version, int(legacy), identity_id, now, now))
+                " created_at, updated_at, visibility, persona_type, license, tags, price_cents)"
+                " values (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (suite_id, slug, title, summary, version, int(legacy), identity_id, now, now,
+                 package.get("visibility", "public"), package.get("persona_type", persona),
+                 license_, json.dumps(tags, ensure_ascii=False), package.get("price_cents", 0)))
         else:
             suite_id = suite["id"]
             # An older version imported later is kept, but never becomes the latest.
             if semver_key(version) >= semver_key(suite["latest_version"]):
                 self.conn.execute(
-                    "update suites set title = ?, summary = ?, latest_version = ?, updated_at = ?"
-                    " where id = ?", (title, summary, version, now, suite_id))
+                    "update suites set title = ?, summary = ?, latest_version = ?, legacy = ?,"
+                    " license = ?, tags = ?, updated_at = ? where id = ?",
+                    (title, summary, version, int(legacy), license_,
+                     json.dumps(tags, ensure_ascii=False), now, suite_id))
             self.conn.execute("delete from suite_fts where slug = ?", (slug,))
         version_id = new_id("suitever_")
         self.conn.execute(
             "insert into suite_versions (id, suite_id, version, manifest, archive_sha256,"
-            " created_by, created_at) values (?,?,?,?,?,?,?)",
+            " created_by, created_at, changelog, size_bytes, archive) values (?,?,?,?,?,?,?,?,?,?)",
             (version_id, suite_id, version, json.dumps(manifest, ensure_ascii=False),
-             archive_sha256, identity_id, now))
+             archive_sha256, identity_id, now, changelog, size_bytes, archive))
         self.conn.executemany(
             "insert into suite_files (version_id, path, content, sha256) values (?,?,?,?)",
             [(version_id, path, content, file_sha[path]) for path, content in sorted(files.items())])
+        current = self.suite(slug)
         self.conn.execute("insert into suite_fts (slug, tokens) values (?, ?)",
-                          (slug, index_text(f"{slug} {title} {summary} {' '.join(tags)}")))
-        return self.suite(slug)
+                          (slug, index_text(f"{slug} {current['title']} {current['summary']}"
+                                            f" {' '.join(current['tags'])}")))
+        return current
+
+    def count(self, slug: str, counter: str) -> None:
+        """Add one to a suite's download or install counter."""
+        column = {"download": "download_count", "install": "install_count"}[counter]
+        self.conn.execute(f"update suites set {column} = {column} + 1 where slug = ?", (slug,))
 
     def versions(self, slug: str) -> list[dict[str, Any]]:
+        """Every version of a suite, oldest first (without files or archive bytes)."""
         suite = self.suite(slug)
         rows = self.conn.execute(
-            "select id, version, archive_sha256, created_by, created_at from suite_versions"
-            " where suite_id = ? order by created_at, id", (suite["id"],)).fetchall()
+            "select id, version, archive_sha256, size_bytes, changelog, created_by, created_at"
+            " from suite_versions where suite_id = ? order by created_at, id",
+            (suite["id"],)).fetchall()
         return [dict(r) for r in rows]
+
+    def version_info(self, suite: dict[str, Any], version: str | None = None) -> dict[str, Any]:
+        """One version's row (the latest by default) with its manifest, without files or the
+        archive's bytes."""
+        version = version or suite["latest_version"]
+        row = self.conn.execute(
+            "select id, suite_id, version, manifest, archive_sha256, size_bytes, changelog,"
+            " created_by, created_at, archive is not null as verbatim from suite_versions"
+            " where suite_id = ? and version = ?", (suite["id"], version)).fetchone()
+        if row is None:
+            raise NotFound(f"memory suite {suite['slug']} has no version {version}")
+        result = dict(row)
+        result["manifest"] = json.loads(result["manifest"])
+        return result
+
+    def archive(self, version_id: str) -> bytes | None:
+        """The zip kept verbatim for this version (an import), or None (rebuilt from files)."""
+        row = self.conn.execute("select archive from suite_versions where id = ?",
+                                (version_id,)).fetchone()
+        return bytes(row[0]) if row and row[0] is not None else None
+
+    def set_size(self, version_id: str, size_bytes: int) -> None:
+        """Remember a version's archive size (versions stored before sizes were kept)."""
+        self.conn.execute("update suite_versions set size_bytes = ? where id = ?",
+                          (size_bytes, version_id))
 
     def version(self, slug: str, version: str | None = None) -> dict[str, Any]:
         """One version (the latest by default) with its manifest and files."""
         suite = self.suite(slug)
-        version = version or suite["latest_version"]
-        row = self.conn.execute(
-            "select * from suite_versions where suite_id = ? and version = ?",
-            (suite["id"], version)).fetchone()
-        if row is None:
-            raise NotFound(f"memory suite {slug} has no version {version}")
-        result = dict(row)
-        result["manifest"] = json.loads(result["manifest"])
+        result = self.version_info(suite, version)
+        row = result
         files = self.conn.execute(
             "select path, content, sha256 from suite_files where version_id = ? order by path",
             (row["id"],)).fetchall()
@@ -91,14 +139,43 @@ class SuiteRecords:
         result["suite"] = suite
         return result
 
-    def catalog(self, query: str | None, limit: int) -> list[dict[str, Any]]:
+    def catalog(self, query: str | None, limit: int, *, offset: int = 0, tag: str | None = None,
+                public_only: bool = False) -> list[dict[str, Any]]:
+        """Suites matching the query (best first) or all (newest first), optionally only the
+        public ones and only those with a tag."""
+        where, params = [], []
+        if public_only:
+            where.append("s.visibility = 'public'")
+        if tag:
+            where.append("exists (select 1 from json_each(s.tags) where value = ?)")
+            params.append(tag)
         if query and (match := fts_query(query)):
+            filters = "".join(f" and {w}" for w in where)
             rows = self.conn.execute(
                 "select s.* from suite_fts f join suites s on s.slug = f.slug"
-                " where suite_fts match ? order by bm25(suite_fts) limit ?", (match, limit))
+                f" where suite_fts match ?{filters} order by bm25(suite_fts) limit ? offset ?",
+                (match, *params, limit, offset))
         else:
-            rows = self.conn.execute("select * from suites order by updated_at desc limit ?", (limit,))
-        return [dict(r) for r in rows]
+            filters = f" where {' and '.join(where)}" if where else ""
+            rows = self.conn.execute(f"select s.* from suites s{filters}"
+                                     " order by s.updated_at desc, s.id desc limit ? offset ?",
+                                     (*params, limit, offset))
+        return [_suite(r) for r in rows]
+
+    def created_by(self, identity_id: str | None) -> list[dict[str, Any]]:
+        """The suites an identity created (every suite for None), newest first."""
+        if identity_id is None:
+            rows = self.conn.execute("select * from suites order by created_at desc, id desc")
+        else:
+            rows = self.conn.execute("select * from suites where created_by = ?"
+                                     " order by created_at desc, id desc", (identity_id,))
+        return [_suite(r) for r in rows]
+
+    def slugs_like(self, base: str) -> set[str]:
+        """Taken slugs among ``base`` and ``base-2``, ``base-3`` ... (for unique slugs)."""
+        rows = self.conn.execute("select slug from suites where slug = ? or slug like ?",
+                                 (base, f"{base}-%"))
+        return {r[0] for r in rows}
 
     def installed_lenses(self, workspace_id: str, project_key: str | None,
                          limit: int = 3, facts: int = 3) -> list[dict[str, Any]]:

@@ -9,31 +9,52 @@ import aiohttp
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
+from daemon.api.suite_upload import read_upload
 from daemon.endpoints import Call, Endpoint
-from daemon.runtime.suites import check_events
+from daemon.runtime.suite_fields import check_visibility
+from daemon.runtime.suite_sync import sync_events
 from daemon.runtime.sync_gate import GatedWrite
-from daemon.validation import Field, RequestSchema, ValidationFailed, query_int
+from daemon.validation import Field, RequestSchema, ValidationFailed
 from state.errors import InvalidRequest, PayloadTooLarge
 
 CREATE = RequestSchema("memory-suite-create", (
-    Field("title", str, required=True, min_length=1, max_length=200),
-    Field("summary", str, required=True, min_length=1, max_length=2000),
-    Field("license", str, required=True, min_length=1, max_length=100, description="e.g. CC-BY-4.0"),
-    Field("version", str, max_length=40, description="semantic version (default 1.0.0)"),
-    Field("slug", str, max_length=64),
-    Field("tags", list, default=[], items=str, max_items=20, max_length=60),
-    Field("provenance", dict, description="where the memory comes from: {source, author, ...}"),
-    Field("long_term_markdown", str, max_length=500_000, description="MEMORY.md"),
-    Field("work_memory", dict, description='{"YYYY-MM-DD": "markdown"} -> memory/YYYY-MM-DD.md'),
-    Field("dreams_markdown", str, max_length=200_000, description="DREAMS.md"),
-    Field("instructions_markdown", str, max_length=100_000, description="agent.instructions.md"),
-    Field("readme_markdown", str, max_length=100_000),
+    Field("title", str, required=True, min_length=2, max_length=120),
+    Field("summary", str, required=True, min_length=1, max_length=800),
+    Field("persona_type", str, default="agent", max_length=40),
+    Field("visibility", str, default="public", max_length=40,
+          description="public | unlisted | private (else 400)"),
+    Field("license", str, default="CC-BY-4.0", min_length=2, max_length=80),
+    Field("tags", list, default=[], items=str,
+          description="lower-cased, trimmed, de-duplicated, 32 characters each, 12 kept"),
+    Field("version", str, default="1.0.0", max_length=64, description="semantic version"),
+    Field("price_cents", int, default=0, minimum=0, maximum=999_999,
+          description="kept and answered; this daemon sells nothing"),
+    Field("memory_md", str, max_length=500_000, aliases=("long_term_markdown",),
+          description="MEMORY.md (default: the title and summary)"),
+    Field("dreams_md", str, default="", max_length=200_000, aliases=("dreams_markdown",),
+          description="DREAMS.md (present even when empty)"),
+    Field("work_memory", (list, dict), default=[],
+          description='[{date: YYYY-MM-DD (default today UTC), content (or text)}], or'
+                      ' {"YYYY-MM-DD": markdown}: memory/<date>.md'),
+    Field("instructions_md", str, default="", max_length=100_000,
+          aliases=("instructions_markdown",), description="agent.instructions.md"),
+    Field("provenance", dict, description="default {source_type: self_authored}"),
+    Field("manifest", dict, description="a full amp.memory.v1 manifest: title, license and"
+                                        " version come from it"),
+    Field("slug", str, max_length=64, description="publish a version of this suite (ours)"),
+    Field("readme_markdown", str, max_length=100_000, description="README.md (ours)"),
 ))
 
 SYNC = RequestSchema("memory-suite-sync", (
-    Field("events", list, required=True, items=dict, max_items=200,
-          description="[{summary, event_type?}] appended to today's memory file"),
+    Field("text", str, max_length=20_000, description="the event, appended to its day's"
+                                                      " memory/YYYY-MM-DD.md"),
+    Field("event_type", str, default="work_memory", max_length=60),
+    Field("occurred_at", str, max_length=64, description="default now (UTC)"),
     Field("importance", int, default=3, minimum=1, maximum=5),
+    Field("tags", list, default=[], items=str, max_items=50, max_length=64),
+    Field("changelog", str, max_length=500),
+    Field("events", list, items=dict, max_items=200,
+          description="ours, instead of text: [{summary, event_type?, tags?, occurred_at?}]"),
 ))
 
 
@@ -41,51 +62,65 @@ async def create(request: web.Request, call: Call) -> dict[str, Any]:
     return call.services.suites.create(call.require_identity(), call.body)
 
 
+async def validate(request: web.Request, call: Call) -> dict[str, Any]:
+    return call.services.suites.validate(call.identity, call.body)
+
+
 async def import_archive(request: web.Request, call: Call) -> dict[str, Any]:
-    """The zip as the raw body (application/zip) or as the 'file' part of a multipart form."""
+    """The zip as the 'file' part of a multipart form (the reference), or as the raw body
+    (application/zip); ``?visibility=``."""
     identity = call.require_identity()
-    if request.content_type.startswith("multipart/"):
-        data = b""
-        try:
-            async for part in await request.multipart():
-                if part.name == "file":
-                    data = bytes(await part.read())
-                    break
-        except (ValueError, AssertionError, aiohttp.ClientError, HttpProcessingError) as exc:
-            raise InvalidRequest(f"the multipart form cannot be read: {exc}") from None
-        if not data:
-            raise InvalidRequest("the multipart form has no 'file' part")
-    else:
-        data = await request.read()
-    if not data:
-        raise InvalidRequest("send the suite zip as the request body (Content-Type: application/zip)")
-    return call.services.suites.import_archive(identity, data)
+    visibility = check_visibility(request.query.get("visibility") or "public")
+    return call.services.suites.import_archive(identity, await read_upload(request), visibility)
+
+
+async def validate_archive(request: web.Request, call: Call) -> dict[str, Any]:
+    return call.services.suites.validate_archive(await read_upload(request))
+
+
+def _clamped(request: web.Request, name: str, default: int, low: int, high: int) -> int:
+    """An integer query parameter clamped into [low, high], as the reference does (422 for
+    something that is not an integer)."""
+    raw = request.query.get(name)
+    if raw is None or raw == "":
+        return default
+    if not (raw.isascii() and raw.lstrip("-").isdigit()):
+        raise ValidationFailed(f"query parameter '{name}' must be an integer, got {raw!r}",
+                               details={"field": name})
+    return max(low, min(int(raw), high))
 
 
 async def catalog(request: web.Request, call: Call) -> dict[str, Any]:
-    limit = query_int(request, "limit", 20, 1, 100)
-    return call.services.suites.catalog(request.query.get("q") or None, limit)
+    return call.services.suites.catalog(
+        request.query.get("q") or None, _clamped(request, "limit", 30, 1, 100),
+        _clamped(request, "offset", 0, 0, 1 << 62), request.query.get("tag") or None)
+
+
+async def detail(request: web.Request, call: Call) -> dict[str, Any]:
+    return call.services.suites.detail(call.identity, request.match_info["slug"])
+
+
+async def mine(request: web.Request, call: Call) -> dict[str, Any]:
+    return call.services.suites.mine(call.require_identity())
 
 
 async def suite(request: web.Request, call: Call) -> dict[str, Any]:
-    slug = request.match_info["slug"]
-    return {**call.services.suites.describe(slug),
-            "suite_manifest": call.services.suites.suite_manifest(slug)}
+    return call.services.suites.describe(call.identity, request.match_info["slug"])
 
 
 async def download(request: web.Request, call: Call) -> web.Response:
-    name, data = call.services.suites.download(request.match_info["slug"],
+    name, data = call.services.suites.download(call.identity, request.match_info["slug"],
                                                request.query.get("version") or None)
     return web.Response(body=data, content_type="application/zip",
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 
 async def openclaw(request: web.Request, call: Call) -> dict[str, Any]:
-    return call.services.suites.openclaw(request.match_info["slug"])
+    return call.services.suites.openclaw(call.identity, request.match_info["slug"])
 
 
 async def versions(request: web.Request, call: Call) -> dict[str, Any]:
-    return call.services.suites.versions(request.match_info["slug"])
+    return call.services.suites.versions(call.identity, request.match_info["slug"])
 
 
 async def diff(request: web.Request, call: Call) -> dict[str, Any]:
@@ -93,14 +128,15 @@ async def diff(request: web.Request, call: Call) -> dict[str, Any]:
     if not old or not new:
         raise ValidationFailed("query parameters 'from' and 'to' (two versions) are required",
                                details={"missing_fields": [n for n, v in (("from", old), ("to", new)) if not v]})
-    return call.services.suites.diff(request.match_info["slug"], old, new)
+    return call.services.suites.diff(call.identity, request.match_info["slug"], old, new)
 
 
 async def sync(request: web.Request, call: Call) -> dict[str, Any]:
+    """Gated before the suite is looked up, as in the reference: a gated agent's important
+    sync is kept as a sync intent even for a slug that does not exist (its replay says so)."""
     identity = call.require_identity()
     slug = request.match_info["slug"]
-    call.services.store.suites.suite(slug)  # 404 before anything is held back
-    check_events(call.body["events"])  # an invalid write is refused, never held back
+    sync_events(call.body)  # an invalid write is refused (422/400), never held back
     warning = call.services.gate.admit(identity, GatedWrite(
         "memory_suite_sync", "POST", request.path, {"slug": slug}, call.body,
         call.body["importance"]))
@@ -217,15 +253,25 @@ async def collection_search(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 ENDPOINTS = [
-    Endpoint("POST", "/api/memories", create, "Create a memory suite from JSON fields.",
+    Endpoint("POST", "/api/memories", create,
+             "Create a memory suite from JSON fields (the reference's names; ours as aliases).",
              scope="memory:write", request=CREATE, response_schema="amp.memory-suite.v1"),
+    Endpoint("POST", "/api/memories/validate", validate,
+             "The suite a create would build, checked; nothing stored.", auth="optional",
+             request=CREATE, response_schema="amp.memory.v1"),
     Endpoint("POST", "/api/memories/import", import_archive,
-             "Import a suite zip (validated; nothing stored if anything is wrong).",
+             "Import a suite zip (multipart 'file' or the raw body; ?visibility=), stored"
+             " verbatim; nothing stored if anything is wrong.",
              scope="memory:write", response_schema="amp.memory-suite.v1"),
+    Endpoint("POST", "/api/memories/import/validate", validate_archive,
+             "Would this zip import? Checked like an import; nothing stored.", auth="optional",
+             response_schema="amp.memory.v1"),
     Endpoint("POST", "/api/memories/{slug}/sync", sync,
-             "Append work-memory events to today's file as a new patch version.",
-             scope="memory:write", request=SYNC, response_schema="amp.memory-suite-sync.v1",
-             idempotent=True),
+             "Append a work-memory event (text, or our events) to its day's file as a new patch"
+             " version.", scope="memory:write", request=SYNC,
+             response_schema="amp.memory-suite-sync.v1", idempotent=True),
+    Endpoint("GET", "/api/me/memories", mine, "The caller's suites, of any visibility.",
+             scope="memory:read", response_schema="amp.memory-packages.v1"),
     Endpoint("POST", "/api/agent/open-memories/install", install,
              "Install a suite into a workspace (seed install order); answers the activation.",
              scope="skill:install", request=INSTALL, response_schema="amp.memory-native-activation.v1"),
@@ -246,16 +292,22 @@ ENDPOINTS = [
     Endpoint("GET", "/api/catalog/{slug}/search", collection_search,
              "Search a suite's vector collection (?q=).", scope="catalog:read",
              response_schema="amp.suite-collection-search.v1"),
-    Endpoint("GET", "/api/catalog", catalog, "The local registry: suites, searchable with ?q=.",
-             scope="catalog:read", response_schema="amp.memory-catalog.v1"),
+    # Suite reads take an optional key, as the reference's: a public or unlisted suite is
+    # meant to be shared; a private one is found only with its creator's or the owner's key
+    # (to anyone else, and without a key, it is a 404).
+    Endpoint("GET", "/api/catalog", catalog,
+             "The public suites (?q=, ?tag=, ?limit= 1..100, ?offset=).", auth="optional",
+             response_schema="amp.memory-catalog.v1"),
+    Endpoint("GET", "/api/catalog/{slug}", detail,
+             "One suite: package, manifest, preview, install card.", auth="optional"),
     Endpoint("GET", "/api/catalog/{slug}/suite", suite, "Machine-readable suite manifest.",
-             scope="catalog:read", response_schema="amp.memory-suite.v1"),
+             auth="optional", response_schema="amp.memory-suite.v1"),
     Endpoint("GET", "/api/catalog/{slug}/download", download, "The suite zip (?version=).",
-             scope="catalog:read"),
+             auth="optional"),
     Endpoint("GET", "/api/catalog/{slug}/install/openclaw", openclaw, "The OpenClaw mapping.",
-             scope="catalog:read"),
+             auth="optional", response_schema="amp.install.openclaw.v1"),
     Endpoint("GET", "/api/catalog/{slug}/versions", versions, "Every version of a suite.",
-             scope="catalog:read", response_schema="amp.memory-suite-versions.v1"),
+             auth="optional", response_schema="amp.memory-suite-versions.v1"),
     Endpoint("GET", "/api/catalog/{slug}/diff", diff, "Differences between two versions.",
-             scope="catalog:read", response_schema="amp.memory-suite-diff.v1"),
+             auth="optional", response_schema="amp.memory-suite-diff.v1"),
 ]

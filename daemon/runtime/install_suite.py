@@ -17,6 +17,7 @@ from typing import Any
 from daemon.runtime.access import resolve_workspace
 from daemon.runtime.changes import ContextChanges
 from daemon.runtime.context_packs import ContextPackService
+from daemon.runtime.suites import can_see
 from state.errors import NotFound
 from state.ids import new_id, now_iso
 from state.memories import NewMemory
@@ -73,6 +74,9 @@ class SuiteInstaller:
 
     def install(self, identity: dict[str, Any], body: dict[str, Any], base_url: str) -> dict[str, Any]:
         workspace = resolve_workspace(self.store, identity, body.get("workspace_id"))
+        found = self.store.suites.find(body["slug"])
+        if found is None or not can_see(identity, found):  # a private suite of another key
+            raise NotFound(f"memory suite {body['slug']} not found")
         stored = self.store.suites.version(body["slug"], body.get("version"))
         files, manifest = stored["files"], stored["manifest"]
         suite = stored["suite"]
@@ -128,6 +132,7 @@ class SuiteInstaller:
                  stored["archive_sha256"], json.dumps(memory_ids), json.dumps(conflict_ids),
                  json.dumps(steps, ensure_ascii=False), json.dumps(retrieval_test, ensure_ascii=False),
                  identity["id"], now_iso()))
+            self.store.suites.count(suite["slug"], "install")
         self.changes.changed(workspace["id"], project_key)
         pack = self.packs.build(identity, {"workspace_id": workspace["id"], "project_key": project_key,
                                            "reason": "open_memory_install"}, base_url)

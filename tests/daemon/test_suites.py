@@ -1,7 +1,7 @@
 """Memory suites (amp.memory-suite.v1 with amp.memory.v1) against the real app and store: create
-from fields, the canonical zip round trip into a fresh daemon, idempotent imports, legacy
-archives as light suites, sync as gated patch versions, versions and diffs, the catalog, and a
-corpus of malicious archives that must be refused with nothing stored
+from our earlier field names, the zip round trip into a fresh daemon, idempotent imports,
+legacy archives kept verbatim, sync as gated patch versions, versions and diffs, the catalog,
+and a corpus of malicious archives that must be refused with nothing stored
 (daemon/runtime/suite_archive.py, daemon/runtime/suites.py, daemon/api/suites.py).
 
 The archive builders here (``valid_files``, ``seal``, ``zip_entries``) make a valid suite's
@@ -38,6 +38,8 @@ SUITE_TABLES = ("suites", "suite_versions", "suite_files", "suite_fts")
 SEED_OPENCLAW = {"target": "openclaw",
                  "merge": {"long_term": "MEMORY.md", "work_memory": "memory/*.md",
                            "reflections": "DREAMS.md"}}
+OPENCLAW_ANSWER_KEYS = {"schema", "package", "manifest", "suite", "download_url", "risk",
+                        "mapping", "required_tools", "activation_prompt"}
 LAYERS = ["markdown", "database_rows", "vector_collection", "graph", "workspace"]
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 
@@ -161,10 +163,13 @@ def utc_days() -> set[str]:
 # -- create from fields -----------------------------------------------------------------------
 
 async def test_create_from_fields_builds_a_complete_suite(api):
+    """Our earlier field names (long_term_markdown, work_memory as a dict ...) still build the
+    whole suite; the reference's names are in test_suites_reference.py."""
     suite = await create(api)
     assert suite["schema"] == "amp.memory-suite.v1"
     assert suite["slug"] == "release-runbook"  # slugify drops the Chinese words
-    assert (suite["version"], suite["latest_version"], suite["legacy"]) == ("1.0.0", "1.0.0", False)
+    assert (suite["latest_version"], suite["legacy"]) == ("1.0.0", False)
+    assert suite["version"]["version"] == suite["package"]["version"] == "1.0.0"
     assert suite["download"] == "/api/catalog/release-runbook/download?version=1.0.0"
 
     data = await download(api, "release-runbook")
@@ -177,7 +182,7 @@ async def test_create_from_fields_builds_a_complete_suite(api):
     assert files["DREAMS.md"] == CREATE["dreams_markdown"]
     # The described hashes are the files' own, and the archive hash is the zip's.
     assert suite["files"] == {path: sha(text) for path, text in files.items()}
-    assert suite["archive_sha256"] == sha(data)
+    assert suite["archive_sha256"] == suite["version"]["sha256"] == sha(data)
 
     manifest = json.loads(files["manifest.json"])
     assert manifest["schema"] == "amp.memory.v1"
@@ -185,16 +190,16 @@ async def test_create_from_fields_builds_a_complete_suite(api):
     assert manifest["summary"] == CREATE["summary"] and manifest["tags"] == CREATE["tags"]
     assert re.fullmatch(r"\d+\.\d+\.\d+", manifest["version"]) and manifest["version"] == "1.0.0"
     assert manifest["license"] == "CC-BY-4.0"
-    assert manifest["provenance"] == CREATE["provenance"]
-    # Every file but the manifest itself, each with its sha256.
-    assert manifest["files"] == {p: sha(t) for p, t in files.items() if p != "manifest.json"}
+    # Our earlier provenance (a source, no source_type) gets the type the reference requires.
+    assert manifest["provenance"] == {"source_type": "unspecified", **CREATE["provenance"]}
+    # Every file but the manifest itself, each with its sha256 and size.
+    assert manifest["files"] == {p: {"sha256": sha(t), "bytes": len(t.encode())}
+                                 for p, t in files.items() if p != "manifest.json"}
     assert manifest["memory_ontology"] == {"long_term": "MEMORY.md", "work_memory": "memory/*.md",
                                            "reflections": "DREAMS.md"}
     assert "memory_tool_installer" in manifest["memory_tools"]
-    assert manifest["suite"] == {"schema": "amp.memory-suite.v1",
-                                 "manifest": "suite/manifest.json",
-                                 "content_layers": ["markdown", "workspace"]}
-    assert manifest["safety_boundary"]["secrets"] == "none"
+    assert manifest["suite"] == json.loads(files["suite/manifest.json"])
+    assert manifest["safety"]["secrets"] == "none"
 
     suite_manifest = json.loads(files["suite/manifest.json"])
     assert suite_manifest["schema"] == "amp.memory-suite.v1"
@@ -206,19 +211,25 @@ async def test_create_from_fields_builds_a_complete_suite(api):
         assert layers[name]["status"] == "not_included"
     assert layers["workspace"] == {"layer": "workspace", "target": "adaptive_memories",
                                    "status": "on_install"}
-    assert suite_manifest["tools"] and "memory_tool_installer" in suite_manifest["tools"]
-    runtimes = {row["runtime"]: row for row in suite_manifest["compatibility"]}
+    assert "memory_tool_installer" in {tool["id"] for tool in suite_manifest["tools"]}
+    runtimes = {row["runtime"]: row for row in suite_manifest["compatibility_matrix"]}
     assert set(runtimes) == {"markdown_agent", "openclaw", "codex_skill_runtime",
                              "multi_agent_workspace"}
     assert all(row["data"] and row["tools"] for row in runtimes.values())
     lifecycle = suite_manifest["install_lifecycle"]
-    assert lifecycle[0] == "read suite/manifest.json" and "retrieval test" in lifecycle[-1]
+    assert lifecycle[0] == "inspect_suite_manifest" and "retrieval" in lifecycle[-2]
 
-    assert json.loads(files["install/openclaw.json"]) == SEED_OPENCLAW
-    assert await api.get("/api/catalog/release-runbook/install/openclaw") == SEED_OPENCLAW
+    openclaw_file = json.loads(files["install/openclaw.json"])
+    assert {k: openclaw_file[k] for k in SEED_OPENCLAW} == SEED_OPENCLAW
+    answer = await api.get("/api/catalog/release-runbook/install/openclaw")
+    assert {k: answer[k] for k in openclaw_file} == openclaw_file
+    assert set(answer) >= OPENCLAW_ANSWER_KEYS and answer["schema"] == "amp.install.openclaw.v1"
     described = await api.get("/api/catalog/release-runbook/suite")
     assert described["suite_manifest"] == suite_manifest
-    assert {k: v for k, v in described.items() if k != "suite_manifest"} == suite
+    assert described["suite_id"] == "release-runbook" and described["package"]["slug"] == "release-runbook"
+    mine = {k: v for k, v in suite.items() if k not in ("package", "version")}
+    assert {k: described[k] for k in mine if k not in ("suite_id",)} == {
+        k: v for k, v in mine.items() if k != "suite_id"}
 
 
 async def test_create_defaults_and_canonical_zip(api):
@@ -232,10 +243,12 @@ async def test_create_defaults_and_canonical_zip(api):
     assert all(i.date_time == FIXED_TIME for i in infos)
     assert all(i.external_attr >> 16 == stat.S_IFREG | 0o644 for i in infos)
     files = unzip(data)
-    assert "DREAMS.md" not in files and not any(p.startswith("memory/") for p in files)
+    assert files["DREAMS.md"] == "" and not any(p.startswith("memory/") for p in files)
     manifest = json.loads(files["manifest.json"])
     assert manifest["version"] == "1.0.0"
-    assert manifest["provenance"] == {"source": "memorycloud-companion", "author": "test-agent"}
+    assert manifest["provenance"] == {"source_type": "self_authored",
+                                      "source": "memorycloud-companion"}
+    assert manifest["author"] == {"handle": "test-agent"}
     assert files["MEMORY.md"] == "# Ab\n\ns\n"
     # The same download twice is the same bytes.
     assert await download(api, suite["slug"]) == data
@@ -244,14 +257,21 @@ async def test_create_defaults_and_canonical_zip(api):
 async def test_creating_the_same_fields_twice_is_idempotent(api):
     first = await create(api)
     rows = suite_rows(api)
-    assert await create(api) == first
+    again = await create(api)
+    assert again["version"] == first["version"] and again["slug"] == first["slug"]
     assert suite_rows(api) == rows
-    # The same slug and version with other content is a conflict, and nothing is stored.
-    data = await api.post("/api/memories", {**CREATE, "summary": "changed"}, status=409)
+    # The same title with other content is a new package, as in the reference ...
+    other = await api.post("/api/memories", {**CREATE, "summary": "changed"})
+    assert other["slug"] == "release-runbook-2"
+    rows = suite_rows(api)
+    # ... but naming the slug publishes to it: the same version with other content is a
+    # conflict, and nothing is stored; a new version is added.
+    data = await api.post("/api/memories", {**CREATE, "summary": "changed again",
+                                            "slug": "release-runbook"}, status=409)
     assert "release-runbook 1.0.0" in data["error"]["message"]
     assert suite_rows(api) == rows
-    bumped = await create(api, summary="changed", version="1.1.0")
-    assert bumped["latest_version"] == "1.1.0"
+    bumped = await create(api, summary="changed", version="1.1.0", slug="release-runbook")
+    assert bumped["latest_version"] == "1.1.0" and bumped["slug"] == "release-runbook"
 
 
 @pytest.mark.parametrize("day", ["../../../etc/cron", "notes", "2026-1-2", "x/../../MEMORY"])
@@ -279,7 +299,8 @@ async def test_round_trip_into_a_fresh_daemon_is_byte_identical(api, tmp_path: P
         assert fresh.conn.execute("select count(*) from suites").fetchone()[0] == 0
 
         _, imported = await import_zip(api, data, key=owner_key, client=client)
-        assert imported["slug"] == suite["slug"] and imported["version"] == suite["version"]
+        assert imported["slug"] == suite["slug"]
+        assert imported["version"]["version"] == suite["version"]["version"]
         assert imported["files"] == suite["files"]
         assert imported["archive_sha256"] == suite["archive_sha256"] == sha(data)
         assert imported["legacy"] is False
@@ -299,7 +320,8 @@ async def test_round_trip_into_a_fresh_daemon_is_byte_identical(api, tmp_path: P
 async def test_importing_the_same_zip_twice_is_idempotent(api):
     data = valid_zip()
     _, first = await import_zip(api, data)
-    assert (first["slug"], first["version"], first["legacy"]) == ("evil-test-suite", "1.0.0", False)
+    assert (first["slug"], first["version"]["version"], first["legacy"]) == (
+        "evil-test-suite", "1.0.0", False)
     assert first["files"] == {p: sha(t) for p, t in unzip(data).items()}
     rows = suite_rows(api)
     _, second = await import_zip(api, data)
@@ -312,11 +334,13 @@ async def test_importing_the_same_zip_twice_is_idempotent(api):
     assert "evil-test-suite 1.0.0" in conflict["error"]["message"]
     assert conflict["detail"]["version"] == "1.0.0"
     assert suite_rows(api) == rows
-    # Entry order and zip metadata do not matter: the canonical archive is the same.
+    # Entry order and zip metadata do not matter: the same files are the same version (and
+    # the bytes served stay those of the first upload).
     shuffled = zip_entries(list(reversed(list(unzip(data).items()))),
                            compression=zipfile.ZIP_STORED)
     _, third = await import_zip(api, shuffled)
     assert third == first and suite_rows(api) == rows
+    assert await download(api, "evil-test-suite") == data
     assert await download(api, "evil-test-suite") == await download(api, "evil-test-suite", "1.0.0")
 
 
@@ -327,7 +351,7 @@ async def test_multipart_import(api):
     response = await api.client.post("/api/memories/import", data=form, headers=api.auth())
     body = await response.json()
     assert response.status == 200, body
-    assert body["slug"] == "evil-test-suite" and body["version"] == "1.0.0"
+    assert body["slug"] == "evil-test-suite" and body["version"]["version"] == "1.0.0"
     rows = suite_rows(api)
     # The same zip again as a raw body is the same suite version.
     _, raw = await import_zip(api, valid_zip())
@@ -337,7 +361,7 @@ async def test_multipart_import(api):
     form.add_field("other", valid_zip(), filename="suite.zip", content_type="application/zip")
     response = await api.client.post("/api/memories/import", data=form, headers=api.auth())
     data = await response.json()
-    assert response.status == 400, data
+    assert response.status == 422, data  # the reference: the field 'file' is missing
     assert "'file'" in data["error"]["message"]
     assert suite_rows(api) == rows
 
@@ -349,7 +373,7 @@ async def test_multipart_import_of_a_malicious_archive_is_refused(api):
     rows = suite_rows(api)
     response = await api.client.post("/api/memories/import", data=form, headers=api.auth())
     data = await response.json()
-    assert response.status == 422, data
+    assert response.status == 400, data
     assert "path traversal" in data["error"]["message"]
     assert suite_rows(api) == rows
 
@@ -366,93 +390,105 @@ LEGACY = {
 }
 
 
-async def test_legacy_archive_becomes_a_light_suite(api):
+async def test_legacy_archive_is_kept_verbatim_and_read_as_a_light_suite(api):
+    """As in the reference: the archive is served as it came (no suite/manifest.json is added
+    until a sync rebuilds it); its suite manifest is derived from manifest.json."""
     data = zip_entries(LEGACY)
     _, suite = await import_zip(api, data)
     assert suite["slug"] == "old-capsule-notes"
-    assert (suite["version"], suite["legacy"]) == ("0.3.0", True)
-
-    files = unzip(await download(api, "old-capsule-notes"))
-    for path in ("MEMORY.md", "memory/2026-01-02.md", "DREAMS.md"):
-        assert files[path] == LEGACY[path]  # the content is kept as it was
-    assert json.loads(files["install/openclaw.json"]) == SEED_OPENCLAW
-    assert "agent.instructions.md" in files
-    manifest = json.loads(files["manifest.json"])
-    assert manifest["legacy_import"] is True and manifest["slug"] == "old-capsule-notes"
-    assert manifest["license"] == "CC0-1.0" and manifest["provenance"] == {"source": "capsule v0"}
-    assert manifest["files"] == {p: sha(t) for p, t in files.items() if p != "manifest.json"}
-    assert manifest["suite"]["schema"] == "amp.memory-suite.v1"
+    assert (suite["version"]["version"], suite["legacy"]) == ("0.3.0", True)
+    assert await download(api, "old-capsule-notes") == data
 
     described = await api.get("/api/catalog/old-capsule-notes/suite")
     assert described["legacy"] is True
     generated = described["suite_manifest"]
-    assert generated == json.loads(files["suite/manifest.json"])
     assert generated["schema"] == "amp.memory-suite.v1" and generated["version"] == "0.3.0"
+    assert generated["license"] == "CC0-1.0" and generated["provenance"] == {"source": "capsule v0"}
     markdown = next(layer for layer in generated["content_layers"] if layer["layer"] == "markdown")
-    assert markdown["files"] == ["DREAMS.md", "MEMORY.md", "agent.instructions.md",
-                                 "memory/2026-01-02.md"]
-    assert await api.get("/api/catalog/old-capsule-notes/install/openclaw") == SEED_OPENCLAW
+    assert markdown["files"] == ["DREAMS.md", "MEMORY.md", "memory/2026-01-02.md"]
+    answer = await api.get("/api/catalog/old-capsule-notes/install/openclaw")
+    assert {k: answer[k] for k in SEED_OPENCLAW} == SEED_OPENCLAW
     catalog = await api.get("/api/catalog?q=capsule")
     assert [(s["slug"], s["legacy"]) for s in catalog["suites"]] == [("old-capsule-notes", True)]
 
-    # The same legacy zip again, or the upgraded download, is the same version.
+    # The same legacy zip again, or its download, is the same version (only the package's
+    # counters moved: one download, one OpenClaw install read).
     rows = suite_rows(api)
     _, again = await import_zip(api, data)
-    assert again == suite
-    _, upgraded = await import_zip(api, await download(api, "old-capsule-notes"))
-    assert upgraded == suite
+    _, downloaded = await import_zip(api, await download(api, "old-capsule-notes"))
+    for answer in (again, downloaded):
+        assert {k: v for k, v in answer.items() if k != "package"} == {
+            k: v for k, v in suite.items() if k != "package"}
+        assert answer["package"]["id"] == suite["package"]["id"]
     assert suite_rows(api) == rows
+
+    # A sync rebuilds it in the full layout, with the content kept as it was.
+    await api.post("/api/memories/old-capsule-notes/sync", {"text": "synced once",
+                                                            "occurred_at": "2026-01-02"})
+    files = unzip(await download(api, "old-capsule-notes"))
+    assert files["MEMORY.md"] == LEGACY["MEMORY.md"] and files["DREAMS.md"] == LEGACY["DREAMS.md"]
+    assert files["memory/2026-01-02.md"] == LEGACY["memory/2026-01-02.md"] + "- [3/5] synced once\n"
+    manifest = json.loads(files["manifest.json"])
+    assert manifest["license"] == "CC0-1.0" and manifest["provenance"] == {"source": "capsule v0"}
+    assert manifest["files"] == {p: {"sha256": sha(t), "bytes": len(t.encode())}
+                                 for p, t in files.items() if p != "manifest.json"}
+    assert json.loads(files["suite/manifest.json"])["version"] == "0.3.1"
+    assert (await api.get("/api/catalog/old-capsule-notes/suite"))["legacy"] is False
 
 
 async def test_legacy_archive_keeps_its_own_openclaw_mapping(api):
     mapping = {"target": "openclaw", "merge": {"long_term": "MEMORY.md"}}
     await import_zip(api, zip_entries({**LEGACY, "install/openclaw.json": json.dumps(mapping)}))
-    assert await api.get("/api/catalog/old-capsule-notes/install/openclaw") == mapping
+    answer = await api.get("/api/catalog/old-capsule-notes/install/openclaw")
+    assert {k: answer[k] for k in mapping} == mapping
+    assert answer["schema"] == "amp.install.openclaw.v1"
 
 
 # -- sync, versions and diffs ---------------------------------------------------------------
 
 async def test_sync_appends_to_todays_file_as_a_new_patch_version(api):
+    """Our events form: each event is the reference's line in today's file."""
     suite = await create(api)
     slug = suite["slug"]
     before = utc_days()
     first = await api.post(f"/api/memories/{slug}/sync", {"events": [
         {"summary": "fixed   the\nbuild", "event_type": "decision"},
-        {"summary": "wrote tests"}]})
+        {"summary": "wrote tests", "tags": ["qa"]}]})
     days = before | utc_days()
     assert first["schema"] == "amp.memory-suite-sync.v1"
-    assert (first["previous_version"], first["version"], first["events"]) == ("1.0.0", "1.0.1", 2)
+    assert (first["previous_version"], first["version"]["version"], first["events"]) == (
+        "1.0.0", "1.0.1", 2)
     today = first["appended_to"]
     assert today in {f"memory/{d}.md" for d in days}
-    assert first["suite"]["version"] == first["suite"]["latest_version"] == "1.0.1"
+    assert first["suite"]["latest_version"] == first["package"]["version"] == "1.0.1"
+    assert first["sync_event"]["text"] == "wrote tests"
     assert "update_notice" not in first
 
     files = unzip(await download(api, slug, "1.0.1"))
     text = files[today]
-    lines = text.splitlines()
-    assert lines[0] == f"# Work memory {today[7:17]}"
-    assert re.fullmatch(r"- \d\d:\d\d \[decision\] fixed the build", lines[2])
-    assert re.fullmatch(r"- \d\d:\d\d \[task_event\] wrote tests", lines[3])
+    assert text == f"# {today[7:17]}\n\n- [3/5] fixed the build\n- [3/5] wrote tests #qa\n"
     assert files["memory/2020-01-02.md"] == CREATE["work_memory"]["2020-01-02"]
     manifest = json.loads(files["manifest.json"])
     assert manifest["version"] == "1.0.1"
-    assert manifest["files"] == {p: sha(t) for p, t in files.items() if p != "manifest.json"}
+    assert manifest["files"] == {p: {"sha256": sha(t), "bytes": len(t.encode())}
+                                 for p, t in files.items() if p != "manifest.json"}
     suite_manifest = json.loads(files["suite/manifest.json"])
     assert suite_manifest["version"] == "1.0.1"
     markdown = next(l for l in suite_manifest["content_layers"] if l["layer"] == "markdown")
     assert today in markdown["files"]
 
     second = await api.post(f"/api/memories/{slug}/sync",
-                            {"events": [{"summary": "released", "event_type": "release"}]})
-    assert (second["previous_version"], second["version"]) == ("1.0.1", "1.0.2")
+                            {"text": "released", "event_type": "release", "importance": 4})
+    assert (second["previous_version"], second["version"]["version"]) == ("1.0.1", "1.0.2")
     if second["appended_to"] == today:  # unless the UTC day changed in between
         later = unzip(await download(api, slug, "1.0.2"))[today]
-        assert later.startswith(text)
-        assert re.fullmatch(r"- \d\d:\d\d \[release\] released\n", later[len(text):])
+        assert later == text + "- [4/5] released\n"
 
     versions = await api.get(f"/api/catalog/{slug}/versions")
     assert versions["schema"] == "amp.memory-suite-versions.v1"
     assert [v["version"] for v in versions["versions"]] == ["1.0.0", "1.0.1", "1.0.2"]
+    assert [v["changelog"] for v in versions["versions"]] == [
+        "initial publish", "sync: decision, work_memory", "sync: release"]
     assert all(v["created_by"] == api.agent["id"] for v in versions["versions"])
     # Every version is kept as it was.
     original = unzip(await download(api, slug, "1.0.0"))
@@ -476,7 +512,7 @@ async def test_versions_and_diff(api):
     assert changes["manifest.json"]["status"] == changes["suite/manifest.json"]["status"] == "changed"
     added = changes[today]["diff"]
     assert f"--- 1.0.0/{today}" in added and f"+++ 1.0.1/{today}" in added
-    assert re.search(r"^\+- \d\d:\d\d \[task_event\] shipped 1\.3$", added, re.M)
+    assert re.search(r"^\+- \[3/5\] shipped 1\.3$", added, re.M)
     assert '-  "version": "1.0.0",' in changes["manifest.json"]["diff"]
     assert '+  "version": "1.0.1",' in changes["manifest.json"]["diff"]
 
@@ -490,7 +526,7 @@ async def test_sync_with_a_secret_is_refused_and_stores_nothing(api):
     slug = (await create(api))["slug"]
     rows = suite_rows(api)
     data = await api.post(f"/api/memories/{slug}/sync",
-                          {"events": [{"summary": "db password = hunter2hunter2"}]}, status=422)
+                          {"events": [{"summary": "db password = hunter2hunter2"}]}, status=400)
     assert "secrets" in data["error"]["message"] and "password" in data["error"]["message"]
     assert suite_rows(api) == rows
 
@@ -516,7 +552,7 @@ async def test_owner_sync_is_never_gated(api):
     synced = await api.post(f"/api/memories/{slug}/sync",
                             {"events": [{"summary": "by a person"}], "importance": 5},
                             key=api.owner_key)
-    assert synced["version"] == "1.0.1" and "update_notice" not in synced
+    assert synced["version"]["version"] == "1.0.1" and "update_notice" not in synced
 
 
 async def test_sync_is_gated_then_applied_once_on_resume(api):
@@ -539,10 +575,9 @@ async def test_sync_is_gated_then_applied_once_on_resume(api):
     assert intent["body"]["events"] == body["events"]
 
     # A less important sync goes through, with a warning.
-    low = await api.post(f"/api/memories/{slug}/sync",
-                         {"events": [{"summary": "minor"}], "importance": 3})
-    assert low["version"] == "1.0.1"
-    assert low["update_notice"]["status"] == "written_with_pending_updates"
+    low = await api.post(f"/api/memories/{slug}/sync", {"text": "minor", "importance": 3})
+    assert low["version"]["version"] == "1.0.1"
+    assert low["update_notice"]["schema"] == "amp.runtime-update-warning.v1"
 
     # Resuming before the ack keeps the intent and writes nothing.
     resume = f"/api/agent/sync-intents/{intent_id}/resume"
@@ -553,11 +588,12 @@ async def test_sync_is_gated_then_applied_once_on_resume(api):
     await api.post("/api/agent/updates/ack", {"update_ids": [update["update_id"]]})
     resumed = await api.post(resume, {})
     assert resumed["status"] == "resumed" and resumed["endpoint"] == "memory_suite_sync"
-    assert (resumed["result"]["previous_version"], resumed["result"]["version"]) == ("1.0.1", "1.0.2")
+    result = resumed["result"]
+    assert (result["previous_version"], result["version"]["version"]) == ("1.0.1", "1.0.2")
     versions = await api.get(f"/api/catalog/{slug}/versions")
     assert [v["version"] for v in versions["versions"]] == ["1.0.0", "1.0.1", "1.0.2"]
-    text = unzip(await download(api, slug))[resumed["result"]["appended_to"]]
-    assert text.count("[decision] important change") == 1
+    text = unzip(await download(api, slug))[result["appended_to"]]
+    assert text.count("- [5/5] important change") == 1
 
     # A second resume writes nothing again.
     rows = suite_rows(api)
@@ -571,9 +607,10 @@ async def test_invalid_gated_sync_is_refused_before_it_is_kept(api):
     slug = (await create(api))["slug"]
     await publish(api)
     before = api.store.conn.execute("select count(*) from sync_intents").fetchone()[0]
-    response = await api.client.post(f"/api/memories/{slug}/sync", headers=api.auth(),
-                                     json={"events": [{"summary": "  "}], "importance": 5})
-    assert response.status in (400, 422), await response.json()
+    for body in ({"events": [{"summary": "  "}], "importance": 5}, {"text": " ", "importance": 5},
+                 {"text": "", "importance": 5}, {"text": "x", "occurred_at": "soon", "importance": 5}):
+        response = await api.client.post(f"/api/memories/{slug}/sync", headers=api.auth(), json=body)
+        assert response.status in (400, 422), await response.json()
     assert api.store.conn.execute("select count(*) from sync_intents").fetchone()[0] == before
 
 
@@ -711,9 +748,10 @@ def bomb(size: int, count: int = 1) -> Callable[[], bytes]:
     return build
 
 
-def over_the_body_limit() -> bytes:
-    noise = hashlib.sha256(b"seed").digest() * (1_200_000 // 32)  # incompressible enough
-    return zip_entries(seal({**valid_files(), "MEMORY.md": noise.hex()[:1_200_000]}),
+def over_the_upload_limit() -> bytes:
+    size = 15 * 1024 * 1024 + 1
+    noise = hashlib.sha256(b"seed").digest() * (size // 64 + 1)  # stored, not compressed
+    return zip_entries(seal({**valid_files(), "MEMORY.md": noise.hex()[:size]}),
                        compression=zipfile.ZIP_STORED)
 
 
@@ -777,110 +815,108 @@ SURROGATE_TITLE = json.dumps(  # ASCII JSON: the title is the escape \ud800
 
 MALICIOUS: list[tuple[str, Callable[[], bytes], int, tuple[str, ...]]] = [
     # (id, archive builder, status, words the message must contain)
-    ("traversal", sealed_plus(("../MEMORY.md", "x")), 422, ("path traversal", "../MEMORY.md")),
-    ("nested-traversal", sealed_plus(("a/../../MEMORY.md", "x")), 422, ("path traversal",)),
-    ("memory-traversal", renamed("memory/2026-01-02.md", "memory/../../x.md"), 422,
+    ("traversal", sealed_plus(("../MEMORY.md", "x")), 400, ("path traversal", "../MEMORY.md")),
+    ("nested-traversal", sealed_plus(("a/../../MEMORY.md", "x")), 400, ("path traversal",)),
+    ("memory-traversal", renamed("memory/2026-01-02.md", "memory/../../x.md"), 400,
      ("path traversal",)),
-    ("dot-segment", sealed_plus(("./MEMORY.md", "x")), 422, ("path traversal",)),
-    ("absolute-unix", sealed_plus(("/etc/x", "x")), 422, ("absolute path", "/etc/x")),
-    ("absolute-windows", sealed_plus(("C:\\x", "x")), 422, ("absolute path",)),
-    ("absolute-drive-slash", sealed_plus(("C:/x", "x")), 422, ("absolute path",)),
-    ("backslash", renamed("memory/2026-01-02.md", "memory\\2026-01-02.md"), 422, ("backslash",)),
-    ("symlink", replaced("MEMORY.md", "/etc/passwd", attr=SYMLINK), 422, ("links", "MEMORY.md")),
-    ("duplicate-name", sealed_plus(("MEMORY.md", "# twin\n")), 422, ("duplicate", "MEMORY.md")),
-    ("duplicate-other-case", sealed_plus(("Memory.md", "# twin\n")), 422,
+    ("dot-segment", sealed_plus(("./MEMORY.md", "x")), 400, ("path traversal",)),
+    ("absolute-unix", sealed_plus(("/etc/x", "x")), 400, ("absolute path", "/etc/x")),
+    ("absolute-windows", sealed_plus(("C:\\x", "x")), 400, ("absolute path",)),
+    ("absolute-drive-slash", sealed_plus(("C:/x", "x")), 400, ("absolute path",)),
+    ("backslash", renamed("memory/2026-01-02.md", "memory\\2026-01-02.md"), 400, ("backslash",)),
+    ("symlink", replaced("MEMORY.md", "/etc/passwd", attr=SYMLINK), 400, ("links", "MEMORY.md")),
+    ("duplicate-name", sealed_plus(("MEMORY.md", "# twin\n")), 400, ("duplicate", "MEMORY.md")),
+    ("duplicate-other-case", sealed_plus(("Memory.md", "# twin\n")), 400,
      ("duplicate", "Memory.md")),
-    ("over-200-files", many_files(201), 413, ("201 files", "200")),
-    ("file-bomb", bomb(2 * 1024 * 1024 + 1), 413, ("2097152 bytes uncompressed",)),
-    ("total-bomb", bomb(2 * 1024 * 1024, count=5), 413, ("8388608 bytes uncompressed",)),
-    ("body-over-limit", over_the_body_limit, 413, ("1048576",)),
-    ("outside-layout-script", sealed_plus(("run.sh", "#!/bin/sh\nrm -rf ~\n")), 422,
-     ("unexpected file", "run.sh")),
-    ("outside-layout-notes", with_files(**{"memory/notes.md": "x"}), 422,
-     ("unexpected file", "memory/notes.md")),
-    ("outside-layout-subdir", with_files(**{"suite/extra.json": "{}"}), 422,
-     ("unexpected file", "suite/extra.json")),
-    ("outside-layout-double-ext", with_files(**{"memory/2026-01-02.md.exe": "x"}), 422,
-     ("unexpected file",)),
-    ("non-utf8-markdown", replaced("MEMORY.md", b"caf\xe9 \xff\xfe"), 422,
+    ("over-5000-files", many_files(5001), 413, ("5001 files", "5000")),
+    ("file-bomb", bomb(16 * 1024 * 1024 + 1), 413, ("16777216 bytes uncompressed",)),
+    ("total-bomb", bomb(16 * 1024 * 1024, count=5), 413, ("67108864 bytes uncompressed",)),
+    ("upload-over-limit", over_the_upload_limit, 413, ("15728640",)),
+    ("unlisted-script", sealed_plus(("run.sh", "#!/bin/sh\nrm -rf ~\n")), 400,
+     ("not listed: run.sh",)),
+    ("name-with-space", sealed_plus(("my notes.md", "x")), 400, ("my notes.md", "ASCII")),
+    ("name-not-ascii", sealed_plus(("笔记.md", "x")), 400, ("ASCII",)),
+    ("empty-segment", sealed_plus(("memory//x.md", "x")), 400, ("empty path segment",)),
+    ("no-memory", with_files(**{"MEMORY.md": " \n", "memory/2026-01-02.md": None}), 400,
+     ("no memory",)),
+    ("title-one-letter", with_manifest(title="x"), 400, ("'title'",)),
+    ("non-utf8-markdown", replaced("MEMORY.md", b"caf\xe9 \xff\xfe"), 400,
      ("MEMORY.md", "not UTF-8")),
-    ("non-utf8-json", replaced("install/openclaw.json", b'{"a": "\xff"}'), 422,
+    ("non-utf8-json", replaced("install/openclaw.json", b'{"a": "\xff"}'), 400,
      ("install/openclaw.json", "not UTF-8")),
-    ("no-manifest", lambda: zip_entries(valid_files()), 422, ("no manifest.json",)),
-    ("invalid-json-manifest", sealed_with_manifest_text('{"schema": "amp.memory.v1",'), 422,
+    ("no-manifest", lambda: zip_entries(valid_files()), 400, ("no manifest.json",)),
+    ("invalid-json-manifest", sealed_with_manifest_text('{"schema": "amp.memory.v1",'), 400,
      ("manifest.json", "not valid JSON")),
-    ("manifest-not-object", sealed_with_manifest_text("[1, 2]"), 422,
+    ("manifest-not-object", sealed_with_manifest_text("[1, 2]"), 400,
      ("manifest.json", "JSON object")),
-    ("invalid-json-suite-manifest", with_files(**{"suite/manifest.json": "{nope"}), 422,
+    ("invalid-json-suite-manifest", with_files(**{"suite/manifest.json": "{nope"}), 400,
      ("suite/manifest.json", "not valid JSON")),
-    ("invalid-json-openclaw", with_files(**{"install/openclaw.json": "nope"}), 422,
+    ("invalid-json-openclaw", with_files(**{"install/openclaw.json": "nope"}), 400,
      ("install/openclaw.json", "not valid JSON")),
-    ("wrong-schema", with_manifest(schema="amp.memory.v2"), 422, ("amp.memory.v1",)),
-    ("missing-schema", with_manifest(schema=None), 422, ("amp.memory.v1",)),
+    ("wrong-schema", with_manifest(schema="amp.memory.v2"), 400, ("amp.memory.v1",)),
+    ("missing-schema", with_manifest(schema=None), 400, ("amp.memory.v1",)),
     ("wrong-suite-schema", with_files(**{"suite/manifest.json": '{"schema": "amp.suite.v0"}'}),
-     422, ("amp.memory-suite.v1",)),
-    ("semver-two-parts", with_manifest(version="1.0"), 422, ("version", "semantic version")),
-    ("semver-v-prefix", with_manifest(version="v1.0.0"), 422, ("semantic version",)),
-    ("semver-leading-zero", with_manifest(version="01.0.0"), 422, ("semantic version",)),
-    ("semver-number", with_manifest(version=1), 422, ("semantic version",)),
-    ("semver-missing", with_manifest(version=None), 422, ("semantic version",)),
-    ("license-missing", with_manifest(license=None), 422, ("'license'",)),
-    ("license-empty", with_manifest(license=""), 422, ("'license'",)),
-    ("license-blank", with_manifest(license="   "), 422, ("'license'",)),
-    ("title-missing", with_manifest(title=None), 422, ("'title'",)),
-    ("provenance-empty", with_manifest(provenance={}), 422, ("provenance", "source")),
-    ("provenance-without-source", with_manifest(provenance={"author": "x"}), 422,
+     400, ("amp.memory-suite.v1",)),
+    ("semver-two-parts", with_manifest(version="1.0"), 400, ("version", "semantic version")),
+    ("semver-v-prefix", with_manifest(version="v1.0.0"), 400, ("semantic version",)),
+    ("semver-number", with_manifest(version=1), 400, ("semantic version",)),
+    ("license-missing", with_manifest(license=None), 400, ("'license'",)),
+    ("license-empty", with_manifest(license=""), 400, ("'license'",)),
+    ("license-blank", with_manifest(license="   "), 400, ("'license'",)),
+    ("title-missing", with_manifest(title=None), 400, ("'title'",)),
+    ("provenance-empty", with_manifest(provenance={}), 400, ("provenance", "source")),
+    ("provenance-without-source", with_manifest(provenance={"author": "x"}), 400,
      ("provenance", "source")),
-    ("provenance-string", with_manifest(provenance="tests"), 422, ("provenance",)),
-    ("provenance-missing", with_manifest(provenance=None), 422, ("provenance",)),
-    ("sha256-mismatch", replaced("MEMORY.md", "# tampered after sealing\n"), 422,
+    ("provenance-string", with_manifest(provenance="tests"), 400, ("provenance",)),
+    ("provenance-missing", with_manifest(provenance=None), 400, ("provenance",)),
+    ("sha256-mismatch", replaced("MEMORY.md", "# tampered after sealing\n"), 400,
      ("sha256 mismatch: MEMORY.md",)),
     ("unlisted-file", lambda: zip_entries(seal(valid_files(), listed={
-         p: sha(t) for p, t in valid_files().items() if p != "README.md"})), 422,
+         p: sha(t) for p, t in valid_files().items() if p != "README.md"})), 400,
      ("not listed: README.md",)),
     ("listed-but-absent", lambda: zip_entries(seal(
         {p: t for p, t in valid_files().items() if p != "DREAMS.md"},
-        listed={p: sha(t) for p, t in valid_files().items()})), 422,
+        listed={p: sha(t) for p, t in valid_files().items()})), 400,
      ("listed but absent: DREAMS.md",)),
-    ("files-not-a-map", with_manifest(files=["MEMORY.md"]), 422, ("'files'",)),
-    ("secret-aws", with_files(**{"MEMORY.md": f"key {AWS}\n"}), 422,
+    ("files-not-a-map", with_manifest(files=["MEMORY.md"]), 400, ("'files'",)),
+    ("secret-aws", with_files(**{"MEMORY.md": f"key {AWS}\n"}), 400,
      ("secrets", "MEMORY.md", "AWS access key")),
-    ("secret-private-key", with_files(**{"DREAMS.md": PRIVATE}), 422,
+    ("secret-private-key", with_files(**{"DREAMS.md": PRIVATE}), 400,
      ("secrets", "DREAMS.md", "private key")),
-    ("secret-openai", with_files(**{"memory/2026-01-02.md": f"use {OPENAI}\n"}), 422,
+    ("secret-openai", with_files(**{"memory/2026-01-02.md": f"use {OPENAI}\n"}), 400,
      ("secrets", "OpenAI-style API key")),
-    ("secret-github", with_files(**{"README.md": f"token {GITHUB}\n"}), 422,
+    ("secret-github", with_files(**{"README.md": f"token {GITHUB}\n"}), 400,
      ("secrets", "GitHub token")),
-    ("secret-password", with_files(**{"MEMORY.md": "password = hunter2hunter2\n"}), 422,
+    ("secret-password", with_files(**{"MEMORY.md": "password = hunter2hunter2\n"}), 400,
      ("secrets", "password assignment")),
-    ("secret-in-manifest", with_manifest(summary=f"contact {AWS}"), 422,
+    ("secret-in-manifest", with_manifest(summary=f"contact {AWS}"), 400,
      ("secrets", "manifest.json")),
-    ("bad-slug", with_manifest(slug="Bad_Slug"), 422, ("slug", "Bad_Slug")),
+    ("bad-slug", with_manifest(slug="Bad_Slug"), 400, ("slug", "Bad_Slug")),
     ("not-a-zip", lambda: b"this is not a zip archive at all", 400, ("not a zip",)),
     ("truncated-zip", lambda: valid_zip()[:200], 400, ("not a zip",)),
-    ("empty-body", lambda: b"", 400, ("send the suite zip",)),
-    # Archives that break the zip format itself: the daemon answers 500 today.
-    pytest.param("corrupt-deflate-data", patched(valid_zip, _corrupt_first_body), 422, (),
+    ("empty-body", lambda: b"", 422, ("send the suite zip",)),
+    # Archives that break the zip format itself.
+    pytest.param("corrupt-deflate-data", patched(valid_zip, _corrupt_first_body), 400, (),
                  id="corrupt-deflate-data"),
     pytest.param("bad-crc", patched(lambda: zip_entries(seal(valid_files()),
                                                         compression=zipfile.ZIP_STORED),
-                                    _flip_first_stored_byte), 422, (), id="bad-crc"),
-    pytest.param("encrypted-entry", patched(valid_zip, _encrypted), 422, (), id="encrypted-entry"),
-    pytest.param("unknown-compression", patched(valid_zip, _method_99), 422, (),
+                                    _flip_first_stored_byte), 400, (), id="bad-crc"),
+    pytest.param("encrypted-entry", patched(valid_zip, _encrypted), 400, (), id="encrypted-entry"),
+    pytest.param("unknown-compression", patched(valid_zip, _method_99), 400, (),
                  id="unknown-compression"),
     pytest.param("lying-uncompressed-size", patched(bomb(3 * 1024 * 1024), _lying_size),
-                 (413, 422), (),
+                 (413, 400), (),
                  id="lying-uncompressed-size"),
     pytest.param("deeply-nested-manifest", sealed_with_manifest_text("[" * 100_000 + "]" * 100_000),
-                 422, ("manifest.json",),
+                 400, ("manifest.json",),
                  id="deeply-nested-manifest"),
-    pytest.param("lone-surrogate-in-manifest", sealed_with_manifest_text(SURROGATE_TITLE), 422,
+    pytest.param("lone-surrogate-in-manifest", sealed_with_manifest_text(SURROGATE_TITLE), 400,
                  ("manifest.json",),
                  id="lone-surrogate-in-manifest"),
-    pytest.param("tags-not-a-list", with_manifest(tags=5), 422, ("tags",), id="tags-not-a-list"),
-    pytest.param("semver-trailing-newline", with_manifest(version="1.0.0\n"), 422,
+    pytest.param("tags-not-a-list", with_manifest(tags=5), 400, ("tags",), id="tags-not-a-list"),
+    pytest.param("semver-trailing-newline", with_manifest(version="1.0.0\n"), 400,
                  ("semantic version",), id="semver-trailing-newline"),
-    pytest.param("slug-trailing-newline", with_manifest(slug="evil-test-suite\n"), 422,
+    pytest.param("slug-trailing-newline", with_manifest(slug="evil-test-suite\n"), 400,
                  ("slug",),
                  id="slug-trailing-newline"),
 ]
@@ -909,10 +945,22 @@ async def test_malicious_archive_is_refused_and_nothing_is_stored(api, name, bui
     valid_zip, with_files(), with_manifest(), sealed_plus(), renamed("x", "y"),
     many_files(200), bomb(2 * 1024 * 1024, count=3),
     lambda: zip_entries(seal(valid_files()), compression=zipfile.ZIP_STORED),
+    # What the reference accepts and we used to refuse: other members (kept, not read), any
+    # memory/<name>.md, a version with leading zeros, no version (1.0.0), no files map.
+    with_files(**{"run.sh": "#!/bin/sh\necho hi\n"}), with_files(**{"memory/notes.md": "x"}),
+    with_files(**{"suite/extra.json": "{}"}), with_files(**{"memory/2026-01-02.md.exe": "x"}),
+    with_manifest(version="01.0.0"), with_manifest(version=None),
+    lambda: zip_entries({**valid_files(), "manifest.json": json.dumps(base_manifest())}),
+    with_files(**{"MEMORY.md": None}),
 ], ids=["valid", "with-files", "with-manifest", "sealed-plus", "renamed", "200-files",
-        "3-files-of-2-MiB", "stored"])
+        "3-files-of-2-MiB", "stored", "other-member", "memory-notes", "suite-extra",
+        "double-extension", "semver-leading-zero", "no-version", "no-files-map",
+        "work-memory-only"])
 async def test_the_valid_base_of_the_corpus_is_accepted(api, build):
     """Control: each malicious archive above is one change away from one of these."""
-    _, suite = await import_zip(api, build())
-    assert (suite["slug"], suite["version"]) == ("evil-test-suite", "1.0.0")
+    data = build()
+    _, suite = await import_zip(api, data)
+    assert suite["slug"] == "evil-test-suite"
+    assert suite["version"]["version"] in ("1.0.0", "01.0.0")
     assert suite_rows(api)["suite_versions"] == 1
+    assert await download(api, "evil-test-suite") == data  # kept verbatim

@@ -6,8 +6,10 @@ Same scheme as test_api_errors.py: every endpoint is declared once (SUITES) with
 that succeeds in the world below, and each error test sends a variation of it. Two
 exceptions to "a variation of the declared body": the import takes the zip itself as the body
 (``send`` below sends IMPORT_ZIP unless told otherwise), and the download answers a zip, not
-JSON, so its success is checked on its own. POSTs need memory:write, GETs catalog:read.
-The malicious-archive corpus is in test_suites.py.
+JSON, so its success is checked on its own. POSTs need memory:write, GETs catalog:read
+(/api/me/memories memory:read); the two validations take an optional key (never 401), as in
+the MemoryCloud reference. The malicious-archive corpus is in test_suites.py, the reference's
+rejection table in test_suites_reference.py.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from typing import Any
 import pytest
 
 from tests.daemon import helpers
+from daemon.runtime.suite_archive import MAX_UPLOAD_BYTES
 from tests.daemon.helpers import (
-    AUTH_VARIANTS, DEFAULT, GUARD, MALFORMED, OVER_ONE_MIB, WRITE, Ep, base_world,
+    AUTH_VARIANTS, DEFAULT, GUARD, MALFORMED, OVER_ONE_MIB, READ, WRITE, Ep, base_world,
     fill, row_counts,
 )
 from tests.daemon.test_suites import seal, valid_files, valid_zip, zip_entries
@@ -33,21 +36,31 @@ SUITES = {
     "create": Ep("POST", "/api/memories",
                  {"title": "Declared Suite", "summary": "declared", "license": "MIT"}, WRITE),
     "import": Ep("POST", "/api/memories/import", {}, WRITE),  # the body is IMPORT_ZIP
-    "sync": Ep("POST", "/api/memories/{slug}/sync", {"events": [{"summary": "declared"}]}, WRITE),
-    "catalog": Ep("GET", "/api/catalog?q=world", scope=CATALOG),
-    "suite": Ep("GET", "/api/catalog/{slug}/suite", scope=CATALOG),
-    "download": Ep("GET", "/api/catalog/{slug}/download?version=1.0.0", scope=CATALOG),
-    "openclaw": Ep("GET", "/api/catalog/{slug}/install/openclaw", scope=CATALOG),
-    "versions": Ep("GET", "/api/catalog/{slug}/versions", scope=CATALOG),
-    "diff": Ep("GET", "/api/catalog/{slug}/diff?from=1.0.0&to=1.0.1", scope=CATALOG),
+    "sync": Ep("POST", "/api/memories/{slug}/sync", {"text": "declared"}, WRITE),
+    "validate": Ep("POST", "/api/memories/validate",
+                   {"title": "Declared Suite", "summary": "declared", "memory_md": "- m\n"}),
+    "import_validate": Ep("POST", "/api/memories/import/validate", {}),  # IMPORT_ZIP
+    "mine": Ep("GET", "/api/me/memories", scope=READ),
+    "catalog": Ep("GET", "/api/catalog?q=world"),
+    "detail": Ep("GET", "/api/catalog/{slug}"),
+    "suite": Ep("GET", "/api/catalog/{slug}/suite"),
+    "download": Ep("GET", "/api/catalog/{slug}/download?version=1.0.0"),
+    "openclaw": Ep("GET", "/api/catalog/{slug}/install/openclaw"),
+    "versions": Ep("GET", "/api/catalog/{slug}/versions"),
+    "diff": Ep("GET", "/api/catalog/{slug}/diff?from=1.0.0&to=1.0.1"),
 }
+# An optional key, as in the reference: never 401 or 403 (the validations and the reads).
+OPTIONAL = ["validate", "import_validate", "catalog", "detail", "suite", "download", "openclaw",
+            "versions", "diff"]
+AUTHED = [name for name in SUITES if name not in OPTIONAL]
+UPLOADS = ["import", "import_validate"]
 POSTS = [name for name, ep in SUITES.items() if ep.method == "POST"]
-JSON_POSTS = ["create", "sync"]
-SLUGGED = ["sync", "suite", "download", "openclaw", "versions", "diff"]
+JSON_POSTS = ["create", "sync", "validate"]
+SLUGGED = ["sync", "detail", "suite", "download", "openclaw", "versions", "diff"]
 
 
 def _parts(name: str, parts: dict[str, Any]) -> dict[str, Any]:
-    if name == "import" and parts.get("raw") is None and parts.get("body", DEFAULT) is DEFAULT:
+    if name in UPLOADS and parts.get("raw") is None and parts.get("body", DEFAULT) is DEFAULT:
         parts = {**parts, "raw": IMPORT_ZIP, "headers": {"Content-Type": "application/zip",
                                                          **(parts.get("headers") or {})}}
     return parts
@@ -70,7 +83,7 @@ async def world(api) -> dict[str, str]:
                                              "license": "MIT"})
     synced = await api.post(f"/api/memories/{suite['slug']}/sync",
                             {"events": [{"summary": "first sync"}]})
-    assert synced["version"] == "1.0.1"
+    assert synced["version"]["version"] == "1.0.1"
     return world | {"slug": suite["slug"],
                     "catalog_key": api.new_agent("cataloger", scopes=[CATALOG])}
 
@@ -91,7 +104,7 @@ async def test_declared_request_succeeds(api, world, name):
         assert [s["slug"] for s in data["suites"]] == [world["slug"]]
 
 
-@pytest.mark.parametrize("name", ["create", "import"])
+@pytest.mark.parametrize("name", ["create", "import", "validate", "import_validate"])
 async def test_declared_writes_are_idempotent(api, world, name):
     assert (await send(api, world, name))[0] == 200
     rows = row_counts(api)
@@ -102,16 +115,32 @@ async def test_declared_writes_are_idempotent(api, world, name):
 # -- authentication, authorization and the Host/Origin guard --------------------------------
 
 @pytest.mark.parametrize("variant", list(AUTH_VARIANTS))
-@pytest.mark.parametrize("name", list(SUITES))
+@pytest.mark.parametrize("name", AUTHED)
 async def test_missing_or_invalid_key_is_401(api, world, name, variant):
     key = fill(AUTH_VARIANTS[variant], world)
     await expect_error(api, world, name, 401, key=key, mentions=("API key",))
 
 
+@pytest.mark.parametrize("variant", list(AUTH_VARIANTS))
+@pytest.mark.parametrize("name", OPTIONAL)
+async def test_optional_key_endpoints_need_no_key(api, world, name, variant):
+    """As in the reference: missing or invalid credentials are anonymous, never 401."""
+    key = fill(AUTH_VARIANTS[variant], world)
+    if name == "download":
+        headers = {} if key is None else {"Authorization": key if " " in key else f"Bearer {key}"}
+        response = await api.client.get(fill(SUITES[name].path, world), headers=headers)
+        assert response.status == 200 and response.content_type == "application/zip"
+        return
+    status, data = await send(api, world, name, key=key)
+    assert status == 200, data
+
+
 SCOPE_KEYS = {WRITE: {"read-only": "{read_key}", "catalog-only": "{catalog_key}"},
-              CATALOG: {"read-only": "{read_key}", "write-only": "{write_key}"}}
+              CATALOG: {"read-only": "{read_key}", "write-only": "{write_key}"},
+              READ: {"catalog-only": "{catalog_key}", "write-only": "{write_key}"}}
 SCOPE_CASES = [pytest.param(name, key, id=f"{name}-{label}")
-               for name, ep in SUITES.items() for label, key in SCOPE_KEYS[ep.scope].items()]
+               for name, ep in SUITES.items() if ep.scope
+               for label, key in SCOPE_KEYS[ep.scope].items()]
 
 
 @pytest.mark.parametrize("name,key", SCOPE_CASES)
@@ -124,13 +153,24 @@ async def test_missing_scope_is_403(api, world, name, key):
 @pytest.mark.parametrize("name", list(SUITES))
 async def test_the_scope_alone_is_enough(api, world, name):
     """Control for the test above: a key with only the endpoint's scope gets through."""
-    key = world["write_key"] if SUITES[name].scope == WRITE else world["catalog_key"]
+    key = {WRITE: world["write_key"], READ: world["read_key"]}.get(SUITES[name].scope,
+                                                                   world["catalog_key"])
     if name == "download":
         response = await api.client.get(fill(SUITES[name].path, world), headers=api.auth(key))
         assert response.status == 200
         return
-    status, data = await send(api, world, name, key=key)
+    path = None
+    if name == "sync":  # only a suite's creator (or the owner) syncs it: the key makes one
+        own = await api.post("/api/memories", {"title": "Write Key Suite", "summary": "its own"},
+                             key=key)
+        path = f"/api/memories/{own['slug']}/sync"
+    status, data = await send(api, world, name, key=key, path=path)
     assert status == 200, data
+
+
+async def test_sync_of_another_keys_suite_is_404(api, world):
+    """As in the reference: another key's suite is not among yours (no 403 that says it exists)."""
+    await expect_error(api, world, "sync", 404, key=world["write_key"], mentions=("{slug}",))
 
 
 @pytest.mark.parametrize("variant", list(GUARD))
@@ -160,22 +200,28 @@ async def test_malformed_body_is_400(api, world, name, variant):
 
 
 @pytest.mark.parametrize("variant", list(MALFORMED))
-async def test_import_of_json_instead_of_a_zip_is_400(api, world, variant):
+@pytest.mark.parametrize("name", UPLOADS)
+async def test_import_of_json_instead_of_a_zip_is_400(api, world, name, variant):
     raw, _ = MALFORMED[variant]
-    await expect_error(api, world, "import", 400, raw=raw,
+    await expect_error(api, world, name, 400, raw=raw,
                        headers={"Content-Type": "application/json"}, mentions=("not a zip",))
 
 
-@pytest.mark.parametrize("raw,content_type,mention", [
-    (b"", "application/zip", "send the suite zip"),
-    (b"PK\x03\x04 not really", "application/zip", "not a zip"),
+@pytest.mark.parametrize("raw,content_type,status,mention", [
+    (b"", "application/zip", 422, "send the suite zip"),
+    (b"PK\x03\x04 not really", "application/zip", 400, "not a zip"),
     (b'--b\r\nContent-Disposition: form-data; name="other"\r\n\r\nx\r\n--b--\r\n',
-     "multipart/form-data; boundary=b", "'file'"),
-    (b"--b--\r\n", "multipart/form-data; boundary=b", "'file'"),
+     "multipart/form-data; boundary=b", 422, "'file'"),
+    (b"--b--\r\n", "multipart/form-data; boundary=b", 422, "'file'"),
 ], ids=["empty", "zip-magic-only", "multipart-without-file", "multipart-empty"])
-async def test_import_without_an_archive_is_400(api, world, raw, content_type, mention):
-    await expect_error(api, world, "import", 400, raw=raw, headers={"Content-Type": content_type},
-                       mentions=(mention,))
+@pytest.mark.parametrize("name", UPLOADS)
+async def test_import_without_an_archive_is_refused(api, world, name, raw, content_type, status,
+                                                    mention):
+    """No file at all is the reference's 422 (a missing field); a file that is no zip, 400."""
+    data = await expect_error(api, world, name, status, raw=raw,
+                              headers={"Content-Type": content_type}, mentions=(mention,))
+    if status == 422:
+        assert data["detail"]["missing_fields"] == ["file"]
 
 
 @pytest.mark.parametrize("raw,content_type", [
@@ -186,61 +232,89 @@ async def test_import_of_a_broken_multipart_form_is_400(api, world, raw, content
     await expect_error(api, world, "import", 400, raw=raw, headers={"Content-Type": content_type})
 
 
-@pytest.mark.parametrize("name", POSTS)
+@pytest.mark.parametrize("name", JSON_POSTS)
 async def test_body_over_one_mib_is_413(api, world, name):
     await expect_error(api, world, name, 413, raw=OVER_ONE_MIB, mentions=("1048576",))
+
+
+@pytest.mark.parametrize("name", UPLOADS)
+async def test_upload_over_15_mib_is_413(api, world, name):
+    """Uploads have the reference's limit (15 MiB), not the 1 MiB of JSON bodies."""
+    await expect_error(api, world, name, 413, raw=b"\0" * (MAX_UPLOAD_BYTES + 1),
+                       headers={"Content-Type": "application/zip"},
+                       mentions=(str(MAX_UPLOAD_BYTES),))
 
 
 @pytest.mark.parametrize("name,body", [
     ("create", {"title": "\ud800 broken", "summary": "s", "license": "MIT"}),
     ("sync", {"events": [{"summary": "\ud800 broken"}]}),
-], ids=["create-title", "sync-event"])
+    ("sync", {"text": "\ud800 broken"}),
+], ids=["create-title", "sync-event", "sync-text"])
 async def test_lone_surrogate_is_400(api, world, name, body):
     await expect_error(api, world, name, 400, body=body, mentions=("Unicode",))
 
 
 # -- field validation (422) -----------------------------------------------------------------
 
-C = {"title": "t", "summary": "s", "license": "MIT"}
+C = {"title": "tt", "summary": "s"}
 E = [{"summary": "e"}]
 INVALID = [
     # (endpoint, body, offending field, missing_fields or None)
-    ("create", {}, "title", ["title", "summary", "license"]),
-    ("create", {"title": "t"}, "summary", ["summary", "license"]),
-    ("create", {"title": "t", "summary": "s"}, "license", ["license"]),
+    ("create", {}, "title", ["title", "summary"]),
+    ("create", {"title": "tt"}, "summary", ["summary"]),
     ("create", {**C, "title": None}, "title", ["title"]),
     ("create", {**C, "title": ""}, "title", None),
     ("create", {**C, "title": "   "}, "title", None),
-    ("create", {**C, "title": "t" * 201}, "title", None),
+    ("create", {**C, "title": "t"}, "title", None),
+    ("create", {**C, "title": "t" * 121}, "title", None),
     ("create", {**C, "title": 5}, "title", None),
-    ("create", {**C, "summary": "s" * 2001}, "summary", None),
+    ("create", {**C, "summary": "s" * 801}, "summary", None),
     ("create", {**C, "summary": ["s"]}, "summary", None),
     ("create", {**C, "license": ""}, "license", None),
-    ("create", {**C, "license": "l" * 101}, "license", None),
+    ("create", {**C, "license": "l"}, "license", None),
+    ("create", {**C, "license": "l" * 81}, "license", None),
     ("create", {**C, "license": True}, "license", None),
     ("create", {**C, "version": 1}, "version", None),
-    ("create", {**C, "version": "1." * 21}, "version", None),
+    ("create", {**C, "version": "1." * 33}, "version", None),
     ("create", {**C, "slug": 5}, "slug", None),
     ("create", {**C, "slug": "s" * 65}, "slug", None),
     ("create", {**C, "tags": "release"}, "tags", None),
     ("create", {**C, "tags": [1]}, "tags", None),
-    ("create", {**C, "tags": ["t"] * 21}, "tags", None),
-    ("create", {**C, "tags": ["t" * 61]}, "tags", None),
+    ("create", {**C, "persona_type": 5}, "persona_type", None),
+    ("create", {**C, "price_cents": "5"}, "price_cents", None),
+    ("create", {**C, "price_cents": -1}, "price_cents", None),
     ("create", {**C, "provenance": "tests"}, "provenance", None),
     ("create", {**C, "provenance": ["tests"]}, "provenance", None),
+    ("create", {**C, "manifest": "tests"}, "manifest", None),
     ("create", {**C, "work_memory": "x"}, "work_memory", None),
-    ("create", {**C, "work_memory": ["x"]}, "work_memory", None),
-    ("create", {**C, "long_term_markdown": 5}, "long_term_markdown", None),
-    ("create", {**C, "long_term_markdown": "x" * 500_001}, "long_term_markdown", None),
-    ("create", {**C, "dreams_markdown": []}, "dreams_markdown", None),
-    ("create", {**C, "instructions_markdown": 5}, "instructions_markdown", None),
+    ("create", {**C, "work_memory": ["x"]}, "work_memory[0]", None),
+    ("create", {**C, "memory_md": 5}, "memory_md", None),
+    ("create", {**C, "long_term_markdown": 5}, "memory_md", None),
+    ("create", {**C, "memory_md": "x" * 500_001}, "memory_md", None),
+    ("create", {**C, "dreams_md": []}, "dreams_md", None),
+    ("create", {**C, "dreams_markdown": []}, "dreams_md", None),
+    ("create", {**C, "instructions_md": 5}, "instructions_md", None),
+    ("create", {**C, "instructions_markdown": 5}, "instructions_md", None),
     ("create", {**C, "readme_markdown": True}, "readme_markdown", None),
-    # What the suite validator refuses after the fields parsed (daemon/runtime/suite_archive.py)
+    ("create", {**C, "memory_md": "a", "long_term_markdown": "b"}, "memory_md", None),
+    # What the suite builder refuses after the fields parsed (daemon/runtime/suite_fields.py)
     ("create", {**C, "version": "1.0"}, "version", None),
     ("create", {**C, "version": "v1.0.0"}, "version", None),
     ("create", {**C, "provenance": {"author": "me"}}, "provenance", None),
-    ("sync", {}, "events", ["events"]),
-    ("sync", {"events": None}, "events", ["events"]),
+    ("create", {**C, "manifest": {"schema": "amp.memory.v1"}}, "manifest", None),
+    ("sync", {}, "text", ["text"]),
+    ("sync", {"text": None}, "text", ["text"]),
+    ("sync", {"text": ""}, "text", None),
+    ("sync", {"text": 5}, "text", None),
+    ("sync", {"text": "x" * 20_001}, "text", None),
+    ("sync", {"text": "t", "event_type": "e" * 61}, "event_type", None),
+    ("sync", {"text": "t", "tags": "a"}, "tags", None),
+    ("sync", {"text": "t", "occurred_at": "yesterday"}, "occurred_at", None),
+    ("sync", {"text": "t", "occurred_at": "2026-02-30"}, "occurred_at", None),
+    ("sync", {"text": "t", "changelog": "c" * 501}, "changelog", None),
+    ("sync", {"text": "t", "events": E}, "text", None),
+    ("sync", {"events": None}, "text", ["text"]),
+    ("sync", {"events": []}, "events", None),
     ("sync", {"events": "e"}, "events", None),
     ("sync", {"events": {"summary": "e"}}, "events", None),
     ("sync", {"events": ["e"]}, "events", None),
@@ -272,27 +346,30 @@ async def test_invalid_field_is_422(api, world, name, body, fieldname, missing):
 
 REFUSED = [
     # (id, endpoint, body, status(es), words in the message)
+    ("create-bad-visibility", "create", {**C, "visibility": "friends"}, 400, ("visibility",)),
+    ("validate-bad-visibility", "validate", {**C, "visibility": "friends"}, 400, ("visibility",)),
     ("create-bad-slug", "create", {**C, "slug": "Bad Slug"}, 422, ("slug", "Bad Slug")),
     ("create-short-slug", "create", {**C, "slug": "ab"}, 422, ("slug",)),
     ("create-work-memory-not-text", "create", {**C, "work_memory": {"2026-01-02": 5}}, 422,
      ("work_memory",)),
-    ("create-aws-key", "create", {**C, "long_term_markdown": "AKIAABCDEFGHIJKLMNOP"}, 422,
+    ("create-aws-key", "create", {**C, "memory_md": "AKIAABCDEFGHIJKLMNOP"}, 400,
      ("secrets", "MEMORY.md", "AWS access key")),
     ("create-private-key", "create",
-     {**C, "dreams_markdown": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n"}, 422,
+     {**C, "dreams_md": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n"}, 400,
      ("secrets", "DREAMS.md", "private key")),
-    ("create-secret-in-summary", "create", {**C, "summary": "token: abcdefgh12345678"}, 422,
+    ("create-secret-in-summary", "create", {**C, "summary": "token: abcdefgh12345678"}, 400,
      ("secrets", "manifest.json")),
     ("create-secret-in-work-memory", "create",
-     {**C, "work_memory": {"2026-01-02": "ghp_" + "b" * 36}}, 422,
+     {**C, "work_memory": [{"date": "2026-01-02", "content": "ghp_" + "b" * 36}]}, 400,
      ("secrets", "memory/2026-01-02.md", "GitHub token")),
-    ("sync-secret", "sync", {"events": [{"summary": "use sk-" + "c" * 30}]}, 422,
+    ("sync-secret", "sync", {"text": "use sk-" + "c" * 30}, 400,
      ("secrets", "OpenAI-style API key")),
-    ("sync-event-without-summary", "sync", {"events": [{"event_type": "decision"}]}, (400, 422),
+    ("sync-blank-text", "sync", {"text": "  \n "}, 400, ("blank",)),
+    ("sync-event-without-summary", "sync", {"events": [{"event_type": "decision"}]}, 422,
      ("summary",)),
-    ("sync-blank-summary", "sync", {"events": [{"summary": "  \n "}]}, (400, 422), ("summary",)),
+    ("sync-blank-summary", "sync", {"events": [{"summary": "  \n "}]}, 400, ("summary",)),
     ("sync-one-bad-event-of-two", "sync", {"events": [{"summary": "ok"}, {"summary": ""}]},
-     (400, 422), ("summary",)),
+     422, ("summary",)),
     pytest.param("create", {**C, "slug": "my-suite\n"}, 422,
                  ("slug",), id="create-slug-trailing-newline"),
     pytest.param("create", {**C, "version": "1.0.0\n"}, 422,
@@ -311,27 +388,27 @@ async def test_refused_content_stores_nothing(api, world, name, body, status, me
 
 # -- query parameters -----------------------------------------------------------------------
 
-# An empty limit means the default (as with every query parameter), so it is not here.
-LIMITS = ["0", "101", "-1", "abc", "2.5", "1e2", "%205", "10_0"]
+# The reference clamps limit into 1..100 and offset to >= 0; what is not an integer is a 422
+# (an empty value means the default, as with every query parameter).
+NOT_INTEGERS = ["abc", "2.5", "1e2", "%205", "10_0", "%C2%B2", "%D9%A3"]
 
 
-@pytest.mark.parametrize("limit", LIMITS, ids=[f"limit={v or 'empty'}" for v in LIMITS])
-async def test_catalog_limit_out_of_range_is_422(api, world, limit):
-    data = await expect_error(api, world, "catalog", 422, path="/api/catalog?q=world&limit=" + limit,
-                              mentions=("'limit'",))
-    assert data["detail"]["field"] == "limit"
+@pytest.mark.parametrize("name", ["limit", "offset"])
+@pytest.mark.parametrize("value", NOT_INTEGERS)
+async def test_catalog_paging_that_is_not_an_integer_is_422(api, world, name, value):
+    data = await expect_error(api, world, "catalog", 422,
+                              path=f"/api/catalog?q=world&{name}={value}", mentions=(f"'{name}'",))
+    assert data["detail"]["field"] == name
 
 
-@pytest.mark.parametrize("limit", ["%C2%B2", "%D9%A3"], ids=["superscript-two", "arabic-three"])
-async def test_catalog_limit_with_unicode_digits_is_422(api, world, limit):
-    await expect_error(api, world, "catalog", 422, path="/api/catalog?limit=" + limit,
-                       mentions=("'limit'",))
-
-
-@pytest.mark.parametrize("limit", ["1", "100"])
-async def test_catalog_limit_bounds_are_accepted(api, world, limit):
-    status, data = await send(api, world, "catalog", path="/api/catalog?limit=" + limit)
-    assert status == 200 and len(data["suites"]) == 1
+@pytest.mark.parametrize("query,limit,offset", [
+    ("limit=1", 1, 0), ("limit=100", 100, 0), ("limit=0", 1, 0), ("limit=101", 100, 0),
+    ("limit=-1", 1, 0), ("offset=-3", 30, 0), ("offset=0", 30, 0), ("", 30, 0),
+])
+async def test_catalog_paging_is_clamped(api, world, query, limit, offset):
+    status, data = await send(api, world, "catalog", path="/api/catalog?" + query)
+    assert status == 200 and (data["limit"], data["offset"]) == (limit, offset)
+    assert len(data["suites"]) == len(data["items"]) == 1
 
 
 DIFF_QUERIES = [
@@ -368,28 +445,43 @@ async def test_unknown_suite_or_version_is_404(api, world, name, path, mention):
     await expect_error(api, world, name, 404, path=path, mentions=(mention,))
 
 
-async def test_sync_of_an_unknown_suite_keeps_no_intent_even_when_gated(api, world):
-    """The 404 comes before the sync gate: no sync intent for a suite that does not exist."""
+async def test_sync_of_an_unknown_suite_is_held_back_when_gated(api, world):
+    """The gate comes before the suite is looked up (the reference's order): an important
+    sync of a gated agent is kept as an intent even for a slug that does not exist."""
     await publish(api)
+    before = api.store.conn.execute("select count(*) from sync_intents").fetchone()[0]
+    status, data = await send(api, world, "sync", path="/api/memories/no-such-suite/sync",
+                              body={"text": "e", "importance": 4})
+    assert status == 409 and data["detail"]["schema"] == "amp.sync-interrupt.v1", data
+    assert api.store.conn.execute("select count(*) from sync_intents").fetchone()[0] == before + 1
+    # A less important one is let through, and finds no suite.
     await expect_error(api, world, "sync", 404, path="/api/memories/no-such-suite/sync",
-                       body={"events": [{"summary": "e"}], "importance": 5},
-                       mentions=("no-such-suite",))
+                       body={"text": "e", "importance": 3}, mentions=("no-such-suite",))
 
 
 # -- conflicts ---------------------------------------------------------------------------------
 
-async def test_create_with_a_taken_version_and_other_content_is_409(api, world):
+async def test_create_naming_a_taken_version_with_other_content_is_409(api, world):
+    """Naming the slug (ours) publishes a version of that suite; without a slug the same title
+    would make a new package (world-suite-2), as in the reference."""
     data = await expect_error(api, world, "create", 409,
-                              body={"title": "World Suite", "summary": "other", "license": "MIT"},
-                              mentions=("{slug} 1.0.0",))
-    assert data["detail"]["slug"] == world["slug"] and data["detail"]["version"] == "1.0.0"
+                              body={"title": "World Suite", "summary": "other", "license": "MIT",
+                                    "slug": world["slug"], "version": "1.0.1"},
+                              mentions=("{slug} 1.0.1",))
+    assert data["detail"]["slug"] == world["slug"] and data["detail"]["version"] == "1.0.1"
+
+
+async def test_create_naming_another_keys_slug_is_409(api, world):
+    await expect_error(api, world, "create", 409, key=world["other_key"],
+                       body={"title": "World Suite", "summary": "mine", "slug": world["slug"],
+                             "version": "2.0.0"}, mentions=("{slug}",))
 
 
 async def test_import_of_a_taken_version_with_other_content_is_409(api, world):
     assert (await send(api, world, "import"))[0] == 200
     other = zip_entries(seal({**valid_files(slug="declared-import"), "MEMORY.md": "# other\n"},
                              manifest={"schema": "amp.memory.v1", "slug": "declared-import",
-                                       "title": "t", "summary": "s", "version": "1.0.0",
+                                       "title": "tt", "summary": "s", "version": "1.0.0",
                                        "license": "MIT", "provenance": {"source": "tests"}}))
     await expect_error(api, world, "import", 409, raw=other,
                        headers={"Content-Type": "application/zip"},
