@@ -14,7 +14,13 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from daemon.runtime.access import resolve_workspace, workspace_slug
 from daemon.runtime.context_packs import ContextPackService
+from daemon.runtime.startup_view import (
+    LEGACY_PLAN_SCHEMA, PLAN_SCHEMA, confirm_view, describe_unwritten, is_local_dir,
+    missing_root, plan_view,
+)
+from daemon.runtime.surfaces import SURFACES, runtime_for
 from startup_items.credentials import read_credentials, store_credential
 from startup_items.files import read_text, sha256_text
 from startup_items.installer import (
@@ -22,10 +28,10 @@ from startup_items.installer import (
 )
 from startup_items.fallback import remove_caches, write_cache
 from startup_items.runtimes import (
-    CACHE_HEADER_ROOM, InstallTarget, RuntimeSpec, dynamic_region_ids, planned_files,
+    CACHE_HEADER_ROOM, RUNTIMES, InstallTarget, RuntimeSpec, dynamic_region_ids, planned_files,
     resolve_runtime,
 )
-from state.errors import Conflict, Forbidden, InvalidRequest
+from state.errors import Conflict, InvalidRequest, NotFound
 from state.ids import new_id, now_iso
 from state.paths import Paths
 from state.secrets import SecretStore
@@ -73,7 +79,8 @@ class StartupService:
         if spec.name == "openclaw":
             # OpenClaw's cap is per file: leave room for what the user keeps in MEMORY.md.
             memory_md = target.repo_root / "MEMORY.md"
-            other = len(memory_md.read_text(encoding="utf-8")) if memory_md.exists() else 0
+            here = is_local_dir(str(target.repo_root)) and memory_md.is_file()
+            other = len(memory_md.read_text(encoding="utf-8")) if here else 0
             max_chars = max(2_000, (spec.max_chars or 20_000) - other - 400)
         return self.packs.summary_for_cache(target.workspace_id, target.project_key, spec.name,
                                             max_chars, spec.max_tokens)
@@ -88,27 +95,49 @@ class StartupService:
         target, spec = self._target(plan)
         return target, spec, planned_files(target, spec, lambda s: self._summary(target, s))
 
+    def _binding(self, identity: dict[str, Any], body: dict[str, Any], runtime: str) -> dict[str, Any]:
+        """The binding a plan is for: the one named (another workspace's looks missing, as the
+        reference's "not owned" does), else the workspace's binding of project_key (made
+        if there is none, as a probe with that key would)."""
+        if body.get("project_binding_id"):
+            binding = self.store.projects.binding(body["project_binding_id"])
+            if identity["kind"] != "owner" and binding["workspace_id"] != identity.get("workspace_id"):
+                raise NotFound(f"project binding {binding['id']} not found")
+            return binding
+        workspace = resolve_workspace(self.store, identity, body.get("workspace_id"))
+        with self.store.transaction():
+            binding, _ = self.store.projects.probe(
+                workspace_id=workspace["id"], identity_id=identity["id"], runtime=runtime,
+                project_key=body.get("project_key") or workspace_slug(workspace["name"]),
+                repo_root=None, git_remote=None)
+        return binding
+
     def create_plan(self, identity: dict[str, Any], body: dict[str, Any], base_url: str,
                     *, legacy: bool = False) -> dict[str, Any]:
-        try:
-            spec = resolve_runtime(body["runtime"])
-        except KeyError as exc:
-            raise InvalidRequest(str(exc.args[0]), details={"field": "runtime"}) from None
-        binding = self.store.projects.binding(body["project_binding_id"])
-        if identity["kind"] != "owner" and binding["workspace_id"] != identity.get("workspace_id"):
-            raise Forbidden(f"project binding {binding['id']} is in another workspace")
-        if not binding["repo_root"]:
-            raise InvalidRequest("this project binding has no repo_root: probe again with repo_root")
-        root = Path(binding["repo_root"])
-        if not root.is_dir():
-            raise InvalidRequest(f"repo_root {root} is not a directory on this machine")
+        """A plan for a person to approve. A repository that is not a directory on this
+        machine still gets its plan (the reference returns one): it says so
+        (repo_root_exists false, a warning) and approving it is refused."""
+        spec, surface, known = runtime_for(body.get("runtime"))
+        warnings = []
+        if not known:
+            warnings.append(f"runtime {body['runtime']!r} has no startup item of its own here;"
+                            f" planned the generic one (supported: {', '.join(RUNTIMES)})")
+        if body.get("install_mode") and body["install_mode"] != surface.install_mode:
+            warnings.append(f"install_mode {body['install_mode']!r} is not available for"
+                            f" {spec.name}; the plan uses {surface.install_mode!r}")
+        binding = self._binding(identity, body, spec.name)
+        root_text = binding["repo_root"] or ""
+        exists = is_local_dir(root_text)
+        if not exists:
+            warnings.append(missing_root(root_text, when="plan"))
         plan_id = new_id("splan_")
+        root = Path(root_text)
         target = InstallTarget(root, base_url, binding["workspace_id"], binding["project_key"],
                                binding["id"], body["credential_ref"])
         files = planned_files(target, spec, lambda s: self._summary(target, s))
         signature = self._sign(plan_id, target, spec, files)
         plan_body = {
-            "schema": "amp.native-hook-install-plan.v1" if legacy else "amp.startup-item-install-plan.v1",
+            "schema": LEGACY_PLAN_SCHEMA if legacy else PLAN_SCHEMA,
             "plan_id": plan_id,
             "startup_item_id": plan_id,
             "status": "pending_approval",
@@ -116,7 +145,8 @@ class StartupService:
             "project_binding_id": binding["id"],
             "workspace_id": binding["workspace_id"],
             "project_key": binding["project_key"],
-            "repo_root": str(root),
+            "repo_root": root_text,
+            "repo_root_exists": exists,
             "daemon_url": base_url,
             "credential_ref": body["credential_ref"],
             "has_hook": spec.has_hook,
@@ -124,20 +154,20 @@ class StartupService:
             "launcher": {"path": ".amp/launcher.py",
                          "command": f"python3 .amp/launcher.py --runtime {spec.name}"},
             "fallback_cache": {"path": spec.cache_path(), "gitignored": True},
-            "files": [f.describe(root) for f in files],
+            "files": [f.describe(root) if exists else describe_unwritten(f) for f in files],
             "signature": signature,
             "approval": {"required": True, "by": "the owner (a person)",
-                         "how": f"memorycloud setup approve {plan_id}"},
-            "next": {"confirm": f"{base_url}/api/agent/startup-items/confirm",
-                     "confirm_body": {"plan_id": plan_id, "observed_signature": signature}},
+                         "how": f"memorycloud setup approve {plan_id}",
+                         "possible": exists},
+            **({"warnings": warnings} if warnings else {}),
         }
+        row = {"id": plan_id, "binding_id": binding["id"], "runtime": spec.name,
+               "repo_root": root_text, "credential_ref": body["credential_ref"],
+               "status": "pending_approval", "body": plan_body, "signature": signature,
+               "created_by": identity["id"], "created_at": now_iso()}
         with self.store.transaction():
-            self.store.startup.insert_plan({
-                "id": plan_id, "binding_id": binding["id"], "runtime": spec.name,
-                "repo_root": str(root), "credential_ref": body["credential_ref"],
-                "status": "pending_approval", "body": plan_body, "signature": signature,
-                "created_by": identity["id"], "created_at": now_iso()})
-        return plan_body
+            self.store.startup.insert_plan(row)
+        return {**plan_body, **plan_view(row, surface, files, base_url, legacy=legacy)}
 
     # -- the person's decisions ------------------------------------------------------------
 
@@ -151,8 +181,13 @@ class StartupService:
         plan = self.store.startup.plan(plan_id)
         if plan["status"] not in ("pending_approval", "conflict"):
             raise Conflict(f"plan {plan_id} is {plan['status']}, not waiting for approval")
-        if not Path(plan["repo_root"]).is_dir():
-            raise InvalidRequest(f"repo_root {plan['repo_root']} is no longer a directory on this machine")
+        if not is_local_dir(plan["repo_root"]):
+            # Nothing is written for a repository this machine does not have: a plan made for
+            # a path that did not exist, or one that moved since.
+            when = "approve" if plan["body"].get("repo_root_exists", True) else "plan"
+            raise InvalidRequest(f"cannot approve plan {plan_id}: {missing_root(plan['repo_root'], when=when)};"
+                                 " nothing was written",
+                                 details={"repo_root": plan["repo_root"], "repo_root_exists": False})
         target, spec, files = self._files(plan)
         records, owners = self._records(plan["repo_root"])
         if overwrite:
@@ -234,35 +269,58 @@ class StartupService:
 
     # -- the agent's confirmation ------------------------------------------------------------
 
-    def confirm(self, identity: dict[str, Any], body: dict[str, Any], *, legacy: bool = False) -> dict[str, Any]:
-        plan = self.store.startup.plan(body["plan_id"])
+    def confirm(self, identity: dict[str, Any], body: dict[str, Any], base_url: str,
+                *, legacy: bool = False) -> dict[str, Any]:
+        """The agent reports the startup item in place. The daemon checks the signature it
+        saw and the files on disk: a mismatch is answered as the reference answers a wrong
+        signature (status stale, verified false) and changes nothing stored."""
+        plan = self.store.startup.plan(body["startup_item_id"])
         if identity["kind"] != "owner" and plan["body"]["workspace_id"] != identity.get("workspace_id"):
-            raise Forbidden(f"plan {plan['id']} is in another workspace")
+            raise NotFound(f"install plan {plan['id']} not found")
         if plan["status"] not in ACTIVE:
             raise Conflict(f"plan {plan['id']} is {plan['status']}: it must be approved first")
-        observed = body.get("observed_signature")
-        if observed is not None and not hmac.compare_digest(observed, plan["signature"]):
-            raise Conflict("observed_signature does not match the approved plan")
         target, spec, files = self._files(plan)
+        surface = SURFACES[spec.name]
+        ours = {"plan_id": plan["id"], "startup_item_id": plan["id"], "signature": plan["signature"],
+                "runtime": spec.name, "fallback_cache": spec.cache_path()}
+        problems = self._confirm_problems(plan, body, target, files)
+        if problems:
+            stale = {**plan, "status": "stale"}
+            return {**ours, "status": "stale", "verified": False, **problems,
+                    **confirm_view(stale, surface, files, base_url, verified=False, legacy=legacy)}
+        # The reference's statuses: installed and verified mean the startup item runs,
+        # fallback that the agent fetches the context itself.
+        hook_active = body.get("hook_active") is not False and body.get("status") != "fallback"
+        status = "installed" if spec.has_hook and hook_active else "fallback_active"
+        with self.store.transaction():
+            self.store.startup.set_status(plan["id"], status, stamp="confirmed_at",
+                                          body={**plan["body"], "status": status})
+        stored = self.store.startup.plan(plan["id"])
+        return {**ours, "status": status, "verified": True,
+                **confirm_view(stored, surface, files, base_url, verified=True, legacy=legacy)}
+
+    def _confirm_problems(self, plan: dict[str, Any], body: dict[str, Any], target: InstallTarget,
+                          files: list[PlannedFile]) -> dict[str, Any]:
+        """What does not match the approved plan: the signature the agent saw, the files."""
+        problems: list[str] = []
+        out: dict[str, Any] = {}
+        observed = body.get("observed_signature")
+        if observed and not hmac.compare_digest(observed, plan["signature"]):
+            problems.append("observed_signature does not match the approved plan")
         dynamic = dynamic_region_ids()
         records, _ = self._records(plan["repo_root"])
         wrong = verify_plan(target.repo_root, [f for f in files if f.region_id not in dynamic])
         wrong += [f.path for f in files if f.region_id in dynamic
                   and _region_sha(target, f) != getattr(records.get(f.key), "region_sha", None)]
         if wrong:
-            raise Conflict("the files on disk do not match the approved plan",
-                           details={"mismatched": sorted(set(wrong))})
-        hook_active = body.get("hook_active")
-        status = "installed" if spec.has_hook and hook_active is not False else "fallback_active"
-        result = {**plan["body"], "status": status}
-        with self.store.transaction():
-            self.store.startup.set_status(plan["id"], status, stamp="confirmed_at", body=result)
-        return {
-            "schema": "amp.native-hook-confirm.v1" if legacy else "amp.startup-item-confirm.v1",
-            "plan_id": plan["id"], "startup_item_id": plan["id"], "status": status,
-            "verified": True, "signature": plan["signature"], "runtime": spec.name,
-            "fallback_cache": spec.cache_path(),
-        }
+            out["mismatched"] = sorted(set(wrong))
+            problems.append("the files on disk do not match the approved plan: "
+                            + ", ".join(out["mismatched"]))
+        if problems:
+            out["problems"] = problems
+            out["message"] = "; ".join(problems) + ". Nothing was recorded; ask the person to" \
+                             " look (memorycloud setup show " + plan["id"] + ")."
+        return out
 
     def _ensure_launcher_key(self, target: InstallTarget) -> None:
         """A working agent key under credential_ref for the launcher (memory scopes only)."""

@@ -241,7 +241,7 @@ async def base_world(api) -> dict[str, str]:
     pack = await api.bootstrap()
     delta = await api.delta(pack["receipt_id"], summary="seed memory about sqlite")
     brief = await api.post("/api/agent/memory-brief", {"task": "seed task"})
-    run = await api.post("/api/memory/router/select", {"task": "t", "what_i_remember": "w",
+    run = await api.post("/api/memory/router/select", {"task": "seed task", "what_i_remember": "w",
                                                       "memory_type": "decision_memory"})
     binding = await api.post("/api/agent/project/probe", {"project_key": "demo"})
     other_key = api.new_agent("other-agent")

@@ -22,7 +22,8 @@ async def test_every_skill_pulls_and_names_real_endpoints(api):
     assert ids[0] == catalog["required_first_skill"] == "memory_tool_installer"
     assert set(ids) == {"memory_tool_installer", "capsule_installer", "cloud_workspace_memory",
                         "code_memory_context", "adaptive_memory_writer", "collaboration_claim",
-                        "self_memory_sync"}
+                        "self_memory_sync", "memory_brief_reader", "method_query_helper",
+                        "memorycloud_startup_item"}
     mentions = 0
     for skill_id in ids:
         pulled = await api.get(f"/api/agent/skills/{skill_id}/pull")
@@ -32,6 +33,8 @@ async def test_every_skill_pulls_and_names_real_endpoints(api):
         mentioned = [m.group(2) for m in MENTION.finditer(text)]
         assert all(_served(p) for p in mentioned), (skill_id, [p for p in mentioned if not _served(p)])
         mentions += len(mentioned)
+        listed = [e.split(" ", 1)[1] for e in pulled["skill"]["endpoints"]]
+        assert listed and all(_served(p) for p in listed), (skill_id, listed)
     assert mentions >= 10  # the skills really do name endpoints
     missing = await api.get("/api/agent/skills/nope/pull", status=404)
     assert "skill nope not found" in missing["error"]["message"]
