@@ -212,7 +212,7 @@ def query_int(request: web.Request, name: str, default: int, low: int, high: int
     raw = request.query.get(name)
     if raw is None or raw == "":
         return default
-    if not (raw.isascii() and raw.lstrip("-").isdigit()):
+    if not (raw.isascii() and raw.removeprefix("-").isdigit()):
         raise ValidationFailed(f"query parameter '{name}' must be an integer between {low} and"
                                f" {high}, got {raw!r}", details={"field": name})
     value = int(raw)

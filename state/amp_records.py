@@ -91,12 +91,12 @@ class AmpRecords:
     def insert_brief(self, brief: dict[str, Any]) -> None:
         self.conn.execute(
             "insert into memory_briefs (id, identity_id, workspace_id, project_key, task, request,"
-            " brief_markdown, source_counts, context_pack_id, receipt_id, created_at)"
-            " values (?,?,?,?,?,?,?,?,?,?,?)",
+            " brief_markdown, source_counts, context_pack_id, receipt_id, created_at, sources)"
+            " values (?,?,?,?,?,?,?,?,?,?,?,?)",
             (brief["id"], brief["identity_id"], brief["workspace_id"], brief["project_key"],
              brief["task"], _dumps(brief["request"]), brief["brief_markdown"],
              _dumps(brief["source_counts"]), brief.get("context_pack_id"),
-             brief.get("receipt_id"), brief["created_at"]),
+             brief.get("receipt_id"), brief["created_at"], _dumps(brief.get("sources") or {})),
         )
 
     def brief(self, brief_id: str) -> dict[str, Any]:
@@ -106,6 +106,7 @@ class AmpRecords:
         brief = dict(row)
         brief["request"] = json.loads(brief["request"])
         brief["source_counts"] = json.loads(brief["source_counts"])
+        brief["sources"] = json.loads(brief["sources"])
         return brief
 
     def insert_event(self, event: dict[str, Any]) -> None:

@@ -23,7 +23,7 @@ def _update(row: Any) -> dict[str, Any]:
 
 def _intent(row: Any) -> dict[str, Any]:
     intent = dict(row)
-    for key in ("path_params", "body", "blocking_updates"):
+    for key in ("path_params", "body", "blocking_updates", "headers"):
         intent[key] = json.loads(intent[key])
     intent["result"] = json.loads(intent["result"]) if intent["result"] else None
     return intent
@@ -76,12 +76,12 @@ class UpdateRecords:
     def insert_intent(self, intent: dict[str, Any]) -> None:
         self.conn.execute(
             "insert into sync_intents (id, identity_id, endpoint, method, path, path_params, body,"
-            " importance, blocking_updates, status, created_at, expires_at)"
-            " values (?,?,?,?,?,?,?,?,?, 'blocked', ?, ?)",
+            " importance, blocking_updates, status, created_at, expires_at, headers)"
+            " values (?,?,?,?,?,?,?,?,?, 'blocked', ?, ?, ?)",
             (intent["id"], intent["identity_id"], intent["endpoint"], intent["method"],
              intent["path"], _dumps(intent["path_params"]), _dumps(intent["body"]),
              intent["importance"], _dumps(intent["blocking_updates"]), intent["created_at"],
-             intent["expires_at"]))
+             intent["expires_at"], _dumps(intent.get("headers") or {})))
 
     def intent(self, intent_id: str) -> dict[str, Any]:
         row = self.conn.execute("select * from sync_intents where id = ?", (intent_id,)).fetchone()
@@ -105,6 +105,11 @@ class UpdateRecords:
             " where id = ? and status = 'blocked'",
             (status, _dumps(result) if result is not None else None, now_iso(), intent_id))
         return cursor.rowcount == 1
+
+    def set_intent_result(self, intent_id: str, result: Any) -> None:
+        """The answer of a resumed intent's replayed write."""
+        self.conn.execute("update sync_intents set result = ? where id = ?",
+                          (_dumps(result), intent_id))
 
     def expire_intents(self, now: str) -> int:
         cursor = self.conn.execute(

@@ -52,8 +52,9 @@ def pick(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def list_jobs(client: DaemonClient) -> list[dict[str, Any]]:
-    """The distill jobs of every suite in the local catalog (the daemon lists them per suite)."""
-    suites = (await client.get("/api/catalog", limit=100))["suites"]
+    """The distill jobs of every suite the owner has, of any visibility (the catalog lists
+    only public ones; the daemon lists jobs per suite)."""
+    suites = (await client.get("/api/me/memories"))["items"]
     jobs: list[dict[str, Any]] = []
     for suite in suites:
         jobs += (await client.get(f"/api/memories/{suite['slug']}/distill-jobs"))["jobs"]

@@ -7,7 +7,7 @@ from typing import Any
 from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
-from daemon.runtime.sync_gate import GatedWrite
+from daemon.runtime.sync_gate import GatedWrite, write_headers
 from daemon.validation import Field, RequestSchema
 
 BRIEF = RequestSchema("memory-brief", (
@@ -42,10 +42,12 @@ async def get_brief(request: web.Request, call: Call) -> dict[str, Any]:
 async def add_event(request: web.Request, call: Call) -> dict[str, Any]:
     identity = call.require_identity()
     brief_id = request.match_info["brief_id"]
-    call.services.briefs.readable_brief(identity, brief_id)
+    # The gate comes before the brief is looked up, as in the reference: a gated agent gets
+    # 409 even for an unknown brief (the resume then answers 404).
     warning = call.services.gate.admit(identity, GatedWrite(
         "memory_brief_event", "POST", request.path, {"brief_id": brief_id}, call.body,
-        call.body["importance"]))
+        call.body["importance"], headers=write_headers(request.headers)), call.base_url)
+    call.services.briefs.readable_brief(identity, brief_id)
     result = call.services.briefs.add_event(identity, brief_id, call.body, call.base_url)
     return {**result, "update_notice": warning} if warning else result
 

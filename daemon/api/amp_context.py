@@ -8,9 +8,11 @@ from typing import Any
 from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
+from daemon.runtime import access
 from daemon.runtime.access import (
     can_read_namespace, public_memory, readable_memory, resolve_workspace,
 )
+from daemon.runtime.sync_gate import GatedWrite, write_headers
 from daemon.validation import Field, RequestSchema, query_int
 from state.errors import Forbidden, InvalidRequest
 
@@ -34,6 +36,7 @@ BOOTSTRAP = RequestSchema("bootstrap-context", (
 VERIFY = RequestSchema("bootstrap-verify", (
     Field("receipt_id", str, required=True, min_length=1, max_length=120),
     Field("project_key", str, max_length=160),
+    Field("project_binding_id", str, max_length=80),
     Field("context_pack_id", str, max_length=80),
 ))
 
@@ -44,6 +47,9 @@ DELTA = RequestSchema("memory-delta", (
     Field("retrieval_triggers", list, default=[], items=str, max_items=20, max_length=200),
     Field("importance", int, default=3, minimum=1, maximum=5),
     Field("project_key", str, max_length=160),
+    Field("workspace_id", str, max_length=80, description="default: the receipt's workspace"),
+    Field("project_binding_id", str, max_length=80,
+          description="default: the receipt's; supplies workspace and project key"),
     Field("context_receipt_id", str, max_length=120,
           description="alternative to the X-AMP-Context-Receipt header"),
     Field("detail_payload", dict, default={}),
@@ -74,13 +80,20 @@ async def memory_delta(request: web.Request, call: Call) -> dict[str, Any]:
     header = request.headers.get("X-AMP-Context-Receipt", "").strip()
     receipt_id = header or call.body.get("context_receipt_id")
     receipt = call.services.packs.check_receipt(identity, receipt_id)
-    return call.services.deltas.write(identity, receipt, call.body, call.base_url)
+    call.services.deltas.target(identity, receipt, call.body)  # 404/403 before the gate
+    # Gated like the reference gates it (after the receipt: a 428 comes first). Unlike the
+    # reference, a held-back delta can be resumed: nothing an agent wrote is lost.
+    warning = call.services.gate.admit(identity, GatedWrite(
+        "memory_delta", "POST", request.path, {}, {**call.body, "context_receipt_id": receipt["id"]},
+        call.body["importance"], headers=write_headers(request.headers)), call.base_url)
+    result = call.services.deltas.write(identity, receipt, call.body, call.base_url)
+    return {**result, "update_notice": warning} if warning else result
 
 
 async def memory_detail(request: web.Request, call: Call) -> dict[str, Any]:
     memory = readable_memory(call.services.store, call.require_identity(),
                              request.match_info["memory_id"])
-    return {"schema": "amp.memory-detail.v1", "memory": public_memory(memory)}
+    return {"schema": "amp.memory-detail.v1", "memory": access.memory_detail(memory)}
 
 
 async def search_everywhere(request: web.Request, call: Call) -> dict[str, Any]:

@@ -12,33 +12,36 @@ from daemon.runtime.access import public_identity, public_workspace
 from daemon.validation import Field, RequestSchema
 from state.errors import Forbidden
 
+# The MemoryCloud reference's fields (AgentRuntimeProfileRequest, ProjectProbeRequest).
 PROFILE = RequestSchema("agent-runtime-profile", (
     Field("runtime", str, max_length=80, default="generic", description="codex, claude_code, ..."),
-    Field("runtime_version", str, max_length=80),
-    Field("repo_root", str, max_length=1000),
-    Field("cwd", str, max_length=1000),
-    Field("git_remote", str, max_length=1000),
-    Field("git_branch", str, max_length=200),
+    Field("runtime_version", str, max_length=120),
     Field("supports_files", bool, default=True),
     Field("supports_mcp", bool, default=False),
+    Field("supports_project_rules", bool, default=True,
+          description="whether the runtime reads project rule files (AGENTS.md, rules ...)"),
+    Field("cwd", str, max_length=1000),
+    Field("repo_root", str, max_length=1000),
+    Field("git_remote", str, max_length=1000),
+    Field("git_branch", str, max_length=200),
+    Field("git_head", str, max_length=120),
+    Field("project_files", list, default=[], items=str, max_items=500, max_length=1000,
+          description="files the runtime sees at the repository's top"),
     Field("metadata", dict, default={}),
 ))
 
 PROBE = RequestSchema("project-probe", (
-    Field("runtime", str, max_length=80, default="generic"),
     Field("workspace_id", str, max_length=80),
-    Field("project_key", str, max_length=160, min_length=1),
-    Field("repo_root", str, max_length=1000),
+    Field("project_key", str, max_length=160,
+          description="empty: derived from repo_root, cwd or git_remote, else the default"),
+    Field("runtime", str, max_length=80, default="generic"),
     Field("cwd", str, max_length=1000),
+    Field("repo_root", str, max_length=1000),
     Field("git_remote", str, max_length=1000),
     Field("git_branch", str, max_length=200),
+    Field("git_head", str, max_length=120),
+    Field("project_files", list, default=[], items=str, max_items=500, max_length=1000),
     Field("environment", dict, default={}),
-))
-
-REGISTER = RequestSchema("agent-register", (
-    Field("pairing_code", str, max_length=40,
-          description="one-time code from `memorycloud agent pair` (required)"),
-    Field("handle", str, max_length=80, description="ignored: the owner named the agent when pairing"),
 ))
 
 
@@ -69,7 +72,7 @@ async def bindings_me(request: web.Request, call: Call) -> dict[str, Any]:
         "workspaces": [public_workspace(store.identities.workspace(w)) for w in workspace_ids],
         "bindings": bindings,
         "pending_requests": [],
-    })
+    }, always=True)
 
 
 async def profile(request: web.Request, call: Call) -> dict[str, Any]:
@@ -78,32 +81,6 @@ async def profile(request: web.Request, call: Call) -> dict[str, Any]:
 
 async def probe(request: web.Request, call: Call) -> dict[str, Any]:
     return call.services.projects.probe(call.require_identity(), call.body, call.base_url)
-
-
-async def register(request: web.Request, call: Call) -> dict[str, Any]:
-    """Quick Connect on a local daemon: a key only in exchange for the owner's pairing code."""
-    code = call.body.get("pairing_code")
-    if not code:
-        raise Forbidden(
-            "self-registration needs a pairing code from the owner: ask them to run"
-            " `memorycloud agent pair --name NAME --runtime RUNTIME` and send its code as"
-            " pairing_code", details={"pairing_required": True})
-    store = call.services.store
-    with store.transaction():
-        identity, key = store.identities.redeem_pairing_code(code)
-    call.identity = identity
-    return with_notice(call, {
-        "schema": "amp.agent-registration.v1",
-        "user": public_identity(identity),
-        "api_key": key,
-        "key_notice": "Shown once. Keep it in your runtime's secret store, never in a repository.",
-        "next": {
-            "runtime_profile": f"{call.base_url}/api/agent/runtime/profile",
-            "project_probe": f"{call.base_url}/api/agent/project/probe",
-            "bootstrap_context": f"{call.base_url}/api/agent/bootstrap/context",
-            "updates_check": f"{call.base_url}/api/agent/updates/check",
-        },
-    })
 
 
 async def agent_start(request: web.Request, call: Call) -> web.Response:
@@ -125,7 +102,7 @@ This daemon keeps memory on this machine. To connect:
 Writing startup items or .amp/memory-config.json (startup_setup) needs the person's approval.
 Machine-readable API description: {base}/api/protocol/schema
 """
-    return web.Response(text=text, content_type="text/markdown")
+    return web.Response(text=text, content_type="text/plain")
 
 
 ENDPOINTS = [
@@ -134,12 +111,10 @@ ENDPOINTS = [
              auth="optional", response_schema="amp.session.v1"),
     Endpoint("GET", "/api/agent/bindings/me", bindings_me, "The caller's workspaces and project bindings.",
              response_schema="amp.agent-bindings.v1"),
+    # Any key may describe its runtime (the reference checks no scope here).
     Endpoint("POST", "/api/agent/runtime/profile", profile, "Submit the runtime type and capabilities.",
-             scope="memory:read", request=PROFILE, response_schema="amp.agent-runtime-profile.v1"),
+             request=PROFILE, response_schema="amp.agent-runtime-profile.v1"),
     Endpoint("POST", "/api/agent/project/probe", probe, "Bind a local repository to a workspace project.",
              scope="memory:read", request=PROBE, response_schema="amp.project-binding.v1"),
-    Endpoint("POST", "/api/agent/register", register,
-             "Exchange an owner-issued pairing code for an agent key (Quick Connect).",
-             auth="none", request=REGISTER, response_schema="amp.agent-registration.v1"),
     Endpoint("GET", "/agent/start", agent_start, "How an agent connects (text).", auth="none"),
 ]

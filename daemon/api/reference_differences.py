@@ -40,8 +40,14 @@ STATUS_DIFFERENCES: dict[tuple[str, str], str] = {
        " connect` and the TUI act for agents through these endpoints; every agent key is"
        " still held to its scopes and its workspace" for endpoint in (
            "updates_check", "updates_ack", "runtime_profile", "startup_items_confirm",
-           "native_hooks_confirm", "bootstrap_verify", "sync_intents_list", "sync_intent_get",
+           "native_hooks_confirm", "bootstrap_verify", "agent_bindings_me", "sync_intents_list",
+           "sync_intent_get",
            "sync_intent_resume", "sync_intent_discard")},
+    ("agent_register", "409"): "an agent is named by its owner when pairing (`memorycloud agent"
+                               " pair --name`), so the handle it sends cannot collide",
+    ("sync_intent_resume", "400"): "a held-back memory delta resumes like every other held-back"
+                                   " write (nothing an agent wrote is lost); the reference"
+                                   " answers 400 and asks for the write again",
     ("memories_create", "500"): "a bad semver (or manifest) is refused with 422 naming the"
                                 " field, not a server error",
     ("memories_validate", "500"): "a bad semver is refused with 422 naming the field, not a"
@@ -53,10 +59,30 @@ STATUS_DIFFERENCES: dict[tuple[str, str], str] = {
 }
 
 
+# endpoint id -> top-level keys answered as null: the feature they name does not exist here.
+def _absent() -> dict[str, tuple[str, ...]]:
+    from daemon.api.protocol import NO_SUCH_FEATURE
+    from daemon.runtime.onboarding import ABSENT
+
+    return {"protocol_schema": NO_SUCH_FEATURE, "discovery": ABSENT,
+            "autostart": ("web_view",), "agent_start_json": ("web_view",),
+            "navigation": ("web_view",)}
+
+
+ABSENT_KEYS_REASON = ("the hosted service's web pages, account handoffs, memory graphs,"
+                      " integration and local-deployment catalogs have no counterpart on a"
+                      " local daemon: the key is there, with null")
+
+
+def absent_keys(endpoint_id: str) -> tuple[str, ...]:
+    return _absent().get(endpoint_id, ())
+
+
 def describe() -> dict[str, Any]:
     """The lists as JSON, for /api/protocol/schema."""
     return {
         "not_served": [{"method": m, "path": p, "reason": why} for (m, p), why in NOT_SERVED.items()],
         "status_differences": [{"endpoint": e, "status": int(s), "instead": why}
                                for (e, s), why in STATUS_DIFFERENCES.items()],
+        "null_keys": {"reason": ABSENT_KEYS_REASON, "keys": {e: list(k) for e, k in _absent().items()}},
     }

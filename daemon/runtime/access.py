@@ -21,6 +21,23 @@ def resolve_workspace(store: Store, identity: dict[str, Any], workspace_id: str 
     return workspace
 
 
+def resolve_scope(store: Store, identity: dict[str, Any],
+                  params: dict[str, Any]) -> tuple[dict[str, Any], str | None, dict[str, Any] | None]:
+    """(workspace, project_key, binding) of a request: a project binding supplies the
+    workspace and project key it was made for, else ``workspace_id`` (or the caller's own)."""
+    binding = None
+    workspace_id = params.get("workspace_id")
+    project_key = params.get("project_key")
+    if params.get("project_binding_id"):
+        binding = store.projects.binding(params["project_binding_id"])
+        workspace_id = workspace_id or binding["workspace_id"]
+        if workspace_id != binding["workspace_id"]:
+            raise NotFound(f"project binding {binding['id']} not found in workspace {workspace_id}")
+        project_key = project_key or binding["project_key"]
+    workspace = resolve_workspace(store, identity, workspace_id)
+    return workspace, project_key, binding
+
+
 # Namespaces of the other dialects (Memory Stores, agent-memory1.0) and suite collections are
 # shared by every key with memory:read on this machine; workspaces belong to their agents.
 SHARED_PREFIXES = ("memstore_", "mem1:", "suite:")
@@ -50,11 +67,20 @@ def readable_memory(store: Store, identity: dict[str, Any], memory_id: str) -> d
 
 
 def public_identity(identity: dict[str, Any]) -> dict[str, Any]:
+    """Who a key belongs to: the reference's user keys (handle, username, auth_method,
+    auth_scopes ...; no e-mail or phone is kept here) and ours (name, kind, scopes ...)."""
     return {
         "id": identity["id"],
         "handle": identity["name"],
+        "username": identity["name"],
         "name": identity["name"],
+        "email": None,
+        "phone": None,
         "auth_type": identity["auth_type"],
+        # The owner is this machine's person; agents are trusted as far as their scopes.
+        "trust_level": 3 if identity["kind"] == "owner" else 1,
+        "auth_method": "api_key",
+        "auth_scopes": identity["scopes"],
         "kind": identity["kind"],
         "runtime": identity.get("runtime"),
         "scopes": identity["scopes"],
@@ -64,8 +90,18 @@ def public_identity(identity: dict[str, Any]) -> dict[str, Any]:
 
 
 def public_workspace(workspace: dict[str, Any]) -> dict[str, Any]:
-    return {"id": workspace["id"], "name": workspace["name"],
-            "is_default": bool(workspace["is_default"]), "created_at": workspace["created_at"]}
+    """A workspace with the reference's keys and ours (is_default). Workspaces here are the
+    owner's and private to their agents; a name is all a person gives one."""
+    return {"id": workspace["id"], "owner_id": workspace.get("owner_identity_id") or "",
+            "slug": workspace_slug(workspace["name"]), "name": workspace["name"],
+            "description": "", "visibility": "private",
+            "is_default": bool(workspace["is_default"]), "created_at": workspace["created_at"],
+            "updated_at": workspace["created_at"]}
+
+
+def workspace_slug(name: str) -> str:
+    """'Platform Team' -> 'platform-team' (any script's letters are kept)."""
+    return "-".join("".join(c if c.isalnum() else " " for c in name.lower()).split()) or "workspace"
 
 
 def public_memory(memory: dict[str, Any]) -> dict[str, Any]:
@@ -91,3 +127,15 @@ def public_memory(memory: dict[str, Any]) -> dict[str, Any]:
         "created_at": memory["created_at"],
         "updated_at": memory["updated_at"],
     }
+
+
+def memory_detail(memory: dict[str, Any]) -> dict[str, Any]:
+    """A memory as GET /api/agent/memories/{id} shows it: ours, plus the reference's keys
+    (type_label, summary, compiled_markdown, entities, code_refs, visibility). An adaptive
+    memory keeps the values its form gave them (``provenance.view``)."""
+    view = memory["provenance"].get("view") if isinstance(memory["provenance"], dict) else None
+    return {**public_memory(memory),
+            "type_label": memory["kind"].replace("_", " ").capitalize(),
+            "summary": (memory["title"] or memory["content"])[:500],
+            "compiled_markdown": memory["content"], "entities": [], "code_refs": [],
+            "visibility": "workspace", **(view or {})}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from daemon.runtime.access import public_memory, resolve_workspace
+from daemon.runtime.access import public_memory, public_workspace, resolve_workspace
 from daemon.runtime.changes import ContextChanges
 from daemon.runtime.constants import RUNTIME_VERSION
 from daemon.runtime.context_packs import PACK_SOURCES, ContextPackService
@@ -89,8 +89,18 @@ class BriefService:
         lines += ["", "## Recent Events"]
         lines += [_bullet(f"[{e['event_type']}] {e['summary']}", e["id"]) for e in events] or ["- (none)"]
         brief_markdown = "\n".join(lines)
-        source_counts = {"workspace": len(relevant), "project": len(project),
-                         "handoff": 1 if handoff else 0, "events": len(events)}
+        lenses = [{"installed_memory_id": lens["installed_memory_id"], "slug": lens["slug"],
+                   "title": lens["title"], "version": lens["version"]}
+                  for lens in self.store.suites.installed_lenses(workspace["id"], project_key)]
+        sources = {"carry_in": [public_memory(m) for m in relevant],
+                   "project_state": [public_memory(m) for m in project],
+                   "handoff": self._public_event(handoff) if handoff else None,
+                   "recent_events": events, "active_installed_memory_lenses": lenses}
+        # The reference's counts, and ours (workspace, project, events) as before.
+        source_counts = {"carry_in": len(relevant), "project_state": len(project),
+                         "recent_events": len(events), "active_installed_memory_lenses": len(lenses),
+                         "handoff": 1 if handoff else 0,
+                         "workspace": len(relevant), "project": len(project), "events": len(events)}
         pack = self.packs.compose(identity, {"workspace_id": workspace["id"], "project_key": project_key,
                                            "runtime": (body.get("environment") or {}).get("runtime"),
                                            "reason": "memory_brief"}, base_url)
@@ -103,22 +113,13 @@ class BriefService:
                 "project_key": project_key, "task": body["task"], "request": body,
                 "brief_markdown": brief_markdown, "source_counts": source_counts,
                 "context_pack_id": pack["context_pack_id"], "receipt_id": pack["receipt_id"],
-                "created_at": created_at})
+                "created_at": created_at, "sources": sources})
+        response = self._public_brief(
+            brief_id=brief_id, created_at=created_at, body=body, workspace=workspace,
+            project_key=project_key, brief_markdown=brief_markdown, source_counts=source_counts,
+            sources=sources, base_url=base_url)
         return {
-            "schema": "amp.memory-brief.v1",
-            "brief_id": brief_id,
-            "runtime_version": RUNTIME_VERSION,
-            "created_at": created_at,
-            "task": body["task"],
-            "workspace": {"id": workspace["id"], "name": workspace["name"]},
-            "project_key": project_key,
-            "environment": body.get("environment") or {},
-            "brief_markdown": brief_markdown,
-            "source_counts": source_counts,
-            "carry_in": [public_memory(m) for m in relevant],
-            "project_state": [public_memory(m) for m in project],
-            "handoff": self._public_event(handoff) if handoff else None,
-            "recent_events": events,
+            **response,
             "context_pack": pack,
             "receipt_id": pack["receipt_id"],
             "next": {
@@ -126,6 +127,41 @@ class BriefService:
                 "get_brief": f"{base_url}/api/agent/memory-briefs/{brief_id}",
                 "memory_delta": f"{base_url}/api/agent/memory-delta",
             },
+        }
+
+    @staticmethod
+    def _public_brief(*, brief_id: str, created_at: str, body: dict[str, Any],
+                      workspace: dict[str, Any], project_key: str | None, brief_markdown: str,
+                      source_counts: dict[str, int], sources: dict[str, Any],
+                      base_url: str) -> dict[str, Any]:
+        """A brief as the reference shows it on create and on read. The writeback path is
+        ``context_contract.writeback`` (relative, as the reference's); ``next.writeback``
+        (absolute) is kept for clients that read the seed's shape."""
+        return {
+            "schema": "amp.memory-brief.v1",
+            "brief_id": brief_id,
+            "runtime_version": RUNTIME_VERSION,
+            "created_at": created_at,
+            "task": body["task"],
+            "session_fingerprint": body.get("session_fingerprint") or "",
+            "workspace": public_workspace(workspace),
+            # As the reference: a brief without a project is about the workspace as a whole,
+            # named by its slug.
+            "project_key": project_key or public_workspace(workspace)["slug"],
+            "environment": body.get("environment") or {},
+            "brief_markdown": brief_markdown,
+            "source_counts": source_counts,
+            "carry_in": sources.get("carry_in", []),
+            "project_state": sources.get("project_state", []),
+            "handoff": sources.get("handoff"),
+            "recent_events": sources.get("recent_events", []),
+            "active_installed_memory_lenses": sources.get("active_installed_memory_lenses", []),
+            "context_contract": {
+                "inject": "brief_markdown, as private context before acting",
+                "priority": "current system, developer and user instructions override stored memory",
+                "writeback": f"/api/agent/memory-briefs/{brief_id}/events",
+            },
+            "next": {"writeback": f"{base_url}/api/agent/memory-briefs/{brief_id}/events"},
         }
 
     @staticmethod
@@ -145,20 +181,17 @@ class BriefService:
 
     def get(self, identity: dict[str, Any], brief_id: str, base_url: str) -> dict[str, Any]:
         brief = self.readable_brief(identity, brief_id)
-        return {
-            "schema": "amp.memory-brief.v1",
-            "brief_id": brief["id"],
-            "task": brief["task"],
-            "workspace_id": brief["workspace_id"],
-            "project_key": brief["project_key"],
-            "brief_markdown": brief["brief_markdown"],
-            "source_counts": brief["source_counts"],
-            "context_pack_id": brief["context_pack_id"],
-            "receipt_id": brief["receipt_id"],
-            "created_at": brief["created_at"],
-            "events": [self._public_event(e) for e in self.store.amp.events(brief_id)],
-            "next": {"writeback": f"{base_url}/api/agent/memory-briefs/{brief_id}/events"},
-        }
+        workspace = self.store.identities.workspace(brief["workspace_id"])
+        response = self._public_brief(
+            brief_id=brief["id"], created_at=brief["created_at"], body=brief["request"],
+            workspace=workspace, project_key=brief["project_key"],
+            brief_markdown=brief["brief_markdown"], source_counts=brief["source_counts"],
+            sources=brief["sources"], base_url=base_url)
+        # Newest first, at most 50, as the reference lists them.
+        events = [self._public_event(e) for e in self.store.amp.events(brief_id)][::-1][:50]
+        return {**response, "workspace_id": brief["workspace_id"],
+                "context_pack_id": brief["context_pack_id"], "receipt_id": brief["receipt_id"],
+                "events": events}
 
     def add_event(self, identity: dict[str, Any], brief_id: str, body: dict[str, Any],
                   base_url: str) -> dict[str, Any]:
@@ -183,8 +216,10 @@ class BriefService:
             "memory_delta": {"id": mirrored["delta"]["id"], "schema": "amp.memory-delta.v1",
                              "memory_id": mirrored["memory"]["id"]},
             "summary_card": {"id": mirrored["card"]["id"], "card_type": "recent_delta"},
+            # Relative paths, as the reference's.
             "next": {
-                "get_brief": f"{base_url}/api/agent/memory-briefs/{brief_id}",
-                "bootstrap_context": f"{base_url}/api/agent/bootstrap/context",
+                "get_brief": f"/api/agent/memory-briefs/{brief_id}",
+                "bootstrap_context": "/api/agent/bootstrap/context",
+                "store_stable_memory": "/api/memory/router/select",
             },
         }

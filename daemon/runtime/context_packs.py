@@ -13,9 +13,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from daemon.runtime.access import resolve_workspace
+from daemon.runtime.access import public_workspace, resolve_scope
 from startup_items.caps import estimate_tokens
-from daemon.runtime.constants import PROTOCOL_VERSION, RUNTIME_VERSION
+from daemon.runtime.constants import CARD_TYPES, PROTOCOL_VERSION, RUNTIME_VERSION
 from state.errors import BootstrapRequired, NotFound
 from state.ids import iso_from_datetime, new_id, now_iso, parse_iso
 from state.store import Store
@@ -55,20 +55,6 @@ class ContextPackService:
 
     # -- building ------------------------------------------------------------------------
 
-    def _scope(self, identity: dict[str, Any], params: dict[str, Any]) -> tuple[dict, str | None, dict | None]:
-        """(workspace, project_key, binding) from a binding id, or workspace + project key."""
-        binding = None
-        workspace_id = params.get("workspace_id")
-        project_key = params.get("project_key")
-        if params.get("project_binding_id"):
-            binding = self.store.projects.binding(params["project_binding_id"])
-            workspace_id = workspace_id or binding["workspace_id"]
-            if workspace_id != binding["workspace_id"]:
-                raise NotFound(f"project binding {binding['id']} not found in workspace {workspace_id}")
-            project_key = project_key or binding["project_key"]
-        workspace = resolve_workspace(self.store, identity, workspace_id)
-        return workspace, project_key, binding
-
     def build(self, identity: dict[str, Any], params: dict[str, Any], base_url: str) -> dict[str, Any]:
         """Create, store and return a context pack with a fresh receipt (one transaction)."""
         pack = self.compose(identity, params, base_url)
@@ -90,7 +76,7 @@ class ContextPackService:
     def compose(self, identity: dict[str, Any], params: dict[str, Any], base_url: str) -> dict[str, Any]:
         """A new pack with its receipt, not yet stored (see :meth:`save`)."""
         settings = self.store.settings
-        workspace, project_key, binding = self._scope(identity, params)
+        workspace, project_key, binding = resolve_scope(self.store, identity, params)
         max_items = min(params.get("max_items") or settings.max_items, settings.max_items)
         memories = self.store.memories.top_for_context(workspace["id"], project_key, max_items,
                                                        PACK_SOURCES)
@@ -126,6 +112,10 @@ class ContextPackService:
             "expires_at": expires_at,
             "digest": digest,
         }
+        lenses = [{"installed_memory_id": lens["installed_memory_id"], "slug": lens["slug"],
+                   "title": lens["title"], "version": lens["version"]}
+                  for lens in self.store.suites.installed_lenses(workspace["id"], project_key)]
+        cards = [_card(m) for m in included]
         pack = {
             "schema": "amp.context-pack.v1",
             "context_pack_id": pack_id,
@@ -134,12 +124,26 @@ class ContextPackService:
             "protocol_version": PROTOCOL_VERSION,
             "created_at": created_at,
             "expires_at": expires_at,
-            "workspace": {"id": workspace["id"], "name": workspace["name"]},
+            "workspace": public_workspace(workspace),
             "workspace_id": workspace["id"],
             "project_key": project_key,
-            "project_binding": binding,
+            # The reference's is always an object; {} says that no project binding was used.
+            "project_binding": binding or {},
             "runtime": runtime,
             "reason": reason,
+            "self_state": f"{identity['name']} ({runtime}) in workspace {workspace['name']},"
+                          f" project {project_key or '(workspace-wide)'}: {len(included)}"
+                          f" memories in this pack{' (more left out)' if truncated else ''}.",
+            "workspace_summary": f"{workspace['name']}: "
+                                 + ("; ".join(c["title"] for c in cards[:5]) or "no memories yet"),
+            # The pack's memories by the card types the reference sorts them into.
+            "summary_cards": cards,
+            "project_state": [c for c in cards if c["card_type"] == "project_state"],
+            "active_decisions": [c for c in cards if c["card_type"] == "decision"],
+            "open_loops": [c for c in cards if c["card_type"] == "open_loop"],
+            "risk_boundary": [c for c in cards if c["card_type"] == "failure"],
+            "active_installed_memory_lenses": lenses,
+            "active_memory_view": None,  # no saved memory views on this daemon
             "summary_markdown": summary,
             "summary_budget_chars": settings.summary_budget_chars,
             "truncated": truncated,
@@ -299,6 +303,9 @@ class ContextPackService:
             status = "mismatch"
         elif params.get("context_pack_id") and params["context_pack_id"] != receipt["context_pack_id"]:
             status = "mismatch"
+        elif (params.get("project_binding_id")
+              and params["project_binding_id"] != receipt.get("project_binding_id")):
+            status = "mismatch"
         if status == "active":
             with self.store.transaction():
                 self.store.amp.touch_receipt(receipt["id"], verified=True)
@@ -318,3 +325,12 @@ class ContextPackService:
             },
             "checked_at": now_iso(),
         }
+
+
+def _card(memory: dict[str, Any]) -> dict[str, Any]:
+    """A memory of the pack as a summary card (card_type as memory-delta names it)."""
+    kind = memory["kind"]
+    return {"id": memory["id"], "card_type": kind if kind in CARD_TYPES else "recent_delta",
+            "title": (memory["title"] or memory["content"])[:200],
+            "summary": memory["content"][:500], "importance": memory["importance"],
+            "updated_at": memory["updated_at"]}

@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from daemon.runtime.changes import ContextChanges
+from daemon.runtime.constants import CARD_TYPES
 from state.ids import new_id, now_iso
 from state.memories import NewMemory
+from daemon.runtime.access import resolve_scope
 from state.store import Store
 
 # Delta types that become a card of the same type; others are "recent_delta" cards.
-CARD_TYPES = frozenset({"project_state", "decision", "failure", "open_loop", "code_memory"})
 
 
 class DeltaService:
@@ -65,13 +66,22 @@ class DeltaService:
             memory_id=memory["id"])
         return {"delta": delta, "memory": memory, "card": card}
 
+    def target(self, identity: dict[str, Any], receipt: dict[str, Any],
+               body: dict[str, Any]) -> tuple[str, str | None]:
+        """(workspace id, project key) a delta is written to: the receipt's, unless the body
+        names a project binding or workspace (404 when unknown, 403 when not the caller's)."""
+        if not (body.get("project_binding_id") or body.get("workspace_id")):
+            return receipt["workspace_id"], body.get("project_key") or receipt["project_key"]
+        workspace, project_key, _ = resolve_scope(self.store, identity, body)
+        return workspace["id"], project_key or receipt["project_key"]
+
     def write(self, identity: dict[str, Any], receipt: dict[str, Any], body: dict[str, Any],
               base_url: str) -> dict[str, Any]:
         """POST /api/agent/memory-delta after the receipt was checked."""
+        workspace_id, project_key = self.target(identity, receipt, body)
         with self.store.transaction():
             result = self.record(
-                identity, workspace_id=receipt["workspace_id"],
-                project_key=body.get("project_key") or receipt["project_key"],
+                identity, workspace_id=workspace_id, project_key=project_key,
                 delta_type=body["delta_type"], summary=body["summary"].strip(),
                 why_it_matters=(body.get("why_it_matters") or "").strip() or None,
                 triggers=body["retrieval_triggers"], importance=body["importance"],

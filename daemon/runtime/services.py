@@ -22,6 +22,7 @@ from daemon.runtime.suites import SuiteService
 from daemon.runtime.sync_feed import SyncFeed
 from daemon.runtime.sync_gate import SyncGate
 from daemon.runtime.updates import UpdateService
+from daemon.runtime.registration import RegistrationService
 from daemon.upstream.service import UpstreamService
 from state.paths import Paths
 from state.secrets import SecretStore
@@ -50,6 +51,7 @@ class Services:
     conflicts: ConflictService
     feed: SyncFeed
     upstream: UpstreamService
+    registration: RegistrationService
 
     @classmethod
     def build(cls, store: Store, paths: Paths, secrets: SecretStore) -> "Services":
@@ -61,6 +63,8 @@ class Services:
         updates = UpdateService(store)
         gate = SyncGate(store, updates)
         # What a resumed sync intent replays: the same service call the endpoint makes.
+        gate.register("memory_delta", lambda identity, params, body, base_url: deltas.write(
+            identity, store.amp.receipt(body["context_receipt_id"]), body, base_url))
         gate.register("memory_brief_event", lambda identity, params, body, base_url:
                       briefs.add_event(identity, params["brief_id"], body, base_url))
         gate.register("adaptive_memory_submit", lambda identity, params, body, base_url:
@@ -81,4 +85,5 @@ class Services:
                    memory_admin=MemoryAdmin(store, changes),
                    conflicts=ConflictService(store, startup),
                    feed=SyncFeed(store, changes),
-                   upstream=UpstreamService(store, secrets, changes, store.settings))
+                   upstream=UpstreamService(store, secrets, changes, store.settings),
+                   registration=RegistrationService(store))

@@ -67,7 +67,9 @@ def client_state(headers: Mapping[str, str]) -> tuple[str | None, set[str]]:
 
 
 def _public(update: dict[str, Any]) -> dict[str, Any]:
-    return {"update_id": update["id"], "version": update["version"],
+    """An update with the reference's keys (id, effective_at, agent_actions) and ours."""
+    return {"id": update["id"], "update_id": update["id"], "version": update["version"],
+            "effective_at": update["published_at"], "agent_actions": update["next_actions"],
             "severity": update["severity"], "title": update["title"], "summary": update["summary"],
             "requires_repull": update["requires_repull"], "next_actions": update["next_actions"],
             "source": update["source"], "published_at": update["published_at"]}
@@ -84,12 +86,26 @@ class UpdateService:
             return sum(self.store.updates.upsert_update({**u, "source": "builtin", "published_at": learned})
                        for u in SHIPPED)
 
-    def manifest(self) -> dict[str, Any]:
+    def manifest(self, base_url: str = "") -> dict[str, Any]:
         return {
             "schema": "amp.platform-updates.v1",
+            "service": "memorycloud-companion",
             "runtime_version": RUNTIME_VERSION,
             "protocol_version": PROTOCOL_VERSION,
+            "generated_at": now_iso(),
+            "manifest_url": f"{base_url}/api/agent/updates/manifest",
+            "check_url": f"{base_url}/api/agent/updates/check",
+            "ack_url": f"{base_url}/api/agent/updates/ack",
+            # No push channel: known agents check when they come back (seed 000, updates).
+            "polling_policy": {"known_agent_revisit": "check at every session start and when an"
+                                                      " answer carries platform_update_notice",
+                               "minimum_interval_seconds": 60,
+                               "no_long_connection_required": True},
             "updates": [_public(u) for u in self.store.updates.updates()],
+            # Earlier names a client may still use; each maps to its current schema.
+            "legacy_components": {"native_hook_install_plan": "amp.startup-item-install-plan.v1",
+                                  "native_hook_confirm": "amp.startup-item-confirm.v1",
+                                  "mandatory_runtime_notice": "amp.runtime-connection-notice.v1"},
             "current_components": {
                 "context_pack": "amp.context-pack.v1", "bootstrap_receipt": "amp.bootstrap-receipt.v1",
                 "memory_delta": "amp.memory-delta.v1", "memory_brief": "amp.memory-brief.v1",
@@ -125,7 +141,8 @@ class UpdateService:
     def required_pending(self, identity: dict[str, Any]) -> list[dict[str, Any]]:
         return [u for u in self.pending(identity) if u["severity"] == "required"]
 
-    def check(self, identity: dict[str, Any], headers: Mapping[str, str]) -> dict[str, Any]:
+    def check(self, identity: dict[str, Any], headers: Mapping[str, str],
+              base_url: str = "") -> dict[str, Any]:
         runtime_version, applied = client_state(headers)
         pending = self.pending(identity, runtime_version=runtime_version, applied=applied)
         acks = self.store.updates.acks(identity["id"])
@@ -137,35 +154,43 @@ class UpdateService:
             actions.append("POST /api/agent/updates/ack with the update_ids you applied")
         return {
             "schema": "amp.platform-update-check.v1",
+            "agent": {"id": identity["id"], "handle": identity["name"],
+                      "auth_type": identity["auth_type"]},
             "runtime_version": RUNTIME_VERSION,
             "protocol_version": PROTOCOL_VERSION,
             "client_runtime_version": runtime_version,
             "client_applied_updates": sorted(applied),
             "has_pending_updates": bool(pending),
             "pending_updates": [{**_public(u), "requires_repull": u["requires_repull"]} for u in pending],
-            "acked_updates": [{"update_id": a["update_id"], "version": a["update_version"],
-                               "seen_version": a["seen_version"], "acked_at": a["acked_at"]}
-                              for a in acks.values()],
+            # The reference's shape: update id -> the version acked; ``acks`` has the detail.
+            "acked_updates": {a["update_id"]: a["update_version"] for a in acks.values()},
+            "acks": [{"update_id": a["update_id"], "version": a["update_version"],
+                      "seen_version": a["seen_version"], "acked_at": a["acked_at"]}
+                     for a in acks.values()],
             "next_actions": list(dict.fromkeys(actions)),
+            "manifest_url": f"{base_url}/api/agent/updates/manifest",
+            "ack_url": f"{base_url}/api/agent/updates/ack",
             "ack": {"endpoint": "/api/agent/updates/ack",
                     "body": {"update_ids": [u["id"] for u in pending], "seen_version": RUNTIME_VERSION}},
             "checked_at": now_iso(),
         }
 
     def ack(self, identity: dict[str, Any], update_ids: list[str], seen_version: str | None,
-            *, acked_by: dict[str, Any]) -> dict[str, Any]:
+            *, acked_by: dict[str, Any], base_url: str = "") -> dict[str, Any]:
         """Ack updates (all pending ones when ``update_ids`` is empty) at their own versions."""
         if identity["kind"] == "owner":
             raise InvalidRequest("the owner has no updates to apply; ack for an agent instead")
         known = {u["id"]: u for u in self.store.updates.updates()}
         unknown = [u for u in update_ids if u not in known]
         if unknown:
-            raise NotFound(f"unknown update ids: {', '.join(unknown)}", details={"unknown": unknown})
+            # 400, as the reference answers: the request names an update that does not exist.
+            raise InvalidRequest(f"unknown update ids: {', '.join(unknown)}",
+                                 details={"unknown": unknown})
         chosen = [known[u] for u in update_ids] if update_ids else self.pending(identity)
         with self.store.transaction():
             newly = [u["id"] for u in chosen
                      if self.store.updates.ack(identity["id"], u, seen_version, acked_by["id"])]
-        result = self.check(identity, {})
+        result = self.check(identity, {}, base_url)
         result["acked_now"] = newly
         return result
 
@@ -183,27 +208,30 @@ class UpdateService:
             self.store.updates.upsert_update(update)
         return _public(self.store.updates.update(update["id"]))
 
-    def notice(self, identity: dict[str, Any] | None) -> dict[str, Any] | None:
-        """amp.platform-update-notice.v1 while updates are pending for this agent."""
-        if identity is None or identity["kind"] == "owner":
-            return None
-        pending = self.pending(identity)
-        if not pending:
+    def notice(self, identity: dict[str, Any] | None, base_url: str = "",
+               always: bool = False) -> dict[str, Any] | None:
+        """amp.platform-update-notice.v1 while updates are pending for this agent; with
+        ``always``, also when none are (status "current") or the caller is not an agent."""
+        agent = identity is not None and identity["kind"] != "owner"
+        pending = self.pending(identity) if agent else []
+        if not pending and not always:
             return None
         required = [u for u in pending if u["severity"] == "required"]
         return {
             "schema": "amp.platform-update-notice.v1",
-            "status": "check_required",
+            "status": "check_required" if pending else ("current" if agent else "check_after_connecting"),
             "runtime_version": RUNTIME_VERSION,
             "protocol_version": PROTOCOL_VERSION,
             "required_update_count": len(required),
             "recommended_update_count": len(pending) - len(required),
             "update_ids": [u["id"] for u in pending],
+            "required_updates": [_public(u) for u in required],
             "message": "MemoryCloud runtime updates are pending: call the check endpoint, apply"
-                       " them, then ack. Reading this notice is not enough.",
-            "manifest_url": "/api/agent/updates/manifest",
-            "check_url": "/api/agent/updates/check",
-            "ack_url": "/api/agent/updates/ack",
+                       " them, then ack. Reading this notice is not enough." if pending else
+                       "No update is pending; known agents check again when they return.",
+            "manifest_url": f"{base_url}/api/agent/updates/manifest",
+            "check_url": f"{base_url}/api/agent/updates/check",
+            "ack_url": f"{base_url}/api/agent/updates/ack",
         }
 
     def agent(self, name_or_id: str) -> dict[str, Any]:

@@ -235,9 +235,13 @@ class Pusher:
                     raise
                 from daemon.runtime.suite_archive import write_zip
                 stored = self.store.suites.version(slug)
+                # The upload as it was imported here (byte for byte: binary members too), or
+                # the suite's files; with its visibility, so a private suite stays private.
+                archive = self.store.suites.archive(stored["id"]) or write_zip(stored["files"])
                 await self.client.call(
                     "POST", "/api/memories/import", headers={"Idempotency-Key": f"suite:{slug}"},
-                    files={"file": (f"{slug}-{stored['version']}.zip", write_zip(stored["files"]),
+                    params={"visibility": stored["suite"].get("visibility") or "private"},
+                    files={"file": (f"{slug}-{stored['version']}.zip", archive,
                                     "application/zip")})
                 with self.store.transaction():
                     self.store.upstream.save_link(entry["memory_id"], f"suite:{slug}", "suite",

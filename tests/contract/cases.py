@@ -41,9 +41,12 @@ def success(*endpoint_ids: str) -> Callable[[Build], Build]:
     return register
 
 
-def condition(endpoint_id: str, status: str) -> Callable[[Build], Build]:
+def condition(status: str, *endpoint_ids: str) -> Callable[[Build], Build]:
+    """The builder of ``status``'s condition for each of these endpoints (an alias path, such
+    as native-hooks for startup-items, shares its original's)."""
     def register(function: Build) -> Build:
-        CONDITIONS[(endpoint_id, status)] = function
+        for endpoint_id in endpoint_ids:
+            CONDITIONS[(endpoint_id, status)] = function
         return function
     return register
 
@@ -118,7 +121,7 @@ async def _plan(world, entry):
 
 @success("startup_items_confirm", "native_hooks_confirm")
 async def _confirm(world, entry):
-    plan = await world["plan"]
+    plan = await world["approved_plan"]
     return _request(entry, body={"startup_item_id": plan["plan_id"], "status": "installed",
                                  "observed_signature": plan["signature"]})
 
@@ -194,7 +197,8 @@ async def _form(world, entry):
 async def _submit(world, entry):
     return _request(entry, {"run_id": await world["run"]}, body={
         "payload": {"title": "Use WAL", "decision": "SQLite runs in WAL mode",
-                    "reason": "readers never wait", "retrieval_triggers": ["sqlite"]},
+                    "context": "many readers, one writer", "rationale": "readers never wait",
+                    "retrieval_triggers": ["sqlite"]},
         "visibility": "private"})
 
 
@@ -218,29 +222,46 @@ async def _register(world, entry):
 
 # -- conditions no derivation reaches ---------------------------------------------------------
 
-@condition("agent_register", "400")
+@condition("400", "agent_register")
 async def _register_bad_pow(world, entry):
     request = await _register(world, entry)
     return replace(request, json={**request.json, "nonce": "not-a-solution"})
 
 
-@condition("agent_register", "409")
-async def _register_taken(world, entry):
+@condition("422", "agent_register")
+async def _register_short_handle(world, entry):
     request = await _register(world, entry)
-    return replace(request, json={**request.json, "handle": "test-agent"})
+    return replace(request, json={**request.json, "handle": "ab"})
 
 
-@condition("updates_ack", "400")
+@condition("422", "memories_validate")
+async def _validate_no_title(world, entry):
+    request = await _validate(world, entry)
+    return replace(request, json={k: v for k, v in request.json.items() if k != "title"})
+
+
+@condition("403", "skill_pull", "skill_md")
+async def _skill_pull_scopeless(world, entry):
+    return replace(await _skill(world, entry), key="scopeless_key")
+
+
+@condition("403", "memory_form_get")
+async def _form_foreign(world, entry):
+    """An agent of another workspace reads the run: it has no reader role there."""
+    return replace(await _form(world, entry), key="foreign_key")
+
+
+@condition("400", "updates_ack")
 async def _ack_unknown(world, entry):
     return _request(entry, body={"update_ids": ["upd_does_not_exist"]})
 
 
-@condition("memory_delta", "428")
+@condition("428", "memory_delta")
 async def _delta_no_receipt(world, entry):
     return _request(entry, body={"delta_type": "decision"})
 
 
-@condition("memory_delta", "409")
+@condition("409", "memory_delta")
 async def _delta_gated(world, entry):
     key = await world.key("gated_key")
     pack = await world.api.post("/api/agent/bootstrap/context", {}, key=key)
@@ -248,84 +269,69 @@ async def _delta_gated(world, entry):
                     headers={"X-AMP-Context-Receipt": pack["receipt_id"]})
 
 
-@condition("memory_brief_event", "409")
+@condition("409", "memory_brief_event")
 async def _event_gated(world, entry):
     await world["gated_key"]
     return _request(entry, {"brief_id": "brief_unknown"}, body={"importance": 5}, key="gated_key")
 
 
-@condition("memories_sync", "409")
+@condition("409", "memories_sync")
 async def _sync_gated(world, entry):
     await world["gated_key"]
     return _request(entry, {"slug": "no-such-suite"}, body={"importance": 5}, key="gated_key")
 
 
-@condition("memory_form_submit", "409")
+@condition("409", "memory_form_submit")
 async def _submit_gated(world, entry):
     await world["gated_key"]
     return _request(entry, {"run_id": "route_unknown"}, body={"payload": {"title": "x"}},
                     key="gated_key")
 
 
-@condition("memories_sync", "400")
+@condition("400", "memories_sync")
 async def _sync_blank(world, entry):
     return _request(entry, {"slug": await world["suite"]}, body={"text": "   "})
 
 
-@condition("memories_create", "400")
+@condition("400", "memories_create")
 async def _create_bad_visibility(world, entry):
     request = await _create(world, entry)
     return replace(request, json={**request.json, "visibility": "everyone"})
 
 
-@condition("memories_validate", "400")
+@condition("400", "memories_validate")
 async def _validate_bad_visibility(world, entry):
     request = await _validate(world, entry)
     return replace(request, json={**request.json, "visibility": "everyone"})
 
 
-@condition("memory_form_submit", "400")
+@condition("400", "memory_form_submit")
 async def _submit_bad_visibility(world, entry):
     request = await _submit(world, entry)
     return replace(request, json={**request.json, "visibility": "everyone"})
 
 
-@condition("memories_import", "400")
+@condition("400", "memories_import", "memories_import_validate")
 async def _import_unsafe(world, entry):
     return Request("POST", entry["path"], multipart={"file": b"this is not a zip"})
 
 
-@condition("memories_import_validate", "400")
-async def _import_validate_unsafe(world, entry):
-    return Request("POST", entry["path"], multipart={"file": b"this is not a zip"})
-
-
-@condition("memories_import", "413")
+@condition("413", "memories_import", "memories_import_validate")
 async def _import_too_large(world, entry):
     return Request("POST", entry["path"], multipart={"file": b"PK" + b"\0" * (16 << 20)})
 
 
-@condition("memories_import_validate", "413")
-async def _import_validate_too_large(world, entry):
-    return Request("POST", entry["path"], multipart={"file": b"PK" + b"\0" * (16 << 20)})
-
-
-@condition("memories_import", "422")
+@condition("422", "memories_import", "memories_import_validate")
 async def _import_no_file(world, entry):
     return Request("POST", entry["path"], multipart={"not_file": legacy_zip()})
 
 
-@condition("memories_import_validate", "422")
-async def _import_validate_no_file(world, entry):
-    return Request("POST", entry["path"], multipart={"not_file": legacy_zip()})
-
-
-@condition("sync_intent_resume", "409")
+@condition("409", "sync_intent_resume")
 async def _resume_unacked(world, entry):
     return _request(entry, {"sync_intent_id": await world["sync_intent"]}, key="gated_key")
 
 
-@condition("sync_intent_resume", "410")
+@condition("410", "sync_intent_resume")
 async def _resume_expired(world, entry):
     intent = await world["sync_intent"]
     store = world.api.store
@@ -336,20 +342,7 @@ async def _resume_expired(world, entry):
     return _request(entry, {"sync_intent_id": intent}, key="gated_key")
 
 
-@condition("sync_intent_resume", "400")
-async def _resume_delta(world, entry):
-    """A memory-delta intent is not resumable (the reference answers 400)."""
-    key = await world.key("gated_key")
-    pack = await world.api.post("/api/agent/bootstrap/context", {}, key=key)
-    blocked = await world.api.post("/api/agent/memory-delta", {"summary": "important", "importance": 5},
-                                   key=key, headers={"X-AMP-Context-Receipt": pack["receipt_id"]},
-                                   status=409)
-    interrupt = blocked["detail"] if isinstance(blocked.get("detail"), dict) else blocked
-    await world.api.post("/api/agent/updates/ack", {}, key=key)
-    return _request(entry, {"sync_intent_id": interrupt["sync_intent_id"]}, key="gated_key")
-
-
-@condition("sync_intent_resume", "422")
+@condition("422", "sync_intent_resume")
 async def _resume_form_missing(world, entry):
     """A held-back form submit whose payload misses the template's required fields."""
     key = await world.key("gated_key")
@@ -364,85 +357,60 @@ async def _resume_form_missing(world, entry):
     return _request(entry, {"sync_intent_id": interrupt["sync_intent_id"]}, key="gated_key")
 
 
-@condition("memory_brief_create", "404")
+@condition("404", "memory_brief_create")
 async def _brief_unknown_workspace(world, entry):
     return _request(entry, body={"workspace_id": "wsp_00000000000000000000000000000000"})
 
 
-@condition("memory_router_select", "404")
+@condition("404", "memory_router_select")
 async def _select_unknown_workspace(world, entry):
     request = await _select(world, entry)
     return replace(request, json={**request.json, "workspace_id": "wsp_00000000000000000000000000000000"})
 
 
-@condition("project_probe", "404")
+@condition("404", "project_probe")
 async def _probe_unknown_workspace(world, entry):
     return _request(entry, body={"workspace_id": "wsp_00000000000000000000000000000000"})
 
 
-@condition("bootstrap_context", "404")
+@condition("404", "bootstrap_context", "bootstrap_refresh")
 async def _bootstrap_unknown_binding(world, entry):
     return _request(entry, body={"project_binding_id": "pbind_00000000000000000000000000000000"})
 
 
-@condition("bootstrap_refresh", "404")
-async def _refresh_unknown_binding(world, entry):
-    return await _bootstrap_unknown_binding(world, entry)
-
-
-@condition("bootstrap_verify", "404")
+@condition("404", "bootstrap_verify")
 async def _verify_unknown(world, entry):
     return _request(entry, body={"receipt_id": "amp_receipt_00000000000000000000000000000000"})
 
 
-@condition("memory_delta", "404")
+@condition("404", "memory_delta")
 async def _delta_unknown_binding(world, entry):
     request = await _delta(world, entry)
     return replace(request, json={**request.json,
                                   "project_binding_id": "pbind_00000000000000000000000000000000"})
 
 
-@condition("startup_items_install_plan", "404")
+@condition("404", "startup_items_install_plan", "native_hooks_install_plan")
 async def _plan_unknown_binding(world, entry):
     return _request(entry, body={"runtime": "codex",
                                  "project_binding_id": "pbind_00000000000000000000000000000000"})
 
 
-@condition("native_hooks_install_plan", "404")
-async def _hooks_plan_unknown_binding(world, entry):
-    return await _plan_unknown_binding(world, entry)
-
-
-@condition("startup_items_confirm", "404")
+@condition("404", "startup_items_confirm", "native_hooks_confirm")
 async def _confirm_unknown(world, entry):
     return _request(entry, body={"startup_item_id": "hook_00000000000000000000000000000000"})
 
 
-@condition("native_hooks_confirm", "404")
-async def _hooks_confirm_unknown(world, entry):
-    return await _confirm_unknown(world, entry)
-
-
-@condition("startup_items_confirm", "422")
+@condition("422", "startup_items_confirm", "native_hooks_confirm")
 async def _confirm_no_id(world, entry):
     return _request(entry, body={"status": "installed"})
 
 
-@condition("native_hooks_confirm", "422")
-async def _hooks_confirm_no_id(world, entry):
-    return await _confirm_no_id(world, entry)
-
-
-@condition("memories_sync", "404")
+@condition("404", "memories_sync")
 async def _sync_unknown(world, entry):
     return _request(entry, {"slug": "no-such-suite"})
 
 
-@condition("workspace_memory_query", "403")
+@condition("403", "workspace_memory_query", "workspace_memory_map")
 async def _query_foreign(world, entry):
     return _request(entry, {"workspace_id": await world["foreign_workspace"]})
-
-
-@condition("workspace_memory_map", "403")
-async def _map_foreign(world, entry):
-    return await _query_foreign(world, entry)

@@ -85,11 +85,12 @@ def type_matches(value: Any, declared: str) -> bool:
     return False
 
 
-def response_problems(entry: dict[str, Any], data: Any, *, caller_is_agent: bool = True) -> list[str]:
+def response_problems(entry: dict[str, Any], data: Any, *, caller_is_agent: bool = True,
+                      null_keys: tuple[str, ...] = ()) -> list[str]:
     """Every way ``data`` differs from the documented 2xx answer: the schema string, each
     top-level key and its type, the schema of nested objects the sheet names. A key the
     sheet marks conditional is checked when present, and required when its condition is only
-    that the caller is an agent."""
+    that the caller is an agent. ``null_keys`` may be null (a feature the daemon lacks)."""
     response = entry.get("response") or {}
     problems: list[str] = []
     if not isinstance(data, dict):
@@ -102,6 +103,8 @@ def response_problems(entry: dict[str, Any], data: Any, *, caller_is_agent: bool
             condition = conditional.get(key)
             if condition is None or (caller_is_agent and _agent_only(condition)):
                 problems.append(f"missing top-level key {key!r} ({declared})")
+            continue
+        if data[key] is None and key in null_keys:
             continue
         if not type_matches(data[key], declared):
             problems.append(f"key {key!r} is {type(data[key]).__name__}, the reference's is {declared}")

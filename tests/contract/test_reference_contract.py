@@ -22,7 +22,7 @@ import aiohttp
 import pytest
 
 from daemon.api import all_endpoints
-from daemon.api.reference_differences import NOT_SERVED, STATUS_DIFFERENCES
+from daemon.api.reference_differences import NOT_SERVED, STATUS_DIFFERENCES, absent_keys
 from tests.contract import sheet
 from tests.contract.cases import CONDITIONS, SUCCESS, Request, default_success
 from tests.contract.world import World
@@ -126,6 +126,9 @@ def _too_long(entry: dict[str, Any], body: dict[str, Any]) -> dict[str, Any] | N
     for spec in fields:
         if spec["type"] in ("object", "array<string>", "array<object>", "integer", "boolean"):
             return {**body, spec["name"]: "not of its type"}
+    for spec in fields:
+        if spec["type"] == "string":
+            return {**body, spec["name"]: 12345}
     return None
 
 
@@ -167,6 +170,17 @@ async def test_condition_answers_the_reference_status(world, endpoint_id, status
     if expected.get("content_type", "application/json") != "application/json":
         assert response.content_type == expected["content_type"]
         return
-    problems = sheet.response_problems(entry, data)
+    problems = sheet.response_problems(entry, data, null_keys=absent_keys(endpoint_id))
     assert not problems, problems
     assert not data.get("warnings"), f"a documented field was ignored: {data['warnings']}"
+
+
+KEYLESS = [e for e in SERVED_ENTRIES if e["auth"] in ("none", "optional")]
+
+
+@pytest.mark.parametrize("entry", KEYLESS, ids=lambda e: e["id"])
+async def test_endpoint_the_reference_serves_without_a_key_works_without_one(world, entry):
+    """A client of the reference calls these with no Authorization header at all."""
+    request = replace(await success_request(world, entry), key="none")
+    code, data, _ = await send(world, request)
+    assert 200 <= code < 300, (entry["auth"], data)

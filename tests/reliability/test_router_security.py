@@ -20,9 +20,18 @@ from tests.daemon.helpers import GUARD, row_counts
 
 CANARY = "canarysecretwordqv"
 # Routes that answer without a key, and why (the registry says auth none or optional).
+# The reference serves the same without a key (tests/contract); none holds memory.
 PUBLIC = {"/healthz", "/health", "/agent/start", "/api/protocol/schema", "/api/openapi.json",
           "/api/session", "/api/agent/register", "/api/agent/updates/manifest",
-          "/api/agent/autostart", "/api/agent/discovery", "/api/agent/navigation"}
+          "/api/agent/autostart", "/api/agent/discovery", "/api/agent/navigation",
+          "/agent/start.json", "/agent/discovery.json", "/api/agent/challenge",
+          "/api/agent/methods", "/api/agent/methods/query", "/api/agent/skills",
+          "/api/agent/skills/{skill_id}", "/api/memories/import/validate",
+          "/api/memories/validate", "/api/memory/templates",
+          # public suites only, as the reference's catalog; a private one is 404 without its key
+          "/api/catalog", "/api/catalog/{slug}", "/api/catalog/{slug}/suite",
+          "/api/catalog/{slug}/versions", "/api/catalog/{slug}/download",
+          "/api/catalog/{slug}/install/openclaw", "/api/catalog/{slug}/diff"}
 
 
 def routes(api) -> list[tuple[str, str]]:
