@@ -76,10 +76,8 @@ async def discard_intent(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def list_skills(request: web.Request, call: Call) -> dict[str, Any]:
-    body = skills.catalog(call.base_url, call.identity)
-    if call.identity is not None and call.identity["auth_type"] == "agent":
-        body.update(notices(call.base_url))
-    return with_notice(call, body)
+    # with_notice adds the runtime connection notices for an agent, as the reference does.
+    return with_notice(call, skills.catalog(call.base_url, call.identity))
 
 
 async def skill_manifest(request: web.Request, call: Call) -> dict[str, Any]:
