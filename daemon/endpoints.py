@@ -130,7 +130,9 @@ def with_warnings(result: Any, ignored: list[str]) -> web.StreamResponse:
         result = {**result, "warnings": [*(earlier if isinstance(earlier, list) else [earlier]),
                                          *notes]}
     response = to_response(result)
-    names = ", ".join(ignored).encode("ascii", "backslashreplace").decode("ascii")
+    # A header may hold printable ASCII only: a field name with a control character or a
+    # non-ASCII letter is escaped (the body's warnings keep it as sent).
+    names = "".join(c if " " <= c <= "~" else f"\\u{ord(c):04x}" for c in ", ".join(ignored))
     response.headers[WARNINGS_HEADER] = names[:1000]
     return response
 

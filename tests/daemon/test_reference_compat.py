@@ -126,3 +126,13 @@ async def test_a_delta_names_its_project_binding_or_gets_404(api):
                              {"summary": "x", "project_binding_id": probe["project_binding_id"]},
                              headers={"X-AMP-Context-Receipt": pack["receipt_id"]})
     assert written["delta"]["project_key"] == "bound"
+
+
+async def test_an_unknown_field_with_control_or_non_ascii_characters_is_escaped_in_the_header(api):
+    """Found by the fuzz test: a header must not carry a control character."""
+    response = await api.client.post("/api/agent/bootstrap/context", headers=api.auth(),
+                                     json={"\u001f": None, "größe": 1})
+    data = await response.json()
+    assert response.status == 200
+    assert data["warnings"] == ["ignored field '\u001f'", "ignored field 'größe'"]
+    assert response.headers["X-MemoryCloud-Warnings"] == "\\u001f, gr\\u00f6\\u00dfe"
