@@ -56,7 +56,7 @@ ALIASES = {"claude-code": "claude_code", "claude": "claude_code", "gemini": "gem
 # Room kept for the "CACHED ... old" line the launcher puts above a fallback cache.
 CACHE_HEADER_ROOM = 400
 
-GITIGNORE = "# Written by MemoryCloud Companion: local state, never committed.\ncache/\nreceipt.json\n*.tmp\n"
+GITIGNORE = "# Written by MemoryCloud Companion: local state, never committed.\ncache/\nreceipt.json\nlocal.json\n*.tmp\n"
 
 OPENCLAW_MAPPING = {
     "target": "openclaw",
