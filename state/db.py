@@ -1,9 +1,14 @@
 """The one connection factory.
 
-sqlite-vec is a loadable extension, and some Python builds (this project's CI machine, the
-macOS system Python) ship a ``sqlite3`` module that cannot load extensions. We use the
-standard module when it can, and the drop-in ``sqlean`` build otherwise; either way we then
-check ``vec_version()`` so a broken setup fails at start, not at the first search.
+The same SQLite engine on every machine: the ``sqlean`` build (sqlean.py, a dependency with
+wheels for Linux, macOS and Windows) brings its own SQLite (3.45 or newer) with FTS5 and the
+ability to load sqlite-vec. The interpreter's own ``sqlite3`` differs from machine to machine:
+Debian 12's ``/usr/bin/python3`` links SQLite 3.40.1, which lacks FTS5 ``secure-delete`` (3.42)
+that redaction and the index repair rely on, and pyenv's and macOS's builds cannot load
+extensions at all. The standard module is used only where sqlean.py cannot be installed, and
+then only if it is new enough and loads extensions; otherwise the store refuses to start with
+a message that says why. Either way we then check ``vec_version()`` so a broken setup fails at
+start, not at the first search.
 """
 
 from __future__ import annotations
@@ -23,26 +28,37 @@ from state.group_commit import group_of, savepoint
 Connection = Any  # sqlite3.Connection or sqlean.Connection: same API
 
 
+# FTS5 secure-delete (state/redaction.py) and the index repair's checks need SQLite 3.42.
+MIN_SQLITE = (3, 42, 0)
+
+
 @lru_cache(maxsize=1)
 def sqlite_module() -> ModuleType:
-    """The stdlib sqlite3 if it can load extensions, else sqlean (same DB-API)."""
-    probe = sqlite3.connect(":memory:")
-    try:
-        if hasattr(probe, "enable_load_extension"):
-            try:
-                probe.enable_load_extension(True)
-                return sqlite3
-            except sqlite3.Error:
-                pass
-    finally:
-        probe.close()
+    """sqlean (the same SQLite everywhere), else a stdlib sqlite3 that is new enough."""
     try:
         import sqlean
-    except ImportError as exc:  # pragma: no cover - sqlean is a dependency
-        raise StoreUnavailable(
-            "this Python's sqlite3 cannot load extensions and sqlean.py is not installed"
-        ) from exc
+    except ImportError:
+        return _stdlib_sqlite()
     return sqlean
+
+
+def _stdlib_sqlite() -> ModuleType:
+    version = sqlite3.sqlite_version_info
+    if version < MIN_SQLITE:
+        raise StoreUnavailable(
+            f"this Python's SQLite is {sqlite3.sqlite_version}; MemoryCloud needs"
+            f" {'.'.join(map(str, MIN_SQLITE))} or newer, which the sqlean.py package brings:"
+            " `pip install sqlean.py` in the environment MemoryCloud runs in")
+    probe = sqlite3.connect(":memory:")
+    try:
+        probe.enable_load_extension(True)
+    except (AttributeError, sqlite3.Error) as exc:
+        raise StoreUnavailable(
+            "this Python's sqlite3 cannot load extensions (sqlite-vec) and sqlean.py is not"
+            " installed: `pip install sqlean.py` in the environment MemoryCloud runs in") from exc
+    finally:
+        probe.close()
+    return sqlite3
 
 
 def connect(path: Path | str, *, readonly: bool = False) -> Connection:

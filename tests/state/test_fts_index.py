@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import random
 
-import pytest
-
 from state.db import Connection
 from state.doctor import check_indexes, integrity_check
 from state.store import Store
@@ -66,11 +64,6 @@ def test_opening_a_store_repairs_an_index_damaged_by_mixed_deletes(tmp_path):
     Store.open(path).close()
     store = Store.open(path)
     conn = store.conn
-    version = tuple(int(p) for p in conn.execute("select sqlite_version()").fetchone()[0].split("."))
-    if version < (3, 42):
-        store.close()
-        pytest.skip("FTS5 secure-delete, which made this damage, needs SQLite 3.42 (this one:"
-                    f" {'.'.join(map(str, version))}); such a store cannot have it")
     conn.execute("insert into memory_fts (memory_fts, rank) values ('secure-delete', 1)")
     rng = random.Random(3)
     rewritten: list[int] = []
