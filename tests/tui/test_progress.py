@@ -20,9 +20,9 @@ async def test_running_distill_jobs_show_the_daemons_counts(served, monkeypatch)
     monkeypatch.setattr(progress, "POLL_SECONDS", 0.1)  # sample often: the jobs take ~2 s here
     suite = (await agent_http.post("/api/memories", json={
         "title": "Long reader", "summary": "many short paragraphs", "license": "CC-BY-4.0"})).json()
-    # Two jobs of ~9000 chunks of at most 100 characters: 360 batches of 25 each, every batch
+    # Two jobs of 3000 chunks of at most 100 characters: 120 batches of 25 each, every batch
     # its own transaction; running side by side, each takes twice as long.
-    text = "\n\n".join(f"Paragraph {n}: read the change before the description, twice." for n in range(9000))
+    text = "\n\n".join(f"Paragraph {n}: read the change before the description, twice." for n in range(3000))
     app = CompanionApp(DaemonClient(url, owner_key))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
