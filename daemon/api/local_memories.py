@@ -1,5 +1,5 @@
 """Owner-only memory browser API for the TUI: search with filters, history, diff, revert,
-redact a version, delete."""
+redact a version, delete; and what every namespace is called."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
+from daemon.runtime.namespaces import NamespaceDirectory
 from daemon.validation import Field, RequestSchema, ValidationFailed, query_int
 
 VERSION = RequestSchema("memory-version", (Field("version", int, required=True, minimum=1),))
@@ -18,6 +19,11 @@ async def search(request: web.Request, call: Call) -> dict[str, Any]:
     filters = {k: request.query.get(k) or None for k in ("namespace", "project_key", "kind", "agent")}
     return call.services.memory_admin.search(request.query.get("q", "").strip() or None, filters,
                                              query_int(request, "limit", 50, 1, 200))
+
+
+async def namespaces(request: web.Request, call: Call) -> dict[str, Any]:
+    """The namespaces by name (workspace, Memory Store, mem1 user/scope, suite collection)."""
+    return NamespaceDirectory(call.services.store).list()
 
 
 async def history(request: web.Request, call: Call) -> dict[str, Any]:
@@ -50,6 +56,9 @@ BASE = "/api/local/memories"
 ENDPOINTS = [
     Endpoint("GET", BASE, search, "Memories of every dialect: ?q= (hybrid), namespace, project_key,"
              " kind, agent, limit.", owner_only=True),
+    Endpoint("GET", "/api/local/namespaces", namespaces, "Every namespace with its name: workspaces,"
+             " Memory Stores, agent-memory1.0 user/scope, suite collections (read only).",
+             owner_only=True, response_schema="memorycloud.namespaces.v1"),
     Endpoint("GET", BASE + "/{memory_id}/history", history, "A memory and all its versions.",
              owner_only=True),
     Endpoint("GET", BASE + "/{memory_id}/diff", diff, "Unified diff between two versions (?from=&to=).",

@@ -29,9 +29,11 @@ class ConflictService:
         self.startup = startup
 
     def describe(self, conflict: dict[str, Any]) -> dict[str, Any]:
-        """The conflict with current, incoming and base where known (for side by side)."""
+        """The conflict with current, incoming and base where known (for side by side), and
+        the namespace of the memory it is about (None for a startup file)."""
         detail = conflict["detail"]
         current = incoming = base = None
+        memory: dict[str, Any] | None = None
         if conflict["kind"] == "memory_store_occ":
             memory = self.store.memories.find(conflict["subject_id"])
             current = memory["content"] if memory else None
@@ -50,7 +52,8 @@ class ConflictService:
             current = (None if memory is None or memory["deleted_at"] else memory["content"])
             incoming = detail.get("incoming_content")
             base = detail.get("base_content")
-        return {**conflict, "current": current, "incoming": incoming, "base": base}
+        return {**conflict, "current": current, "incoming": incoming, "base": base,
+                "namespace": memory["namespace"] if memory else None}
 
     def resolve(self, owner: dict[str, Any], conflict_id: str, action: str,
                 content: str | None) -> dict[str, Any]:

@@ -43,3 +43,35 @@ async def test_history_diff_revert_redact_delete(api):
     await api.get(f"/api/agent/memories/{memory_id}", status=404)
     history = await api.get(f"/api/local/memories/{memory_id}/history", key=api.owner_key)
     assert history["deleted_at"] and history["versions"][-1]["operation"] == "deleted"
+
+
+async def test_namespaces_are_listed_by_name(api):
+    """Each dialect's namespace with what a person calls it, the raw id beside the name."""
+    _, workspace = await _memory(api)
+    store = await api.post("/api/v1/cloud/memory_stores", {"name": "shop-web notes"})
+    await api.post("/add_messages/", {"user_id": "alice@example.com", "scope_id": "work app",
+                                      "messages": [{"role": "user", "content": "blue-green 也用在 staging"}]})
+    listed = await api.get("/api/local/namespaces", key=api.owner_key)
+    assert listed["schema"] == "memorycloud.namespaces.v1"
+    by_id = {n["namespace"]: n for n in listed["namespaces"]}
+    assert by_id[workspace] | {"is_default": True} == {
+        "namespace": workspace, "kind": "workspace", "dialect": "amp", "name": "Personal",
+        "is_default": True}
+    assert (by_id[store["id"]]["name"], by_id[store["id"]]["dialect"]) == ("shop-web notes", "memory_stores")
+    (mem1,) = [n for n in listed["namespaces"] if n["kind"] == "mem1_scope"]
+    # The namespace is percent-encoded; the person sees the user and scope as they were sent.
+    assert mem1["namespace"] == "mem1:alice%40example.com:work%20app"
+    assert (mem1["user_id"], mem1["scope_id"], mem1["dialect"]) == ("alice@example.com", "work app",
+                                                                     "agent_memory1")
+    await api.get("/api/local/namespaces", status=403)  # an agent key: owner only
+
+
+async def test_a_conflict_names_its_namespace(api):
+    base = "/api/v1/cloud/memory_stores"
+    store = await api.post(base, {"name": "s"})
+    memory = await api.post(f"{base}/{store['id']}/memories", {"path": "a.md", "content": "base"})
+    await api.post(f"{base}/{store['id']}/memories/{memory['id']}", {"content": "new"})
+    await api.post(f"{base}/{store['id']}/memories/{memory['id']}",
+                   {"content": "lost", "content_sha256": memory["content_sha256"]}, status=409)
+    (conflict,) = (await api.get("/api/local/conflicts", key=api.owner_key))["conflicts"]
+    assert conflict["namespace"] == store["id"]

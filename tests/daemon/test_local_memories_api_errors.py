@@ -11,6 +11,7 @@ from tests.daemon.helpers import AUTH_VARIANTS, GUARD, MALFORMED, OWNER, Ep, bas
 BASE = "/api/local/memories"
 LOCAL_MEMORIES = {
     "search": Ep("GET", BASE + "?q=sqlite", scope=OWNER),
+    "namespaces": Ep("GET", "/api/local/namespaces", scope=OWNER),
     "history": Ep("GET", BASE + "/{memory}/history", scope=OWNER),
     "diff": Ep("GET", BASE + "/{memory}/diff?from=1&to=1", scope=OWNER),
     "revert": Ep("POST", BASE + "/{memory}/revert", {"version": 1}, OWNER),
