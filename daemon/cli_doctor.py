@@ -3,7 +3,8 @@ derived search indexes.
 
 The checks: SQLite and sqlite-vec versions, the secrets backend, the paths, SQLite's
 ``integrity_check`` of the database file, and whether the FTS and vector indexes agree with
-the memory records (state/doctor.py). Exit code 0 when everything is sound, 1 when a check
+the memory records (state/doctor.py). It also says, for every installed startup item, whether
+its hook has run yet, or what the person still has to do (informational: no failure). Exit code 0 when everything is sound, 1 when a check
 fails. ``--repair`` rebuilds both indexes from the records; it refuses while the daemon runs
 (the rebuild would hold the write lock for as long as it takes) and never touches a file
 whose integrity check fails outside the search index: that needs a backup, not a rebuild.
@@ -43,6 +44,16 @@ def _integrity(paths: Paths) -> list[str]:
         conn.close()
 
 
+def startup_items(store: Any) -> list[dict[str, Any]]:
+    """Each installed plan and whether its hook has run (daemon/runtime/hook_runs.py)."""
+    from daemon.runtime.hook_runs import HookRunService
+
+    runs = HookRunService(store)
+    return [{"plan_id": p["id"], "runtime": p["runtime"], "repo_root": p["repo_root"],
+             "status": p["status"], "hook": runs.describe(p)}
+            for p in store.startup.active_plans()]
+
+
 def cmd_doctor(args: argparse.Namespace, paths: Paths, emit: Callable[..., None]) -> int:
     from daemon.cli import _open_store
     from state.secrets import open_secret_store
@@ -78,6 +89,7 @@ def cmd_doctor(args: argparse.Namespace, paths: Paths, emit: Callable[..., None]
             # A damaged FTS index only: its own report below says so, and --repair fixes it.
             "integrity": "ok" if integrity == ["ok"] else "search index damaged",
             "indexes": {name: index.describe() for name, index in indexes.items()},
+            "startup_items": startup_items(store),
         })
     finally:
         store.close()
@@ -85,7 +97,8 @@ def cmd_doctor(args: argparse.Namespace, paths: Paths, emit: Callable[..., None]
         report["repaired"] = repaired
     report["daemon"] = f"running (pid {running.pid}, {running.url})" if running else "not running"
     healthy = all(index.ok for index in indexes.values())
-    lines = [f"{k:<16}  {v}" for k, v in report.items() if k not in ("indexes", "repaired")]
+    lines = [f"{k:<16}  {v}" for k, v in report.items()
+             if k not in ("indexes", "repaired", "startup_items")]
     for name, index in indexes.items():
         d = index.describe()
         lines.append(f"{'index ' + name:<16}  " + (
@@ -95,5 +108,8 @@ def cmd_doctor(args: argparse.Namespace, paths: Paths, emit: Callable[..., None]
             + " (run `memorycloud doctor --repair` with the daemon stopped)"))
     if repaired is not None:
         lines.append(f"{'repaired':<16}  rebuilt {repaired['fts']} index entries")
+    for item in report["startup_items"]:
+        lines.append(f"{'startup item':<16}  {item['plan_id']} {item['runtime']} in"
+                     f" {item['repo_root']}: {item['hook']['text']}")
     emit(args, report, "\n".join(lines))
     return 0 if healthy else 1

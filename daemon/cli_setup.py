@@ -10,11 +10,17 @@ from typing import Any, Callable
 
 from daemon.owner_client import OwnerClient
 from daemon.process import find_running, start_detached
+from startup_items.next_steps import next_steps
+from startup_items.runtimes import RUNTIMES
 from state.config import load_settings
 from state.errors import MemoryCloudError
 from state.paths import Paths
 
 Emit = Callable[[argparse.Namespace, Any, str], None]
+ACTIVE = ("applied", "installed", "fallback_active")
+# Runtimes whose agent reaches its memory through the MCP server `connect` registers: Codex
+# (its sandbox refuses the launcher's connection; MCP servers run outside it), Cursor (no hook).
+MCP_RUNTIMES = ("codex", "cursor")
 
 
 def _client(paths: Paths, *, start: bool = False) -> OwnerClient:
@@ -27,25 +33,41 @@ def _client(paths: Paths, *, start: bool = False) -> OwnerClient:
     return OwnerClient.for_installation(paths, running.url)
 
 
+def by_path(files: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The plan's regions grouped by file, in plan order: one file may hold several regions
+    (.amp/memory-config.json has the shared keys and each runtime's), the person sees it once."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for item in files:
+        groups.setdefault(item["path"], []).append(item)
+    return list(groups.items())
+
+
 def plan_text(plan: dict[str, Any], *, contents: bool = False) -> str:
     lines = [f"plan {plan['plan_id']}  [{plan['status']}]  {plan['runtime']} in {plan['repo_root']}",
              f"project {plan['project_key']} ({plan['project_binding_id']}), key via credential_ref"
              f" '{plan['credential_ref']}' (no key is written to the repository)"]
-    for item in plan["files"]:
-        state = "unchanged" if not item["changes"] else ("update" if item["exists"] else "create")
-        lines.append(f"  {state:<9} {item['path']}  ({item['kind']}: {item['purpose']})")
-        if item.get("error"):
-            lines.append(f"            ! {item['error']}")
-        if contents and item["changes"]:
-            lines.extend("            | " + line for line in item["content"].splitlines()[:40])
+    for path, items in by_path(plan["files"]):
+        changes = any(i["changes"] for i in items)
+        state = "unchanged" if not changes else ("update" if items[0]["exists"] else "create")
+        kinds = ", ".join(dict.fromkeys(i["kind"] for i in items))
+        purposes = "; ".join(dict.fromkeys(i["purpose"] for i in items))
+        lines.append(f"  {state:<9} {path}  ({kinds}: {purposes})")
+        for item in items:
+            if item.get("error"):
+                lines.append(f"            ! {item['error']}")
+            if contents and item["changes"]:
+                lines.extend("            | " + line for line in item["content"].splitlines()[:40])
     for conflict in plan.get("conflicts", []):
         lines.append(f"  CONFLICT  {conflict['path']}: {conflict['reason']}")
+    if plan.get("hook") and plan["status"] in ACTIVE:
+        lines.append(f"  {plan['hook']['text']}")
     return "\n".join(lines)
 
 
 def cmd_setup_list(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
     plans = _client(paths).get("/api/local/startup/plans", **({"status": args.status} if args.status else {}))["plans"]
     text = "\n".join(f"{p['plan_id']}  {p['status']:<16} {p['runtime']:<12} {p['repo_root']}"
+                     + (f"\n    {p['hook']['text']}" if p.get("hook") and p["status"] in ACTIVE else "")
                      for p in plans) or "no startup-item plans"
     emit(args, plans, text)
     return 0
@@ -72,7 +94,21 @@ def cmd_setup_reject(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
 
 
 def cmd_setup_remove(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
-    return _decide(args, paths, emit, "remove")
+    client = _client(paths)
+    result = client.post(f"/api/local/startup/plans/{args.plan}/remove")
+    text = plan_text(result)
+    runtime = result["runtime"]
+    if runtime in MCP_RUNTIMES:
+        # `connect` registered the MCP server; the last plan that needs it takes it away again
+        # (Cursor's is per repository, Codex's in the user's config serves every repository).
+        others = [p for p in client.get("/api/local/startup/plans")["plans"]
+                  if p["status"] in ACTIVE and p["runtime"] == runtime
+                  and (runtime == "codex" or p["repo_root"] == result["repo_root"])]
+        if not others:
+            result["mcp"] = unregister_mcp(runtime, Path(result["repo_root"]), paths)
+            text += f"\nMCP server: {result['mcp']['text']}"
+    emit(args, result, text)
+    return 0
 
 
 def cmd_setup_conflicts(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
@@ -132,9 +168,53 @@ def cmd_connect(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
         return 1
     confirmed = client.post("/api/agent/startup-items/confirm", {
         "plan_id": plan["plan_id"], "observed_signature": plan["signature"]})
-    emit(args, {**result, "status": confirmed["status"]},
-         f"{confirmed['status']}: {runtime} sessions in {repo} now start with their memory")
+    runtime = plan["runtime"]  # resolved: an alias or an unknown runtime named by the person
+    mcp = register_mcp(runtime, repo, paths) if runtime in MCP_RUNTIMES else None
+    steps = next_steps(runtime)
+    lines = [f"{confirmed['status']}: the files are written in {repo}."]
+    if mcp is not None:
+        lines.append(f"MCP server: {mcp['text']}")
+    lines += [f"Sessions get their memory this way: {steps.memory_arrives}.",
+              f"Still to do: {steps.todo}.",
+              "`memorycloud setup list` shows when the hook last ran." if RUNTIMES[runtime].has_hook
+              else ""]
+    emit(args, {**result, "status": confirmed["status"], "next_steps": steps.todo,
+                "memory_arrives": steps.memory_arrives, **({"mcp": mcp} if mcp else {})},
+         "\n".join(line for line in lines if line))
     return 0
+
+
+def unregister_mcp(runtime: str, repo: Path, paths: Paths) -> dict[str, Any]:
+    """Undo register_mcp (`memorycloud mcp uninstall`); nothing to undo is no error."""
+    from daemon import cli_mcp
+
+    captured: dict[str, Any] = {}
+    namespace = argparse.Namespace(runtime=runtime, repo=str(repo), config=None, json=True)
+    try:
+        cli_mcp.cmd_uninstall(namespace, paths, lambda _a, data, text: captured.update(data=data, text=text))
+    except MemoryCloudError as exc:
+        return {"removed": False, "text": f"left as it is ({exc.message})"}
+    return {"removed": True, "text": captured.get("text", "removed"), **captured}
+
+
+def register_mcp(runtime: str, repo: Path, paths: Paths) -> dict[str, Any]:
+    """Register the memorycloud MCP server in the runtime's own config, through `memorycloud
+    mcp install` (daemon/cli_mcp.py). A failure is reported, not fatal: the startup item is
+    written, and the person can run `memorycloud mcp install` later."""
+    from daemon import cli_mcp
+
+    captured: dict[str, Any] = {}
+
+    def capture(_args: argparse.Namespace, data: Any, text: str) -> None:
+        captured.update(data=data, text=text)
+
+    namespace = argparse.Namespace(runtime=runtime, repo=str(repo), config=None, json=True)
+    try:
+        cli_mcp.cmd_install(namespace, paths, capture)
+    except MemoryCloudError as exc:
+        return {"registered": False, "text": f"not registered ({exc.message}); run"
+                f" `memorycloud mcp install --runtime {runtime}`"}
+    return {"registered": True, "text": captured.get("text", "registered"), **captured}
 
 
 def add_commands(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:

@@ -12,7 +12,11 @@ Standard library only, so any python3 >= 3.8 runs it; hooks start it with ``pyth
 it speaks HTTP over a plain socket, because interpreter start-up and importing urllib are most
 of a launcher's time (bench/RESULTS.md). It never contains a key: the
 key is found through credential_ref (the MEMORYCLOUD_API_KEY environment variable, or the
-user's MemoryCloud credentials file).
+user's MemoryCloud credentials file: MEMORYCLOUD_HOME's, the one .amp/local.json names, the
+platform default's, in that order).
+
+Nothing it adds to the output contains '<' or '>': Gemini CLI escapes them (a Markdown quote
+'> ...' reaches the model as '&gt; ...').
 """
 
 import json
@@ -24,14 +28,37 @@ from urllib.parse import urlsplit
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG = os.path.join(HERE, "memory-config.json")
 RECEIPT = os.path.join(HERE, "receipt.json")
+LOCAL_CONFIG = os.path.join(HERE, "local.json")
 DEFAULT_TIMEOUT = 1.5
+# Tells the daemon that a runtime's hook ran this launcher (not an agent calling by hand), so
+# `memorycloud setup list` can say whether the startup item works.
+LAUNCHER_HEADER = "X-MemoryCloud-Launcher"
 
 
-def credentials_file():
-    """Where the MemoryCloud CLI keeps launcher keys (mirrors platformdirs' config dir)."""
+class SandboxRefused(Exception):
+    """The runtime's sandbox refused the connection (EPERM): the daemon may well be running."""
+
+
+def credentials_files():
+    """Where to look for launcher keys, in order: MEMORYCLOUD_HOME's credentials file, the one
+    .amp/local.json names (this machine's home, for runtimes that start hooks without
+    MEMORYCLOUD_HOME), the platform's default (mirrors platformdirs' config dir)."""
+    files = []
     home = os.environ.get("MEMORYCLOUD_HOME")
     if home:
-        return os.path.join(os.path.expanduser(home), "config", "credentials.json")
+        files.append(os.path.join(os.path.expanduser(home), "config", "credentials.json"))
+    try:
+        with open(LOCAL_CONFIG, encoding="utf-8") as handle:
+            named = json.load(handle).get("credentials_file")
+        if isinstance(named, str) and named:
+            files.append(os.path.expanduser(named))
+    except (OSError, ValueError, AttributeError):
+        pass
+    files.append(default_credentials_file())
+    return files
+
+
+def default_credentials_file():
     if sys.platform == "darwin":
         base = os.path.expanduser("~/Library/Application Support")
     elif os.name == "nt":
@@ -53,16 +80,16 @@ def find_key(credential_ref):
     key = os.environ.get("MEMORYCLOUD_API_KEY")
     if key:
         return key
-    path = credentials_file()
-    try:
-        with open(path, encoding="utf-8") as handle:
-            key = json.load(handle).get(credential_ref)
-    except (OSError, ValueError):
-        key = None
-    if not key:
-        raise LookupError("no key for credential_ref %r (set MEMORYCLOUD_API_KEY or run"
-                          " `memorycloud connect`)" % credential_ref)
-    return key
+    for path in credentials_files():
+        try:
+            with open(path, encoding="utf-8") as handle:
+                key = json.load(handle).get(credential_ref)
+        except (OSError, ValueError, AttributeError):
+            key = None
+        if isinstance(key, str) and key:
+            return key
+    raise LookupError("no key for credential_ref %r (set MEMORYCLOUD_API_KEY or run"
+                      " `memorycloud connect`)" % credential_ref)
 
 
 class HttpError(Exception):
@@ -92,7 +119,14 @@ def request(method, url, headers, body, timeout):
     lines = ["%s /%s HTTP/1.1" % (method, path), "Host: %s" % parts.netloc, "Connection: close",
              "Content-Type: application/json", "Content-Length: %d" % len(payload)]
     lines += ["%s: %s" % item for item in headers.items()]
-    with socket.create_connection((parts.hostname, parts.port or 80), timeout=timeout) as sock:
+    try:
+        sock = socket.create_connection((parts.hostname, parts.port or 80), timeout=timeout)
+    except PermissionError as exc:
+        # EPERM/EACCES on connect to loopback: a sandbox (Codex's workspace-write, seatbelt,
+        # seccomp) forbids the connection; a daemon that is down answers ECONNREFUSED instead.
+        raise SandboxRefused("the sandbox this runs in refused the connection to the daemon"
+                             " at %s (%s)" % (parts.netloc, exc.strerror or exc))
+    with sock:
         sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload)
         chunks = []
         while True:
@@ -116,8 +150,11 @@ def request(method, url, headers, body, timeout):
     return decoded
 
 
-def post(url, key, body, timeout):
-    return request("POST", url, {"Authorization": "Bearer " + key}, body, timeout)
+def post(url, key, body, timeout, event=None):
+    headers = {"Authorization": "Bearer " + key}
+    if event:
+        headers[LAUNCHER_HEADER] = event
+    return request("POST", url, headers, body, timeout)
 
 
 def write_json_atomic(path, data):
@@ -127,7 +164,7 @@ def write_json_atomic(path, data):
     os.replace(tmp, path)
 
 
-def fetch_live(config, runtime, source):
+def fetch_live(config, runtime, source, hook_event=None):
     options = config.get("runtimes", {}).get(runtime, {})
     key = find_key(options.get("credential_ref") or config.get("credential_ref") or "memorycloud_default")
     body = {"project_binding_id": config.get("project_binding_id"),
@@ -138,7 +175,8 @@ def fetch_live(config, runtime, source):
         if options.get(name):
             body[name] = options[name]
     pack = post(config["daemon_url"].rstrip("/") + "/api/agent/bootstrap/context", key, body,
-                float(config.get("timeout_seconds", DEFAULT_TIMEOUT)))
+                float(config.get("timeout_seconds", DEFAULT_TIMEOUT)),
+                event="%s; runtime=%s" % (hook_event, runtime) if hook_event else None)
     write_json_atomic(RECEIPT, {
         "receipt_id": pack["receipt_id"], "context_pack_id": pack["context_pack_id"],
         "expires_at": pack.get("expires_at"), "runtime": runtime,
@@ -147,8 +185,8 @@ def fetch_live(config, runtime, source):
     return pack["summary_markdown"]
 
 
-def cached(config, runtime, problem):
-    """The fallback cache for this runtime, marked as cached with its age."""
+def cached(config, runtime, problem, sandboxed=False):
+    """The fallback cache for this runtime, marked as cached with its age and the true reason."""
     cache_dir = os.path.join(HERE, config.get("fallback_cache_dir", "cache") if config else "cache")
     path = os.path.join(cache_dir, "%s.json" % runtime)
     from datetime import datetime, timezone  # only the fallback path needs it
@@ -158,6 +196,11 @@ def cached(config, runtime, problem):
             cache = json.load(handle)
         written = datetime.fromisoformat(cache["generated_at"].replace("Z", "+00:00"))
     except (OSError, ValueError, KeyError):
+        if sandboxed:
+            return ("# MemoryCloud memory unavailable here\n\nThis sandbox does not allow"
+                    " connecting to the MemoryCloud daemon (%s), and no cached context exists yet."
+                    " Use the memorycloud MCP server's tools instead (context_pack, search,"
+                    " remember): MCP servers run outside the sandbox." % problem)
         return ("# MemoryCloud memory unavailable\n\nThe MemoryCloud daemon could not be reached"
                 " (%s) and no cached context exists yet. Start it with `memorycloud daemon start`."
                 % problem)
@@ -168,8 +211,15 @@ def cached(config, runtime, problem):
         age_text = "%d min" % (age // 60)
     else:
         age_text = "%.1f h" % (age / 3600)
-    return ("> MemoryCloud: CACHED context from %s (%s old): the daemon could not be reached (%s)."
-            " It may be stale.\n\n%s" % (cache["generated_at"], age_text, problem, cache["summary_markdown"]))
+    if sandboxed:
+        reason = ("this sandbox does not allow connecting to the daemon (%s); the memorycloud MCP"
+                  " server's tools (context_pack, search, remember) give the live memory" % problem)
+    else:
+        reason = "the daemon could not be reached (%s)" % problem
+    # No '<' or '>' here: Gemini CLI would show the model '&gt;' (module docstring).
+    return ("MemoryCloud: CACHED context from %s (%s old): %s. It may be stale.\n\n%s"
+            % (cache["generated_at"], age_text, reason.replace("<", "(").replace(">", ")"),
+               cache["summary_markdown"]))
 
 
 def render(runtime, text, style):
@@ -189,6 +239,12 @@ def read_hook_input():
         return json.loads(data) if data.strip() else {}
     except (OSError, ValueError):
         return {}
+
+
+def hook_event_of(hook_input, event):
+    """The event to report in the launcher header: only when a runtime's hook started us (it
+    sends its hook JSON on stdin), never for an agent or a person running the launcher."""
+    return event if hook_input.get("hook_event_name") else None
 
 
 def checkpoint(config, runtime, hook_input):
@@ -214,8 +270,10 @@ def checkpoint(config, runtime, hook_input):
     summary = "Session context compacted (%s)." % (hook_input.get("trigger") or "manual")
     if last_prompt:
         summary += " Last request: " + " ".join(last_prompt.split())[:500]
-    request("POST", receipt["memory_delta"],
-            {"Authorization": "Bearer " + key, "X-AMP-Context-Receipt": receipt["receipt_id"]},
+    headers = {"Authorization": "Bearer " + key, "X-AMP-Context-Receipt": receipt["receipt_id"]}
+    if hook_event_of(hook_input, "pre-compact"):
+        headers[LAUNCHER_HEADER] = "pre-compact; runtime=%s" % runtime
+    request("POST", receipt["memory_delta"], headers,
             {"delta_type": "checkpoint", "summary": summary, "importance": 2,
              "retrieval_triggers": ["compaction checkpoint"]},
             float(config.get("timeout_seconds", DEFAULT_TIMEOUT)))
@@ -248,14 +306,23 @@ def main(argv):
         except Exception as exc:  # never block compaction
             print("memorycloud launcher: checkpoint not saved: %s" % exc, file=sys.stderr)
         return 0
+    sandboxed = False
     if config is not None:
         try:
-            text = fetch_live(config, runtime, str(hook_input.get("source", "")))
+            text = fetch_live(config, runtime, str(hook_input.get("source", "")),
+                              hook_event_of(hook_input, event))
+        except SandboxRefused as exc:
+            sandboxed = True
+            problem = str(exc)
+            print("memorycloud launcher: %s; the daemon may be running. Printing the fallback"
+                  " cache; use the memorycloud MCP server's tools (context_pack, search, remember),"
+                  " which run outside the sandbox." % problem, file=sys.stderr)
         except Exception as exc:
             problem = "using the fallback cache: %s" % (str(exc) or type(exc).__name__)
     if problem is not None:
-        print("memorycloud launcher: " + problem, file=sys.stderr)
-        text = cached(config, runtime, problem)
+        if not sandboxed:
+            print("memorycloud launcher: " + problem, file=sys.stderr)
+        text = cached(config, runtime, problem, sandboxed)
     sys.stdout.write(render(runtime, text, style) + "\n")
     sys.stdout.flush()
     return 0

@@ -1,4 +1,4 @@
-"""Rows for startup items: install plans, the managed regions written for them, conflicts."""
+"""Rows for startup items: install plans, the managed regions written for them, hook runs."""
 
 from __future__ import annotations
 
@@ -101,3 +101,24 @@ class StartupRecords:
         self.conn.execute(
             "delete from managed_regions where repo_root = ? and path = ? and region_id = ?",
             (repo_root, path, region_id))
+
+    # -- hook runs (m0015) -------------------------------------------------------------------
+
+    def record_hook_run(self, binding_id: str, runtime: str, event: str, source: str | None,
+                        identity_id: str | None) -> None:
+        """Count one run of a startup item's hook; the last run's time and source are kept."""
+        now = now_iso()
+        self.conn.execute(
+            "insert into startup_hook_runs (binding_id, runtime, event, source, identity_id,"
+            " first_run_at, last_run_at) values (?,?,?,?,?,?,?)"
+            " on conflict (binding_id, runtime, event) do update set source = excluded.source,"
+            " identity_id = excluded.identity_id, last_run_at = excluded.last_run_at,"
+            " runs = runs + 1",
+            (binding_id, runtime, event, source, identity_id, now, now))
+
+    def hook_runs(self, binding_id: str, runtime: str) -> dict[str, dict[str, Any]]:
+        """The runs of one binding's hooks for one runtime, by event."""
+        rows = self.conn.execute(
+            "select event, source, first_run_at, last_run_at, runs from startup_hook_runs"
+            " where binding_id = ? and runtime = ?", (binding_id, runtime)).fetchall()
+        return {r["event"]: dict(r) for r in rows}

@@ -23,6 +23,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "mchome"
     monkeypatch.setenv("MEMORYCLOUD_HOME", str(home))
     monkeypatch.setenv("MEMORYCLOUD_SECRETS", "file")
+    # `connect --runtime codex` registers the MCP server in Codex's user config: never the
+    # real ~/.codex of the machine running the tests.
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
     return home
 
 

@@ -12,6 +12,7 @@ from daemon.runtime import access
 from daemon.runtime.access import (
     can_read_namespace, public_memory, readable_memory, resolve_workspace,
 )
+from daemon.runtime.hook_runs import HEADER as LAUNCHER_HEADER
 from daemon.runtime.sync_gate import GatedWrite, write_headers
 from daemon.validation import Field, RequestSchema, query_int
 from state.errors import Forbidden, InvalidRequest
@@ -57,7 +58,11 @@ DELTA = RequestSchema("memory-delta", (
 
 
 async def bootstrap_context(request: web.Request, call: Call) -> dict[str, Any]:
-    return call.services.packs.build(call.require_identity(), call.body, call.base_url)
+    identity = call.require_identity()
+    pack = call.services.packs.build(identity, call.body, call.base_url)
+    # A startup item's launcher names itself: that call is a hook run (setup list shows it).
+    call.services.startup.runs.record_session_start(identity, request.headers.get(LAUNCHER_HEADER), pack)
+    return pack
 
 
 async def bootstrap_refresh(request: web.Request, call: Call) -> dict[str, Any]:
@@ -87,6 +92,7 @@ async def memory_delta(request: web.Request, call: Call) -> dict[str, Any]:
         "memory_delta", "POST", request.path, {}, {**call.body, "context_receipt_id": receipt["id"]},
         call.body["importance"], headers=write_headers(request.headers)), call.base_url)
     result = call.services.deltas.write(identity, receipt, call.body, call.base_url)
+    call.services.startup.runs.record_checkpoint(identity, request.headers.get(LAUNCHER_HEADER), receipt)
     return {**result, "update_notice": warning} if warning else result
 
 

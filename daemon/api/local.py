@@ -100,13 +100,15 @@ async def list_plans(request: web.Request, call: Call) -> dict[str, Any]:
             "plans": [{**p["body"], "status": p["status"], "created_at": p["created_at"],
                        "applied_at": p["applied_at"], "confirmed_at": p["confirmed_at"],
                        "last_refresh_at": p["last_refresh_at"],
-                       "fallback_cache_age_seconds": _cache_age(p)} for p in plans]}
+                       "fallback_cache_age_seconds": _cache_age(p),
+                       "hook": call.services.startup.runs.describe(p)} for p in plans]}
 
 
 async def get_plan(request: web.Request, call: Call) -> dict[str, Any]:
     plan = call.services.store.startup.plan(request.match_info["plan_id"])
     return {**plan["body"], "status": plan["status"], "created_at": plan["created_at"],
-            "last_refresh_at": plan["last_refresh_at"]}
+            "last_refresh_at": plan["last_refresh_at"],
+            "hook": call.services.startup.runs.describe(plan)}
 
 
 async def approve_plan(request: web.Request, call: Call) -> dict[str, Any]:

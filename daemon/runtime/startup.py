@@ -16,6 +16,7 @@ from typing import Any
 
 from daemon.runtime.access import resolve_workspace, workspace_slug
 from daemon.runtime.context_packs import ContextPackService
+from daemon.runtime.hook_runs import HookRunService
 from daemon.runtime.startup_view import (
     LEGACY_PLAN_SCHEMA, PLAN_SCHEMA, confirm_view, describe_unwritten, is_local_dir,
     missing_root, plan_view,
@@ -27,9 +28,10 @@ from startup_items.installer import (
     FileRecord, PlannedFile, apply_plan, drifted, remove_regions, verify_plan,
 )
 from startup_items.fallback import remove_caches, write_cache
+from startup_items.local_config import local_config_text
 from startup_items.runtimes import (
-    CACHE_HEADER_ROOM, RUNTIMES, InstallTarget, RuntimeSpec, dynamic_region_ids, planned_files,
-    resolve_runtime,
+    CACHE_HEADER_ROOM, RUNTIMES, InstallTarget, RuntimeSpec, dynamic_region_ids,
+    legacy_dynamic_region_ids, planned_files, resolve_runtime,
 )
 from state.errors import Conflict, InvalidRequest, NotFound
 from state.ids import new_id, now_iso
@@ -48,6 +50,7 @@ class StartupService:
         self.packs = packs
         self.paths = paths
         self.secrets = secret_store
+        self.runs = HookRunService(store)
 
     # -- building and signing ------------------------------------------------------------
 
@@ -88,7 +91,8 @@ class StartupService:
     def _target(self, plan: dict[str, Any]) -> tuple[InstallTarget, RuntimeSpec]:
         body = plan["body"]
         target = InstallTarget(Path(plan["repo_root"]), body["daemon_url"], body["workspace_id"],
-                               body["project_key"], plan["binding_id"], plan["credential_ref"])
+                               body["project_key"], plan["binding_id"], plan["credential_ref"],
+                               local_config_text(self.paths))
         return target, resolve_runtime(plan["runtime"])
 
     def _files(self, plan: dict[str, Any]) -> tuple[InstallTarget, RuntimeSpec, list[PlannedFile]]:
@@ -133,7 +137,7 @@ class StartupService:
         plan_id = new_id("splan_")
         root = Path(root_text)
         target = InstallTarget(root, base_url, binding["workspace_id"], binding["project_key"],
-                               binding["id"], body["credential_ref"])
+                               binding["id"], body["credential_ref"], local_config_text(self.paths))
         files = planned_files(target, spec, lambda s: self._summary(target, s))
         signature = self._sign(plan_id, target, spec, files)
         plan_body = {
@@ -357,9 +361,10 @@ class StartupService:
             if not target.repo_root.is_dir():
                 continue  # the repository moved or is on an unmounted disk: try next time
             self._write_cache(target, spec)
+            records, owners = self._records(plan["repo_root"])
             dynamic = [f for f in files if f.region_id in dynamic_region_ids()]
+            dynamic += _legacy_upgrades(target, files, records)
             if dynamic:
-                records, owners = self._records(plan["repo_root"])
                 outcome = apply_plan(target.repo_root, dynamic, records)
                 with self.store.transaction():
                     for c in outcome.conflicts:
@@ -380,6 +385,23 @@ class StartupService:
         return sorted({p["binding_id"] for p in self.store.startup.active_plans()
                        if p["body"]["workspace_id"] == workspace_id
                        and (project_key is None or p["body"]["project_key"] == project_key)})
+
+
+def _legacy_upgrades(target: InstallTarget, files: list[PlannedFile],
+                     records: dict[tuple[str, str], FileRecord]) -> list[PlannedFile]:
+    """Regions an earlier version rewrote with the memory and that are static now (the Cursor
+    rule): an untouched old one is replaced by the static text once, so memory leaves the
+    working tree without waiting for the person's next approval. One edited by hand is left
+    alone (no conflict at every refresh); the next approval reports it."""
+    out = []
+    for planned in files:
+        record = records.get(planned.key)
+        if planned.region_id not in legacy_dynamic_region_ids() or record is None:
+            continue
+        current = _region_sha(target, planned)
+        if current == record.region_sha and current != sha256_text(planned.region.render(planned.desired)):
+            out.append(planned)
+    return out
 
 
 def _region_sha(target: InstallTarget, planned: PlannedFile) -> str | None:

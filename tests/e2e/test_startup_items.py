@@ -59,13 +59,14 @@ EDITS: dict[str, tuple[str, str, str, bool]] = {
     "claude_code": (".claude/settings.json", '--format hook_json"', '--format hook_json --quiet"', True),
     "codex": ("AGENTS.md", "Write small changes back", "Write SMALL changes back", False),
     "gemini_cli": (".gemini/settings.json", '"timeout": 10000', '"timeout": 60000', False),
-    "cursor": (".cursor/rules/memorycloud.mdc", "## Runtime Rule", "## My own rule", True),
+    "cursor": (".cursor/rules/memorycloud.mdc", "## MemoryCloud memory", "## My own rule", True),
     "openclaw": ("MEMORY.md", "## Runtime Rule", "## Runtime Rule (edited by me)", True),
     "generic": ("AGENTS.md", "Stored memory never overrides", "Stored memory NEVER overrides", False),
 }
 BULK = {"claude_code", "codex"}  # runtimes also checked with ~60 large Chinese deltas
-# Files that hold the context itself, rewritten by the daemon when the memory changes.
-DYNAMIC = {"cursor": ".cursor/rules/memorycloud.mdc", "openclaw": "MEMORY.md"}
+# Files that hold the context itself, rewritten by the daemon when the memory changes (the
+# Cursor rule no longer is one: it is static and holds no memory).
+DYNAMIC = {"openclaw": "MEMORY.md"}
 
 
 def _hook_entries(data: dict, event: str) -> list[dict]:
@@ -106,7 +107,9 @@ def check_gemini(repo: Path) -> None:
 
 def check_cursor(repo: Path) -> None:
     rule = (repo / ".cursor/rules/memorycloud.mdc").read_text()
-    assert rule.startswith("---\n") and "\nalwaysApply: true\n" in rule and PACK_TITLE in rule
+    assert rule.startswith("---\n") and "\nalwaysApply: true\n" in rule and PACK_TITLE not in rule
+    mcp = json.loads((repo / ".cursor/mcp.json").read_text())
+    assert "memorycloud" in mcp["mcpServers"]
 
 
 def check_openclaw(repo: Path) -> None:
@@ -281,7 +284,8 @@ def test_startup_item_lifecycle(runtime, daemon, tmp_path):
     daemon.stop()
     down = launch(repo, runtime)
     text = context_of(runtime, down)
-    assert re.match(r"> MemoryCloud: CACHED context from \S+ \(\d+ (s|min) old\)", text), text[:200]
+    assert re.match(r"MemoryCloud: CACHED context from \S+ \(\d+ (s|min) old\)", text), text[:200]
+    assert "<" not in text.split("\n", 1)[0] and ">" not in text.split("\n", 1)[0]  # Gemini escapes them
     assert PACK_TITLE in text and DELTA_TEXT in text
     assert len(down.stderr.strip().splitlines()) == 1, down.stderr
 
@@ -354,7 +358,7 @@ def test_launcher_without_its_key_uses_the_cache(daemon, all_installed):
     for runtime in RUNTIMES:
         result = launch(all_installed, runtime)
         text = context_of(runtime, result)
-        assert text.startswith("> MemoryCloud: CACHED") and DELTA_TEXT in text
+        assert text.startswith("MemoryCloud: CACHED") and DELTA_TEXT in text
         assert len(result.stderr.strip().splitlines()) == 1 and "credential" in result.stderr
 
 
