@@ -13,7 +13,8 @@ import logging
 import sys
 from typing import Any, Callable
 
-from daemon import __version__, cli_doctor, cli_mcp, cli_setup, cli_stores, cli_updates, cli_upstream
+from daemon import (__version__, cli_doctor, cli_mcp, cli_service, cli_setup, cli_stores, cli_updates,
+                    cli_upstream)
 from daemon.process import find_running, start_detached, stop_running
 from state.config import SECTIONS, load_settings, set_setting
 from state.errors import MemoryCloudError
@@ -85,13 +86,17 @@ def cmd_daemon_status(args: argparse.Namespace, paths: Paths) -> int:
     from daemon.owner_client import OwnerClient
 
     running = find_running(paths)
+    service = cli_service.status(paths)
+    service_line = f"service: {cli_service.describe_status(service, running.pid if running else None)}\n"
     if running is None:
-        _emit(args, {"status": "not_running"}, "not running (start it with `memorycloud daemon start`)")
+        _emit(args, {"status": "not_running", "log": str(paths.log_file), "service": service},
+              f"not running (start it with `memorycloud daemon start`)\n{service_line}log: {paths.log_file}")
         return 3  # like `systemctl status`: scripts can tell "not running" apart
     status = OwnerClient.for_installation(paths, running.url).get("/api/local/status")
-    status["status"] = "running"
+    status.update(status="running", log=str(paths.log_file), service=service)
     _emit(args, status,
           f"running: pid {status['pid']} at {running.url}, up {status['uptime_seconds']:.0f} s\n"
+          f"{service_line}log: {paths.log_file}\n"
           f"memories: {status['counts']['memories']}, agents: {status['counts']['agents']}, "
           f"store: {status['store_bytes'] / 1e6:.1f} MB ({status['database']})\n"
           + _upstream_line(status.get("upstream") or {})
@@ -312,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("key", choices=sorted(SECTIONS))
     p.add_argument("value")
 
-    for module in (cli_setup, cli_updates, cli_stores, cli_upstream):
+    for module in (cli_setup, cli_updates, cli_stores, cli_upstream, cli_service):
         module.add_commands(sub, lambda parent, name, func, help_text, **kw: add(
             parent, name, _with_emit(func), help_text, **kw))
 
