@@ -14,7 +14,7 @@ from aiohttp import web
 
 from daemon import keys
 from daemon.api import all_endpoints
-from daemon.api.mcp_http import McpSessions
+from daemon.api.mcp_http import mcp_context
 from daemon.endpoints import wrap
 from daemon.jobs import jobs_context
 from daemon.middleware import commit_middleware, error_middleware, guard_middleware
@@ -60,8 +60,7 @@ def create_app(settings: Settings, paths: Paths) -> web.Application:
     app[keys.ENDPOINTS] = endpoints
     for endpoint in endpoints:
         app.router.add_route(endpoint.method, endpoint.path, wrap(endpoint))
-    app[keys.MCP_SESSIONS] = McpSessions()
     app.cleanup_ctx.append(_store_context)
     app.cleanup_ctx.append(jobs_context)
-    app.on_shutdown.append(lambda app: app[keys.MCP_SESSIONS].close_all())
+    app.cleanup_ctx.append(mcp_context)
     return app

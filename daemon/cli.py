@@ -224,9 +224,11 @@ def cmd_config_set(args: argparse.Namespace, paths: Paths) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace, paths: Paths) -> int:
+    # The server finds its own home (--home, MEMORYCLOUD_HOME, .amp/local.json, default):
+    # a runtime may start it without the environment this process was given.
     from daemon.mcp.stdio import run
 
-    return run(paths, args.credential_ref)
+    return run(args.home, args.project, args.credential_ref, args.verbose)
 
 
 # -- product entry -----------------------------------------------------------------------
@@ -326,6 +328,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_mcp)
     p.add_argument("--credential-ref", default="memorycloud_default",
                    help="key name in the credentials file (or set MEMORYCLOUD_API_KEY)")
+    p.add_argument("--home", help="the MemoryCloud home to use (default: MEMORYCLOUD_HOME, then"
+                   " the project's .amp/local.json, then the platform's directories)")
+    p.add_argument("--project", help="the runtime's project directory, where .amp/local.json is"
+                   " looked for (default: the working directory)")
+    p.add_argument("--verbose", action="store_true", help="log start-up and progress on stderr")
     cli_mcp.add_commands(p, lambda parent, name, func, help_text, **kw: add(
         parent, name, _with_emit(func), help_text, **kw))
 

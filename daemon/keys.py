@@ -18,4 +18,4 @@ ENDPOINTS = web.AppKey("endpoints", list)  # list[Endpoint], for /api/protocol/s
 STARTED_AT = web.AppKey("started_at", float)
 SCHEDULER = web.AppKey("scheduler", AsyncIOScheduler)
 JOBS = web.AppKey("jobs", object)  # daemon.jobs.JobBoard
-MCP_SESSIONS = web.AppKey("mcp_sessions", object)  # daemon.api.mcp_http.McpSessions
+MCP_HTTP = web.AppKey("mcp_http", object)  # daemon.api.mcp_http.McpHttp (while the app runs)

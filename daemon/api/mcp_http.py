@@ -1,98 +1,193 @@
-"""MCP's streamable HTTP transport on the daemon (``/mcp``), in a small aiohttp handler.
+"""MCP's streamable HTTP transport on the daemon (``/mcp``): the official SDK's
+``StreamableHTTPSessionManager`` (JSON-response mode) serving the same protocol core as stdio
+(daemon.mcp.server), called from the daemon's own aiohttp endpoints, so auth (agent key,
+``memory:read``), the Host/Origin guard and the endpoint registry stay the daemon's.
 
-POST carries JSON-RPC messages and is answered with JSON (a client must accept
-application/json and text/event-stream; we always answer JSON, which the specification
-allows). ``initialize`` opens a session named by the ``Mcp-Session-Id`` header; DELETE ends
-it. GET would open a server-to-client stream, which this server does not offer (405).
+The SDK does the transport: sessions (``Mcp-Session-Id``, bound to the identity that opened
+them, 404 once ended, closed after 30 idle minutes, 503 past ``MAX_SESSIONS``), the
+``MCP-Protocol-Version`` header (absent: 2025-03-26 as the specification says; unsupported:
+400), 202 with no body for notifications, the 2026-07-28 per-request envelope, DELETE.
+
+In front of it, this module answers what the SDK would answer with parser text:
+unparsable JSON and malformed messages get a generic JSON-RPC error, and batches are
+refused, except in sessions negotiated at 2025-03-26, the one revision whose transport
+says servers MUST accept them (added there, removed in 2025-06-18); such a batch is served
+message by message. ``GET /mcp`` is 405: this server sends nothing unprompted (no list
+changes, no subscriptions), and a standing stream would hold a connection and keep its
+session from ever idling out.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import secrets
 from collections import OrderedDict
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator
 
 from aiohttp import web
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.context import ServerRequestContext
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types import INVALID_REQUEST, PARSE_ERROR, jsonrpc_message_adapter
+from pydantic import ValidationError
 
 from daemon import keys
-from daemon.endpoints import Call, Endpoint, bearer_key
-from daemon.mcp.protocol import McpEndpoint
-from daemon.mcp.tools import DaemonApi
-from state.errors import InvalidRequest, NotFound
+from daemon.endpoints import Call, Endpoint
+from daemon.mcp.asgi import call_asgi
+from daemon.mcp.server import build_server
+from daemon.mcp.tools import DaemonApi, ToolContext, ToolSession
 
 MAX_SESSIONS = 500
+IDLE_SECONDS = 30 * 60
 SESSION_HEADER = "Mcp-Session-Id"
+BATCH_REVISION = "2025-03-26"
 
 
-class McpSessions:
-    """Open MCP sessions, each bound to the key that opened it (oldest dropped past the cap)."""
+@dataclass
+class SessionState:
+    """What this daemon keeps for one SDK session: its revision and the tools' state."""
 
-    def __init__(self) -> None:
-        self.sessions: OrderedDict[str, tuple[str, McpEndpoint]] = OrderedDict()
-
-    def open(self, key: str, endpoint: McpEndpoint) -> str:
-        session_id = secrets.token_hex(16)
-        self.sessions[session_id] = (key, endpoint)
-        while len(self.sessions) > MAX_SESSIONS:
-            self.sessions.popitem(last=False)  # its client re-initializes on the 404
-        return session_id
-
-    def get(self, session_id: str | None, key: str) -> McpEndpoint:
-        if not session_id:
-            raise InvalidRequest(f"missing {SESSION_HEADER} header: send initialize first")
-        found = self.sessions.get(session_id)
-        if found is None or found[0] != key:
-            raise NotFound("unknown MCP session: initialize again")
-        self.sessions.move_to_end(session_id)
-        return found[1]
-
-    async def close(self, session_id: str, key: str) -> None:
-        endpoint = self.get(session_id, key)
-        del self.sessions[session_id]
-        await endpoint.api.aclose()
-
-    async def close_all(self) -> None:
-        for _, endpoint in self.sessions.values():
-            await endpoint.api.aclose()
-        self.sessions.clear()
+    protocol_version: str
+    owner: str  # the identity that opened it: only its 404 means the SDK has ended it
+    tools: ToolSession = field(default_factory=ToolSession)
 
 
-def _sessions(request: web.Request) -> McpSessions:
-    return request.app[keys.MCP_SESSIONS]
+class McpHttp:
+    """The session manager, the protocol core it serves, and the per-session tool state.
+
+    Sessions hold no connection of their own: every tool call goes through one shared
+    ``DaemonApi`` with the caller's key, so a session that ends leaves nothing open; its
+    small state is dropped when the client ends it, when the SDK no longer knows it, or
+    past ``MAX_SESSIONS`` (oldest first)."""
+
+    def __init__(self, api: DaemonApi | None = None) -> None:
+        self.api = api or DaemonApi()
+        self.states: OrderedDict[str, SessionState] = OrderedDict()
+        self.server = build_server(self._context)
+        self.manager = StreamableHTTPSessionManager(
+            self.server, json_response=True, max_sessions=MAX_SESSIONS, session_idle_timeout=IDLE_SECONDS)
+
+    def _context(self, ctx: ServerRequestContext[Any]) -> ToolContext:
+        request = ctx.request
+        if request is None:  # the SDK attaches the HTTP request to every message it routes
+            raise RuntimeError("MCP request without its HTTP request")
+        _, _, key = request.headers.get("authorization", "").partition(" ")
+        session_id = request.headers.get(SESSION_HEADER)
+        state = self.states.get(session_id) if session_id else None
+        # 2026-07-28 requests carry no session: their tool state lives for the one request.
+        tools = state.tools if state is not None else ToolSession()
+        return ToolContext(self.api, f"http://{request.headers.get('host', '127.0.0.1')}", key.strip(), tools)
+
+    def remember(self, session_id: str, protocol_version: str, owner: str) -> None:
+        self.states[session_id] = SessionState(protocol_version, owner)
+        while len(self.states) > MAX_SESSIONS:
+            self.states.popitem(last=False)
+
+    def forget(self, session_id: str | None, identity: dict[str, Any]) -> None:
+        """Drop a session's state once its owner learns it is over (another caller's 404
+        says nothing about the session)."""
+        state = self.states.get(session_id) if session_id else None
+        if state is not None and state.owner == identity["id"]:
+            del self.states[session_id]
+
+    async def forward(self, request: web.Request, identity: dict[str, Any], body: bytes) -> web.Response:
+        # The SDK binds each session to the principal that opened it (same identity or 404).
+        user = AuthenticatedUser(AccessToken(token="", client_id=identity["id"], scopes=identity["scopes"]))
+        return await call_asgi(self.manager.handle_request, request, body, extra_scope={"user": user})
+
+
+async def mcp_context(app: web.Application) -> AsyncIterator[None]:
+    """Run the session manager for the app's lifetime. Its task group lives in one task of
+    its own: anyio requires a task group to be entered and left by the same task."""
+    mcp = McpHttp()
+    started, stopping = asyncio.Event(), asyncio.Event()
+
+    async def run() -> None:
+        async with mcp.manager.run():
+            started.set()
+            await stopping.wait()
+
+    task = asyncio.create_task(run())
+    waiter = asyncio.ensure_future(started.wait())
+    await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
+    if not waiter.done():
+        waiter.cancel()
+        task.result()  # start-up failed: raise why
+    app[keys.MCP_HTTP] = mcp
+    try:
+        yield
+    finally:
+        stopping.set()
+        await task
+        await mcp.api.aclose()
+
+
+def _error(status: int, code: int, message: str) -> web.Response:
+    return web.json_response({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}},
+                             status=status)
+
+
+def _valid_message(message: Any) -> bool:
+    try:
+        jsonrpc_message_adapter.validate_python(message, by_name=False)
+    except ValidationError:
+        return False
+    return True
+
+
+async def _batch(mcp: McpHttp, request: web.Request, identity: dict[str, Any], batch: list[Any]) -> web.Response:
+    """A 2025-03-26 batch, one message at a time through the SDK; answers in order."""
+    answers: list[Any] = []
+    for message in batch:
+        if not _valid_message(message) or (isinstance(message, dict) and message.get("method") == "initialize"):
+            # 2025-03-26: initialize MUST NOT be part of a batch.
+            answers.append({"jsonrpc": "2.0", "id": message.get("id") if isinstance(message, dict) else None,
+                            "error": {"code": INVALID_REQUEST, "message": "invalid request"}})
+            continue
+        answer = await mcp.forward(request, identity, json.dumps(message).encode("utf-8"))
+        if answer.body:
+            answers.append(json.loads(answer.body))
+    if not answers:
+        return web.Response(status=202)
+    return web.json_response(answers, headers={SESSION_HEADER: request.headers[SESSION_HEADER]})
 
 
 async def post(request: web.Request, call: Call) -> web.StreamResponse:
-    call.require_identity()
-    key = bearer_key(request) or ""
+    identity = call.require_identity()
+    mcp: McpHttp = request.app[keys.MCP_HTTP]
+    body = await request.read()
     try:
-        payload = json.loads(await request.read() or b"null")
+        payload = json.loads(body)
     except (ValueError, RecursionError):
-        return web.json_response({"jsonrpc": "2.0", "id": None,
-                                  "error": {"code": -32700, "message": "parse error"}}, status=400)
-    if isinstance(payload, list) and not payload:  # JSON-RPC 2.0: an empty batch is invalid
-        return web.json_response({"jsonrpc": "2.0", "id": None,
-                                  "error": {"code": -32600, "message": "invalid request: empty batch"}})
-    messages = payload if isinstance(payload, list) else [payload]
-    sessions = _sessions(request)
-    headers: dict[str, str] = {}
-    if any(isinstance(m, dict) and m.get("method") == "initialize" for m in messages):
-        base = f"http://{request.host}"
-        endpoint = McpEndpoint(DaemonApi(base, key))
-        headers[SESSION_HEADER] = sessions.open(key, endpoint)
-    else:
-        endpoint = sessions.get(request.headers.get(SESSION_HEADER), key)
-    answers = [a for m in messages if (a := await endpoint.handle(m)) is not None]
-    if not answers:
-        return web.Response(status=202, headers=headers)
-    body: Any = answers if isinstance(payload, list) else answers[0]
-    return web.json_response(body, headers=headers, dumps=lambda v: json.dumps(v, ensure_ascii=False))
+        return _error(400, PARSE_ERROR, "parse error")
+    session_id = request.headers.get(SESSION_HEADER)
+    if isinstance(payload, list):
+        state = mcp.states.get(session_id) if session_id else None
+        if payload and state is not None and state.protocol_version == BATCH_REVISION:
+            return await _batch(mcp, request, identity, payload)
+        return _error(400, INVALID_REQUEST, "invalid request: JSON-RPC batches are not accepted"
+                      " (MCP removed them in 2025-06-18)")
+    if not _valid_message(payload):
+        return _error(400, INVALID_REQUEST, "invalid request: not a JSON-RPC 2.0 message")
+    answer = await mcp.forward(request, identity, body)
+    opened = answer.headers.get(SESSION_HEADER)
+    if payload.get("method") == "initialize" and answer.status == 200 and opened and not session_id:
+        result = json.loads(answer.body).get("result") or {}
+        mcp.remember(opened, str(result.get("protocolVersion", "")), identity["id"])
+    elif answer.status == 404:
+        mcp.forget(session_id, identity)
+    return answer
 
 
 async def delete(request: web.Request, call: Call) -> web.StreamResponse:
-    call.require_identity()
-    await _sessions(request).close(request.headers.get(SESSION_HEADER, ""), bearer_key(request) or "")
-    return web.Response(status=204)
+    identity = call.require_identity()
+    mcp: McpHttp = request.app[keys.MCP_HTTP]
+    answer = await mcp.forward(request, identity, b"")
+    if answer.status < 300 or answer.status == 404:
+        mcp.forget(request.headers.get(SESSION_HEADER), identity)
+    return answer
 
 
 async def get(request: web.Request, call: Call) -> web.StreamResponse:

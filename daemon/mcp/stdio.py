@@ -1,22 +1,59 @@
-"""``memorycloud mcp``: the MCP server on stdio (newline-delimited JSON-RPC), for runtimes that
-start their MCP servers as processes. It talks to the running daemon over HTTP, as an agent:
-the key comes from ``MEMORYCLOUD_API_KEY`` or the credentials file (``--credential-ref``).
-Nothing but JSON-RPC is written to stdout; diagnostics go to stderr."""
+"""``memorycloud mcp``: the MCP server on stdio, for runtimes that start their MCP servers as
+processes, served by the official SDK (``mcp.server.stdio``). It talks to the running daemon
+over HTTP, as an agent: the key comes from ``MEMORYCLOUD_API_KEY`` or the credentials file
+(``--credential-ref``) of the MemoryCloud home it finds.
+
+A runtime starts the server with whatever environment and directory it chooses (Codex passes
+only a few variables), so the home is found the same way whatever it is given: ``--home``,
+then ``MEMORYCLOUD_HOME``, then the ``.amp/local.json`` of the project (``--project`` or the
+working directory, searched upward), then the platform's default.
+
+Nothing but JSON-RPC goes to stdout. Runtimes log a server's stderr as errors (Claude Code
+shows every line as [ERROR]), so stderr carries only what is wrong unless ``--verbose``.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import json
+import logging
 import os
 import sys
+from pathlib import Path
+from typing import Mapping
 
-from daemon.mcp.protocol import McpEndpoint
-from daemon.mcp.tools import DaemonApi
+import anyio
+from mcp.server.stdio import stdio_server
+
+from daemon.mcp.server import build_server
+from daemon.mcp.tools import DaemonApi, ToolContext, ToolSession
 from daemon.process import find_running
 from startup_items.credentials import read_credentials
+from startup_items.local_config import local_home
 from state.config import load_settings
 from state.errors import MemoryCloudError
-from state.paths import Paths
+from state.paths import Paths, resolve_paths
+
+
+def _project_dir(project: str | None) -> Path | None:
+    """The project directory a runtime passed, or None when it passed none or left its
+    variable unexpanded (a runtime that does not expand ``${...}``)."""
+    if not project or "$" in project:
+        return None
+    path = Path(project).expanduser()
+    return path.resolve() if path.is_dir() else None
+
+
+def server_paths(home: str | None, project: str | None, environ: Mapping[str, str] | None = None,
+                 cwd: Path | None = None) -> Paths:
+    """The MemoryCloud home this server uses (see the module docstring for the order)."""
+    environ = os.environ if environ is None else environ
+    if home:
+        return resolve_paths({"MEMORYCLOUD_HOME": home})
+    if environ.get("MEMORYCLOUD_HOME"):
+        return resolve_paths(environ)
+    found = local_home(_project_dir(project) or (cwd or Path.cwd()).resolve())
+    if found is not None:
+        return resolve_paths({"MEMORYCLOUD_HOME": str(found)})
+    return resolve_paths({})
 
 
 def resolve(paths: Paths, credential_ref: str) -> tuple[str, str]:
@@ -34,31 +71,24 @@ def resolve(paths: Paths, credential_ref: str) -> tuple[str, str]:
 
 
 async def serve(url: str, key: str) -> None:
-    endpoint = McpEndpoint(DaemonApi(url, key))
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=16 * 1024 * 1024)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    out = sys.stdout.buffer
+    """Serve one client on stdin/stdout until it closes them."""
+    api = DaemonApi()
+    context = ToolContext(api, url, key, ToolSession())  # one process, one client
+    server = build_server(lambda _ctx: context)
     try:
-        while line := await reader.readline():
-            if not line.strip():
-                continue
-            try:
-                message = json.loads(line)
-            except ValueError:
-                answers = [{"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}}]
-            else:
-                batch = message if isinstance(message, list) else [message]
-                answers = [a for m in batch if (a := await endpoint.handle(m)) is not None]
-            for answer in answers:
-                out.write(json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n")
-            out.flush()
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
     finally:
-        await endpoint.api.aclose()
+        await api.aclose()
 
 
-def run(paths: Paths, credential_ref: str) -> int:
+def run(home: str | None, project: str | None, credential_ref: str, verbose: bool = False) -> int:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
+                        format="memorycloud mcp: %(levelname)s %(name)s: %(message)s")
+    paths = server_paths(home, project)
     url, key = resolve(paths, credential_ref)
-    print(f"memorycloud mcp: serving MCP on stdio for {url}", file=sys.stderr)
-    asyncio.run(serve(url, key))
+    if verbose:
+        print(f"memorycloud mcp: serving MCP on stdio for {url} (config {paths.config_dir})",
+              file=sys.stderr)
+    anyio.run(serve, url, key)
     return 0

@@ -8,9 +8,9 @@ Same scheme as test_api_errors.py: every endpoint is declared once (STORES, MEM1
 MCP) with a request that succeeds in the world below, and each error test sends a variation
 of it. Error bodies: Memory Stores ``{"type": "error", "error": {"type", "message"}}``;
 agent-memory1.0 FastAPI's ``{"detail": "..."}`` or, for bad fields, ``{"detail": [{"loc":
-["body", field], ...}]}``; the search and /mcp's HTTP-level errors amp.error.v1; /mcp's
-JSON-RPC errors ``{"jsonrpc", "id", "error": {"code", "message"}}``. Failed requests must not
-open MCP sessions either.
+["body", field], ...}]}``; the search and /mcp's auth errors amp.error.v1; /mcp's
+transport and JSON-RPC errors (the MCP SDK's sessions included) ``{"jsonrpc", "id", "error":
+{"code", "message"}}``. Failed requests must not open MCP sessions either.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ ALL = {**STORES, **MEM1, **SEARCH, **MCP}
 AUTHED = [name for name in ALL if name != "health"]
 POSTS = [name for name, ep in ALL.items() if ep.method == "POST"]
 JSON_POSTS = [name for name in POSTS if name != "mcp_post"]
-DECLARED_STATUS = {"mcp_delete": 204, "mcp_get": 405}
+DECLARED_STATUS = {"mcp_delete": 200, "mcp_get": 405}
 
 
 def envelope_of(name: str):
@@ -90,7 +90,7 @@ def envelope_of(name: str):
 
 
 def mcp_sessions(api) -> list[str]:
-    return list(api.client.app[keys.MCP_SESSIONS].sessions)
+    return list(api.client.app[keys.MCP_HTTP].states)
 
 
 async def send(api, world, name: str, **parts: Any) -> tuple[int, Any]:
@@ -549,28 +549,31 @@ def mcp(name: str, session: str | None) -> Ep:
 
 
 @pytest.mark.parametrize("name,session,key,status,mention", [
-    ("mcp_post", None, DEFAULT, 400, "Mcp-Session-Id"),
-    ("mcp_post", "deadbeef", DEFAULT, 404, "unknown MCP session"),
-    ("mcp_post", "{session}", "{other_key}", 404, "unknown MCP session"),
-    ("mcp_post", "{session}", "{read_key}", 404, "unknown MCP session"),
-    ("mcp_delete", None, DEFAULT, 400, "Mcp-Session-Id"),
-    ("mcp_delete", "deadbeef", DEFAULT, 404, "unknown MCP session"),
-    ("mcp_delete", "{session}", "{other_key}", 404, "unknown MCP session"),
+    ("mcp_post", None, DEFAULT, 400, "Missing session ID"),
+    ("mcp_post", "deadbeef", DEFAULT, 404, "Session not found"),
+    ("mcp_post", "{session}", "{other_key}", 404, "Session not found"),
+    ("mcp_post", "{session}", "{read_key}", 404, "Session not found"),
+    ("mcp_delete", None, DEFAULT, 400, "Missing session ID"),
+    ("mcp_delete", "deadbeef", DEFAULT, 404, "Session not found"),
+    ("mcp_delete", "{session}", "{other_key}", 404, "Session not found"),
 ], ids=["post-no-session", "post-unknown-session", "post-other-keys-session",
         "post-read-keys-session", "delete-no-session", "delete-unknown-session",
         "delete-other-keys-session"])
 async def test_mcp_session_refusals(api, world, name, session, key, status, mention):
     sessions = mcp_sessions(api)
-    await helpers.expect_error(api, world, mcp(name, session), status, mentions=(mention,),
-                               key=key if key is DEFAULT else fill(key, world))
+    got, data = await helpers.send(api, world, mcp(name, session),
+                                   key=key if key is DEFAULT else fill(key, world))
+    assert got == status and data["error"]["code"] == -32600 and mention in data["error"]["message"], data
     assert mcp_sessions(api) == sessions  # in particular, the session is still open
     assert (await send(api, world, "mcp_post"))[0] == 200
 
 
 async def test_a_closed_mcp_session_is_404(api, world):
-    assert (await send(api, world, "mcp_delete"))[0] == 204
-    await expect_error(api, world, "mcp_post", 404, mentions=("unknown MCP session",))
-    await expect_error(api, world, "mcp_delete", 404, mentions=("unknown MCP session",))
+    assert (await send(api, world, "mcp_delete"))[0] == 200
+    assert world["session"] not in mcp_sessions(api)  # the daemon's state for it is gone too
+    for name in ("mcp_post", "mcp_delete"):
+        status, data = await send(api, world, name)
+        assert status == 404 and "Session not found" in data["error"]["message"], data
 
 
 RPC_ERRORS = [
@@ -579,13 +582,15 @@ RPC_ERRORS = [
     ("trailing-comma", b'{"jsonrpc": "2.0", "id": 1, "method": "ping",}', 400, -32700),
     ("not-utf8", b'{"jsonrpc": "2.0", "id": 1, "method": "\xff"}', 400, -32700),
     ("deeply-nested", b"[" * 100_000 + b"]" * 100_000, 400, -32700),
-    ("no-jsonrpc", b'{"id": 1, "method": "ping"}', 200, -32600),
-    ("jsonrpc-1.0", b'{"jsonrpc": "1.0", "id": 1, "method": "ping"}', 200, -32600),
-    ("no-method", b'{"jsonrpc": "2.0", "id": 1}', 200, -32600),
-    ("a-string", b'"ping"', 200, -32600),
-    ("null", b"null", 200, -32600),
+    # Streamable HTTP: input the server cannot accept is an HTTP error, its JSON-RPC error
+    # without an id.
+    ("no-jsonrpc", b'{"id": 1, "method": "ping"}', 400, -32600),
+    ("jsonrpc-1.0", b'{"jsonrpc": "1.0", "id": 1, "method": "ping"}', 400, -32600),
+    ("no-method", b'{"jsonrpc": "2.0", "id": 1}', 400, -32600),
+    ("a-string", b'"ping"', 400, -32600),
+    ("null", b"null", 400, -32600),
     ("unknown-method", b'{"jsonrpc": "2.0", "id": 1, "method": "memories/drop"}', 200, -32601),
-    pytest.param(b"[]", 200, -32600, id="empty-batch"),
+    pytest.param(b"[]", 400, -32600, id="empty-batch"),
 ]
 
 
@@ -598,9 +603,9 @@ async def test_mcp_json_rpc_errors(api, world, raw, status, code):
     assert got == status, data
     assert set(data) == {"jsonrpc", "id", "error"} and data["jsonrpc"] == "2.0", data
     assert data["error"]["code"] == code and data["error"]["message"].strip()
-    assert data["id"] == (1 if code != -32700 and raw.startswith(b"{") else None)
+    assert data["id"] == (1 if code == -32601 else None)
     if code == -32601:
-        assert "memories/drop" in data["error"]["message"]
+        assert data["error"]["data"] == "memories/drop"
     assert_unchanged(before, snapshot(api, world))
     assert mcp_sessions(api) == sessions
 
