@@ -415,3 +415,26 @@ def test_no_written_file_contains_an_api_key(daemon, all_installed):
                 for key in keys:
                     assert key.encode() not in data, f"an API key is in {path}"
     assert scanned > 20
+
+
+# -- as the real CLIs run it -------------------------------------------------------------------
+
+def test_gemini_hook_in_an_awkward_path_runs_and_setup_says_so(daemon, tmp_path):
+    """Gemini rewrites $GEMINI_PROJECT_DIR shell-quoted (tests/startup_items/runtime_shells.py);
+    the hook starts without MEMORYCLOUD_HOME, so the launcher finds its key via .amp/local.json;
+    the daemon records the run, and setup list and doctor say so."""
+    from tests.startup_items.runtime_shells import run_hook
+
+    repo = make_repo(tmp_path / "my repo @x=(1),y:z", USER_FILES["gemini_cli"])
+    connected = cli("connect", "--runtime", "gemini_cli", "--repo", str(repo), "--yes").stdout
+    assert "Still to do: start `gemini` in this repository and trust the folder" in connected
+    assert "sessions now start with their memory" not in connected
+    assert "hook has not run yet: start `gemini`" in cli("setup", "list").stdout
+    (entry,) = json.loads((repo / ".gemini/settings.json").read_text())["hooks"]["SessionStart"]
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MEMORYCLOUD_HOME", "MEMORYCLOUD_API_KEY")}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "empty-config")  # no key at the platform default
+    ran = run_hook("gemini_cli", entry["hooks"][0]["command"], repo, env=env)
+    assert context_of("gemini_cli", ran).startswith(PACK_TITLE) and ran.stderr == ""
+    assert "hook last ran just now (startup)" in cli("setup", "list").stdout
+    assert "hook last ran just now (startup)" in cli("doctor").stdout
