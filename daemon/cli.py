@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from daemon import (__version__, cli_doctor, cli_mcp, cli_service, cli_setup, cli_stores, cli_updates,
                     cli_upstream)
+from daemon.local_store import open_store
 from daemon.process import find_running, start_detached, stop_running
 from state.config import SECTIONS, load_settings, set_setting
 from state.errors import MemoryCloudError
@@ -31,15 +32,8 @@ def _settings(args: argparse.Namespace, paths: Paths):
         role=getattr(args, "role", None))
 
 
-def _open_store(paths: Paths):
-    """The store plus first-start setup, for commands that work without the daemon."""
-    from state.secrets import open_secret_store
-    from state.setup import ensure_installation
-    from state.store import Store
-
-    store = Store.open(paths.database, load_settings(paths.config_file))
-    ensure_installation(store, open_secret_store(paths.secrets_file))
-    return store
+# The store for commands that work without the daemon (kept under this name for callers).
+_open_store = open_store
 
 
 # -- daemon ------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """``memorycloud mcp install|uninstall --runtime R``: register the MCP server in an agent
-runtime's own config file, and remove exactly that again.
+runtime's own config file, and remove exactly that again. ``register`` is the function other
+commands (``memorycloud connect``) call; ``cmd_install`` is its CLI.
 
 | runtime | file | entry |
 | --- | --- | --- |
@@ -7,6 +8,14 @@ runtime's own config file, and remove exactly that again.
 | codex | $CODEX_HOME/config.toml (~/.codex) | [mcp_servers.memorycloud] (tomlkit) |
 | gemini_cli | <repo>/.gemini/settings.json | mcpServers.memorycloud |
 | cursor | <repo>/.cursor/mcp.json | mcpServers.memorycloud |
+
+Project files are shared through git, so their entry is the same on every machine:
+``"command": "memorycloud"`` and the runtime's own project variable where it expands one
+(Claude Code ``${CLAUDE_PROJECT_DIR:-.}``, Cursor ``${workspaceFolder}``; Gemini CLI starts
+servers in the project). What is machine-specific, which MemoryCloud home holds the key, goes
+to the git-ignored ``.amp/local.json`` (startup_items.local_config), where ``memorycloud mcp``
+looks for it. Codex's config is the user's own and Codex passes servers only a few
+variables, so its entry is absolute: this installation's command and ``MEMORYCLOUD_HOME``.
 
 JSON files are merged key by key; what the daemon wrote is remembered (like startup items),
 so uninstall restores an untouched file byte for byte and otherwise removes only our entry.
@@ -22,15 +31,23 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+import tomlkit
+
+from daemon.local_store import open_store
 from startup_items.credentials import read_credentials, store_credential
 from startup_items.installer import FileRecord, PlannedFile, apply_plan, remove_regions
-from startup_items.regions import JsonEntries, TomlTable
-from startup_items.runtimes import resolve_runtime
+from startup_items.local_config import LOCAL_CONFIG_PATH, local_config_text
+from startup_items.regions import JsonEntries, TomlTable, WholeFile
+from startup_items.runtimes import GITIGNORE, GITIGNORE_PATH, LAUNCHER_PATH, resolve_runtime
 from state.errors import MemoryCloudError
 from state.paths import Paths
 
 Emit = Callable[[argparse.Namespace, Any, str], None]
 SERVER = "memorycloud"
+PROJECT_FILES = {"claude_code": ".mcp.json", "gemini_cli": ".gemini/settings.json", "cursor": ".cursor/mcp.json"}
+# The runtime's own variable for its project directory, where it expands one in MCP entries.
+PROJECT_ARG = {"claude_code": "${CLAUDE_PROJECT_DIR:-.}", "cursor": "${workspaceFolder}"}
+INSTALL_HINT = "install it with `pipx install memorycloud-companion` (or `uv tool install memorycloud-companion`)"
 
 
 def _target(runtime: str, repo: Path, config: str | None) -> tuple[Path, str, Any]:
@@ -38,13 +55,12 @@ def _target(runtime: str, repo: Path, config: str | None) -> tuple[Path, str, An
     if runtime == "codex":
         path = Path(config) if config else Path(os.environ.get("CODEX_HOME", "~/.codex")).expanduser() / "config.toml"
         return path.parent, path.name, TomlTable(f"mcp_servers.{SERVER}")
-    files = {"claude_code": ".mcp.json", "gemini_cli": ".gemini/settings.json", "cursor": ".cursor/mcp.json"}
-    if runtime not in files:
+    if runtime not in PROJECT_FILES:
         raise MemoryCloudError(f"MCP install supports claude_code, codex, gemini_cli and cursor; not {runtime}")
     if config:
         path = Path(config)
         return path.parent, path.name, JsonEntries(key_paths=(f"mcpServers.{SERVER}",))
-    return repo, files[runtime], JsonEntries(key_paths=(f"mcpServers.{SERVER}",))
+    return repo, PROJECT_FILES[runtime], JsonEntries(key_paths=(f"mcpServers.{SERVER}",))
 
 
 def _records_path(paths: Paths) -> Path:
@@ -65,10 +81,8 @@ def _save_records(paths: Paths, records: dict[str, dict[str, Any]]) -> None:
 
 def _ensure_key(paths: Paths, runtime: str) -> str:
     """A key for this runtime's MCP server (memory scopes only), kept under mcp_<runtime>."""
-    from daemon.cli import _open_store
-
     ref = f"mcp_{runtime}"
-    store = _open_store(paths)
+    store = open_store(paths)
     try:
         key = read_credentials(paths).get(ref)
         if key and store.identities.identity_for_key(key) is not None:
@@ -86,35 +100,117 @@ def _ensure_key(paths: Paths, runtime: str) -> str:
     return ref
 
 
-def _server_entry(credential_ref: str) -> dict[str, Any]:
-    executable = shutil.which("memorycloud")
-    if executable:
-        return {"command": executable, "args": ["mcp", "--credential-ref", credential_ref]}
-    return {"command": sys.executable, "args": ["-m", "daemon", "mcp", "--credential-ref", credential_ref]}
+def installed_command() -> list[str]:
+    """This installation's own command, absolute (for the user-level Codex config)."""
+    script = Path(sys.executable).parent / ("memorycloud.exe" if os.name == "nt" else "memorycloud")
+    if script.is_file():
+        return [str(script)]
+    found = shutil.which("memorycloud")
+    return [found] if found else [sys.executable, "-m", "daemon"]
+
+
+def server_entry(runtime: str, credential_ref: str) -> dict[str, Any]:
+    """The registration entry for ``runtime`` (see the module docstring)."""
+    args = ["mcp", "--credential-ref", credential_ref]
+    if runtime == "codex":
+        command, *prefix = installed_command()
+        entry: dict[str, Any] = {"command": command, "args": [*prefix, *args],
+                                 # Importing the SDK takes longer than Codex's 1 s grace for
+                                 # optional servers: without these it drops our tools.
+                                 "required": True, "startup_timeout_sec": 30}
+        home = os.environ.get("MEMORYCLOUD_HOME")
+        if home:  # Codex passes servers only a few variables: name the home here
+            env = tomlkit.inline_table()
+            env["MEMORYCLOUD_HOME"] = str(Path(home).expanduser().resolve())
+            entry["env"] = env
+        return entry
+    if runtime in PROJECT_ARG:
+        args += ["--project", PROJECT_ARG[runtime]]
+    entry = {"command": "memorycloud", "args": args}
+    if runtime == "claude_code":
+        # Connected before the first turn (Claude Code connects servers in the background
+        # otherwise, and a headless turn starts without our tools).
+        entry["alwaysLoad"] = True
+    return entry
+
+
+def _path_warning() -> str | None:
+    """Shared project files name ``memorycloud``: say so when this machine cannot run it."""
+    if shutil.which("memorycloud"):
+        return None
+    script = Path(sys.executable).parent / "memorycloud"
+    where = f", or add {script.parent} to PATH" if script.is_file() else ""
+    return (f"`memorycloud` is not on PATH, so the runtime cannot start the MCP server the"
+            f" project file names: {INSTALL_HINT}{where}")
+
+
+def _local_files(paths: Paths) -> list[PlannedFile]:
+    """``.amp/local.json`` and the ``.amp/.gitignore`` that keeps it out of git, with the
+    startup-item plan's own text (the two plans write the same bytes, so never conflict)."""
+    return [PlannedFile(GITIGNORE_PATH, "gitignore", WholeFile(), GITIGNORE,
+                        "keeps the fallback cache, receipts and local.json out of git"),
+            PlannedFile(LOCAL_CONFIG_PATH, "local-config", WholeFile(), local_config_text(paths),
+                        "which MemoryCloud home on this machine holds the MCP server's key (git-ignored)")]
+
+
+def _apply(root: Path, planned: list[PlannedFile], stored: dict[str, dict[str, Any]]) -> list[str]:
+    """Write ``planned`` under ``root`` (all or nothing) and record it; the paths written."""
+    records = {p.key: FileRecord(**stored[str(root / p.path)]) for p in planned if str(root / p.path) in stored}
+    outcome = apply_plan(root, planned, records)
+    if outcome.conflicts:
+        conflict = outcome.conflicts[0]
+        raise MemoryCloudError(f"{root / conflict.path}: {conflict.reason}; nothing was written")
+    for p in planned:
+        stored[str(root / p.path)] = outcome.records[p.key].to_dict()
+    return [str(root / path) for path in outcome.written]
+
+
+def register(paths: Paths, runtime: str, repo: Path, config: str | None = None) -> dict[str, Any]:
+    """Register the MemoryCloud MCP server for ``runtime`` (project-level ones in ``repo``):
+    ``{"runtime", "file", "entry", "written", "files_written", "warnings"}``; ``written`` is
+    False when the registration was already there as it should be."""
+    runtime = resolve_runtime(runtime).name
+    root, relative, region = _target(runtime, repo.resolve(), config)
+    entry = server_entry(runtime, _ensure_key(paths, runtime))
+    desired = entry if isinstance(region, TomlTable) else {"keys": {f"mcpServers.{SERVER}": entry}}
+    stored = _load_records(paths)
+    key = str(root / relative)
+    # Local files first: if the registration itself conflicts, they are harmless alone.
+    written = _apply(repo.resolve(), _local_files(paths), stored) if runtime in PROJECT_FILES else []
+    written += _apply(root, [PlannedFile(relative, f"mcp:{runtime}", region, desired, "MCP server registration")],
+                      stored)
+    _save_records(paths, stored)
+    warnings = [w for w in [_path_warning()] if w] if runtime in PROJECT_FILES else []
+    return {"runtime": runtime, "file": key, "entry": json.loads(json.dumps(entry)),
+            "written": key in written, "files_written": written, "warnings": warnings}
 
 
 def cmd_install(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
-    runtime = resolve_runtime(args.runtime).name
-    root, relative, region = _target(runtime, Path(args.repo or ".").resolve(), args.config)
-    entry = _server_entry(_ensure_key(paths, runtime))
-    desired = entry if isinstance(region, TomlTable) else {"keys": {f"mcpServers.{SERVER}": entry}}
-    planned = PlannedFile(relative, f"mcp:{runtime}", region, desired, "MCP server registration")
-    key = str(root / relative)
-    stored = _load_records(paths)
-    records = {planned.key: FileRecord(**stored[key])} if key in stored else {}
-    outcome = apply_plan(root, [planned], records)
-    if outcome.conflicts:
-        raise MemoryCloudError(f"{key}: {outcome.conflicts[0].reason}; nothing was written")
-    stored[key] = outcome.records[planned.key].to_dict()
-    _save_records(paths, stored)
-    emit(args, {"runtime": runtime, "file": key, "entry": entry, "written": bool(outcome.written)},
-         f"{'registered' if outcome.written else 'already registered'}: MemoryCloud MCP server in {key}")
+    result = register(paths, args.runtime, Path(args.repo or "."), args.config)
+    for warning in result["warnings"]:
+        print(f"memorycloud: warning: {warning}", file=sys.stderr)
+    emit(args, result, f"{'registered' if result['written'] else 'already registered'}: MemoryCloud MCP"
+                       f" server in {result['file']}")
     return 0
+
+
+def _uninstall_local_files(paths: Paths, repo: Path, stored: dict[str, dict[str, Any]]) -> None:
+    """Take back ``.amp/local.json`` and its .gitignore once no registration of ours and no
+    startup item (its launcher) in ``repo`` needs them."""
+    mine = [str(repo / p) for p in PROJECT_FILES.values()]
+    if any(path in stored for path in mine) or (repo / LAUNCHER_PATH).exists():
+        return
+    local = [p for p in _local_files(paths) if str(repo / p.path) in stored]
+    outcome = remove_regions(repo, local, {p.key: FileRecord(**stored[str(repo / p.path)]) for p in local})
+    if not outcome.conflicts:  # edited by hand: left alone (they are git-ignored and local)
+        for p in local:
+            del stored[str(repo / p.path)]
 
 
 def cmd_uninstall(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
     runtime = resolve_runtime(args.runtime).name
-    root, relative, region = _target(runtime, Path(args.repo or ".").resolve(), args.config)
+    repo = Path(args.repo or ".").resolve()
+    root, relative, region = _target(runtime, repo, args.config)
     key = str(root / relative)
     stored = _load_records(paths)
     if key not in stored:
@@ -124,6 +220,8 @@ def cmd_uninstall(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
     if outcome.conflicts:
         raise MemoryCloudError(f"{key}: {outcome.conflicts[0].reason}; nothing was removed")
     del stored[key]
+    if runtime in PROJECT_FILES:
+        _uninstall_local_files(paths, repo, stored)
     _save_records(paths, stored)
     emit(args, {"runtime": runtime, "file": key, "removed": True}, f"removed the MCP server from {key}")
     return 0

@@ -10,6 +10,10 @@ working directory, searched upward), then the platform's default.
 
 Nothing but JSON-RPC goes to stdout. Runtimes log a server's stderr as errors (Claude Code
 shows every line as [ERROR]), so stderr carries only what is wrong unless ``--verbose``.
+
+The server always starts, initializes and lists its tools, whatever is wrong (no key, an
+unknown home): a runtime that waits for it (Codex with ``required = true``) must not fail
+its session, and a model that calls a tool reads what to fix (one line on stderr too).
 """
 
 from __future__ import annotations
@@ -70,10 +74,10 @@ def resolve(paths: Paths, credential_ref: str) -> tuple[str, str]:
     return f"http://{settings.host}:{settings.port}", key
 
 
-async def serve(url: str, key: str) -> None:
+async def serve(url: str, key: str, problem: str | None = None) -> None:
     """Serve one client on stdin/stdout until it closes them."""
     api = DaemonApi()
-    context = ToolContext(api, url, key, ToolSession())  # one process, one client
+    context = ToolContext(api, url, key, ToolSession(), problem)  # one process, one client
     server = build_server(lambda _ctx: context)
     try:
         async with stdio_server() as (read_stream, write_stream):
@@ -86,9 +90,14 @@ def run(home: str | None, project: str | None, credential_ref: str, verbose: boo
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
                         format="memorycloud mcp: %(levelname)s %(name)s: %(message)s")
     paths = server_paths(home, project)
-    url, key = resolve(paths, credential_ref)
+    problem = None
+    try:
+        url, key = resolve(paths, credential_ref)
+    except MemoryCloudError as exc:
+        url, key, problem = "", "", f"MemoryCloud MCP server: {exc.message}"
+        print(f"memorycloud mcp: {exc.message}", file=sys.stderr)
     if verbose:
-        print(f"memorycloud mcp: serving MCP on stdio for {url} (config {paths.config_dir})",
-              file=sys.stderr)
-    anyio.run(serve, url, key)
+        print(f"memorycloud mcp: serving MCP on stdio for {url or '(no daemon)'} (config"
+              f" {paths.config_dir})", file=sys.stderr)
+    anyio.run(serve, url, key, problem)
     return 0

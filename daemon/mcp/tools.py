@@ -129,9 +129,14 @@ class ToolContext:
     base_url: str
     key: str
     session: ToolSession
+    # Why this server cannot reach the daemon (no key, ...): every call answers with it, so
+    # the runtime still gets a working server whose tools name the fix.
+    problem: str | None = None
 
     async def call(self, method: str, path: str, body: dict[str, Any] | None = None,
                    headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+        if self.problem is not None:
+            raise ToolError(self.problem)
         return await self.api.call(self.base_url + path, self.key, method, body, headers)
 
 
