@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from daemon.cli_service import service_hint
 from daemon.owner_client import OwnerClient
 from daemon.process import find_running, start_detached
 from startup_items.next_steps import next_steps
@@ -178,8 +179,13 @@ def cmd_connect(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
               f"Still to do: {steps.todo}.",
               "`memorycloud setup list` shows when the hook last ran." if RUNTIMES[runtime].has_hook
               else ""]
+    # After a reboot nothing starts the daemon, and every session falls back to the cache.
+    hint = service_hint(paths)
+    if hint:
+        lines.append(f"Tip: {hint}.")
     emit(args, {**result, "status": confirmed["status"], "next_steps": steps.todo,
-                "memory_arrives": steps.memory_arrives, **({"mcp": mcp} if mcp else {})},
+                "memory_arrives": steps.memory_arrives, "service_hint": hint,
+                **({"mcp": mcp} if mcp else {})},
          "\n".join(line for line in lines if line))
     return 0
 

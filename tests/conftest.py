@@ -26,6 +26,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # `connect --runtime codex` registers the MCP server in Codex's user config: never the
     # real ~/.codex of the machine running the tests.
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    # User-level config (the systemd user unit of `memorycloud service`, which `connect`
+    # looks for) is the test's own too.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     return home
 
 

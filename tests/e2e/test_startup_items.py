@@ -429,6 +429,8 @@ def test_gemini_hook_in_an_awkward_path_runs_and_setup_says_so(daemon, tmp_path)
     connected = cli("connect", "--runtime", "gemini_cli", "--repo", str(repo), "--yes").stdout
     assert "Still to do: start `gemini` in this repository and trust the folder" in connected
     assert "sessions now start with their memory" not in connected
+    # No login service yet (the test's own XDG_CONFIG_HOME), so connect offers one.
+    assert "Tip: the daemon is not started at login: `memorycloud service install`" in connected
     assert "hook has not run yet: start `gemini`" in cli("setup", "list").stdout
     (entry,) = json.loads((repo / ".gemini/settings.json").read_text())["hooks"]["SessionStart"]
     env = {k: v for k, v in os.environ.items()
