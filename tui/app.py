@@ -5,6 +5,11 @@ Conflicts, Updates and held-back writes, Agents. It talks to the daemon over HTT
 call runs in a worker, so the interface never freezes. Times, sizes and paths are written by
 one ``Formats`` object (tui/formats.py). When the daemon is down a banner says how to start
 it, and everything reloads by itself when it is back.
+
+Keys: 1-6 open the tabs wherever no text is being typed (in a text box a digit is text);
+Escape leaves a text box or the namespace filter for the tab's list, where the tab's keys
+and 1-6 work again. A dialog is modal: Escape closes it (its own binding), and the app's keys
+wait until it is closed.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widget import Widget
+from textual.widgets import (DataTable, Footer, Header, Input, Select, Static, TabbedContent,
+                             TabPane, Tabs, TextArea)
 
 from tui.client import DaemonClient, DaemonError
 from tui.formats import Formats
@@ -66,8 +73,11 @@ class CompanionApp(App[None]):
     /* Lists of a few rows leave the room to what the selected row holds. */
     #plans, #conflicts, #intents { height: auto; max-height: 10; }
     #filters { height: 3; }
-    #filters Input { width: 1fr; }
+    #filters Input, #filters Select { width: 1fr; }
     #filters #q { width: 2fr; }
+    /* The namespace filter shows names: room for a short one, one line, cut with an ellipsis. */
+    #filters #namespace { width: 1.5fr; }
+    #namespace SelectCurrent Static#label { text-wrap: nowrap; text-overflow: ellipsis; }
     #lower, #sides { height: 1fr; }
     #detail-box, #plan-box { height: 1fr; }
     #detail-box { width: 1fr; }
@@ -78,6 +88,7 @@ class CompanionApp(App[None]):
     """
     BINDINGS = [Binding("ctrl+q", "quit", "Quit"), Binding("ctrl+r", "reload", "Reload"),
                 Binding("/", "search", "Search"),
+                Binding("escape", "leave_input", "Leave the box", show=False),
                 *[Binding(str(i), f"show('{tab}')", label, show=False)
                   for i, (tab, label, _) in enumerate(TABS, 1)]]
 
@@ -152,6 +163,19 @@ class CompanionApp(App[None]):
         panes = list(self.query(Pane)) if all_panes else [p for p in [self._active()] if p]
         for pane in panes:
             pane.reload()
+
+    def _typing(self) -> Widget | None:
+        """The text box (or the filter's Select) that has the focus, if one has."""
+        focused = self.screen.focused
+        return focused if isinstance(focused, (Input, TextArea, Select)) else None
+
+    def action_leave_input(self) -> None:
+        """Escape in a text box: the focus goes to the tab's list (else the tab bar)."""
+        if self._typing() is None:
+            return
+        pane = self._active()
+        tables = pane.query(DataTable) if pane is not None else None
+        (tables.first() if tables else self.query_one(Tabs)).focus()
 
     def action_show(self, tab: str) -> None:
         self.query_one(TabbedContent).active = f"tab-{tab}"
