@@ -1,4 +1,5 @@
-"""Conflicts side by side (current, incoming, base): keep current, take incoming, or merge."""
+"""Conflicts side by side (current, incoming, base): keep current, take incoming, or merge.
+Where a conflict is says the namespace by name (e.g. the Memory Store) and the path."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
 from tui.modals import MergeEditor
+from tui.namespaces import Namespaces, fetch_namespaces
 from tui.panes.base import Pane
+
+
+def where(conflict: dict[str, Any], namespaces: Namespaces) -> str:
+    """``store notes: deploy.md``: the namespace by name, then the path (or the subject)."""
+    place = conflict["path"] or conflict["subject_id"] or "-"
+    namespace = conflict.get("namespace")
+    return f"{namespaces.label(namespace)}: {place}" if namespace else place
 
 
 class ConflictsPane(Pane):
@@ -35,9 +44,10 @@ class ConflictsPane(Pane):
 
     async def load(self) -> None:
         conflicts = (await self.client.get("/api/local/conflicts"))["conflicts"]
+        namespaces = await fetch_namespaces(self.client)
         self.conflicts = {c["id"]: c for c in conflicts}
         self.fill(self.query_one("#conflicts", DataTable), [
-            (c["id"], (c["kind"], c["path"] or c["subject_id"] or "-", self.formats.ago(c["created_at"])))
+            (c["id"], (c["kind"], where(c, namespaces), self.formats.ago(c["created_at"])))
             for c in conflicts])
         self._show(self.selected(self.query_one("#conflicts", DataTable)))
 

@@ -3,7 +3,11 @@ request; ack for an agent, resume, discard. Expired intents are shown as such.
 
 With an upstream connected, its side is here too: the upstream's pending updates (A acks
 them for this daemon) and this daemon's own pushes the upstream interrupted (rows keyed
-``up:SEQ``; they resume by themselves after the ack, x discards one)."""
+``up:SEQ``; they resume by themselves after the ack, x discards one).
+
+Each held-back write says where it goes, by name: a suite's writes (persona distill, suite
+sync) go to that suite, every other one to the writing agent's workspace (an agent writes
+into no other, daemon/runtime/access.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
+from tui.namespaces import Namespaces, fetch_namespaces
 from tui.panes.base import Pane
 
 
@@ -27,6 +32,8 @@ class IntentsPane(Pane):
         super().__init__(**kwargs)
         self.intents: dict[str, dict[str, Any]] = {}
         self.agents: dict[str, str] = {}
+        self.workspaces: dict[str, str] = {}  # agent id -> its workspace
+        self.namespaces = Namespaces()
         self.upstream: dict[str, Any] = {"connected": False}
         self.pushes: dict[str, dict[str, Any]] = {}
 
@@ -49,6 +56,9 @@ class IntentsPane(Pane):
             "[b]Pending updates[/b]\n" + ("\n".join(pending) or "  every agent is up to date")
             + self._upstream_text())
         self.agents = {a["id"]: a["name"] for a in updates["agents"]}
+        self.workspaces = {a["id"]: a["workspace_id"]
+                           for a in (await self.client.get("/api/local/agents"))["agents"]}
+        self.namespaces = await fetch_namespaces(self.client)
         intents = (await self.client.get("/api/local/sync-intents"))["sync_intents"]
         self.intents = {i["sync_intent_id"]: i for i in intents}
         self.pushes = {f"up:{e['seq']}": e for e in
@@ -89,8 +99,19 @@ class IntentsPane(Pane):
         intent = self.intents.get(intent_id or "")
         self.query_one("#write", Static).update(
             f"[b]Original write[/b] {intent['method']} {escape(self.formats.text(intent['path']))}\n"
+            + self._target(intent)
             + escape(self.formats.text(json.dumps(intent["body"], ensure_ascii=False, indent=2)[:2000]))
             if intent else "")
+
+    def _target(self, intent: dict[str, Any]) -> str:
+        """The line saying where the write goes, by name (with the raw id)."""
+        slug = (intent.get("path_params") or {}).get("slug")
+        namespace = f"suite:{slug}" if slug else self.workspaces.get(intent["identity_id"])
+        if not namespace:
+            return ""
+        label = self.namespaces.label(namespace)
+        shown = label if label == namespace else f"{label} ({namespace})"
+        return f"into [b]{escape(shown)}[/b]\n"
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show(event.row_key.value if event.row_key else None)

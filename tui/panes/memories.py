@@ -1,5 +1,6 @@
 """Memories: search as you type across every dialect, filters, detail, history, diff, revert,
-redact and delete (each change asked for first)."""
+redact and delete (each change asked for first). Namespaces are shown by name (workspace and
+project, Memory Store, mem1 user/scope, suite); the detail keeps the raw id."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Input, Markdown
+from textual.widgets import DataTable, Input, Markdown, Select
 
+from tui.namespaces import Namespaces, fetch_namespaces
 from tui.panes.base import Pane
 
 
@@ -26,11 +28,14 @@ class MemoriesPane(Pane):
         self.marked: int | None = None
         self.diff_of: str | None = None  # the memory whose diff the detail pane shows
         self.detail_text = ""
+        self.namespaces = Namespaces()
+        self.namespace_options: list[tuple[str, str]] = []
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="filters"):
             yield Input(placeholder="Search (Chinese or English)...", id="q")
-            yield Input(placeholder="namespace", id="namespace")
+            # Picked by name from what the daemon knows: nobody types a wsp_… id.
+            yield Select[str]([], prompt="namespace", id="namespace")
             yield Input(placeholder="kind", id="kind")
             yield Input(placeholder="project", id="project_key")
         yield DataTable(id="results", cursor_type="row", zebra_stripes=True)
@@ -47,19 +52,44 @@ class MemoriesPane(Pane):
     def on_input_changed(self, event: Input.Changed) -> None:
         self.reload()
 
+    def on_select_changed(self, event: Select.Changed) -> None:
+        self.reload()
+
+    def _show_namespaces(self, namespaces: Namespaces) -> None:
+        """Offer the daemon's namespaces in the filter, keeping the one picked."""
+        self.namespaces = namespaces
+        select = self.query_one("#namespace", Select)
+        options = namespaces.options()
+        if options != self.namespace_options:  # the same ones again (a reload): no flicker
+            self.namespace_options = options
+            picked = select.value
+            select.set_options(options)
+            if picked in namespaces.by_id:
+                select.value = picked
+
     async def load(self) -> None:
+        self._show_namespaces(await fetch_namespaces(self.client))
         params = {name: self.query_one(f"#{name}", Input).value.strip()
-                  for name in ("q", "namespace", "kind", "project_key")}
+                  for name in ("q", "kind", "project_key")}
+        namespace = self.query_one("#namespace", Select).value
+        if isinstance(namespace, str):
+            params["namespace"] = namespace
         data = await self.client.get("/api/local/memories", **params)
         self.items = {item["id"]: item for item in data["items"]}
         wide = self.size.width >= 110  # on 80 columns, who and when stay in view too
         title_width, namespace_width = (50, 24) if wide else (24, 14)
         self.fill(self.query_one("#results", DataTable), [
             (item["id"], (item["memory_type"], (item["title"] or item["content"])[:title_width],
-                          item["namespace"][:namespace_width], item.get("written_by_name") or "-",
+                          self._cut(self.namespaces.label(item["namespace"], item.get("project_key")),
+                                    namespace_width), item.get("written_by_name") or "-",
                           self.formats.ago(item["updated_at"]))) for item in data["items"]])
         if self.history_of:
             await self._history(self.history_of)
+
+    @staticmethod
+    def _cut(text: str, width: int) -> str:
+        """At most ``width`` characters; an ellipsis says the label goes on."""
+        return text if len(text) <= width else text[:width - 1] + "…"
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id != "results" or event.row_key is None:
@@ -72,7 +102,8 @@ class MemoriesPane(Pane):
             provenance = item.get("provenance") or {}
             self._detail(
                 f"{self.formats.text(item['content'])}\n\n---\n`{item['id']}` · {item['memory_type']}"
-                f" · {item['dialect']} `{item['namespace']}` · version {item['version']} · written by"
+                f" · {self.namespaces.describe(item['namespace'], item.get('project_key'))}"
+                f" · version {item['version']} · written by"
                 f" **{item.get('written_by_name') or provenance.get('agent') or 'unknown'}**,"
                 f" created {self.formats.moment(item['created_at'])},"
                 f" updated {self.formats.ago(item['updated_at'])}")
