@@ -21,13 +21,35 @@ def plan_markdown(plan: dict[str, Any], formats: Formats | None = None) -> str:
              f" `{plan['credential_ref']}` (never in the repository)", "",
              f"last refresh: {formats.ago(plan.get('last_refresh_at'))} · fallback cache: "
              + (f"{formats.span(age)} old" if age is not None else "none yet"), ""]
+    lines += _hook_lines(plan, formats)
+    # One file may hold several regions (.amp/memory-config.json: the shared keys and each
+    # runtime's); the person sees the file once, with each region's part under it.
+    by_path: dict[str, list[dict[str, Any]]] = {}
     for item in plan["files"]:
-        state = "unchanged" if not item["changes"] else ("update" if item["exists"] else "create")
-        lines += [f"**{state}** `{item['path']}` ({item['kind']}): {item['purpose']}",
-                  "```", formats.text(item["content"][:1500]), "```"]
+        by_path.setdefault(item["path"], []).append(item)
+    for path, items in by_path.items():
+        changes = any(item["changes"] for item in items)
+        state = "unchanged" if not changes else ("update" if items[0]["exists"] else "create")
+        lines.append(f"**{state}** `{path}`")
+        for item in items:
+            lines += [f"({item['kind']}): {item['purpose']}",
+                      "```", formats.text(item["content"][:1500]), "```"]
     for conflict in plan.get("conflicts", []):
         lines.append(f"> CONFLICT `{conflict['path']}`: {conflict['reason']}")
     return "\n".join(lines)
+
+
+def _hook_lines(plan: dict[str, Any], formats: Formats) -> list[str]:
+    """Whether the installed hook has really run (the daemon saw the launcher), or what the
+    person still has to do; the age is formatted here, like every other age in the TUI."""
+    hook = plan.get("hook")
+    if not hook or plan["status"] not in ("applied", "installed", "fallback_active"):
+        return []
+    if hook.get("ran"):
+        text = f"hook last ran {formats.ago(hook['last_run_at'])} ({hook.get('source')})"
+    else:
+        text = hook["text"]
+    return [f"_{formats.text(text)}_", ""]
 
 
 class SetupPane(Pane):
