@@ -204,23 +204,19 @@ def unregister_mcp(runtime: str, repo: Path, paths: Paths) -> dict[str, Any]:
 
 
 def register_mcp(runtime: str, repo: Path, paths: Paths) -> dict[str, Any]:
-    """Register the memorycloud MCP server in the runtime's own config, through `memorycloud
-    mcp install` (daemon/cli_mcp.py). A failure is reported, not fatal: the startup item is
-    written, and the person can run `memorycloud mcp install` later."""
+    """Register the memorycloud MCP server in the runtime's own config (what `memorycloud
+    mcp install` does). A failure is reported, not fatal: the startup item is written, and
+    the person can run `memorycloud mcp install` later."""
     from daemon import cli_mcp
 
-    captured: dict[str, Any] = {}
-
-    def capture(_args: argparse.Namespace, data: Any, text: str) -> None:
-        captured.update(data=data, text=text)
-
-    namespace = argparse.Namespace(runtime=runtime, repo=str(repo), config=None, json=True)
     try:
-        cli_mcp.cmd_install(namespace, paths, capture)
+        result = cli_mcp.register(paths, runtime, repo)
     except MemoryCloudError as exc:
         return {"registered": False, "text": f"not registered ({exc.message}); run"
                 f" `memorycloud mcp install --runtime {runtime}`"}
-    return {"registered": True, "text": captured.get("text", "registered"), **captured}
+    done = "registered" if result["written"] else "already registered"
+    text = "; ".join([f"{done} in {result['file']}", *result["warnings"]])
+    return {"registered": True, "text": text, "data": result}
 
 
 def add_commands(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
