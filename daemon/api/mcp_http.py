@@ -23,22 +23,22 @@ import asyncio
 import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from aiohttp import web
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.auth.provider import AccessToken
-from mcp.server.context import ServerRequestContext
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp_types import INVALID_REQUEST, PARSE_ERROR, jsonrpc_message_adapter
-from pydantic import ValidationError
 
 from daemon import keys
 from daemon.endpoints import Call, Endpoint
 from daemon.mcp.asgi import call_asgi
-from daemon.mcp.server import build_server
 from daemon.mcp.tools import DaemonApi, ToolContext, ToolSession
 
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+# JSON-RPC 2.0's codes, named here so that this module needs the SDK only once /mcp is used.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
 MAX_SESSIONS = 500
 IDLE_SECONDS = 30 * 60
 SESSION_HEADER = "Mcp-Session-Id"
@@ -65,11 +65,35 @@ class McpHttp:
     def __init__(self, api: DaemonApi | None = None) -> None:
         self.api = api or DaemonApi()
         self.states: OrderedDict[str, SessionState] = OrderedDict()
-        self.server = build_server(self._context)
-        self.manager = StreamableHTTPSessionManager(
-            self.server, json_response=True, max_sessions=MAX_SESSIONS, session_idle_timeout=IDLE_SECONDS)
+        self._manager: StreamableHTTPSessionManager | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
+        self._starting = asyncio.Lock()
 
-    def _context(self, ctx: ServerRequestContext[Any]) -> ToolContext:
+    async def manager(self) -> StreamableHTTPSessionManager:
+        """The SDK's session manager, started at the first /mcp request. Importing the SDK
+        costs about 1.2 s of CPU (its pydantic models; 2.2 s against 1.0 s for importing
+        daemon.app), which every daemon start paid although most runtimes use stdio."""
+        async with self._starting:
+            if self._manager is None:
+                from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+                from daemon.mcp.server import build_server
+
+                manager = StreamableHTTPSessionManager(
+                    build_server(self._context), json_response=True, max_sessions=MAX_SESSIONS,
+                    session_idle_timeout=IDLE_SECONDS)
+                self._task = await _run_in_own_task(manager, self._stopping)
+                self._manager = manager
+        return self._manager
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._stopping.set()
+            await self._task
+        await self.api.aclose()
+
+    def _context(self, ctx: "ServerRequestContext[Any]") -> ToolContext:
         request = ctx.request
         if request is None:  # the SDK attaches the HTTP request to every message it routes
             raise RuntimeError("MCP request without its HTTP request")
@@ -93,19 +117,22 @@ class McpHttp:
             del self.states[session_id]
 
     async def forward(self, request: web.Request, identity: dict[str, Any], body: bytes) -> web.Response:
+        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+        from mcp.server.auth.provider import AccessToken
+
+        manager = await self.manager()
         # The SDK binds each session to the principal that opened it (same identity or 404).
         user = AuthenticatedUser(AccessToken(token="", client_id=identity["id"], scopes=identity["scopes"]))
-        return await call_asgi(self.manager.handle_request, request, body, extra_scope={"user": user})
+        return await call_asgi(manager.handle_request, request, body, extra_scope={"user": user})
 
 
-async def mcp_context(app: web.Application) -> AsyncIterator[None]:
-    """Run the session manager for the app's lifetime. Its task group lives in one task of
+async def _run_in_own_task(manager: "StreamableHTTPSessionManager", stopping: asyncio.Event) -> asyncio.Task[None]:
+    """Run the session manager until ``stopping`` is set. Its task group lives in one task of
     its own: anyio requires a task group to be entered and left by the same task."""
-    mcp = McpHttp()
-    started, stopping = asyncio.Event(), asyncio.Event()
+    started = asyncio.Event()
 
     async def run() -> None:
-        async with mcp.manager.run():
+        async with manager.run():
             started.set()
             await stopping.wait()
 
@@ -115,13 +142,17 @@ async def mcp_context(app: web.Application) -> AsyncIterator[None]:
     if not waiter.done():
         waiter.cancel()
         task.result()  # start-up failed: raise why
+    return task
+
+
+async def mcp_context(app: web.Application) -> AsyncIterator[None]:
+    """The MCP transport for the app's lifetime (its SDK part starts at the first request)."""
+    mcp = McpHttp()
     app[keys.MCP_HTTP] = mcp
     try:
         yield
     finally:
-        stopping.set()
-        await task
-        await mcp.api.aclose()
+        await mcp.close()
 
 
 def _error(status: int, code: int, message: str) -> web.Response:
@@ -130,6 +161,9 @@ def _error(status: int, code: int, message: str) -> web.Response:
 
 
 def _valid_message(message: Any) -> bool:
+    from mcp_types import jsonrpc_message_adapter
+    from pydantic import ValidationError
+
     try:
         jsonrpc_message_adapter.validate_python(message, by_name=False)
     except ValidationError:
