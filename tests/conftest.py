@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any, AsyncIterator, Iterator
 
@@ -37,8 +38,27 @@ def paths(isolated_home: Path) -> Paths:
     return resolve_paths().ensure()
 
 
+@pytest.fixture(scope="session")
+def migrated_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty store file with every migration applied, made once per test process.
+
+    It holds the schema only (no row but the migrations' own bookkeeping), exactly what
+    opening a new file makes; copying it costs ~7 ms where migrating a new file costs ~25
+    (measured), and thousands of tests start from an empty store."""
+    path = tmp_path_factory.mktemp("template") / "memorycloud.db"
+    Store.open(path, Settings()).close()
+    return path
+
+
+def seed_database(paths: Paths, template: Path) -> None:
+    """Start this test's store from the migrated template (unless it already has one)."""
+    if not paths.database.exists():
+        shutil.copyfile(template, paths.database)
+
+
 @pytest.fixture
-def store(paths: Paths) -> Iterator[Store]:
+def store(paths: Paths, migrated_database: Path) -> Iterator[Store]:
+    seed_database(paths, migrated_database)
     opened = Store.open(paths.database, Settings())
     yield opened
     opened.close()
@@ -90,7 +110,8 @@ class Api:
 
 
 @pytest.fixture
-async def api(aiohttp_client, paths: Paths) -> AsyncIterator[Api]:
+async def api(aiohttp_client, paths: Paths, migrated_database: Path) -> AsyncIterator[Api]:
+    seed_database(paths, migrated_database)
     app = create_app(Settings(), paths)
     client = await aiohttp_client(app)
     store = app[keys.STORE]

@@ -102,7 +102,16 @@ class DaemonApi:
     """The daemon's HTTP API: one connection pool, the caller's key on each call."""
 
     def __init__(self, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self.client = httpx.AsyncClient(timeout=30, transport=transport)
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        # Made at the first call: a new client loads the CA bundle (~40 ms, measured), which
+        # every daemon start paid for although most never serve MCP over HTTP.
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=30, transport=self._transport)
+        return self._client
 
     async def call(self, url: str, key: str, method: str, body: dict[str, Any] | None = None,
                    headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
@@ -118,7 +127,8 @@ class DaemonApi:
             return response.status_code, {}
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        if self._client is not None:
+            await self._client.aclose()
 
 
 @dataclass
