@@ -49,7 +49,9 @@ def plan_text(plan: dict[str, Any], *, contents: bool = False) -> str:
              f" '{plan['credential_ref']}' (no key is written to the repository)"]
     for path, items in by_path(plan["files"]):
         changes = any(i["changes"] for i in items)
-        state = "unchanged" if not changes else ("update" if items[0]["exists"] else "create")
+        # A plan's file list is what it was to do when planned; once applied, it is done.
+        state = ("written" if plan["status"] in ACTIVE else "unchanged" if not changes
+                 else "update" if items[0]["exists"] else "create")
         kinds = ", ".join(dict.fromkeys(i["kind"] for i in items))
         purposes = "; ".join(dict.fromkeys(i["purpose"] for i in items))
         lines.append(f"  {state:<9} {path}  ({kinds}: {purposes})")

@@ -144,6 +144,7 @@ async def test_an_old_rule_edited_by_hand_is_kept_and_reported_at_approval(api, 
 
 async def test_the_plan_writes_local_json_and_shows_each_path_once(api, binding, paths):
     from daemon.cli_setup import plan_text
+    from tui.panes.setup import plan_markdown
 
     binding_id, repo = binding
     plan = await api.post("/api/agent/startup-items/install-plan",
@@ -154,9 +155,17 @@ async def test_the_plan_writes_local_json_and_shows_each_path_once(api, binding,
     assert text.count(".amp/memory-config.json  (") == 1  # ... one line for the person
     local = next(f for f in plan["files"] if f["path"] == ".amp/local.json")
     assert json.loads(local["content"])["credentials_file"] == str(paths.config_dir / "credentials.json")
+    assert "  create    .amp/local.json" in text
     await api.post(f"/api/local/startup/plans/{plan['plan_id']}/approve", {}, key=api.owner_key)
     assert json.loads((repo / ".amp/local.json").read_text())["memorycloud_home"]
     assert "local.json" in (repo / ".amp/.gitignore").read_text().splitlines()
+    # Once applied, the person sees the files as written, not as still to create.
+    installed = await api.get(f"/api/local/startup/plans/{plan['plan_id']}", key=api.owner_key)
+    assert installed["status"] in ("applied", "installed")
+    assert "  written   .amp/local.json" in plan_text(installed)
+    assert "create" not in plan_text(installed)
+    assert "**written** `.amp/local.json`" in plan_markdown(installed)
+    assert "**create**" not in plan_markdown(installed)
 
 
 LAUNCHER = {"X-MemoryCloud-Launcher": "session-start; runtime=codex"}

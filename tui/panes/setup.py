@@ -13,6 +13,9 @@ from tui.formats import Formats
 from tui.panes.base import Pane
 
 
+ACTIVE = ("applied", "installed", "fallback_active")  # the statuses of a plan whose files are written
+
+
 def plan_markdown(plan: dict[str, Any], formats: Formats | None = None) -> str:
     formats = formats or Formats()
     age = plan.get("fallback_cache_age_seconds")
@@ -29,7 +32,9 @@ def plan_markdown(plan: dict[str, Any], formats: Formats | None = None) -> str:
         by_path.setdefault(item["path"], []).append(item)
     for path, items in by_path.items():
         changes = any(item["changes"] for item in items)
-        state = "unchanged" if not changes else ("update" if items[0]["exists"] else "create")
+        # A plan's file list is what it was to do when planned; once applied, it is done.
+        state = ("written" if plan["status"] in ACTIVE else "unchanged" if not changes
+                 else "update" if items[0]["exists"] else "create")
         lines.append(f"**{state}** `{path}`")
         for item in items:
             lines += [f"({item['kind']}): {item['purpose']}",
@@ -43,7 +48,7 @@ def _hook_lines(plan: dict[str, Any], formats: Formats) -> list[str]:
     """Whether the installed hook has really run (the daemon saw the launcher), or what the
     person still has to do; the age is formatted here, like every other age in the TUI."""
     hook = plan.get("hook")
-    if not hook or plan["status"] not in ("applied", "installed", "fallback_active"):
+    if not hook or plan["status"] not in ACTIVE:
         return []
     if hook.get("ran"):
         text = f"hook last ran {formats.ago(hook['last_run_at'])} ({hook.get('source')})"
