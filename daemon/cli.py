@@ -32,10 +32,6 @@ def _settings(args: argparse.Namespace, paths: Paths):
         role=getattr(args, "role", None))
 
 
-# The store for commands that work without the daemon (kept under this name for callers).
-_open_store = open_store
-
-
 # -- daemon ------------------------------------------------------------------------------
 
 def cmd_daemon_run(args: argparse.Namespace, paths: Paths) -> int:
@@ -113,7 +109,7 @@ def _upstream_line(upstream: dict[str, Any]) -> str:
 # -- agents ------------------------------------------------------------------------------
 
 def cmd_agent_add(args: argparse.Namespace, paths: Paths) -> int:
-    store = _open_store(paths)
+    store = open_store(paths)
     try:
         with store.transaction():
             identity, key = store.identities.create_agent(
@@ -129,7 +125,7 @@ def cmd_agent_add(args: argparse.Namespace, paths: Paths) -> int:
 
 
 def cmd_agent_list(args: argparse.Namespace, paths: Paths) -> int:
-    store = _open_store(paths)
+    store = open_store(paths)
     try:
         agents = store.identities.agents()
     finally:
@@ -143,7 +139,7 @@ def cmd_agent_list(args: argparse.Namespace, paths: Paths) -> int:
 
 
 def cmd_agent_remove(args: argparse.Namespace, paths: Paths) -> int:
-    store = _open_store(paths)
+    store = open_store(paths)
     try:
         match = [a for a in store.identities.agents()
                  if args.agent in (a["id"], a["name"]) and not a["disabled_at"]]
@@ -158,7 +154,7 @@ def cmd_agent_remove(args: argparse.Namespace, paths: Paths) -> int:
 
 
 def cmd_agent_pair(args: argparse.Namespace, paths: Paths) -> int:
-    store = _open_store(paths)
+    store = open_store(paths)
     try:
         with store.transaction():
             workspace = (store.identities.find_workspace(args.workspace)["id"]
@@ -176,7 +172,7 @@ def cmd_agent_pair(args: argparse.Namespace, paths: Paths) -> int:
 
 
 def cmd_workspace_list(args: argparse.Namespace, paths: Paths) -> int:
-    store = _open_store(paths)
+    store = open_store(paths)
     try:
         workspaces = store.identities.workspaces()
     finally:
@@ -187,7 +183,7 @@ def cmd_workspace_list(args: argparse.Namespace, paths: Paths) -> int:
 
 
 def cmd_workspace_add(args: argparse.Namespace, paths: Paths) -> int:
-    store = _open_store(paths)
+    store = open_store(paths)
     try:
         with store.transaction():
             owner = store.identities.owner()

@@ -55,7 +55,7 @@ def startup_items(store: Any) -> list[dict[str, Any]]:
 
 
 def cmd_doctor(args: argparse.Namespace, paths: Paths, emit: Callable[..., None]) -> int:
-    from daemon.cli import _open_store
+    from daemon.local_store import open_store
     from state.secrets import open_secret_store
 
     running = find_running(paths)
@@ -71,7 +71,7 @@ def cmd_doctor(args: argparse.Namespace, paths: Paths, emit: Callable[..., None]
         emit(args, report, "\n".join([f"integrity  FAILED ({paths.database})", *integrity[:20],
                                       report["advice"]]))
         return 1
-    store = _open_store(paths)
+    store = open_store(paths)
     try:
         repaired = None
         if args.repair:

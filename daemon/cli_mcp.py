@@ -34,11 +34,12 @@ from typing import Any, Callable
 import tomlkit
 
 from daemon.local_store import open_store
+from daemon.service_units import default_command
 from startup_items.credentials import read_credentials, store_credential
 from startup_items.installer import FileRecord, PlannedFile, apply_plan, remove_regions
-from startup_items.local_config import LOCAL_CONFIG_PATH, local_config_text
-from startup_items.regions import JsonEntries, TomlTable, WholeFile
-from startup_items.runtimes import GITIGNORE, GITIGNORE_PATH, LAUNCHER_PATH, resolve_runtime
+from startup_items.local_config import local_config_text
+from startup_items.regions import JsonEntries, TomlTable
+from startup_items.runtimes import LAUNCHER_PATH, machine_local_files, resolve_runtime
 from state.errors import MemoryCloudError
 from state.paths import Paths
 
@@ -100,20 +101,12 @@ def _ensure_key(paths: Paths, runtime: str) -> str:
     return ref
 
 
-def installed_command() -> list[str]:
-    """This installation's own command, absolute (for the user-level Codex config)."""
-    script = Path(sys.executable).parent / ("memorycloud.exe" if os.name == "nt" else "memorycloud")
-    if script.is_file():
-        return [str(script)]
-    found = shutil.which("memorycloud")
-    return [found] if found else [sys.executable, "-m", "daemon"]
-
-
 def server_entry(runtime: str, credential_ref: str) -> dict[str, Any]:
     """The registration entry for ``runtime`` (see the module docstring)."""
     args = ["mcp", "--credential-ref", credential_ref]
     if runtime == "codex":
-        command, *prefix = installed_command()
+        # This installation's own command, absolute: the user-level config is this machine's.
+        command, *prefix = default_command()
         entry: dict[str, Any] = {"command": command, "args": [*prefix, *args],
                                  # Importing the SDK takes longer than Codex's 1 s grace for
                                  # optional servers: without these it drops our tools.
@@ -145,12 +138,9 @@ def _path_warning() -> str | None:
 
 
 def _local_files(paths: Paths) -> list[PlannedFile]:
-    """``.amp/local.json`` and the ``.amp/.gitignore`` that keeps it out of git, with the
-    startup-item plan's own text (the two plans write the same bytes, so never conflict)."""
-    return [PlannedFile(GITIGNORE_PATH, "gitignore", WholeFile(), GITIGNORE,
-                        "keeps the fallback cache, receipts and local.json out of git"),
-            PlannedFile(LOCAL_CONFIG_PATH, "local-config", WholeFile(), local_config_text(paths),
-                        "which MemoryCloud home on this machine holds the MCP server's key (git-ignored)")]
+    """``.amp/local.json`` and the ``.amp/.gitignore`` that keeps it out of git, as the
+    startup-item plan writes them."""
+    return machine_local_files(local_config_text(paths))
 
 
 def _apply(root: Path, planned: list[PlannedFile], stored: dict[str, dict[str, Any]]) -> list[str]:

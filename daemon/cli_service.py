@@ -22,6 +22,7 @@ from typing import Any, Callable, Mapping
 
 from daemon import service_units as units
 from daemon.process import find_running
+from startup_items.files import write_atomic
 from state.errors import MemoryCloudError
 from state.paths import Paths, resolve_paths
 
@@ -103,11 +104,7 @@ def _write(path: Path, content: bytes) -> bool:
             return False
     except FileNotFoundError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(content)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    write_atomic(path, content.decode("utf-8"))  # both unit formats are UTF-8 text
     return True
 
 

@@ -77,7 +77,7 @@ def default_command(executable: str | None = None) -> tuple[str, ...]:
     and resolving it would leave the venv (pipx, uv tool) and lose its packages.
     """
     python = os.path.abspath(executable or sys.executable)
-    script = Path(python).parent / "memorycloud"
+    script = Path(python).parent / ("memorycloud.exe" if os.name == "nt" else "memorycloud")
     if script.is_file() and os.access(script, os.X_OK):
         return (str(script),)
     # -P: the working directory is not put on sys.path, so no local "daemon" dir can shadow us.

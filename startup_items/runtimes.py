@@ -147,13 +147,19 @@ def _config_files(target: InstallTarget, spec: RuntimeSpec) -> list[PlannedFile]
                     f"{spec.label} options; credential_ref names where the key lives"),
         PlannedFile(LAUNCHER_PATH, "launcher", WholeFile(), launcher_source(),
                     "the launcher the startup item runs (standard library only)"),
-        PlannedFile(GITIGNORE_PATH, "gitignore", WholeFile(), GITIGNORE,
-                    "keeps the fallback cache, receipts and local.json out of git"),
     ]
-    if target.local_config is not None:
+    return files + machine_local_files(target.local_config)
+
+
+def machine_local_files(local_config: str | None) -> list[PlannedFile]:
+    """``.amp/.gitignore`` and ``.amp/local.json`` (machine-local). The startup-item plan and
+    ``memorycloud mcp install`` both write them, with the same bytes, so they never conflict."""
+    files = [PlannedFile(GITIGNORE_PATH, "gitignore", WholeFile(), GITIGNORE,
+                         "keeps the fallback cache, receipts and local.json out of git")]
+    if local_config is not None:
         files.append(PlannedFile(
-            LOCAL_CONFIG_PATH, "local-config", WholeFile(), target.local_config,
-            "which MemoryCloud home on this machine holds the launcher's key (git-ignored)"))
+            LOCAL_CONFIG_PATH, "local-config", WholeFile(), local_config,
+            "which MemoryCloud home on this machine holds the keys (git-ignored)"))
     return files
 
 
