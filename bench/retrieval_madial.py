@@ -359,26 +359,9 @@ def _ideas() -> list[Idea]:
     import state.embedders as embedders
     import state.search as search_module
 
-    import state.tokenize as tokenize
-
     def query_like_document(self: embedders.HashingEmbedder, text: str,
                             frequencies: object) -> list[float]:
         return embedders.HashingEmbedder.embed(self, text)
-
-    index_tokens = tokenize.tokens
-
-    def bigram_queries(text: str, *, for_query: bool = False) -> list[str]:
-        """The previous query tokens: CJK bigrams only (characters only without bigrams)."""
-        if not for_query:
-            return index_tokens(text)
-        out: list[str] = []
-        for run in tokenize._WORD.findall(text.lower()):
-            if tokenize._CJK.match(run):
-                pairs = [run[i : i + 2] for i in range(len(run) - 1)]
-                out.extend(pairs or list(run))
-            elif run not in tokenize.STOPWORDS:
-                out.append(tokenize._fold(run))
-        return [t for t in out if t not in tokenize.CJK_STOP]
 
     base = Settings()
     return [
@@ -391,8 +374,6 @@ def _ideas() -> list[Idea]:
         Idea("query without idf weights (unseen words still dropped)",
              [(embedders, "_idf", lambda frequency, total: 1.0)]),
         Idea("no minimum vector similarity", [(search_module, "MIN_VECTOR_SIMILARITY", -1.0)]),
-        Idea("BM25 queries without single CJK characters (previous tokenization)",
-             [(tokenize, "tokens", bigram_queries)]),
         Idea("common CJK characters kept in BM25 queries",
              [(search_module, "MAX_CJK_CHAR_SHARE", 2.0)]),
     ]

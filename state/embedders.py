@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable, Collection, Iterator, Protocol
 
 from state.errors import ConfigError
-from state.tokenize import CJK_STOP, STOPWORDS, tokens
+from state.tokenize import STOP_TOKENS, is_cjk, tokens
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class HashingEmbedder:
     def __init__(self, dimension: int = 1024) -> None:
         if dimension < 8:
             raise ConfigError("the hashing embedder needs a dimension of at least 8")
-        self.name = "hashing-v2"  # bump when document features change: stored vectors are rebuilt
+        self.name = "hashing-v3"  # bump when document features change: stored vectors are rebuilt
         self.dimension = dimension
         self._slots: dict[str, tuple[int, float]] = {}  # feature -> (slot, sign), see embed
 
@@ -201,10 +201,11 @@ def _slot(feature: str, dimension: int) -> tuple[int, float]:
 def _token_features(token: str) -> tuple[tuple[str, float], ...]:
     """(feature, weight) for one index token: the word, and for a longer ASCII word its
     character trigrams; nothing for a stopword (cached: the same words come back in every
-    write)."""
-    if token in STOPWORDS or token in CJK_STOP:
+    write). Words of every alphabet get trigrams (a typo in Cyrillic is a typo too); CJK
+    tokens are one or two characters and are their own n-grams."""
+    if token in STOP_TOKENS:
         return ()
-    if not (token.isascii() and len(token) > 3):
+    if len(token) <= 3 or is_cjk(token):
         return ((token, 1.0),)
     padded = f"#{token}#"
     return ((token, 1.0),) + tuple((padded[i : i + 3], TRIGRAM_WEIGHT)

@@ -1,50 +1,151 @@
-"""Language-aware tokens for the full-text index and the hashing embedder.
+"""Language-aware tokens for the full-text index and the hashing embedder, in every script.
 
-SQLite's unicode61 tokenizer treats a whole run of Chinese characters as one token, so a
-query for 记忆 would never match 原生记忆系统. We pre-tokenize in Python instead and store the
-tokens space-separated: Latin text becomes lower-cased words (with a light English suffix
-folding), CJK text becomes overlapping character bigrams plus single characters. Bigrams
-carry most of the meaning of Chinese words; unigrams rescue one-character queries.
+SQLite's unicode61 tokenizer treats a whole run of Chinese characters as one token (so 记忆
+would never match 原生记忆系统) and splits Devanagari, Thai and Hebrew words at their
+combining marks. We tokenize in Python instead and store the tokens space-separated, so
+the FTS5 table only splits at spaces (``FTS_TOKENIZER``). The text is NFKC-normalized, and
+then each run of letters, marks, digits and underscores becomes tokens by its script:
+
+* **Han, kana and Hangul** (no spaces, or particles glued to words): overlapping character
+  bigrams plus single characters. Bigrams carry most of the meaning of Chinese words;
+  unigrams rescue one-character queries.
+* **Thai, Lao, Khmer and Myanmar** (no spaces between words, and no dictionary here):
+  overlapping bigrams of grapheme clusters (a letter with its vowel and tone marks), so a
+  word of two or more clusters is found wherever it occurs.
+* **Every other script** (Latin, Cyrillic, Greek, Arabic, Hebrew, Devanagari, ...): words,
+  case-folded, stripped of optional marks (diacritics, Hebrew points, Arabic vowel signs),
+  then stemmed by the Snowball stemmer of the script's main language (English for Latin,
+  Russian for Cyrillic, ...; PyStemmer), so "Größe",
+  "grösse" and "GROSSE" meet, and so do "used" and "uses". Code identifiers are kept whole
+  and split: ``user_id`` gives ``user_id``, ``user``, ``id``; ``camelCase`` gives
+  ``camelcase``, ``camel``, ``case``.
+
+``TOKENIZER_VERSION`` names this scheme: a store built with another version rebuilds its
+derived indexes in the background (the previous scheme is kept in state/tokenize_v1.py to
+answer meanwhile).
 """
 
 from __future__ import annotations
 
-import re
+import bisect
+import unicodedata
 from functools import lru_cache
 
-_WORD = re.compile(r"[0-9a-z_]+|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+import regex
+import Stemmer
 
-# Words that match nearly everything; dropping them keeps OR queries small and fast.
-STOPWORDS = frozenset(
-    """a an and are as at be but by do does did for from had has have he her hers him his how i
-    if in into is it its me my no not of on or our she so than that the their them then there
-    these they this those to too us was we were what when where which who why will with you your
-    yours just also can could would should about very really oh yeah ok okay hey hi""".split()
+TOKENIZER_VERSION = 2
+# FTS5 splits our space-separated tokens only at ASCII non-alphanumerics ('_' is kept):
+# every non-ASCII character is part of a token, so a Devanagari or Thai token stays whole.
+FTS_TOKENIZER = "ascii tokenchars '_'"
+
+_CJK_CLASS = r"\p{Han}\p{Hiragana}\p{Katakana}\u30fc\p{Hangul}"
+_CLUSTER_CLASS = r"\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
+_RUN = regex.compile(
+    rf"(?P<cjk>[{_CJK_CLASS}]+)"
+    rf"|(?P<clusters>[{_CLUSTER_CLASS}]+)"
+    rf"|(?P<word>(?:(?![{_CJK_CLASS}{_CLUSTER_CLASS}])[\p{{L}}\p{{M}}\p{{N}}_])+)"
 )
+_CJK = regex.compile(rf"[{_CJK_CLASS}]")
+_GRAPHEME = regex.compile(r"\X")
+# Where a camelCase word splits: lower -> Upper, and UPPER -> Upper lower ("HTTPServer").
+_CAMEL = regex.compile(r"(?<=\p{Ll})(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})")
+
+# The Snowball stemmer for a word, by the script of its first letter (the block it starts
+# in): the main language written in that script. Hebrew has no Snowball stemmer here.
+_SCRIPT_STARTS = [0x0000, 0x0370, 0x0400, 0x0530, 0x0590, 0x0600, 0x0700, 0x0900, 0x0980,
+                  0x0B80, 0x0C00, 0x1E00, 0x1F00, 0x2000, 0xFB50, 0xFE00, 0xFE70, 0xFF00]
+_SCRIPT_STEMMERS = ["english", "greek", "russian", "armenian", None, "arabic", None, "hindi",
+                    None, "tamil", None, "english", "greek", None, "arabic", None, "arabic",
+                    None]
+_STEMMERS = {name: Stemmer.Stemmer(name) for name in set(_SCRIPT_STEMMERS) if name}
+
+
+def _english_stopwords() -> frozenset[str]:
+    """Snowball's English stop list (snowballstemmer.org, english/stop.txt) and chat fillers.
+
+    Chat fillers ("yeah", "okay") match nearly every turn of a conversation; dropping them
+    from queries keeps OR queries small and fast."""
+    snowball = """i me my myself we our ours ourselves you your yours yourself yourselves he
+    him his himself she her hers herself it its itself they them their theirs themselves what
+    which who whom this that these those am is are was were be been being have has had having
+    do does did doing would should could ought i'm you're he's she's it's we're they're i've
+    you've we've they've i'd you'd he'd she'd we'd they'd i'll you'll he'll she'll we'll
+    they'll isn't aren't wasn't weren't hasn't haven't hadn't doesn't don't didn't won't
+    wouldn't shan't shouldn't can't cannot couldn't mustn't let's that's who's what's here's
+    there's when's where's why's how's a an the and but if or because as until while of at by
+    for with about against between into through during before after above below to from up
+    down in out on off over under again further then once here there when where why how all
+    any both each few more most other some such no nor not only own same so than too very"""
+    # Contractions are tokenized at the apostrophe ("don't" becomes "don" and "t"): their
+    # pieces, but not "won" (won't) or "let" (let's), which are words of their own.
+    pieces = """s t d ll re ve m don didn doesn isn aren wasn weren hasn haven hadn wouldn
+    shouldn couldn mustn shan"""
+    fillers = "can will just also really oh yeah ok okay hey hi"
+    words = {w for w in snowball.split() if "'" not in w}
+    return frozenset(words | set(pieces.split()) | set(fillers.split()))
+
+
+STOPWORDS = _english_stopwords()
 CJK_STOP = frozenset("的了是在我你他她它们吗呢吧啊呀哦嗯和也都就这那")
 
 
-@lru_cache(maxsize=65536)
-def _fold(word: str) -> str:
-    """Light English suffix folding so 'memories'/'memory', 'games'/'game', 'decided'/'decide'
-    meet. Not a full stemmer: it only has to map a word's common forms to one token."""
-    if len(word) <= 3 or not word.isalpha():
+# Marks that are optional in the spelling, so text is written with and without them: Latin,
+# Greek and Cyrillic diacritics (é, ё), Hebrew points and Arabic vowel signs. Marks that
+# are part of the spelling (Devanagari vowel signs, Thai tone marks) are kept.
+_OPTIONAL_MARKS = regex.compile(r"[\u0300-\u036f\u0591-\u05c7\u064b-\u065f\u0670]")
+
+
+def _strip_diacritics(word: str) -> str:
+    """``word`` without optional marks (é -> e, ё -> е, שָׁלוֹם -> שלום)."""
+    if word.isascii():
         return word
-    if word.endswith(("ies", "ied")) and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("sses"):
-        word = word[:-2]
-    elif word.endswith(("ches", "shes", "xes", "zes")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if word.endswith("ing") and len(word) >= 6:
-        word = word[:-3]
-    elif word.endswith("ed") and len(word) >= 5:
-        word = word[:-2]
-    # 'decide'/'decided' -> 'decid': a trailing e is dropped after the suffix rules.
-    return word[:-1] if len(word) > 4 and word.endswith("e") else word
+    return unicodedata.normalize("NFC", _OPTIONAL_MARKS.sub("", unicodedata.normalize("NFD", word)))
+
+
+def _stemmer_for(word: str) -> Stemmer.Stemmer | None:
+    name = _SCRIPT_STEMMERS[bisect.bisect_right(_SCRIPT_STARTS, ord(word[0])) - 1]
+    return _STEMMERS[name] if name else None
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    """One case-folded word as an index token: without diacritics, then stemmed (the
+    English stemmer leaves "grösse" whole but makes "grosse" "gross")."""
+    word = _strip_diacritics(word)
+    if len(word) > 2 and not word.isdigit():
+        stemmer = _stemmer_for(word)
+        if stemmer is not None:
+            word = stemmer.stemWord(word)
+    return word
+
+
+@lru_cache(maxsize=65536)
+def _word_tokens(word: str, for_query: bool) -> tuple[str, ...]:
+    """The tokens of one word run (letters, marks, digits, underscores), see module docstring."""
+    folded = word.casefold()
+    parts = [p for piece in word.split("_") for p in _CAMEL.split(piece) if p]
+    if len(parts) > 1:  # an identifier: the whole of it, and each part
+        whole = _strip_diacritics(folded)
+        return (whole, *(_stem(p.casefold()) for p in parts
+                         if not (for_query and p.casefold() in STOPWORDS)))
+    if not parts or (for_query and folded in STOPWORDS):
+        return ()
+    return (_stem(folded),)
+
+
+def _cjk_tokens(run: str) -> list[str]:
+    chars = list(run)
+    out = list(chars)
+    out.extend(chars[i] + chars[i + 1] for i in range(len(chars) - 1))
+    return out
+
+
+def _cluster_tokens(run: str) -> list[str]:
+    clusters = _GRAPHEME.findall(run)
+    if len(clusters) == 1:
+        return clusters
+    return [clusters[i] + clusters[i + 1] for i in range(len(clusters) - 1)]
 
 
 def tokens(text: str, *, for_query: bool = False) -> list[str]:
@@ -55,15 +156,14 @@ def tokens(text: str, *, for_query: bool = False) -> list[str]:
     meets 画画 and 画作 (MADial-Bench zh MRR@10 +0.04 on both halves, bench/RESULTS.md).
     """
     out: list[str] = []
-    for run in _WORD.findall(text.lower()):
-        if _CJK.match(run):
-            chars = [c for c in run]
-            out.extend(chars)
-            out.extend(chars[i] + chars[i + 1] for i in range(len(chars) - 1))
+    for match in _RUN.finditer(unicodedata.normalize("NFKC", text)):
+        kind = match.lastgroup
+        if kind == "word":
+            out.extend(_word_tokens(match.group(), for_query))
+        elif kind == "cjk":
+            out.extend(_cjk_tokens(match.group()))
         else:
-            if for_query and run in STOPWORDS:
-                continue
-            out.append(_fold(run))
+            out.extend(_cluster_tokens(match.group()))
     if for_query:
         out = [t for t in out if t not in CJK_STOP]
     return out
@@ -104,3 +204,13 @@ def fts_query(text: str, *, max_terms: int = 256) -> str | None:
 def is_cjk_char(token: str) -> bool:
     """A single CJK character token (the query tokens whose posting lists are longest)."""
     return len(token) == 1 and _CJK.match(token) is not None
+
+
+def is_cjk(token: str) -> bool:
+    """A token made of CJK characters (a unigram or a bigram)."""
+    return _CJK.match(token) is not None
+
+
+# Stopwords as index tokens (stemmed: "does" is stored as "doe"), for the hashing embedder,
+# which sees index tokens.
+STOP_TOKENS = STOPWORDS | CJK_STOP | frozenset(_stem(word) for word in STOPWORDS)

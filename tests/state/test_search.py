@@ -84,7 +84,7 @@ def test_vector_index_is_rebuilt_when_the_embedder_changes(paths):
     second = Store.open(paths.database, Settings(dimension=64))
     try:
         meta = second.conn.execute("select embedder, dimension from vector_index_meta").fetchone()
-        assert tuple(meta) == ("hashing-v2:int8-cosine", 64)
+        assert tuple(meta) == ("hashing-v3:int8-cosine", 64)
         rows = second.conn.execute("select count(*) from memory_vec").fetchone()[0]
         assert rows == len(MEMORIES)
         second.search.bm25_weight = 0.0  # vectors alone must still find it

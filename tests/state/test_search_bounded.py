@@ -9,7 +9,7 @@ from state import search as search_module
 from state.memories import NewMemory
 from state.search import SearchIndex, split_rare_terms
 from state.store import Store
-from state.tokenize import fts_match
+from state.tokenize import fts_match, tokens
 
 
 def _fill(store: Store, namespace: str, texts: list[str]) -> list[int]:
@@ -111,7 +111,7 @@ def test_past_the_shipped_threshold_the_bound_applies_and_rare_terms_still_find(
     terms = store.search._bm25_terms("payroll export job")
     frequencies, total = store.search.terms(terms)
     assert min(sum(frequencies.values()), total) > search_module.MAX_RANKED_MATCHES
-    assert split_rare_terms(terms, frequencies, search_module.RARE_TERMS_BUDGET)[0] == ["payroll"]
+    assert split_rare_terms(terms, frequencies, search_module.RARE_TERMS_BUDGET)[0] == tokens("payroll")
     assert store.search.search("payroll export job", ["wsp_a"], limit=5)[0].seq == rare
     hits = store.search.search("export job", ["wsp_a"], limit=5)
     assert len(hits) == 5 and rare not in {h.seq for h in hits}

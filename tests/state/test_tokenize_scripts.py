@@ -1,0 +1,115 @@
+"""Every script is searchable: real sentences in many scripts, mixed with code identifiers,
+stored through the real store and found by queries written the way a person would ask
+(another inflection, without diacritics, another case), and nothing else found."""
+
+from __future__ import annotations
+
+import pytest
+
+from state.memories import NewMemory
+from state.tokenize import STOPWORDS, tokens
+
+# (script, stored sentence with an identifier, query that must find it)
+SENTENCES = [
+    ("latin-diacritics", "Die Größe der Datei `user_id.csv` wurde geändert, sagt Jürgen.",
+     "grosse datei"),
+    ("latin-french", "Le café près de la gare ferme à 18 h ; voir src/cafe/hours.py.",
+     "cafe gare"),
+    ("cyrillic", "Встреча перенесена на пятницу, см. тикет MEM-42 в getUserName.",
+     "встречу в пятницу"),
+    ("greek", "Η συνάντηση μετατέθηκε για την Παρασκευή λόγω του snake_case bug.",
+     "συναντήσεις Παρασκευή"),
+    ("arabic", "تم تأجيل اجتماع الفريق إلى يوم الجمعة بسبب خطأ في config_loader.",
+     "اجتماع الفريق"),
+    ("hebrew", "הפגישה נדחתה ליום שישי בגלל באג ב-parseHeaders.",
+     "הפגישה ביום שישי"),
+    ("devanagari", "टीम की बैठक शुक्रवार तक टाल दी गई है, फ़ाइल api/routes.py देखें।",
+     "बैठक शुक्रवार"),
+    ("thai", "การประชุมทีมถูกเลื่อนไปเป็นวันศุกร์ เพราะบั๊กใน retry_policy",
+     "ประชุมทีม"),
+    ("hangul", "팀 회의가 금요일로 변경되었습니다. fetchUserProfile 함수 문제입니다.",
+     "회의 금요일"),
+    ("kana", "チームの会議は金曜日に変更されました。ログインのバグです。",
+     "会議は金曜日"),
+    ("han", "团队会议改到周五了，因为 payment_gateway 模块有问题。",
+     "会议改到周五"),
+    ("latin-english", "The release series was used by three teams before we switched.",
+     "uses of the releases"),
+]
+IDENTIFIER_QUERIES = [
+    ("user_id", "latin-diacritics"), ("user id", "latin-diacritics"),
+    ("getUserName", "cyrillic"), ("user name", "cyrillic"),
+    ("snake_case", "greek"), ("config_loader", "arabic"), ("parseHeaders", "hebrew"),
+    ("parse headers", "hebrew"), ("api/routes.py", "devanagari"), ("retry_policy", "thai"),
+    ("fetchUserProfile", "hangul"), ("user profile", "hangul"), ("payment_gateway", "han"),
+    ("src/cafe/hours.py", "latin-french"),
+]
+
+
+@pytest.fixture
+def filled(store):
+    """The store with one memory per sentence, each in the same namespace, by script."""
+    seqs: dict[int, str] = {}
+    with store.transaction():
+        for script, sentence, _ in SENTENCES:
+            record = store.memories.create(NewMemory(
+                namespace="wsp_scripts", kind="note", content=sentence, source="test"))
+            seqs[record["seq"]] = script
+    return store, seqs
+
+
+def _found(store, seqs, query: str, limit: int = 3) -> list[str]:
+    store.search.vector_weight = 0.0  # words alone: what the tokenizer makes findable
+    return [seqs[hit.seq] for hit in store.search.search(query, ["wsp_scripts"], limit=limit)]
+
+
+@pytest.mark.parametrize("script,sentence,query", SENTENCES, ids=[s[0] for s in SENTENCES])
+def test_each_script_is_found_by_its_own_words(filled, script, sentence, query):
+    store, seqs = filled
+    found = _found(store, seqs, query)
+    assert found and found[0] == script, (query, found)
+
+
+@pytest.mark.parametrize("query,script", IDENTIFIER_QUERIES, ids=[q for q, _ in IDENTIFIER_QUERIES])
+def test_code_identifiers_are_found_whole_and_by_their_parts(filled, query, script):
+    store, seqs = filled
+    assert _found(store, seqs, query)[:1] == [script], query
+
+
+@pytest.mark.parametrize("script,sentence,query", SENTENCES, ids=[s[0] for s in SENTENCES])
+def test_a_query_in_another_script_finds_nothing(filled, script, sentence, query):
+    """A script's words match no sentence of another script (no accidental collisions).
+    Japanese and Chinese share Han characters (会 in 会議 and 会议), so they may meet."""
+    store, seqs = filled
+    kin = {"kana": {"han"}, "han": {"kana"}}.get(script, set())
+    assert set(_found(store, seqs, query, limit=20)) <= {script} | kin
+
+
+def test_word_forms_meet_after_folding():
+    """Snowball stemming, diacritics and case folded alike on both sides."""
+    same = [("used", "uses"), ("series", "series"), ("memories", "memory"), ("Größe", "GROSSE"),
+            ("café", "Cafe"), ("встреча", "встречи"), ("ёлка", "елка"), ("שָׁלוֹם", "שלום"),
+            ("Συνάντηση", "συναντήσεις"), ("ｆｕｌｌ", "full")]
+    for left, right in same:
+        assert tokens(left) == tokens(right), (left, right)
+    assert tokens("use") == tokens("used")
+
+
+def test_identifiers_keep_their_whole_and_their_parts():
+    assert tokens("user_id") == ["user_id", "user", "id"]
+    assert tokens("camelCase")[0] == "camelcase" and "camel" in tokens("camelCase")
+    assert tokens("HTTPServer") == ["httpserver", "http", "server"]
+    assert tokens("src/memory/store.py") == ["src", *tokens("memory"), "store", "py"]
+
+
+def test_no_spaced_scripts_become_overlapping_pieces():
+    thai = tokens("สวัสดีครับ")
+    assert "ครั" not in thai or len(thai) > 1  # grapheme bigrams, never a bare tone mark
+    assert all(not ("\u0e31" <= t[0] <= "\u0e3a" or "\u0e47" <= t[0] <= "\u0e4e") for t in thai)
+    assert "记忆" in tokens("原生记忆系统") and "记" in tokens("原生记忆系统")
+
+
+def test_query_stopwords_are_dropped_but_stored_words_are_kept():
+    assert tokens("the plan for the release", for_query=True) == tokens("plan release")
+    assert "the" in tokens("the plan")
+    assert {"won", "let"}.isdisjoint(STOPWORDS)  # words of their own, not contraction pieces
