@@ -144,9 +144,12 @@ class AmpRecords:
         return events
 
     def recent_events(self, workspace_id: str, project_key: str | None, limit: int) -> list[dict[str, Any]]:
+        # Events newest first (brief_events_newest, m0017), each checked against its brief:
+        # the CROSS JOIN keeps that order, so the walk stops at the limit instead of
+        # joining every brief the workspace ever had.
         rows = self.conn.execute(
             "select e.id, e.brief_id, e.event_type, e.summary, e.importance, e.created_at"
-            " from brief_events e join memory_briefs b on b.id = e.brief_id"
+            " from brief_events e cross join memory_briefs b on b.id = e.brief_id"
             " where b.workspace_id = ? and (? is null or b.project_key = ? or b.project_key is null)"
             " order by e.created_at desc, e.id desc limit ?",
             (workspace_id, project_key, project_key, limit),

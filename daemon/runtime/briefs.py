@@ -13,7 +13,7 @@ from typing import Any
 from daemon.runtime.access import public_memory, public_workspace, resolve_workspace
 from daemon.runtime.changes import ContextChanges
 from daemon.runtime.constants import RUNTIME_VERSION
-from daemon.runtime.context_packs import PACK_SOURCES, ContextPackService
+from daemon.runtime.context_packs import ContextPackService
 from daemon.runtime.deltas import DeltaService
 from state.errors import NotFound
 from state.ids import new_id, now_iso
@@ -50,10 +50,12 @@ class BriefService:
             if row is None:
                 raise NotFound(f"hand-off {handoff_code} not found in this workspace")
             return dict(row)
+        # Newest handoff_ready events first (brief_events_type_newest, m0017), not a join of
+        # every brief of the workspace; the newer of two at the same millisecond wins.
         row = self.store.conn.execute(
-            "select e.* from brief_events e join memory_briefs b on b.id = e.brief_id"
+            "select e.* from brief_events e cross join memory_briefs b on b.id = e.brief_id"
             " where b.workspace_id = ? and e.event_type = 'handoff_ready'"
-            " and (? is null or b.project_key = ?) order by e.created_at desc limit 1",
+            " and (? is null or b.project_key = ?) order by e.created_at desc, e.id desc limit 1",
             (workspace_id, project_key, project_key)).fetchone()
         return dict(row) if row else None
 
@@ -64,9 +66,15 @@ class BriefService:
         query = f"{body['task']}\n{body.get('current_context') or ''}"
         relevant = self._relevant(workspace["id"], query, limit)
         seen = {m["id"] for m in relevant}
-        project = [m for m in self.store.memories.top_for_context(workspace["id"], project_key,
-                                                                   limit, PACK_SOURCES)
-                   if m["id"] not in seen] if project_key else []
+        # The project's standing memories are read once, for this brief's project state (its
+        # first ``limit``) and for its context pack (the pack's first ``pack_items``).
+        pack_params = {"workspace_id": workspace["id"], "project_key": project_key,
+                       "runtime": (body.get("environment") or {}).get("runtime"),
+                       "reason": "memory_brief"}
+        pack_items = self.packs.pack_items(pack_params)
+        standing = self.packs.standing(workspace["id"], project_key,
+                                       max(limit, pack_items) if project_key else pack_items)
+        project = [m for m in standing[:limit] if m["id"] not in seen] if project_key else []
         handoff = self._handoff(workspace["id"], project_key, body.get("handoff_code"))
         events = self.store.amp.recent_events(workspace["id"], project_key, limit)
         brief_id = new_id("brief_")
@@ -89,9 +97,9 @@ class BriefService:
         lines += ["", "## Recent Events"]
         lines += [_bullet(f"[{e['event_type']}] {e['summary']}", e["id"]) for e in events] or ["- (none)"]
         brief_markdown = "\n".join(lines)
+        installed = self.store.suites.installed_lenses(workspace["id"], project_key)
         lenses = [{"installed_memory_id": lens["installed_memory_id"], "slug": lens["slug"],
-                   "title": lens["title"], "version": lens["version"]}
-                  for lens in self.store.suites.installed_lenses(workspace["id"], project_key)]
+                   "title": lens["title"], "version": lens["version"]} for lens in installed]
         sources = {"carry_in": [public_memory(m) for m in relevant],
                    "project_state": [public_memory(m) for m in project],
                    "handoff": self._public_event(handoff) if handoff else None,
@@ -101,9 +109,8 @@ class BriefService:
                          "recent_events": len(events), "active_installed_memory_lenses": len(lenses),
                          "handoff": 1 if handoff else 0,
                          "workspace": len(relevant), "project": len(project), "events": len(events)}
-        pack = self.packs.compose(identity, {"workspace_id": workspace["id"], "project_key": project_key,
-                                           "runtime": (body.get("environment") or {}).get("runtime"),
-                                           "reason": "memory_brief"}, base_url)
+        pack = self.packs.compose(identity, pack_params, base_url, standing=standing,
+                                  lenses=installed)
         created_at = now_iso()
         # The brief and its context pack are stored together or not at all.
         with self.store.transaction():

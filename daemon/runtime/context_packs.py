@@ -73,18 +73,39 @@ class ContextPackService:
         self.store.amp.insert_receipt({**receipt, "summary_sha256": receipt["digest"]},
                                       identity_id=identity["id"])
 
-    def compose(self, identity: dict[str, Any], params: dict[str, Any], base_url: str) -> dict[str, Any]:
-        """A new pack with its receipt, not yet stored (see :meth:`save`)."""
+    def standing(self, workspace_id: str, project_key: str | None, limit: int) -> list[dict[str, Any]]:
+        """The memories a pack is made of, best first: :meth:`compose` takes the first
+        ``max_items`` of them. The order is total (importance, then seq), so the first k of
+        a longer read are the first k of a read of k: a caller that needs them for itself too
+        (a brief's project state) reads once and hands them to :meth:`compose`."""
+        return self.store.memories.top_for_context(workspace_id, project_key, limit, PACK_SOURCES)
+
+    def pack_items(self, params: dict[str, Any]) -> int:
+        """How many memories a pack asked for with ``params`` may hold."""
+        settings = self.store.settings
+        return min(params.get("max_items") or settings.max_items, settings.max_items)
+
+    def compose(self, identity: dict[str, Any], params: dict[str, Any], base_url: str, *,
+                standing: list[dict[str, Any]] | None = None,
+                lenses: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """A new pack with its receipt, not yet stored (see :meth:`save`).
+
+        ``standing`` (at least :meth:`pack_items` of :meth:`standing` for the same workspace
+        and project) and ``lenses`` (``installed_lenses`` of them) are what a caller already
+        read; without them they are read here."""
         settings = self.store.settings
         workspace, project_key, binding = resolve_scope(self.store, identity, params)
-        max_items = min(params.get("max_items") or settings.max_items, settings.max_items)
-        memories = self.store.memories.top_for_context(workspace["id"], project_key, max_items,
-                                                       PACK_SOURCES)
+        max_items = self.pack_items(params)
+        if standing is None:
+            standing = self.standing(workspace["id"], project_key, max_items)
+        memories = standing[:max_items]
+        if lenses is None:
+            lenses = self.store.suites.installed_lenses(workspace["id"], project_key)
         pack_id, receipt_id = new_id("ctxp_"), new_id("amp_receipt_")
         runtime = params.get("runtime") or identity.get("runtime") or "generic"
         reason = params.get("reason") or "agent_startup"
         summary, included, truncated = self._summary(
-            workspace, project_key, runtime, reason, receipt_id, memories,
+            workspace, project_key, runtime, reason, receipt_id, memories, lenses,
             params.get("max_summary_chars"), params.get("max_summary_tokens"))
         handles = self._handles(base_url, workspace["id"], project_key, included)
         handles += [{"id": lens["installed_memory_id"], "kind": "installed_open_memory",
@@ -92,7 +113,7 @@ class ContextPackService:
                      "why_available": f"installed suite {lens['slug']} {lens['version']}",
                      "detail_endpoint": f"{base_url}/api/agent/installed-open-memories/"
                                         f"{lens['installed_memory_id']}"}
-                    for lens in self.store.suites.installed_lenses(workspace["id"], project_key)]
+                    for lens in lenses]
         counts = {source: 0 for source in PACK_SOURCES}
         for memory in included:
             counts[memory["source"]] += 1
@@ -112,9 +133,8 @@ class ContextPackService:
             "expires_at": expires_at,
             "digest": digest,
         }
-        lenses = [{"installed_memory_id": lens["installed_memory_id"], "slug": lens["slug"],
-                   "title": lens["title"], "version": lens["version"]}
-                  for lens in self.store.suites.installed_lenses(workspace["id"], project_key)]
+        active_lenses = [{"installed_memory_id": lens["installed_memory_id"], "slug": lens["slug"],
+                          "title": lens["title"], "version": lens["version"]} for lens in lenses]
         cards = [_card(m) for m in included]
         pack = {
             "schema": "amp.context-pack.v1",
@@ -142,7 +162,7 @@ class ContextPackService:
             "active_decisions": [c for c in cards if c["card_type"] == "decision"],
             "open_loops": [c for c in cards if c["card_type"] == "open_loop"],
             "risk_boundary": [c for c in cards if c["card_type"] == "failure"],
-            "active_installed_memory_lenses": lenses,
+            "active_installed_memory_lenses": active_lenses,
             "active_memory_view": None,  # no saved memory views on this daemon
             "summary_markdown": summary,
             "summary_budget_chars": settings.summary_budget_chars,
@@ -169,7 +189,7 @@ class ContextPackService:
 
     def _summary(
         self, workspace: dict, project_key: str | None, runtime: str, reason: str,
-        receipt_id: str | None, memories: list[dict[str, Any]],
+        receipt_id: str | None, memories: list[dict[str, Any]], lenses: list[dict[str, Any]],
         max_chars: int | None = None, max_tokens: int | None = None,
     ) -> tuple[str, list[dict[str, Any]], bool]:
         """summary_markdown within the budgets; returns it, the memories shown, truncation.
@@ -211,7 +231,7 @@ class ContextPackService:
                 break
             text = candidate
             included.append(memory)
-        lens_lines = self._lens_lines(workspace["id"], project_key)
+        lens_lines = self._lens_lines(lenses)
         if lens_lines and not truncated:
             section = "\n\n## Active Installed Memory Lenses\n" + "\n".join(lens_lines)
             if len(text + section) + room <= budget and (
@@ -225,10 +245,11 @@ class ContextPackService:
                      " this runtime's context budget: query the retrieval handles._")
         return text[:budget], included, truncated
 
-    def _lens_lines(self, workspace_id: str, project_key: str | None) -> list[str]:
+    @staticmethod
+    def _lens_lines(lenses: list[dict[str, Any]]) -> list[str]:
         """Installed suites are lenses: context and method, never an identity or an override."""
         lines = []
-        for lens in self.store.suites.installed_lenses(workspace_id, project_key):
+        for lens in lenses:
             lines.append(f"- {lens['title']} {lens['version']} (`{lens['installed_memory_id']}`,"
                          f" {lens['memory_count']} memories; a lens, not an instruction)")
             lines += [f"  - {' '.join(fact.split())[:200]}" for fact in lens["facts"]]
@@ -238,10 +259,10 @@ class ContextPackService:
                           max_chars: int | None, max_tokens: int | None) -> str:
         """A pack summary for fallback caches and rule files: no receipt, nothing stored."""
         workspace = self.store.identities.workspace(workspace_id)
-        memories = self.store.memories.top_for_context(
-            workspace_id, project_key, self.store.settings.max_items, PACK_SOURCES)
+        memories = self.standing(workspace_id, project_key, self.store.settings.max_items)
+        lenses = self.store.suites.installed_lenses(workspace_id, project_key)
         text, _, _ = self._summary(workspace, project_key, runtime, "fallback_cache", None,
-                                   memories, max_chars, max_tokens)
+                                   memories, lenses, max_chars, max_tokens)
         return text
 
     def _handles(self, base_url: str, workspace_id: str, project_key: str | None,

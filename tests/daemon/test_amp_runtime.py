@@ -158,6 +158,30 @@ async def test_brief_events_are_mirrored_into_deltas_and_packs(api):
     assert "## Hand-off" in nxt["brief_markdown"]
 
 
+async def test_a_briefs_project_state_and_pack_are_each_their_own_top_memories(api):
+    # A brief reads the project's standing memories once for its project state (max_items)
+    # and its context pack (the configured max_items, 24): each must be what reading it
+    # alone gives, whichever of the two asks for more.
+    pack = await api.bootstrap(project_key="many")
+    for i in range(40):
+        await api.delta(pack["receipt_id"], summary=f"standing note {i}", importance=1 + i % 5)
+    await api.delta(pack["receipt_id"], summary="a workspace-wide note", importance=5,
+                    project_key=None)
+    alone = await api.bootstrap(project_key="many")
+    alone_ids = [c["id"] for c in alone["summary_cards"]]
+    for max_items in (3, 8, 30, 50):
+        brief = await api.post("/api/agent/memory-brief",
+                               {"task": "zzz nothing matches this", "project_key": "many",
+                                "max_items": max_items})
+        top = api.store.memories.top_for_context(brief["workspace"]["id"], "many", max_items,
+                                                 ("memory_delta", "adaptive_memory", "brief_event"))
+        carried = {m["id"] for m in brief["carry_in"]}
+        assert len(top) == min(max_items, 41)
+        assert [m["id"] for m in brief["project_state"]] == [m["id"] for m in top
+                                                             if m["id"] not in carried]
+        assert [c["id"] for c in brief["context_pack"]["summary_cards"]] == alone_ids
+
+
 async def test_adaptive_memory_enters_context_packs(api):
     run = await api.post("/api/memory/router/select", {
         "task": "pick a database", "project_key": "demo",
