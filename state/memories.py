@@ -57,6 +57,17 @@ def _decoded(text: str) -> Any:
     return json.loads(text)
 
 
+def _stored_as_given(new: NewMemory) -> bool:
+    """Whether SQLite stores each column of ``new`` unchanged (no type affinity converts
+    it: text columns get str or None, importance an int), so the inserted values are the
+    row."""
+    return (type(new.importance) is int
+            and all(isinstance(v, str) for v in (new.namespace, new.kind, new.title,
+                                                  new.content, new.source))
+            and all(v is None or isinstance(v, str)
+                    for v in (new.project_key, new.path, new.identity_id)))
+
+
 def row_to_memory(row: Any) -> dict[str, Any]:
     """A record row as a plain dict with JSON columns decoded."""
     memory = dict(row)
@@ -78,22 +89,36 @@ class MemoryRepository:
         now = now_iso()
         memory_id = new_id("mem_")
         digest = sha256_text(new.content)
+        triggers = json.dumps(new.triggers, ensure_ascii=False)
+        provenance = json.dumps(new.provenance, ensure_ascii=False)
+        metadata = json.dumps(new.metadata, ensure_ascii=False)
         cursor = self.conn.execute(
             "insert into memory_records (id, namespace, project_key, path, kind, title, content,"
             " importance, triggers, provenance, source, identity_id, content_sha256, version,"
             " created_at, updated_at, metadata) values (?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?)",
             (
                 memory_id, new.namespace, new.project_key, new.path, new.kind, new.title,
-                new.content, new.importance, json.dumps(new.triggers, ensure_ascii=False),
-                json.dumps(new.provenance, ensure_ascii=False), new.source, new.identity_id,
-                digest, now, now, json.dumps(new.metadata, ensure_ascii=False),
+                new.content, new.importance, triggers, provenance, new.source, new.identity_id,
+                digest, now, now, metadata,
             ),
         )
         seq = cursor.lastrowid
         self._add_version(memory_id, 1, "created", new.title, new.content, digest,
                           new.importance, new.identity_id, now, path=new.path)
         self.index.add(seq, new.namespace, record_text(new.title, new.content, new.triggers))
-        return self.get(memory_id)
+        if not _stored_as_given(new):
+            return self.get(memory_id)
+        # The row as a read would return it, without reading it back (one query less per
+        # write): the values are what was inserted, the JSON columns decoded afresh.
+        return {
+            "seq": seq, "id": memory_id, "namespace": new.namespace, "project_key": new.project_key,
+            "path": new.path, "kind": new.kind, "title": new.title, "content": new.content,
+            "importance": new.importance, "triggers": json.loads(triggers),
+            "provenance": json.loads(provenance), "source": new.source,
+            "identity_id": new.identity_id, "content_sha256": digest, "version": 1,
+            "created_at": now, "updated_at": now, "deleted_at": None,
+            "metadata": json.loads(metadata),
+        }
 
     def _add_version(
         self, memory_id: str, version: int, operation: str, title: str, content: str | None,

@@ -166,9 +166,11 @@ class Mem1Service:
         row = self.conn.execute(SUMMARY_OF_SESSION, (ns, session)).fetchone()
         return row[0] if row else None
 
-    def _summarize(self, identity: dict[str, Any], ns: str, session: str, last_message: str) -> None:
+    def _summarize(self, identity: dict[str, Any], ns: str, session: str, last_message: str,
+                   marked: str | None = None) -> None:
         """The session's summary as of ``last_message`` (later turns, which a rebuild after
-        the fact may find, are not in it: they may have been added without a summary)."""
+        the fact may find, are not in it: they may have been added without a summary).
+        ``marked``: a summary record whose mark (``PENDING``) this rebuild clears."""
         rows = self.conn.execute(
             "select role, content from mem1_messages where namespace = ? and session_id = ?"
             " and seq <= coalesce((select seq from mem1_messages where id = ?), 9223372036854775807)"
@@ -178,6 +180,11 @@ class Mem1Service:
         if len(text) > SUMMARY_CHARS:  # keep the newest lines: they matter most for recall
             text = f"Session {session} (latest):\n" + "\n".join(lines)[-SUMMARY_CHARS:]
         existing = self._summary_id(ns, session)
+        if marked is not None and marked != existing:
+            # The marked record is not the session's live summary any more (deleted
+            # meanwhile): its mark goes, and the summary is written where it now lives.
+            self.conn.execute(f"update memory_records set provenance = json_remove(provenance,"
+                              f" '{PENDING}') where id = ?", (marked,))
         if existing:
             self.store.memories.update(existing, content=text, identity_id=identity["id"])
             self.conn.execute(
@@ -240,10 +247,9 @@ class Mem1Service:
             (summary_id,)).fetchone()
         if row is None or row[2] is None:
             return 0
-        # Cleared first: if the record was deleted meanwhile, _summarize makes a new one.
-        self.conn.execute(f"update memory_records set provenance = json_remove(provenance, '{PENDING}')"
-                          " where id = ?", (summary_id,))
-        self._summarize({"id": identity_id}, row[0], row[1], row[2])
+        # The rebuild's own update clears the mark (if the record was deleted meanwhile,
+        # _summarize clears it apart and makes a new summary).
+        self._summarize({"id": identity_id}, row[0], row[1], row[2], marked=summary_id)
         return 1
 
     def rebuild_marked_summaries(self) -> int:
