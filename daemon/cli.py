@@ -89,6 +89,7 @@ def cmd_daemon_status(args: argparse.Namespace, paths: Paths) -> int:
           f"{service_line}log: {paths.log_file}\n"
           f"memories: {status['counts']['memories']}, agents: {status['counts']['agents']}, "
           f"store: {status['store_bytes'] / 1e6:.1f} MB ({status['database']})\n"
+          + (f"{status['search_index']['text']}\n" if status.get("search_index") else "")
           + _upstream_line(status.get("upstream") or {})
           + "\n".join(f"job {j['name']:<22} last {j['last_run_at'] or 'not yet'}"
                       f" ({j['last_result'] or '-'}), next {j['next_run_at'] or '-'}"

@@ -5,9 +5,12 @@ The checks: SQLite and sqlite-vec versions, the secrets backend, the paths, SQLi
 ``integrity_check`` of the database file, and whether the FTS and vector indexes agree with
 the memory records (state/doctor.py). It also says, for every installed startup item, whether
 its hook has run yet, or what the person still has to do (informational: no failure). Exit code 0 when everything is sound, 1 when a check
-fails. ``--repair`` rebuilds both indexes from the records; it refuses while the daemon runs
-(the rebuild would hold the write lock for as long as it takes) and never touches a file
-whose integrity check fails outside the search index: that needs a backup, not a rebuild.
+fails. A rebuild of the search index in progress (after an upgrade, state/rebuild.py) is
+reported, not a failure. ``--repair`` rebuilds both indexes from the records, to the end:
+the same rebuild the daemon runs in the background, at once; it refuses while the daemon
+runs (two processes would share the batches' write lock for as long as it takes) and never
+touches a file whose integrity check fails outside the search index: that needs a backup,
+not a rebuild.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from state.db import connect
 from state.doctor import check_indexes, integrity_check, only_search_index_damaged, rebuild_indexes
 from state.errors import MemoryCloudError
 from state.paths import Paths
+from state.rebuild import status as index_status
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -88,6 +92,7 @@ def cmd_doctor(args: argparse.Namespace, paths: Paths, emit: Callable[..., None]
             "memories": store.memories.count(),
             # A damaged FTS index only: its own report below says so, and --repair fixes it.
             "integrity": "ok" if integrity == ["ok"] else "search index damaged",
+            "search_index": index_status(store.conn),
             "indexes": {name: index.describe() for name, index in indexes.items()},
             "startup_items": startup_items(store),
         })
@@ -98,10 +103,15 @@ def cmd_doctor(args: argparse.Namespace, paths: Paths, emit: Callable[..., None]
     report["daemon"] = f"running (pid {running.pid}, {running.url})" if running else "not running"
     healthy = all(index.ok for index in indexes.values())
     lines = [f"{k:<16}  {v}" for k, v in report.items()
-             if k not in ("indexes", "repaired", "startup_items")]
+             if k not in ("indexes", "repaired", "startup_items", "search_index")]
+    rebuild = report["search_index"]
+    lines.append(f"{'search index':<16}  {rebuild['text'].removeprefix('search index: ')}" + (
+        " (the daemon continues it; `memorycloud doctor --repair` with the daemon stopped"
+        " finishes it now)" if rebuild["state"] == "rebuilding" else ""))
     for name, index in indexes.items():
         d = index.describe()
         lines.append(f"{'index ' + name:<16}  " + (
+            "rebuilding (checked once it is complete)" if index.rebuilding else
             f"ok ({d['indexed']} rows)" if index.ok else
             f"DISAGREES: {d['missing']} missing, {d['stray']} stray, {d['stale']} stale"
             + (f"; {'; '.join(d['errors'])}" if d["errors"] else "")

@@ -7,6 +7,8 @@
 * ``expire_sync_intents``: blocked writes past their expiry become ``expired``.
 * ``poll_updates``: register the updates this release ships.
 * ``backfill_vectors``: vectors of records written while the embedder failed (every minute).
+* ``rebuild_search_index``: the search index's rebuild after a tokenizer or embedder change
+  (state/rebuild.py), at once at start and batch by batch until done; idle, it only looks.
 * ``sync_upstream``: with an upstream connected, its update check (applying and acking what
   the daemon can), resuming interrupted writes, pushing the outbox and pulling changes.
 
@@ -20,8 +22,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import statistics
 import time
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
@@ -29,9 +33,12 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from daemon import keys
 from daemon.runtime.services import Services
+from state.config import Settings
 from state.db import checkpoint, connect, restart_wal
 from state.group_commit import flush_now
 from state.ids import now_iso
+from state.rebuild import step as rebuild_step
+from state.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +49,9 @@ CATCH_UP_FRAMES = 4096
 CATCH_UP_PASSES = 3
 CATCH_UP_REST = 512
 BACKFILL_SECONDS = 60.0
+# When the rebuild job looks again: after a failed batch (an embedding server that is down),
+# and, idle, for nothing (a rebuild is only ever planned when a store opens).
+REBUILD_RETRY_SECONDS = 30.0
 JobFunc = Callable[[], Any | Awaitable[Any]]
 
 
@@ -63,10 +73,12 @@ class JobBoard:
         self.scheduler = scheduler
         self.states: dict[str, JobState] = {}
 
-    def add(self, name: str, func: JobFunc, seconds: float) -> None:
+    def add(self, name: str, func: JobFunc, seconds: float, *, now: bool = False) -> None:
+        """Run ``func`` every ``seconds`` (the first time at once with ``now``)."""
         self.states[name] = JobState(name, seconds)
+        first = {"next_run_time": datetime.now(timezone.utc)} if now else {}
         self.scheduler.add_job(self.run, "interval", seconds=seconds, args=[name, func], id=name,
-                               max_instances=1, coalesce=True)
+                               max_instances=1, coalesce=True, **first)
 
     async def run(self, name: str, func: JobFunc) -> None:
         state = self.states[name]
@@ -126,7 +138,61 @@ class CacheRefresher:
             self.handle = None
 
 
-def schedule_jobs(board: JobBoard, services: Services, checkpoint_conn: Any) -> None:
+class IndexRebuild:
+    """Runs the search index's rebuild (state/rebuild.py) on the event loop: one batch (a
+    short transaction, ``rebuild_batch_ms`` at most), then a pause at least as long, so that
+    requests get at least half of the loop, until nothing is left. A batch never spans an
+    await, so it is a unit of the request connection's group commit, like a request's write."""
+
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self.store = store
+        self.settings = settings
+        self.stopping = asyncio.Event()
+        self.idle = asyncio.Event()
+        self.idle.set()
+        self.durations_ms: list[float] = []  # of the last run's batches (daemon status, bench)
+
+    async def run(self) -> str:
+        """Batches until the rebuild is done (or the daemon stops); what was done."""
+        self.idle.clear()
+        self.durations_ms = []
+        kinds: dict[str, int] = {}
+        try:
+            while not self.stopping.is_set():
+                started = time.perf_counter()
+                kind = rebuild_step(self.store, max_records=self.settings.rebuild_batch_records,
+                                    budget_seconds=self.settings.rebuild_batch_ms / 1000)
+                if kind is None:
+                    break
+                took = time.perf_counter() - started
+                self.durations_ms.append(round(took * 1000, 2))
+                kinds[kind] = kinds.get(kind, 0) + 1
+                pause = self.settings.rebuild_pause_ms / 1000 or took
+                try:  # the pause, cut short when the daemon stops
+                    await asyncio.wait_for(self.stopping.wait(), timeout=max(pause, 0.001))
+                except asyncio.TimeoutError:
+                    pass
+        finally:
+            self.idle.set()
+        return self.describe(kinds)
+
+    def describe(self, kinds: dict[str, int]) -> str:
+        if not self.durations_ms:
+            return "nothing to rebuild"
+        done = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+        return (f"{len(self.durations_ms)} batches ({done}), median"
+                f" {statistics.median(self.durations_ms):.1f} ms, longest"
+                f" {max(self.durations_ms):.1f} ms"
+                + (" (stopped)" if self.stopping.is_set() else ""))
+
+    async def stop(self) -> None:
+        """Let the batch in progress end, and run no more (shutdown)."""
+        self.stopping.set()
+        await self.idle.wait()
+
+
+def schedule_jobs(board: JobBoard, services: Services, checkpoint_conn: Any,
+                  rebuild: IndexRebuild | None = None) -> None:
     settings = services.store.settings
 
     async def wal_checkpoint() -> str:
@@ -171,6 +237,8 @@ def schedule_jobs(board: JobBoard, services: Services, checkpoint_conn: Any) -> 
     # With an upstream: check its updates (at poll_updates_minutes, or at once after a
     # notice), resume interrupted writes after the acks, push the outbox and pull changes.
     board.add("sync_upstream", services.upstream.sync, settings.sync_upstream_seconds)
+    if rebuild is not None:
+        board.add("rebuild_search_index", rebuild.run, REBUILD_RETRY_SECONDS, now=True)
 
 
 async def jobs_context(app: web.Application) -> AsyncIterator[None]:
@@ -186,14 +254,17 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
     services.changes.subscribe(refresher.on_change)
     scheduler = AsyncIOScheduler()
     board = JobBoard(scheduler)
-    schedule_jobs(board, services, checkpoint_conn)
+    rebuild = IndexRebuild(store, services.store.settings)
+    schedule_jobs(board, services, checkpoint_conn, rebuild)
     scheduler.start()
     app[keys.SCHEDULER] = scheduler
     app[keys.JOBS] = board
+    app[keys.REBUILD] = rebuild
     try:
         yield
     finally:
         refresher.cancel()
+        await rebuild.stop()  # before the store closes: a batch in progress ends first
         scheduler.shutdown(wait=False)
         await services.upstream.close()
         await services.distill.drain()  # a job in progress finishes its batches

@@ -19,3 +19,4 @@ STARTED_AT = web.AppKey("started_at", float)
 SCHEDULER = web.AppKey("scheduler", AsyncIOScheduler)
 JOBS = web.AppKey("jobs", object)  # daemon.jobs.JobBoard
 MCP_HTTP = web.AppKey("mcp_http", object)  # daemon.api.mcp_http.McpHttp (while the app runs)
+REBUILD = web.AppKey("rebuild", object)  # daemon.jobs.IndexRebuild (while the app runs)

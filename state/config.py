@@ -76,6 +76,13 @@ expire_sync_intents_minutes = 5
 poll_updates_minutes = 30
 # Push to and pull from the upstream (when one is connected); local writes also trigger it.
 sync_upstream_seconds = 30
+# After an upgrade that changes how text is indexed, the search index is rebuilt in the
+# background in batches: at most this many records, or this many milliseconds, per batch;
+# then a pause of rebuild_pause_ms (0: as long as the batch took, so requests get at least
+# half the time). Searches answer from the old index meanwhile.
+# rebuild_batch_records = 1000
+# rebuild_batch_ms = 20
+# rebuild_pause_ms = 0
 """
 
 
@@ -105,6 +112,9 @@ class Settings:
     expire_sync_intents_minutes: float = 5.0
     poll_updates_minutes: float = 30.0
     sync_upstream_seconds: float = 30.0
+    rebuild_batch_records: int = 1000
+    rebuild_batch_ms: float = 20.0
+    rebuild_pause_ms: float = 0.0
 
     def with_overrides(self, **overrides: Any) -> "Settings":
         """A copy with the non-None overrides applied (e.g. ``--host``/``--port``)."""
@@ -137,6 +147,9 @@ SECTIONS: dict[str, str] = {
     "expire_sync_intents_minutes": "jobs",
     "poll_updates_minutes": "jobs",
     "sync_upstream_seconds": "jobs",
+    "rebuild_batch_records": "jobs",
+    "rebuild_batch_ms": "jobs",
+    "rebuild_pause_ms": "jobs",
 }
 
 
@@ -183,12 +196,15 @@ def _coerce(name: str, value: Any) -> Any:
         raise ConfigError(f"vector_mode must be 'rerank', 'always' or 'fallback', got {result!r}")
     if name == "role" and result not in ("local", "cloud"):
         raise ConfigError(f"role must be 'local' or 'cloud', got {result!r}")
+    if name == "rebuild_pause_ms" and result < 0:
+        raise ConfigError(f"setting {name!r} must not be negative, got {result}")
     if name == "port" and not 0 <= result <= 65535:
         raise ConfigError(f"port must be between 0 and 65535, got {result}")
     if name in ("dimension", "max_items", "summary_budget_chars", "max_body_bytes",
                 "sync_intent_ttl_hours", "checkpoint_seconds", "refresh_startup_items_minutes",
                 "expire_sync_intents_minutes", "poll_updates_minutes", "sync_upstream_seconds",
-                "upstream_timeout_seconds") and result <= 0:
+                "upstream_timeout_seconds", "rebuild_batch_records",
+                "rebuild_batch_ms") and result <= 0:
         raise ConfigError(f"setting {name!r} must be positive, got {result}")
     return result
 

@@ -5,8 +5,12 @@ The records and their versions are the truth; both indexes are derived from them
 rebuilt at any time (``memorycloud doctor --repair``). Agreement means:
 
 * FTS holds exactly the records that are searchable (live, and whose current version is not
-  redacted), each with the tokens of its current title, content and triggers;
+  redacted), each with the tokens of its current title, content and triggers, made by the
+  tokenizer that built the table (``index_builds``);
 * the vector table holds exactly the same records, each in its record's namespace.
+
+While a rebuild fills the vector table (state/rebuild.py) it is not checked: it holds only
+the records copied so far, by design. ``--repair`` is that same rebuild, run to the end.
 """
 
 from __future__ import annotations
@@ -15,24 +19,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from state.db import Connection, transaction
+from state.db import Connection
+from state.index_builds import FTS, VECTORS, read_builds, tokenizer_for
+from state.rebuild import SEARCHABLE, rebuild_now
 from state.search import record_text
-from state.tokenize import index_text
 
 # How many ids of each kind of disagreement a report lists (the counts are always complete).
 SAMPLE = 10
-
-SEARCHABLE = (
-    "select r.seq, r.namespace, r.title, r.content, r.triggers from memory_records r"
-    " where r.deleted_at is null and not exists (select 1 from memory_versions v"
-    " where v.memory_id = r.id and v.version = r.version and v.redacted_at is not null)"
-)
-
-
-# The FTS table as migration m0001 made it; --repair makes it afresh.
-MEMORY_FTS_DDL = ("create virtual table memory_fts using fts5(tokens,"
-                  " tokenize = 'unicode61 remove_diacritics 2')")
-
 
 def integrity_check(conn: Connection, *, quick: bool = False) -> list[str]:
     """SQLite's own check of the file: ``["ok"]`` when the database is sound."""
@@ -57,13 +50,15 @@ class IndexReport:
     stray: list[int] = field(default_factory=list)       # indexed rows with no searchable record
     stale: list[int] = field(default_factory=list)       # indexed with other text or namespace
     errors: list[str] = field(default_factory=list)
+    rebuilding: bool = False  # not compared: a rebuild is filling it (state/rebuild.py)
 
     @property
     def ok(self) -> bool:
         return not (self.missing or self.stray or self.stale or self.errors)
 
     def describe(self) -> dict[str, Any]:
-        return {"ok": self.ok, "expected": self.expected, "indexed": self.indexed,
+        return {"ok": self.ok, "rebuilding": self.rebuilding, "expected": self.expected,
+                "indexed": self.indexed,
                 "missing": len(self.missing), "stray": len(self.stray), "stale": len(self.stale),
                 "examples": {"missing": self.missing[:SAMPLE], "stray": self.stray[:SAMPLE],
                              "stale": self.stale[:SAMPLE]},
@@ -77,6 +72,7 @@ def _searchable(conn: Connection) -> dict[int, tuple[str, str]]:
 
 
 def check_fts(conn: Connection, expected: dict[int, tuple[str, str]]) -> IndexReport:
+    index_text = tokenizer_for(read_builds(conn)[FTS].built_with).index_text
     rows = dict(conn.execute("select rowid, tokens from memory_fts").fetchall())
     report = IndexReport("fts", len(expected), len(rows))
     report.missing = sorted(set(expected) - set(rows))
@@ -91,6 +87,8 @@ def check_fts(conn: Connection, expected: dict[int, tuple[str, str]]) -> IndexRe
 
 
 def check_vectors(conn: Connection, expected: dict[int, tuple[str, str]]) -> IndexReport:
+    if read_builds(conn)[VECTORS].rebuilding:
+        return IndexReport("vectors", len(expected), 0, rebuilding=True)
     try:
         rows = dict(conn.execute("select rowid, namespace from memory_vec").fetchall())
     except Exception as exc:
@@ -110,24 +108,10 @@ def check_indexes(conn: Connection) -> dict[str, IndexReport]:
     return {"fts": check_fts(conn, expected), "vectors": check_vectors(conn, expected)}
 
 
-def rebuild_indexes(store: Any, progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
-    """Rebuild FTS and vectors from the records in one transaction (``doctor --repair``).
+def rebuild_indexes(store: Any, progress: Callable[[str, int], None] | None = None) -> dict[str, int]:
+    """Rebuild FTS and vectors from the records, to the end (``doctor --repair``, the daemon
+    stopped): the background rebuild of state/rebuild.py, forced and run at once.
 
-    ``store`` is a :class:`state.store.Store`; its embedder makes the vectors."""
-    conn, search = store.conn, store.search
-    with transaction(conn):
-        conn.execute("delete from vector_index_meta")  # forces ensure_vector_table to rebuild
-        search.ensure_vector_table(progress)
-        expected = _searchable(conn)
-        # ensure_vector_table embeds every live record; only searchable ones belong there.
-        stray = [seq for (seq,) in conn.execute("select rowid from memory_vec")
-                 if seq not in expected]
-        for seq in stray:
-            conn.execute("delete from memory_vec where rowid = ?", (seq,))
-        # Made afresh rather than emptied: a damaged FTS index may refuse the deletes.
-        conn.execute("drop table memory_fts")
-        conn.execute(MEMORY_FTS_DDL)
-        for seq, (_, text) in expected.items():
-            conn.execute("insert into memory_fts (rowid, tokens) values (?, ?)", (seq, index_text(text)))
-        conn.execute("insert into memory_fts (memory_fts) values ('optimize')")
-    return {"fts": len(expected), "vectors": len(expected)}
+    ``store`` is a :class:`state.store.Store`; its embedder makes the vectors. The new FTS
+    table is made afresh beside the old one, so a damaged old index cannot stop it."""
+    return rebuild_now(store, progress=progress)

@@ -1,7 +1,10 @@
 """Hybrid search: FTS5 (BM25) and sqlite-vec vectors, fused by weighted reciprocal rank.
 
-Both indexes share ``memory_records.seq`` as their rowid. The vector table is derived data:
-it records which embedder and dimension built it and is rebuilt when they change.
+Both indexes share ``memory_records.seq`` as their rowid. Both are derived data:
+``index_builds`` records what built each (tokenizer version, embedder and dimension), and a
+change rebuilds them in the background (state/rebuild.py). Meanwhile the old FTS table
+answers, queried with its own tokenizer's terms, and writes keep old and new tables right
+(:meth:`SearchIndex.add`); the vectors rank only once their new table is complete.
 
 How the vector ranking joins BM25 (``vector_mode``):
 
@@ -24,13 +27,15 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Collection, Iterable
 
 from state.db import Connection, transaction
 from state.embedders import Embedder, serialize
-from state.ids import now_iso
+from state.index_builds import (FTS, FTS_NEXT, VECTOR_METRIC, VECTORS, IndexBuild, drop_trash,
+                                read_builds, tokenizer_for, vector_identity)
 from state.redaction import merge_fts_index
-from state.tokenize import fts_match, index_text, is_cjk_char, query_terms
+from state.tokenize import fts_match
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +43,10 @@ RRF_K = 60  # the usual reciprocal-rank-fusion constant; flattens the top ranks 
 # Cosine similarity below which a vector match is treated as noise: the hashing embedder's
 # collisions alone give unrelated texts |cos| of about 0.05.
 MIN_VECTOR_SIMILARITY = 0.08
-# Vectors are stored as int8 (state/embedders.py serialize) and compared by cosine: a
-# quarter of float32's bytes, so writes, candidate lookups and scans move a quarter of the
-# data (at 10k memories of 1024 dimensions a scan takes ~8 ms instead of ~12).
-VECTOR_METRIC = "int8-cosine"
+# Vectors are stored as int8 (state/embedders.py serialize) and compared by cosine
+# (VECTOR_METRIC, state/index_builds.py): a quarter of float32's bytes, so writes, candidate
+# lookups and scans move a quarter of the data (at 10k memories of 1024 dimensions a scan
+# takes ~8 ms instead of ~12).
 # Ranking inside FTS5 first is fastest; this many times the page size is taken from it before
 # the namespace filter, with a full filtered query as the fallback when too few survive.
 FTS_OVERFETCH = 4
@@ -119,6 +124,13 @@ class TermStatistics:
             self._data_version, self._documents = version, documents
         return documents
 
+    def reset(self) -> None:
+        """Forget everything: the FTS table was replaced (a rebuild's swap)."""
+        self.conn.execute("drop table if exists temp.memory_fts_vocab")
+        self._vocab = False
+        self._frequencies.clear()
+        self._documents = self._data_version = None
+
     @property
     def active(self) -> bool:
         """Whether anything is cached (until the first query there is nothing to keep current)."""
@@ -167,43 +179,33 @@ class SearchIndex:
         self.vector_weight = vector_weight
         self.vector_mode = vector_mode
         self.terms = TermStatistics(conn)
+        self._terms_built_with: str | None = None  # the FTS table the cached counts are of
         # Records whose vector the embedder failed to make; see _insert_vector.
         self.pending_vectors: set[int] = set()
 
     # -- maintenance -------------------------------------------------------------------
 
-    def ensure_vector_table(self, progress: "callable | None" = None) -> bool:
-        """Create the vector table, or rebuild it if the embedder changed. True if rebuilt."""
-        row = self.conn.execute("select embedder, dimension from vector_index_meta").fetchone()
-        exists = self.conn.execute(
-            "select 1 from sqlite_master where name = 'memory_vec'"
-        ).fetchone()
-        wanted = (f"{self.embedder.name}:{VECTOR_METRIC}", self.embedder.dimension)
-        if row is not None and tuple(row) == wanted and exists:
-            return False
-        log.info("building vector index with %s (dimension %d)", *wanted)
-        with transaction(self.conn):
-            self.conn.execute("drop table if exists memory_vec")
-            # Cosine, because each vector is scaled to use int8's whole range.
-            self.conn.execute(
-                "create virtual table memory_vec using vec0("
-                " namespace text partition key,"
-                f" embedding int8[{self.embedder.dimension}] distance_metric=cosine)"
-            )
-            self.conn.execute(
-                "insert or replace into vector_index_meta (id, embedder, dimension, built_at)"
-                " values (1, ?, ?, ?)",
-                (*wanted, now_iso()),
-            )
-            rows = self.conn.execute(
-                "select seq, namespace, title, content, triggers from memory_records"
-                " where deleted_at is null"
-            ).fetchall()
-            for done, (seq, namespace, title, content, triggers) in enumerate(rows, 1):
-                self._insert_vector(seq, namespace, record_text(title, content, json.loads(triggers)))
-                if progress and done % 1000 == 0:
-                    progress(done, len(rows))
-        return True
+    @property
+    def vector_identity(self) -> str:
+        return vector_identity(self.embedder)
+
+    def builds(self) -> dict[str, IndexBuild]:
+        """What built the indexes, asked of the database each time (state/index_builds.py)."""
+        return read_builds(self.conn)
+
+    def vectors_ready(self, builds: dict[str, IndexBuild] | None = None) -> bool:
+        """Whether the vector table is complete and made by this embedder (else queries are
+        ranked by words alone: a rebuild is on its way, state/rebuild.py)."""
+        vectors = (builds or self.builds())[VECTORS]
+        return vectors.target is None and vectors.built_with == self.vector_identity
+
+    def _wants_vector(self, seq: int, builds: dict[str, IndexBuild]) -> bool:
+        """Whether record ``seq`` gets its vector now: always when the table is complete; during
+        a rebuild (which fills the new table in place) only if the copy has passed it."""
+        vectors = builds[VECTORS]
+        if vectors.target is None:
+            return vectors.built_with == self.vector_identity
+        return vectors.target == self.vector_identity and seq <= vectors.cursor
 
     def _insert_vector(self, seq: int, namespace: str, text: str) -> None:
         """Embed and store one vector. An embedder that fails (a model server that is down)
@@ -226,7 +228,10 @@ class SearchIndex:
 
     def find_missing_vectors(self) -> int:
         """Searchable records without a vector (left by a failing embedder before a restart)
-        become pending again; cheap when the counts agree, which is the usual case."""
+        become pending again; cheap when the counts agree, which is the usual case. Not
+        during a rebuild: it adds every vector anyway."""
+        if not self.vectors_ready():
+            return 0
         live = self.conn.execute(
             "select count(*) from memory_records where deleted_at is null").fetchone()[0]
         vectors = self.conn.execute("select count(*) from memory_vec").fetchone()[0]
@@ -245,12 +250,15 @@ class SearchIndex:
             return 0
         added = 0
         with transaction(self.conn):
+            builds = self.builds()
             for seq in sorted(self.pending_vectors)[:limit]:
                 row = self.conn.execute(
                     "select namespace, title, content, triggers, deleted_at from memory_records"
                     " where seq = ?", (seq,)).fetchone()
-                if row is None or row["deleted_at"] or not row["content"]:
-                    self.pending_vectors.discard(seq)  # gone, or redacted, meanwhile
+                if row is None or row["deleted_at"] or not row["content"] \
+                        or not self._wants_vector(seq, builds):
+                    # Gone or redacted meanwhile, or a rebuild's copy will embed it.
+                    self.pending_vectors.discard(seq)
                     continue
                 self.conn.execute("delete from memory_vec where rowid = ?", (seq,))
                 self._insert_vector(seq, row["namespace"], record_text(
@@ -261,27 +269,46 @@ class SearchIndex:
         return added
 
     def add(self, seq: int, namespace: str, text: str) -> None:
-        """Index one record (call inside the caller's write transaction)."""
-        token_text = index_text(text)
+        """Index one record (call inside the caller's write transaction).
+
+        During a rebuild the record also goes into the new FTS table if the copy has passed
+        it (seq <= cursor); else the copy takes it, as it is then. The cursor is read in
+        this same transaction, so no batch can move it in between."""
+        builds = self.builds()
+        fts = builds[FTS]
+        token_text = tokenizer_for(fts.built_with).index_text(text)
         self.conn.execute("insert into memory_fts (rowid, tokens) values (?, ?)", (seq, token_text))
         self.terms.counted(token_text, +1)
-        self._insert_vector(seq, namespace, text)
+        if fts.target is not None and seq <= fts.cursor:
+            self.conn.execute("insert into memory_fts_next (rowid, tokens) values (?, ?)",
+                              (seq, tokenizer_for(fts.target).index_text(text)))
+        if self._wants_vector(seq, builds):
+            self._insert_vector(seq, namespace, text)
 
     def remove(self, seq: int) -> None:
+        """Take one record out of every index, the new ones of a rebuild included."""
         self.pending_vectors.discard(seq)
         if self.terms.active:  # keep the cached frequencies current
             row = self.conn.execute("select tokens from memory_fts where rowid = ?", (seq,)).fetchone()
             if row is not None:
                 self.terms.counted(row[0], -1)
         self.conn.execute("delete from memory_fts where rowid = ?", (seq,))
+        if self.builds()[FTS].target is not None:
+            self.conn.execute("delete from memory_fts_next where rowid = ?", (seq,))
         self.conn.execute("delete from memory_vec where rowid = ?", (seq,))
 
     def forget_deleted(self) -> None:
         """Make deletions final in the FTS segments too (redaction): a delete leaves the
-        tokens in the segments until they are merged (state/redaction.py)."""
+        tokens in the segments until they are merged (state/redaction.py). A rebuild's new
+        table is merged as well, and the old table's trash (state/index_builds.py) goes at
+        once rather than batch by batch: it still holds the redacted text."""
         merge_fts_index(self.conn)
+        if self.builds()[FTS].target is not None:
+            merge_fts_index(self.conn, FTS_NEXT)
+        drop_trash(self.conn, FTS)
 
     def replace(self, seq: int, namespace: str, text: str) -> None:
+        """A record's new text under the same seq: out of every index, then in again."""
         self.remove(seq)
         self.add(seq, namespace, text)
 
@@ -352,10 +379,12 @@ class SearchIndex:
         ).fetchall()
         return [row[0] for row in rows]
 
-    def _bm25_terms(self, query: str) -> list[str]:
-        """The query's tokens for BM25, without single CJK characters that most records hold."""
-        terms = query_terms(query)
-        chars = [t for t in terms if is_cjk_char(t)]
+    def _bm25_terms(self, query: str, tokenizer: ModuleType | None = None) -> list[str]:
+        """The query's tokens for BM25 (by the tokenizer that built the FTS table), without
+        single CJK characters that most records hold."""
+        tokenizer = tokenizer or tokenizer_for(self.builds()[FTS].built_with)
+        terms = tokenizer.query_terms(query)
+        chars = [t for t in terms if tokenizer.is_cjk_char(t)]
         if not chars:
             return terms
         frequencies, total = self.terms(chars)
@@ -409,19 +438,29 @@ class SearchIndex:
         """Fused hits for ``query`` within ``namespaces``, best first.
 
         See the module docstring for ``vector_mode``. With ``bm25_weight`` 0 the vectors
-        rank alone (a KNN scan); with ``vector_weight`` 0 BM25 does.
+        rank alone (a KNN scan); with ``vector_weight`` 0 BM25 does, and so it does while
+        the vectors are rebuilt (state/rebuild.py).
         """
         namespaces = list(dict.fromkeys(namespaces))
         if not namespaces or not query.strip():
             return []
         pool = max(candidates, limit)
+        builds = self.builds()
+        fts = builds[FTS]
+        if fts.built_with != self._terms_built_with:  # a rebuild swapped the FTS table
+            self.terms.reset()
+            self._terms_built_with = fts.built_with
+        # While the vectors are rebuilt the words rank alone, even if set to weigh nothing.
+        vectors = self.vector_weight > 0 and self.vectors_ready(builds)
+        bm25_weight = self.bm25_weight if vectors or self.bm25_weight > 0 else 1.0
         bm25 = []
-        if self.bm25_weight > 0:
-            bm25 = self._bm25_ranked(self._bm25_terms(query), namespaces, pool)
+        if bm25_weight > 0:
+            terms = self._bm25_terms(query, tokenizer_for(fts.built_with))
+            bm25 = self._bm25_ranked(terms, namespaces, pool)
         knn: list[int] = []
-        if self.vector_weight > 0:
+        if vectors:
             # A scan of the namespace when words find too few (or rank nothing), or always.
-            scan = len(bm25) < limit or self.bm25_weight <= 0 or self.vector_mode == "always"
+            scan = len(bm25) < limit or bm25_weight <= 0 or self.vector_mode == "always"
             if scan or self.vector_mode == "rerank":
                 vector = self._query_vector(query)
                 if vector is not None:
@@ -429,7 +468,7 @@ class SearchIndex:
         scores: dict[int, list] = {}
         for rank, seq in enumerate(bm25, 1):
             scores.setdefault(seq, [0.0, None, None])
-            scores[seq][0] += self.bm25_weight / (RRF_K + rank)
+            scores[seq][0] += bm25_weight / (RRF_K + rank)
             scores[seq][1] = rank
         for rank, seq in enumerate(knn, 1):
             scores.setdefault(seq, [0.0, None, None])

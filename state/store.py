@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Callable
 
 from state.amp_records import AmpRecords
 from state.config import Settings
@@ -19,6 +18,7 @@ from state.identities import IdentityRepository
 from state.memories import MemoryRepository
 from state.migrations import migrate
 from state.projects import ProjectRepository
+from state.rebuild import plan as plan_rebuilds
 from state.redaction import stop_fts_secure_delete
 from state.search import SearchIndex
 from state.startup_records import StartupRecords
@@ -52,11 +52,10 @@ class Store:
         self.upstream = UpstreamRecords(conn)
 
     @classmethod
-    def open(
-        cls, path: Path | str, settings: Settings | None = None,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> "Store":
-        """Open (creating if needed), migrate, and make sure the vector index matches."""
+    def open(cls, path: Path | str, settings: Settings | None = None) -> "Store":
+        """Open (creating if needed) and migrate. If the tokenizer or the embedder changed,
+        the search indexes' rebuild is only recorded here: it runs in the background
+        (state/rebuild.py), so opening stays fast at any size."""
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         conn = connect(path)
@@ -64,7 +63,7 @@ class Store:
             migrate(conn)
             store = cls(conn, settings or Settings())
             stop_fts_secure_delete(conn)
-            store.search.ensure_vector_table(progress)
+            plan_rebuilds(store)
             store.search.find_missing_vectors()  # a failing embedder's leftovers, if any
         except BaseException as exc:
             conn.close()

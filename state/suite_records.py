@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from types import ModuleType
 from typing import Any
 
 from state.db import Connection
 from state.errors import NotFound
 from state.ids import new_id, now_iso
-from state.tokenize import fts_query, index_text
+from state import tokenize
+from state.tokenize import fts_query
 
 
 def semver_key(version: str) -> tuple:
@@ -16,6 +18,12 @@ def semver_key(version: str) -> tuple:
     core, _, pre = version.split("+", 1)[0].partition("-")
     numbers = tuple(int(p) if p.isdigit() else 0 for p in core.split("."))
     return numbers + ((1,) if not pre else (0, pre))
+
+
+def _catalog_tokens(suite: dict[str, Any], tokenizer: ModuleType = tokenize) -> str:
+    """What the catalog search finds a suite by: its slug, title, summary and tags."""
+    return tokenizer.index_text(f"{suite['slug']} {suite['title']} {suite['summary']}"
+                                f" {' '.join(suite['tags'])}")
 
 
 def _suite(row: Any) -> dict[str, Any]:
@@ -83,9 +91,20 @@ class SuiteRecords:
             [(version_id, path, content, file_sha[path]) for path, content in sorted(files.items())])
         current = self.suite(slug)
         self.conn.execute("insert into suite_fts (slug, tokens) values (?, ?)",
-                          (slug, index_text(f"{slug} {current['title']} {current['summary']}"
-                                            f" {' '.join(current['tags'])}")))
+                          (slug, _catalog_tokens(current)))
         return current
+
+    def reindex(self, tokenizer: ModuleType) -> int:
+        """Make the catalog index afresh with ``tokenizer`` (the current one: state/rebuild.py
+        calls this when it changed); the number of suites indexed. Call inside a transaction."""
+        self.conn.execute("drop table if exists suite_fts")
+        option = tokenizer.FTS_TOKENIZER.replace("'", "''")
+        self.conn.execute("create virtual table suite_fts using fts5(slug unindexed, tokens,"
+                          f" tokenize = '{option}')")
+        suites = [_suite(row) for row in self.conn.execute("select * from suites")]
+        self.conn.executemany("insert into suite_fts (slug, tokens) values (?, ?)",
+                              [(s["slug"], _catalog_tokens(s, tokenizer)) for s in suites])
+        return len(suites)
 
     def count(self, slug: str, counter: str) -> None:
         """Add one to a suite's download or install counter."""

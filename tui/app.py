@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from rich.markup import escape
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -52,6 +53,10 @@ def status_text(status: dict[str, Any] | None, error: str | None = None,
     counts = status["counts"]
     inbox = status.get("inbox", {})
     waiting = sum(inbox.values()) if inbox else 0
+    # A rebuild of the search index after an upgrade: a third line, the daemon's own words.
+    rebuild = status.get("search_index") or {}
+    rebuilding = (f"\n[b yellow]{escape(rebuild['text'])}[/]"
+                  if rebuild.get("state") == "rebuilding" else "")
     return (f"[b green]Daemon running[/] v{status['version']} :{status['port']}"
             f" up {formats.span(status['uptime_seconds'])} · {counts['memories']} memories ·"
             f" {counts['agents']} agents · {formats.size(status['store_bytes'])}\n"
@@ -59,13 +64,14 @@ def status_text(status: dict[str, Any] | None, error: str | None = None,
             + (f"Inbox: {inbox.get('startup_plans_to_approve', 0)} to approve ·"
                f" {inbox.get('conflicts', 0)} conflicts · {inbox.get('agents_with_pending_updates', 0)}"
                f" pending updates · {inbox.get('blocked_sync_intents', 0)} blocked writes" if waiting else
-               "Inbox: all clear (nothing to approve, no conflicts, updates or blocked writes)"))
+               "Inbox: all clear (nothing to approve, no conflicts, updates or blocked writes)")
+            + rebuilding)
 
 
 class CompanionApp(App[None]):
     TITLE = "MemoryCloud Companion"
     CSS = """
-    #status { padding: 0 1; height: 2; }
+    #status { padding: 0 1; height: auto; min-height: 2; }
     TabbedContent { height: 1fr; }
     TabPane { height: 1fr; padding: 0; }
     Pane { height: 1fr; }

@@ -12,6 +12,7 @@ from aiohttp import web
 from daemon import __version__, keys
 from daemon.endpoints import Call, Endpoint
 from daemon.validation import Field, RequestSchema, ValidationFailed, query_choice
+from state.rebuild import status as index_status
 
 
 async def health(request: web.Request, call: Call) -> dict[str, Any]:
@@ -44,6 +45,8 @@ async def status(request: web.Request, call: Call) -> dict[str, Any]:
         "embedder": {"name": store.embedder.name, "dimension": store.embedder.dimension},
         "counts": counts,
         "jobs": app[keys.JOBS].describe() if keys.JOBS in app else [],
+        # The rebuild after a tokenizer or embedder change, if one is under way.
+        "search_index": index_status(conn),
         "role": settings.role,
         "upstream": upstream_summary(request.app[keys.SERVICES]),
         "inbox": inbox(request.app[keys.SERVICES]),

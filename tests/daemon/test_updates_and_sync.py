@@ -920,7 +920,8 @@ async def test_status_lists_the_daemon_jobs(api):
     status = await api.get("/api/local/status", key=api.owner_key)
     jobs = {j["name"]: j for j in status["jobs"]}
     assert set(jobs) == {"wal_checkpoint", "refresh_startup_items", "expire_sync_intents",
-                         "poll_updates", "sync_upstream", "backfill_vectors"}
+                         "poll_updates", "sync_upstream", "backfill_vectors",
+                         "rebuild_search_index"}
     settings = api.store.settings
     assert jobs["wal_checkpoint"]["interval_seconds"] == settings.checkpoint_seconds
     assert jobs["expire_sync_intents"]["interval_seconds"] == settings.expire_sync_intents_minutes * 60

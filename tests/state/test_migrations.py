@@ -6,7 +6,7 @@ from state.migrations import all_migrations, migrate
 EXPECTED_TABLES = {
     "schema_migrations", "identities", "api_keys", "pairing_codes", "workspaces",
     "runtime_profiles", "project_bindings", "memory_records", "memory_versions", "memory_fts",
-    "vector_index_meta", "memory_briefs", "brief_events", "context_packs", "receipts",
+    "index_builds", "memory_briefs", "brief_events", "context_packs", "receipts",
     "memory_deltas", "summary_cards", "adaptive_runs", "startup_plans", "managed_regions",
     "conflicts", "platform_updates", "update_acks", "sync_intents", "suites", "suite_versions",
     "suite_files", "suite_fts", "installed_open_memories", "claims", "distill_jobs",

@@ -4,6 +4,7 @@ import pytest
 
 from state.config import Settings
 from state.memories import NewMemory
+from state.rebuild import rebuild_now
 from state.store import Store
 from state.tokenize import fts_query, tokens
 
@@ -77,14 +78,21 @@ def test_tokens_split_chinese_into_bigrams_and_fold_english():
     assert "the" not in tokens("the cat", for_query=True)
 
 
+def _vectors_built_with(store: Store) -> str:
+    return store.conn.execute(
+        "select built_with from index_builds where name = 'memory_vec'").fetchone()[0]
+
+
 def test_vector_index_is_rebuilt_when_the_embedder_changes(paths):
     first = Store.open(paths.database, Settings(dimension=256))
     _fill(first, "wsp_a", MEMORIES)
     first.close()
     second = Store.open(paths.database, Settings(dimension=64))
     try:
-        meta = second.conn.execute("select embedder, dimension from vector_index_meta").fetchone()
-        assert tuple(meta) == ("hashing-v3:int8-cosine", 64)
+        # Opening records the rebuild (tests/state/test_rebuild.py has it in the background).
+        assert second.search.builds()["memory_vec"].target == "hashing-v3:int8-cosine:64"
+        rebuild_now(second, force=False)
+        assert _vectors_built_with(second) == "hashing-v3:int8-cosine:64"
         rows = second.conn.execute("select count(*) from memory_vec").fetchone()[0]
         assert rows == len(MEMORIES)
         second.search.bm25_weight = 0.0  # vectors alone must still find it
@@ -238,6 +246,7 @@ def test_rebuilt_vectors_equal_freshly_inserted_ones(paths):
     first.close()
     second = Store.open(paths.database, Settings(dimension=64))  # forces a rebuild
     try:
+        rebuild_now(second, force=False)
         stored = second.conn.execute("select embedding from memory_vec where rowid = ?",
                                      (memory["seq"],)).fetchone()[0]
         expected = serialize(second.embedder.embed(record_text("WAL", "keep WAL on", ["sqlite 配置"])))
@@ -311,8 +320,7 @@ def test_an_openai_compatible_endpoint_embeds_and_is_searched(paths, embedding_s
     store = Store.open(paths.database, settings)
     try:
         # The dimension is the endpoint's, not the setting's; the key goes as a bearer token.
-        meta = store.conn.execute("select embedder, dimension from vector_index_meta").fetchone()
-        assert tuple(meta) == (f"openai:tiny-embed@{embedding_server.url}:int8-cosine", 48)
+        assert _vectors_built_with(store) == f"openai:tiny-embed@{embedding_server.url}:int8-cosine:48"
         assert embedding_server.requests[0] == ("Bearer sk-local-test",
                                                 {"model": "tiny-embed", "input": "dimension"})
         _fill(store, "wsp_a", MEMORIES)
@@ -363,8 +371,8 @@ def test_changing_the_endpoint_model_rebuilds_the_vectors(paths, embedding_serve
     first.close()
     second = Store.open(paths.database, Settings(embedder=f"openai:two@{embedding_server.url}"))
     try:
-        meta = second.conn.execute("select embedder from vector_index_meta").fetchone()[0]
-        assert meta.startswith("openai:two@")
+        rebuild_now(second, force=False)
+        assert _vectors_built_with(second).startswith("openai:two@")
         assert [body["model"] for _, body in embedding_server.requests[-len(MEMORIES):]] \
             == ["two"] * len(MEMORIES)
     finally:

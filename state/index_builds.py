@@ -1,0 +1,228 @@
+"""The record of what built each derived search index, and the table moves of a rebuild.
+
+Rows of ``index_builds`` (migration m0016) say what made the FTS and vector tables that
+answer now and what a rebuild in progress makes instead (state/rebuild.py drives it). Every
+reader asks the database, never a copy kept in memory: a rebuild advances in another
+process's transactions as well as in this one's, and a rolled-back batch must not leave a
+process believing it happened. Reading the three rows costs a few microseconds.
+
+Discarding a large index is the expensive part: with ``secure_delete`` on (state/db.py, for
+redaction) dropping a table overwrites every page it held, in one statement (measured:
+0.14 s per 10k vectors of 1024 dimensions, so ~1.4 s at 100k, and 0.6 s for the FTS index
+at 100k). :func:`discard_index` therefore only moves the index's data tables out of the way
+(renames them ``trash_...``, a few ms) and drops the emptied virtual table; the moved
+tables are plain tables, deleted in short batches later (:func:`empty_trash`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Protocol
+
+from state import tokenize, tokenize_v1
+from state.db import Connection
+
+FTS = "memory_fts"
+FTS_NEXT = "memory_fts_next"  # the new FTS table while it is built, beside the old one
+VECTORS = "memory_vec"
+SUITES = "suite_fts"
+# Vectors are stored as int8 and compared by cosine (state/search.py); part of their identity.
+VECTOR_METRIC = "int8-cosine"
+TRASH = "trash_"
+# Shadow tables a virtual table's constructor reads: left in place by discard_index, so the
+# table can still be connected to, and dropped. They are a few rows each.
+CONSTRUCTOR_TABLES = ("_config", "_info")
+
+# Tokenizers no longer current that a store's index may still be built with.
+FROZEN_TOKENIZERS: dict[int, ModuleType] = {1: tokenize_v1}
+
+
+class Embedder(Protocol):
+    name: str
+    dimension: int
+
+
+@dataclass(frozen=True)
+class IndexBuild:
+    """One row of ``index_builds`` (see migration m0016)."""
+
+    name: str
+    built_with: str | None = None
+    target: str | None = None
+    cursor: int = 0
+    done: int = 0
+    started_at: str | None = None
+    finished_at: str | None = None
+
+    @property
+    def rebuilding(self) -> bool:
+        return self.target is not None
+
+
+def read_builds(conn: Connection) -> dict[str, IndexBuild]:
+    """Every index's row (an index without one: nothing known built it)."""
+    rows = conn.execute("select name, built_with, target, cursor, done, started_at,"
+                        " finished_at from index_builds").fetchall()
+    builds = {row[0]: IndexBuild(*row) for row in rows}
+    for name in (FTS, VECTORS, SUITES):
+        builds.setdefault(name, IndexBuild(name))
+    return builds
+
+
+def save_build(conn: Connection, build: IndexBuild) -> None:
+    """Write one row (call inside the transaction that did what it records)."""
+    conn.execute(
+        "insert or replace into index_builds (name, built_with, target, cursor, done,"
+        " started_at, finished_at) values (?,?,?,?,?,?,?)",
+        (build.name, build.built_with, build.target, build.cursor, build.done,
+         build.started_at, build.finished_at))
+
+
+# -- identities ----------------------------------------------------------------------------
+
+def current_tokenizer() -> tuple[int, ModuleType]:
+    """The tokenizer version this code indexes with, and its module."""
+    return tokenize.TOKENIZER_VERSION, tokenize
+
+
+def tokenizer_identity(version: int) -> str:
+    return f"tokenizer-{version}"
+
+
+def tokenizer_version(identity: str | None) -> int | None:
+    """The version an identity names (None: not a tokenizer identity)."""
+    prefix, _, number = (identity or "").partition("-")
+    return int(number) if prefix == "tokenizer" and number.isdigit() else None
+
+
+def tokenizer_for(identity: str | None) -> ModuleType:
+    """The module that makes (and queries) the tokens of an index built with ``identity``.
+    An unknown version (a newer release's store) gets the current one: the best guess, and
+    that index is rebuilt anyway."""
+    version, module = current_tokenizer()
+    wanted = tokenizer_version(identity)
+    if wanted is None or wanted == version:
+        return module
+    return FROZEN_TOKENIZERS.get(wanted, module)
+
+
+def wanted_tokenizer() -> str:
+    return tokenizer_identity(current_tokenizer()[0])
+
+
+def vector_identity(embedder: Embedder) -> str:
+    """What a vector table built by ``embedder`` is: its name, the metric and the dimension."""
+    return f"{embedder.name}:{VECTOR_METRIC}:{embedder.dimension}"
+
+
+# -- tables --------------------------------------------------------------------------------
+
+def table_exists(conn: Connection, name: str) -> bool:
+    return conn.execute("select 1 from sqlite_master where name = ?", (name,)).fetchone() is not None
+
+
+def fts_ddl(name: str, tokenizer: ModuleType) -> str:
+    """The FTS5 table of one tokenizer's pre-tokenized text (rowid = memory_records.seq)."""
+    option = tokenizer.FTS_TOKENIZER.replace("'", "''")
+    return f"create virtual table {name} using fts5(tokens, tokenize = '{option}')"
+
+
+def vector_ddl(dimension: int) -> str:
+    # Cosine, because each vector is scaled to use int8's whole range (state/embedders.py).
+    return ("create virtual table memory_vec using vec0(namespace text partition key,"
+            f" embedding int8[{dimension}] distance_metric=cosine)")
+
+
+def _shadow_tables(conn: Connection, name: str) -> list[tuple[str, str]]:
+    """(name, CREATE statement) of a virtual table's shadow tables: ``<name>_...``, except
+    those of another virtual table whose name starts so too (memory_fts_next's)."""
+    rows = conn.execute("select name, sql from sqlite_master where type = 'table'").fetchall()
+    virtual = [n for n, sql in rows if n != name and n.startswith(f"{name}_")
+               and (sql or "").lower().startswith("create virtual table")]
+    return [(n, sql) for n, sql in rows
+            if n.startswith(f"{name}_") and n not in virtual
+            and not any(n.startswith(f"{other}_") for other in virtual)]
+
+
+def discard_index(conn: Connection, name: str) -> None:
+    """Remove the virtual table ``name`` in a few ms, leaving its data as trash tables for
+    :func:`empty_trash` (see the module docstring). Call inside a transaction."""
+    if not table_exists(conn, name):
+        return
+    batch = os.urandom(6).hex()  # so one discard's trash never meets another's
+    for shadow, create in _shadow_tables(conn, name):
+        if shadow.endswith(CONSTRUCTOR_TABLES):
+            continue
+        conn.execute(f'alter table "{shadow}" rename to "{TRASH}{batch}_{shadow}"')
+        conn.execute(create)  # the same table, empty, for the drop below to find
+    conn.execute(f'drop table "{name}"')
+
+
+def trash_tables(conn: Connection, of: str = "") -> list[str]:
+    """The trash tables left by discard_index (of the index ``of``, if given)."""
+    rows = conn.execute("select name from sqlite_master where type = 'table' and name like ?"
+                        " escape '\\' order by name", (TRASH.replace("_", "\\_") + "%",))
+    return [row[0] for row in rows if row[0].split("_", 2)[-1].startswith(of)]
+
+
+def empty_trash(conn: Connection, budget_seconds: float) -> bool:
+    """Delete trash rows for about ``budget_seconds`` (each delete zeroes what it frees);
+    True when no trash is left. Call inside a transaction.
+
+    Statements grow from one row (a vector chunk row is 1 MB, ~10 ms to overwrite) while
+    they stay well inside the budget; a table without rowids (FTS5's small ``_idx``) is
+    dropped whole."""
+    started = time.perf_counter()
+    for table in trash_tables(conn):
+        if not _has_rowid(conn, table):
+            conn.execute(f'drop table "{table}"')
+            continue
+        rows = 1
+        while True:
+            before = time.perf_counter()
+            deleted = conn.execute(f'delete from "{table}" where rowid in (select rowid from'
+                                   f' "{table}" order by rowid limit ?)', (rows,)).rowcount
+            if deleted < rows:
+                conn.execute(f'drop table "{table}"')
+                break
+            now = time.perf_counter()
+            if now - started >= budget_seconds:
+                return False
+            if now - before < budget_seconds / 8:
+                rows *= 2
+    return True
+
+
+def drop_trash(conn: Connection, of: str) -> None:
+    """Drop the trash of one index at once (a redaction: the old FTS text must go now)."""
+    for table in trash_tables(conn, of):
+        conn.execute(f'drop table "{table}"')
+
+
+def _has_rowid(conn: Connection, table: str) -> bool:
+    try:
+        conn.execute(f'select rowid from "{table}" limit 0')
+    except Exception:  # a WITHOUT ROWID table: "no such column: rowid"
+        return False
+    return True
+
+
+def describe_identity(identity: str | None) -> str:
+    """An identity in words: "tokenizer 2", "embedder hashing-v3 (1024 dimensions)"."""
+    version = tokenizer_version(identity)
+    if version is not None:
+        return f"tokenizer {version}"
+    if not identity:
+        return "nothing"
+    name, _, dimension = identity.rpartition(":")
+    name = name.removesuffix(f":{VECTOR_METRIC}")
+    return f"embedder {name} ({dimension} dimensions)" if dimension.isdigit() else f"embedder {identity}"
+
+
+def as_dict(build: IndexBuild) -> dict[str, Any]:
+    return {"name": build.name, "built_with": build.built_with, "target": build.target,
+            "cursor": build.cursor, "done": build.done, "started_at": build.started_at,
+            "finished_at": build.finished_at}
