@@ -1,0 +1,347 @@
+"""The search index's rebuild after a tokenizer or embedder change (state/rebuild.py):
+planned at open, copied in batches with a persisted cursor, resumable, answering meanwhile,
+right after writes of every kind during it, swapped at the end, nothing lost.
+
+Stores "made by tokenizer 1" are made here with this code and version 1 as the current
+tokenizer (the frozen state/tokenize_v1.py); tests/fixtures/prev_release_store.db is one made
+by the previous release itself."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from state import embedders, index_builds, tokenize, tokenize_v1
+from state.config import Settings
+from state.doctor import check_indexes, rebuild_indexes
+from state.index_builds import FTS, FTS_NEXT, VECTORS, read_builds, table_exists, trash_tables
+from state.memories import NewMemory
+from state.rebuild import rebuild_now, status, step
+from state.redaction import purge_wal
+from state.store import Store
+from tests.conftest import seed_database
+
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "prev_release_store.db"
+CYRILLIC = "Встреча перенесена на пятницу"  # tokenizer 1 keeps no word of it
+
+
+def _text(n: int) -> str:
+    body = CYRILLIC if n % 4 == 0 else "the lighthouse keeper logs the weather"
+    return f"{body} ref{n:03d}"
+
+
+class PreviousHashing(embedders.HashingEmbedder):
+    """The hashing embedder under the previous release's name (its features changed with
+    the tokenizer, so its vectors are rebuilt too)."""
+
+    def __init__(self, dimension: int) -> None:
+        super().__init__(dimension)
+        self.name = "hashing-v2"
+
+
+@pytest.fixture
+def v1_store(paths, migrated_database, monkeypatch):
+    """A store indexed by tokenizer 1 and hashing-v2 with 40 records (every 4th in
+    Russian), closed."""
+    seed_database(paths, migrated_database)
+    with monkeypatch.context() as patch:
+        patch.setattr(index_builds, "current_tokenizer", lambda: (1, tokenize_v1))
+        patch.setitem(embedders._FACTORIES, "hashing", PreviousHashing)
+        store = Store.open(paths.database, Settings())
+        with store.transaction():
+            for n in range(40):
+                store.memories.create(NewMemory(namespace="wsp_a", kind="fact", content=_text(n),
+                                                source="test"))
+        assert read_builds(store.conn)[FTS].built_with == "tokenizer-1"
+        store.close()
+    return paths.database
+
+
+def _found(store: Store, query: str, namespace: str = "wsp_a") -> list[str]:
+    hits = store.search.search(query, [namespace], limit=50)
+    records = store.memories.by_seqs([h.seq for h in hits])
+    return [records[h.seq]["content"] for h in hits]
+
+
+def _words(store: Store, query: str, namespace: str = "wsp_a") -> list[str]:
+    """What BM25 alone finds (the vectors find near misses too, by design)."""
+    weight, store.search.vector_weight = store.search.vector_weight, 0.0
+    try:
+        return _found(store, query, namespace)
+    finally:
+        store.search.vector_weight = weight
+
+
+def _fts_rows(store: Store, table: str = FTS) -> dict[int, str]:
+    return dict(store.conn.execute(f"select rowid, tokens from {table}").fetchall())
+
+
+def test_open_only_records_the_rebuild(v1_store):
+    store = Store.open(v1_store, Settings())
+    try:
+        fts = read_builds(store.conn)[FTS]
+        assert (fts.built_with, fts.target, fts.cursor, fts.done) == ("tokenizer-1", "tokenizer-2", 0, 0)
+        assert _fts_rows(store, FTS_NEXT) == {}  # nothing copied at open
+        assert len(_fts_rows(store)) == 40
+        assert status(store.conn)["text"].startswith(
+            "search index: rebuilding for tokenizer 2 — 0 of 40 records (0 %), started ")
+        vectors = read_builds(store.conn)[VECTORS]
+        assert (vectors.built_with, vectors.target) == ("hashing-v2:int8-cosine:1024",
+                                                        "hashing-v3:int8-cosine:1024")
+    finally:
+        store.close()
+
+
+def test_batches_advance_the_cursor_and_answer_from_the_old_index_meanwhile(v1_store):
+    store = Store.open(v1_store, Settings())
+    try:
+        seqs = sorted(_fts_rows(store))
+        for batch in range(1, 4):
+            assert step(store, max_records=10, budget_seconds=60) == "fts"
+            fts = read_builds(store.conn)[FTS]
+            assert (fts.cursor, fts.done) == (seqs[batch * 10 - 1], batch * 10)
+            assert sorted(_fts_rows(store, FTS_NEXT)) == seqs[:batch * 10]
+            # The old table answers, queried with tokenizer 1's terms; Russian stays unfound.
+            assert len(_found(store, "lighthouse")) == 30
+            assert _found(store, "пятницу") == []
+        assert status(store.conn)["percent"] == 75
+        assert step(store, max_records=10, budget_seconds=60) == "fts"  # the last ten
+        assert read_builds(store.conn)[FTS].rebuilding  # a full batch: one more to be sure
+        assert step(store, max_records=10, budget_seconds=60) == "fts"  # finds none: swaps
+        fts = read_builds(store.conn)[FTS]
+        assert (fts.built_with, fts.target, fts.done) == ("tokenizer-2", None, 40)
+        assert not table_exists(store.conn, FTS_NEXT)
+        assert _fts_rows(store) == {seq: tokenize.index_text(text) for seq, text in
+                                    store.conn.execute("select seq, content from memory_records")}
+        assert len(_found(store, "пятницу")) == 10
+        assert trash_tables(store.conn)  # the old table's data, for the next batches
+        while step(store, max_records=10, budget_seconds=60) is not None:
+            pass
+        assert trash_tables(store.conn) == []
+        assert status(store.conn)["text"] == "search index: current"
+    finally:
+        store.close()
+
+
+def test_an_interrupted_batch_leaves_nothing_and_the_rebuild_resumes_after_a_reopen(
+        v1_store, monkeypatch):
+    store = Store.open(v1_store, Settings())
+    for _ in range(2):
+        step(store, max_records=10, budget_seconds=60)
+    calls = []
+
+    def dies_midway(text: str) -> str:  # the process "dies" in the middle of a batch
+        calls.append(text)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return tokenize.index_text(text)
+
+    monkeypatch.setattr(tokenize, "index_text", dies_midway)
+    with pytest.raises(KeyboardInterrupt):
+        step(store, max_records=10, budget_seconds=60)
+    monkeypatch.undo()
+    fts = read_builds(store.conn)[FTS]
+    assert (fts.done, len(_fts_rows(store, FTS_NEXT))) == (20, 20)  # the batch left nothing
+    store.close()
+    reopened = Store.open(v1_store, Settings())
+    try:
+        fts = read_builds(reopened.conn)[FTS]
+        assert (fts.target, fts.done) == ("tokenizer-2", 20)  # continued, not started again
+        rebuild_now(reopened, force=False)
+        assert read_builds(reopened.conn)[FTS].done == 40
+        assert all(report.ok for report in check_indexes(reopened.conn).values())
+    finally:
+        reopened.close()
+
+
+def test_writes_of_every_kind_during_the_rebuild_end_up_right(v1_store):
+    store = Store.open(v1_store, Settings())
+    try:
+        step(store, max_records=20, budget_seconds=60)  # copied: ref000-ref019
+        ids = {r["content"].split()[-1]: r["id"] for r in
+               map(dict, store.conn.execute("select id, content from memory_records"))}
+        with store.transaction():
+            created = store.memories.create(NewMemory(namespace="wsp_a", kind="fact",
+                                                      content="Новая запись о маяке", source="test"))
+            store.memories.update(ids["ref003"], content="copied already, now about tides ref003")
+            store.memories.update(ids["ref030"], content="not copied yet, now about ferries ref030")
+            store.memories.delete(ids["ref005"])
+            store.memories.delete(ids["ref035"])
+        for memory_id in (ids["ref007"], ids["ref037"]):
+            current = store.memories.versions(memory_id)[-1]
+            with store.transaction():
+                store.memories.redact_version(current["id"])
+        # Meanwhile: the old table is current for every write.
+        assert _found(store, "tides") == ["copied already, now about tides ref003"]
+        assert _words(store, "ref005") == [] and _words(store, "ref037") == []
+        rebuild_now(store, force=False)
+        assert all(report.ok for report in check_indexes(store.conn).values())
+        assert _found(store, "маяке") == ["Новая запись о маяке"]
+        assert _found(store, "ferries") == ["not copied yet, now about ferries ref030"]
+        assert _words(store, "tides") == ["copied already, now about tides ref003"]
+        assert not [text for text in _words(store, "lighthouse") if "ref003" in text or "ref030" in text]
+        for gone in ("ref005", "ref035", "ref007", "ref037"):
+            assert _words(store, gone) == [], gone
+        assert created["seq"] in _fts_rows(store)
+    finally:
+        store.close()
+
+
+def test_nothing_is_lost(v1_store):
+    store = Store.open(v1_store, Settings())
+    try:
+        before = [store.conn.execute(f"select count(*) from {t}").fetchone()[0]
+                  for t in ("memory_records", "memory_versions")]
+        rebuild_now(store, force=False)
+        after = [store.conn.execute(f"select count(*) from {t}").fetchone()[0]
+                 for t in ("memory_records", "memory_versions")]
+        assert before == after
+        for n in range(40):
+            assert _found(store, f"ref{n:03d}")[0] == _text(n)
+    finally:
+        store.close()
+
+
+def test_vectors_are_rebuilt_in_place_and_rank_only_when_complete(paths):
+    first = Store.open(paths.database, Settings(dimension=64))
+    with first.transaction():
+        for n in range(30):
+            first.memories.create(NewMemory(namespace="wsp_a", kind="fact", content=_text(n),
+                                            source="test"))
+    first.close()
+    store = Store.open(paths.database, Settings(dimension=32))
+    try:
+        vectors = read_builds(store.conn)[VECTORS]
+        assert (vectors.built_with, vectors.target) == ("hashing-v3:int8-cosine:64",
+                                                        "hashing-v3:int8-cosine:32")
+        step(store, max_records=10, budget_seconds=60)
+        assert store.conn.execute("select count(*) from memory_vec").fetchone()[0] == 10
+        hits = store.search.search("lighthouse keeper", ["wsp_a"])
+        assert hits and all(hit.vector_rank is None for hit in hits)  # words alone meanwhile
+        assert "search ranks by words until then" in status(store.conn)["text"]
+        with store.transaction():  # below and above the cursor
+            store.memories.create(NewMemory(namespace="wsp_a", kind="fact",
+                                            content="a new note on harbor pilots", source="test"))
+        rebuild_now(store, force=False)
+        assert all(report.ok for report in check_indexes(store.conn).values())
+        assert read_builds(store.conn)[VECTORS].built_with == "hashing-v3:int8-cosine:32"
+        assert any(hit.vector_rank for hit in store.search.search("lighthouse keeper", ["wsp_a"]))
+    finally:
+        store.close()
+
+
+def test_a_change_of_mind_during_a_rebuild_starts_it_again(paths):
+    first = Store.open(paths.database, Settings(dimension=64))
+    with first.transaction():
+        for n in range(30):
+            first.memories.create(NewMemory(namespace="wsp_a", kind="fact", content=_text(n),
+                                            source="test"))
+    first.close()
+    second = Store.open(paths.database, Settings(dimension=32))
+    step(second, max_records=10, budget_seconds=60)
+    second.close()
+    third = Store.open(paths.database, Settings(dimension=16))
+    try:
+        vectors = read_builds(third.conn)[VECTORS]
+        assert (vectors.target, vectors.done) == ("hashing-v3:int8-cosine:16", 0)
+        rebuild_now(third, force=False)
+        assert all(report.ok for report in check_indexes(third.conn).values())
+    finally:
+        third.close()
+
+
+def test_a_redaction_during_the_trash_teardown_drops_the_old_text_at_once(v1_store):
+    store = Store.open(v1_store, Settings())
+    try:
+        while read_builds(store.conn)[FTS].rebuilding:
+            step(store, max_records=100, budget_seconds=60)
+        assert trash_tables(store.conn, FTS)
+        memory_id = store.conn.execute("select id from memory_records limit 1").fetchone()[0]
+        with store.transaction():
+            store.memories.redact_version(store.memories.versions(memory_id)[-1]["id"])
+        assert trash_tables(store.conn, FTS) == []
+    finally:
+        store.close()
+
+
+def test_doctor_repair_runs_the_same_rebuild_to_the_end(v1_store):
+    store = Store.open(v1_store, Settings())
+    try:
+        step(store, max_records=10, budget_seconds=60)
+        repaired = rebuild_indexes(store)
+        assert repaired == {"fts": 40, "vectors": 40}
+        builds = read_builds(store.conn)
+        assert builds[FTS].built_with == "tokenizer-2" and not builds[FTS].rebuilding
+        assert trash_tables(store.conn) == [] and not table_exists(store.conn, FTS_NEXT)
+        assert all(report.ok for report in check_indexes(store.conn).values())
+    finally:
+        store.close()
+
+
+def test_a_store_made_by_the_previous_release(paths):
+    shutil.copyfile(FIXTURE, paths.database)
+    store = Store.open(paths.database, Settings())
+    try:
+        builds = read_builds(store.conn)
+        assert (builds[FTS].built_with, builds[FTS].target) == ("tokenizer-1", "tokenizer-2")
+        assert builds[VECTORS].built_with == "hashing-v2:int8-cosine:16"
+        assert builds[VECTORS].target == "hashing-v3:int8-cosine:1024"
+        records = store.conn.execute("select count(*) from memory_records").fetchone()[0]
+        live = {re.search(r"ref\d{3}", content).group(): (namespace, content)
+                for namespace, content in store.conn.execute(
+                    "select namespace, content from memory_records where deleted_at is null")}
+        everywhere = sorted({namespace for namespace, _ in live.values()})
+        # Meanwhile the old index answers, by tokenizer 1's terms.
+        assert _found(store, "ref042", live["ref042"][0]) == [live["ref042"][1]]
+        russian = [ref for ref, row in live.items() if "пятниц" in row[1]]
+        assert russian and _found(store, "пятницу", live[russian[0]][0]) == []
+        # The catalog's index is tiny: rebuilt at open.
+        assert [s["slug"] for s in store.suites.catalog("ferries", 10)] == ["harbor-guide"]
+        rebuild_now(store, force=False)
+        assert store.conn.execute("select count(*) from memory_records").fetchone()[0] == records
+        assert all(report.ok for report in check_indexes(store.conn).values())
+        for ref, (namespace, content) in live.items():
+            assert _found(store, ref, namespace)[0] == content, ref
+        for ref in russian:
+            assert live[ref][1] in _found(store, "пятницу", live[ref][0])
+        assert _found(store, "revised", live["ref007"][0]) == [live["ref007"][1]]
+        assert _words(store, "obsolete", live["ref007"][0]) == []
+        assert "ref013" not in live
+        assert not any(_words(store, "ref013", namespace) for namespace in everywhere)
+    finally:
+        store.close()
+
+
+def test_a_redaction_during_the_rebuild_leaves_no_bytes_in_either_table(v1_store):
+    marker = b"zqxwvkredactmarker"  # both tokenizers keep it whole (digits: no stemming)
+    store = Store.open(v1_store, Settings())
+    try:
+        with store.transaction():
+            secrets = [store.memories.create(NewMemory(
+                namespace="wsp_a", kind="fact", source="test",
+                content=f"the vault password is zqxwvkredactmarker{n}"))["id"] for n in (1, 2)]
+        while (fts := read_builds(store.conn)[FTS]).rebuilding and fts.done < 41:
+            step(store, max_records=41, budget_seconds=60)  # the first secret is copied
+        database = Path(store.conn.execute("pragma database_list").fetchone()[2])
+
+        def file_bytes() -> bytes:
+            wal = Path(f"{database}-wal")
+            return database.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+        def redact(memory_id: str) -> bytes:
+            with store.transaction():
+                store.memories.redact_version(store.memories.versions(memory_id)[-1]["id"])
+            purge_wal(store.conn)
+            return file_bytes()
+
+        assert marker + b"1" in file_bytes() and marker + b"2" in file_bytes()
+        assert marker + b"1" not in redact(secrets[0])  # in the old table and the new one
+        while read_builds(store.conn)[FTS].rebuilding:
+            step(store, max_records=100, budget_seconds=60)
+        assert trash_tables(store.conn, FTS)  # the old table's text, waiting to be deleted
+        assert marker not in redact(secrets[1])
+    finally:
+        store.close()
