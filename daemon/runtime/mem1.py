@@ -38,7 +38,16 @@ from state.store import Store
 FRAGMENT_TYPES = ("user_profile", "semantic_memory", "episodic_memory")
 SELF_STATEMENT = re.compile(r"^\s*(i|i'm|i am|my|i've|i have|我|我的)\b", re.I)
 SUMMARY_CHARS = 2000
-SUMMARY_DELAY_SECONDS = 1.0  # a busy session's summary is rebuilt about once a second
+# A busy session's summary is rebuilt at most every 5 s. The timer is per session, so with
+# many sessions written at once each gets few turns per delay: with 1 s, 8 clients writing
+# 160 sessions (bench/writes.py) rebuilt a 2,000-character summary for nearly every turn,
+# which was most of a turn's cost (bench/RESULTS.md, "where the time goes"). No request
+# reads a stale summary meanwhile: every request but a turn rebuilds the pending ones first
+# (settle_summaries). What gives: a CLI command that opens the store file itself may see a
+# summary up to 5 s behind its session (it was 1 s), and a read after a burst of turns
+# waits for the rebuilds of every session still pending (as before: with 1 s, a burst to
+# many sessions also left them all pending).
+SUMMARY_DELAY_SECONDS = 5.0
 PENDING = "$.pending_message_id"  # provenance key: the summary still lacks turns up to this one
 # Requests that do not need summaries up to date: they only defer more rebuilds.
 DEFERRING_PATHS = frozenset({"/add_messages/"})
