@@ -71,7 +71,9 @@ def status_text(status: dict[str, Any] | None, error: str | None = None,
 class CompanionApp(App[None]):
     TITLE = "MemoryCloud Companion"
     CSS = """
-    #status { padding: 0 1; height: auto; min-height: 2; }
+    #status { padding: 0 1; height: 2; }
+    /* A third line (and more when it wraps) while the daemon rebuilds the search index. */
+    #status.rebuilding { height: auto; }
     TabbedContent { height: 1fr; }
     TabPane { height: 1fr; padding: 0; }
     Pane { height: 1fr; }
@@ -135,11 +137,14 @@ class CompanionApp(App[None]):
             status = await self.client.status()
         except DaemonError as exc:
             widget.update(status_text(None, str(exc)))
+            widget.remove_class("rebuilding")
             self.reachable = False
             return
         if not widget.is_attached:  # closed while the daemon answered
             return
         widget.update(status_text(status, formats=self.formats))
+        widget.set_class((status.get("search_index") or {}).get("state") == "rebuilding",
+                         "rebuilding")
         if self.reachable is False:  # it came back: reload everything
             self.action_reload(all_panes=True)
         elif self.screen is self.screen_stack[0]:

@@ -1,0 +1,105 @@
+"""An upgrade's search index rebuild with the real daemon process, on a store made by the
+previous release (tests/fixtures/prev_release_store.db, commit 3e61d2f): the progress in
+`memorycloud daemon status`, kill -9 in the middle, a restart that continues where the last
+committed batch stopped, and every record found afterwards, Russian text included (the
+previous tokenizer kept no word of it)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import signal
+import time
+from pathlib import Path
+
+import httpx
+
+from state.config import set_setting
+from state.db import connect
+from state.paths import resolve_paths
+from state.secrets import open_secret_store
+from state.setup import OWNER_KEY_SECRET
+from tests.e2e.conftest import DaemonProcess, cli, free_port
+
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "prev_release_store.db"
+PROGRESS = re.compile(r"search index: rebuilding for tokenizer 2 — (\d+) of (\d+) records"
+                      r" \((\d+) %\), started \d\d:\d\d; the vectors follow")
+
+
+def _status() -> tuple[str, dict]:
+    text = cli("daemon", "status").stdout
+    return text, json.loads(cli("daemon", "status", "--json").stdout)["search_index"]
+
+
+def _wait(condition, what: str, seconds: float = 60.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _fts_build(database: Path) -> tuple[int, int, int]:
+    """(cursor, done, rows in the new table) as committed: what a restart starts from."""
+    conn = connect(database, readonly=True)
+    try:
+        cursor, done = conn.execute(
+            "select cursor, done from index_builds where name = 'memory_fts'").fetchone()
+        rows = conn.execute("select count(*) from memory_fts_next").fetchone()[0]
+        return cursor, done, rows
+    finally:
+        conn.close()
+
+
+def test_a_previous_release_store_is_rebuilt_in_the_background_across_a_kill(isolated_home):
+    paths = resolve_paths().ensure()
+    shutil.copyfile(FIXTURE, paths.database)
+    # Small, slow batches, so that there is a middle to see and to kill.
+    set_setting(paths.config_file, "rebuild_batch_records", "3")
+    set_setting(paths.config_file, "rebuild_pause_ms", "40")
+    conn = connect(paths.database, readonly=True)
+    live = {re.search(r"ref\d{3}", content).group(): (namespace, content) for namespace, content
+            in conn.execute("select namespace, content from memory_records where deleted_at is null")}
+    conn.close()
+    daemon = DaemonProcess(free_port(), isolated_home)
+    daemon.start()
+    try:
+        text, progress = _wait(lambda: (s := _status()) and s[1].get("done", 0) >= 30 and s,
+                               "the rebuild to be under way")
+        line = next(line for line in text.splitlines() if line.startswith("search index:"))
+        done, total, percent = map(int, PROGRESS.fullmatch(line).groups())
+        assert total == len(live) and 30 <= done < total and percent == done * 100 // total
+        assert progress["state"] == "rebuilding" and progress["index"] == "words"
+        owner = open_secret_store(paths.secrets_file).get(OWNER_KEY_SECRET)
+        http = httpx.Client(base_url=daemon.url, headers={"Authorization": f"Bearer {owner}"})
+
+        def search(query: str, namespace: str) -> list[str]:
+            answer = http.get("/api/local/memories", params={"q": query, "namespace": namespace})
+            assert answer.status_code == 200, answer.text
+            return [item["content"] for item in answer.json()["items"]]
+
+        # Meanwhile the old index answers.
+        assert search("ref042", live["ref042"][0])[0] == live["ref042"][1]
+        daemon.stop(signal.SIGKILL)
+        cursor, done_at_kill, rows = _fts_build(paths.database)
+        assert cursor > 0 and rows == done_at_kill >= 30  # the cursor matches what was copied
+
+        daemon.start()
+        _, progress = _status()
+        assert progress["state"] == "rebuilding" and progress.get("done", 0) >= done_at_kill
+        _wait(lambda: _status()[1]["state"] == "current", "the rebuild to finish", 120)
+        assert "search index: current" in cli("daemon", "status").stdout
+        for ref, (namespace, content) in live.items():
+            assert search(ref, namespace)[0] == content, ref
+        russian = [ref for ref, (_, content) in live.items() if "пятниц" in content]
+        for ref in russian:
+            assert live[ref][1] in search("пятницу", live[ref][0]), ref
+        report = json.loads(cli("doctor", "--json").stdout)
+        assert report["indexes"]["fts"]["ok"] and report["indexes"]["vectors"]["ok"], report
+        assert report["search_index"]["state"] == "current"
+    finally:
+        if daemon.process is not None:
+            daemon.stop()
