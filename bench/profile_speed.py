@@ -50,12 +50,14 @@ PLAN = """What the figures say, what was done, and the plan (to 1M memories and 
   BM25 costs about the same at 10k and 100k (above). What is given up: an older record that
   holds only common terms. Next, for 1M: one FTS table per large namespace (a query in a
   small namespace still walks the posting lists of the others).
-- **memory-brief** is the one read aim still missed at 10k (p50 aim 5 ms over HTTP): the
-  search of its task sentence, a long OR query, ranks up to ~1,000 records (about 2.5 ms
-  in-process at 10k), and a brief also composes and stores a whole context pack with its
-  receipt (~1.4 ms) and reads the project's memories, hand-off and events; the HTTP round
-  trip of its larger answer adds ~1.5 ms. Next: compose the pack from the memories the brief
-  already read, and a smaller ranking budget for task-sentence queries if quality allows.
+- **memory-brief** (aim for issue #16: p50 <= 4 ms at 10k over HTTP) is mostly the search of
+  its task sentence (the step table above: about 60 % of an in-process brief, BM25's three
+  bounded subqueries most of it). Done (issue #16): the project's standing memories and the
+  installed lenses are read once for the brief and its pack (two reads and four became one
+  and one), and the recent events and hand-off walk brief_events newest first (m0017; they
+  joined every brief ever made, a cost that grew with each brief). What is left besides the
+  search: storing the pack (its ~28 KB JSON) and the brief, and encoding the ~50 KB answer.
+  Next: a cheaper BM25 for long task sentences (the search's own budget, state/search.py).
 - **Vectors.** The KNN scan (used when BM25 finds too few) reads every vector of the
   namespace: linear, hence the misspelt queries' p99 at 100k. A 1-bit quantized first pass
   was measured and rejected: with the sparse hashing vectors, rescoring the top 200 of a bit
@@ -67,8 +69,13 @@ PLAN = """What the figures say, what was done, and the plan (to 1M memories and 
   mem1 session summary rebuilt after the turns instead of at each. What is left is per-write
   work that scales with the records a call writes: a mem1 call with two messages writes two
   memories (record, version, FTS, vector, change log each), so its calls per second are about
-  half a delta's. Next: embed off the request path (vectors are derived data; the
-  `backfill_vectors` job already adds missing ones), and cache key and receipt lookups.
+  half a delta's. Issue #16: the v2 tokenizer (every script) cost ~3x v1 per text; its
+  ASCII runs now skip the regex module (2.6x faster, same tokens), and a mem1 session's
+  deferred summary is rebuilt at most every 5 s (was 1 s). Left: tokens are made twice per
+  record (FTS and the embedder), the vector insert, the version row with its two triggers,
+  and the COMMIT (FTS5 segment writes). Next: one token list for both indexes; embed off
+  the request path (vectors are derived data; the `backfill_vectors` job already adds
+  missing ones).
 - **Size.** About 500 MB per 100k memories in the file (int8 vectors at 1024 dimensions,
   ~100 MB of it; FTS, summary cards and the delta log repeat the text); stored context packs
   grow with every bootstrap (~28 KB each) and want a retention period. At 1M: ~5 GB.
@@ -181,6 +188,80 @@ def pack_steps(store, identity, queries: int) -> list[str]:
             f"| memory-brief | {statistics.median(brief):.2f} ms | {statistics.median(relevant):.2f} ms |"]
 
 
+# The steps of a memory brief, each timed where it is called (inclusive: a step's time
+# includes the steps it calls; `of which` names the enclosing step).
+BRIEF_STEPS = (
+    ("daemon.runtime.briefs", "BriefService", "create", "whole brief (in process)", None),
+    ("daemon.runtime.briefs", "BriefService", "_relevant", "search of the task + its records", "whole brief"),
+    ("state.search", "SearchIndex", "search", "hybrid search", "search of the task"),
+    ("state.search", "SearchIndex", "_bm25_ranked", "BM25", "hybrid search"),
+    ("state.search", "SearchIndex", "_rerank", "vector rerank", "hybrid search"),
+    ("state.search", "SearchIndex", "_query_vector", "query vector", "hybrid search"),
+    ("state.memories", "MemoryRepository", "top_for_context", "standing memories", "whole brief"),
+    ("state.amp_records", "AmpRecords", "recent_events", "recent events", "whole brief"),
+    ("daemon.runtime.briefs", "BriefService", "_handoff", "hand-off", "whole brief"),
+    ("state.suite_records", "SuiteRecords", "installed_lenses", "installed lenses", "whole brief"),
+    ("daemon.runtime.context_packs", "ContextPackService", "compose", "compose the context pack", "whole brief"),
+    ("daemon.runtime.context_packs", "ContextPackService", "save", "store pack and receipt", "whole brief"),
+    ("state.amp_records", "AmpRecords", "insert_brief", "store the brief", "whole brief"),
+)
+
+
+def brief_steps(store, identity, briefs: int) -> list[str]:
+    """Where a memory brief's time goes, step by step (bench/scale.py's brief tasks)."""
+    import functools
+    import importlib
+    import json
+
+    from daemon.runtime.briefs import BriefService
+    from daemon.runtime.changes import ContextChanges
+    from daemon.runtime.context_packs import ContextPackService
+    from daemon.runtime.deltas import DeltaService
+
+    spent: Counter[str] = Counter()
+    calls: Counter[str] = Counter()
+    originals = []
+    for module, cls_name, name, label, _ in BRIEF_STEPS:
+        cls = getattr(importlib.import_module(module), cls_name)
+        original = getattr(cls, name)
+        originals.append((cls, name, original))
+
+        def timed_step(*a, _f=original, _label=label, **k):
+            started = time.perf_counter()
+            try:
+                return _f(*a, **k)
+            finally:
+                spent[_label] += time.perf_counter() - started
+                calls[_label] += 1
+        setattr(cls, name, functools.wraps(original)(timed_step))
+    try:
+        changes = ContextChanges()
+        packs = ContextPackService(store)
+        service = BriefService(store, packs, DeltaService(store, changes), changes)
+        rng = random.Random(4)
+        encode: list[float] = []
+        for round_ in range(2):  # the first round warms caches and is not counted
+            spent.clear()
+            calls.clear()
+            encode.clear()
+            for _ in range(briefs):
+                body = {"task": brief_task(rng), "project_key": rng.choice(PROJECTS), "max_items": 8}
+                answer = service.create(identity, body, "http://x")
+                encode.append(timed(lambda: json.dumps(answer, ensure_ascii=False))[0])
+    finally:
+        for cls, name, original in originals:
+            setattr(cls, name, original)
+    whole = spent["whole brief (in process)"]
+    rows = ["| step | ms per brief | share of the brief | calls per brief | of which |",
+            "|---|---:|---:|---:|---|"]
+    for _, _, _, label, parent in BRIEF_STEPS:
+        rows.append(f"| {label} | {spent[label] / briefs * 1000:.2f} | {spent[label] / whole:.0%} |"
+                    f" {calls[label] / briefs:.1f} | {parent or '-'} |")
+    rows.append(f"| the answer's JSON (json.dumps, {len(json.dumps(answer, ensure_ascii=False)) // 1000} KB)"
+                f" | {statistics.mean(encode):.2f} | - | 1.0 | HTTP layer |")
+    return rows
+
+
 def aggregate(raw: Path, top: int) -> tuple[int, list[tuple[str, float]], list[tuple[str, float]]]:
     """py-spy raw output -> (samples, self shares, inclusive shares)."""
     own: Counter[str] = Counter()
@@ -254,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--seconds", type=float, default=12.0, help="sampling time per write kind")
     parser.add_argument("--top", type=int, default=14)
+    parser.add_argument("--briefs", type=int, default=200, help="briefs timed step by step")
+    parser.add_argument("--no-writes", action="store_true", help="skip the sampled write profiles")
     parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
     args = parser.parse_args(argv)
     command = shlex.join(["python", "bench/profile_speed.py", *(sys.argv[1:] if argv is None else argv)])
@@ -266,9 +349,12 @@ def main(argv: list[str] | None = None) -> int:
             settings = store.settings
             search_rows = search_steps(store, identity["workspace_id"], args.queries)
             pack_rows = pack_steps(store, identity, max(20, args.queries // 2))
+            pack_rows += ["", f"A memory brief step by step ({args.briefs} briefs after as many"
+                          " untimed; steps timed where they are called, so a step includes"
+                          " those it calls):", "", *brief_steps(store, identity, args.briefs)]
         finally:
             store.close()
-    write_rows = profile_writes(args.seconds, args.top)
+    write_rows = [] if args.no_writes else profile_writes(args.seconds, args.top)
     text = "\n".join([
         SECTION, "",
         f"Command: `{command}` (repository root). Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC."
