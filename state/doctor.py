@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from state.db import Connection
-from state.index_builds import FTS, VECTORS, read_builds, tokenizer_for
+from state import turn_context
+from state.index_builds import FTS, VECTORS, has_context, read_builds, tokenizer_for
 from state.rebuild import SEARCHABLE, rebuild_now
 from state.search import record_text
 
@@ -72,13 +73,24 @@ def _searchable(conn: Connection) -> dict[int, tuple[str, str]]:
 
 
 def check_fts(conn: Connection, expected: dict[int, tuple[str, str]]) -> IndexReport:
-    index_text = tokenizer_for(read_builds(conn)[FTS].built_with).index_text
-    rows = dict(conn.execute("select rowid, tokens from memory_fts").fetchall())
+    tokenizer = tokenizer_for(read_builds(conn)[FTS].built_with)
+    context = has_context(tokenizer)
+    columns = "rowid, tokens, before, after" if context else "rowid, tokens, '', ''"
+    rows = {row[0]: tuple(row[1:]) for row in conn.execute(f"select {columns} from memory_fts")}
     report = IndexReport("fts", len(expected), len(rows))
     report.missing = sorted(set(expected) - set(rows))
     report.stray = sorted(set(rows) - set(expected))
-    report.stale = sorted(seq for seq in set(rows) & set(expected)
-                          if rows[seq] != index_text(expected[seq][1]))
+
+    def stale(seq: int) -> bool:
+        tokens, before, after = rows[seq]
+        if tokens != tokenizer.index_text(expected[seq][1]):
+            return True
+        # A conversation turn's context: its neighbours' tokens as they are now.
+        around = turn_context.neighbours(conn, seq) if context else None
+        return context and (before, after) != turn_context.context_columns(
+            conn, around, tokenizer.index_text)
+
+    report.stale = sorted(seq for seq in set(rows) & set(expected) if stale(seq))
     try:  # FTS5's own check that its inverted index matches its stored rows
         conn.execute("insert into memory_fts (memory_fts, rank) values ('integrity-check', 0)")
     except Exception as exc:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Protocol
 
-from state import tokenize, tokenize_v1
+from state import tokenize, tokenize_v1, turn_context
 from state.db import Connection
 
 FTS = "memory_fts"
@@ -124,10 +124,20 @@ def table_exists(conn: Connection, name: str) -> bool:
     return conn.execute("select 1 from sqlite_master where name = ?", (name,)).fetchone() is not None
 
 
-def fts_ddl(name: str, tokenizer: ModuleType) -> str:
-    """The FTS5 table of one tokenizer's pre-tokenized text (rowid = memory_records.seq)."""
+def create_fts(conn: Connection, name: str, tokenizer: ModuleType) -> None:
+    """The FTS5 table of one tokenizer's pre-tokenized text (rowid = memory_records.seq), with
+    that version's columns; with context columns, their weights become the table's rank (a
+    setting FTS5 keeps in the table, so every ``rank`` over it uses them)."""
     option = tokenizer.FTS_TOKENIZER.replace("'", "''")
-    return f"create virtual table {name} using fts5(tokens, tokenize = '{option}')"
+    columns = ", ".join(tokenizer.FTS_COLUMNS)
+    conn.execute(f"create virtual table {name} using fts5({columns}, tokenize = '{option}')")
+    if has_context(tokenizer):
+        conn.execute(f"insert into {name} ({name}, rank) values ('rank', ?)", (turn_context.RANK,))
+
+
+def has_context(tokenizer: ModuleType) -> bool:
+    """Whether an index of this tokenizer version has the neighbouring-turn columns."""
+    return len(tokenizer.FTS_COLUMNS) > 1
 
 
 def vector_ddl(dimension: int) -> str:

@@ -35,11 +35,12 @@ from typing import Any, Callable
 from state.db import Connection, transaction
 from state.embedders import serialize
 from state.ids import now_iso
-from state.index_builds import (FTS, FTS_NEXT, SUITES, VECTORS, IndexBuild, describe_identity,
-                                discard_index, empty_trash, fts_ddl, read_builds, save_build,
-                                table_exists, tokenizer_for, trash_tables, vector_ddl,
-                                vector_identity, wanted_tokenizer)
-from state.search import record_text
+from state.index_builds import (FTS, FTS_NEXT, SUITES, VECTORS, IndexBuild, create_fts,
+                                describe_identity, discard_index, empty_trash, has_context,
+                                read_builds, save_build, table_exists, tokenizer_for,
+                                trash_tables, vector_ddl, vector_identity, wanted_tokenizer)
+from state.search import insert_fts_row, record_text
+from state.turn_context import link, neighbours
 
 # The records the indexes hold: live, and whose current version is not redacted.
 SEARCHABLE = (
@@ -103,7 +104,7 @@ def _plan_fts(conn: Connection, fts: IndexBuild, force: bool) -> bool:
             save_build(conn, replace(fts, target=None))
             return False
     discard_index(conn, FTS_NEXT)  # a rebuild for another tokenizer, half done
-    conn.execute(fts_ddl(FTS_NEXT, tokenizer_for(wanted)))
+    create_fts(conn, FTS_NEXT, tokenizer_for(wanted))
     save_build(conn, _start(fts, wanted))
     return True
 
@@ -172,8 +173,10 @@ def _copy_fts(conn: Connection, build: IndexBuild, max_records: int, budget: flo
     tokenizer = tokenizer_for(build.target)
 
     def write(seq: int, namespace: str, text: str) -> None:
-        conn.execute("insert into memory_fts_next (rowid, tokens) values (?, ?)",
-                     (seq, tokenizer.index_text(text)))
+        around = neighbours(conn, seq) if has_context(tokenizer) else None
+        insert_fts_row(conn, FTS_NEXT, tokenizer, seq, text, around)
+        if around is not None:  # an earlier turn copied before this one existed sees it now
+            link(conn, FTS_NEXT, seq, around, tokenizer.index_text)
 
     build, finished = _copy(conn, build, write, max_records, budget)
     if finished:  # the swap, in the batch's own transaction

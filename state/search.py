@@ -8,15 +8,19 @@ answers, queried with its own tokenizer's terms, and writes keep old and new tab
 
 How the vector ranking joins BM25 (``vector_mode``):
 
-* ``rerank`` (default): every query; the vectors rank BM25's candidates (the top
-  ``candidates`` records by BM25), and when BM25 finds fewer than asked a KNN scan of the
-  whole namespace adds what words cannot find (typos). The cost does not grow with the
-  store: scoring 50 stored vectors takes about half a millisecond, a KNN scan of 10k
-  vectors (1024 dimensions, int8) about eight. On MADial-Bench it ranked like a full KNN
-  scan (bench/RESULTS.md).
+* ``fallback`` (default): vectors only when BM25 finds fewer than asked (a misspelt query,
+  words no record holds): a KNN scan of the namespace adds what words cannot find. With
+  the hashing embedder, reranking BM25's candidates by vectors cost recall on
+  conversations and was even on MADial-Bench (bench/RESULTS.md; state/config.py).
+* ``rerank``: every query; the vectors rank BM25's candidates (the top ``candidates``
+  records by BM25), plus the scan when BM25 finds fewer than asked. The cost does not grow
+  with the store: scoring 50 stored vectors takes about half a millisecond, a KNN scan of
+  10k vectors (1024 dimensions, int8) about eight.
 * ``always``: a KNN scan of the namespace on every query (for a semantic embedder, whose
   point is to find records that share no word with the query).
-* ``fallback``: vectors only when BM25 finds fewer than asked.
+
+BM25 runs over a record's own tokens and, for a conversation turn, its neighbouring turns'
+at a fifth of the weight (state/turn_context.py).
 
 BM25 ranks every match on a small store; on a large one, a query whose terms many records
 hold ranks a bounded set (see MAX_RANKED_MATCHES).
@@ -32,8 +36,9 @@ from typing import Collection, Iterable
 
 from state.db import Connection, transaction
 from state.embedders import Embedder, serialize
+from state import turn_context
 from state.index_builds import (FTS, FTS_NEXT, VECTOR_METRIC, VECTORS, IndexBuild, drop_trash,
-                                read_builds, tokenizer_for, vector_identity)
+                                has_context, read_builds, tokenizer_for, vector_identity)
 from state.redaction import merge_fts_index
 from state.tokenize import fts_match
 
@@ -171,7 +176,7 @@ class SearchIndex:
         *,
         bm25_weight: float = 1.0,
         vector_weight: float = 1.0,
-        vector_mode: str = "rerank",
+        vector_mode: str = "fallback",
     ) -> None:
         self.conn = conn
         self.embedder = embedder
@@ -273,28 +278,50 @@ class SearchIndex:
 
         During a rebuild the record also goes into the new FTS table if the copy has passed
         it (seq <= cursor); else the copy takes it, as it is then. The cursor is read in
-        this same transaction, so no batch can move it in between."""
+        this same transaction, so no batch can move it in between. A conversation turn's
+        neighbours get its tokens as their context (state/turn_context.py)."""
         builds = self.builds()
-        fts = builds[FTS]
-        token_text = tokenizer_for(fts.built_with).index_text(text)
-        self.conn.execute("insert into memory_fts (rowid, tokens) values (?, ?)", (seq, token_text))
-        self.terms.counted(token_text, +1)
-        if fts.target is not None and seq <= fts.cursor:
-            self.conn.execute("insert into memory_fts_next (rowid, tokens) values (?, ?)",
-                              (seq, tokenizer_for(fts.target).index_text(text)))
+        around = None
+        for table, tokenizer, holds in self._fts_tables(builds, seq):
+            if has_context(tokenizer):
+                around = around or turn_context.neighbours(self.conn, seq)
+            if holds:
+                token_text = insert_fts_row(self.conn, table, tokenizer, seq, text, around)
+                if table == FTS:
+                    self.terms.counted(token_text, +1)
+            if has_context(tokenizer):
+                turn_context.link(self.conn, table, seq, around, tokenizer.index_text)
         if self._wants_vector(seq, builds):
             self._insert_vector(seq, namespace, text)
 
+    @staticmethod
+    def _fts_tables(builds: dict[str, IndexBuild], seq: int) -> list[tuple[str, ModuleType, bool]]:
+        """(table, the tokenizer that builds it, whether record ``seq`` has a row there) for
+        each FTS table: the live one, and during a rebuild the new one, where only records
+        the copy has passed have rows. A neighbour's context is kept right in both: a turn
+        beyond the cursor may sit next to one the copy has passed."""
+        fts = builds[FTS]
+        tables = [(FTS, tokenizer_for(fts.built_with), True)]
+        if fts.target is not None:
+            tables.append((FTS_NEXT, tokenizer_for(fts.target), seq <= fts.cursor))
+        return tables
+
     def remove(self, seq: int) -> None:
-        """Take one record out of every index, the new ones of a rebuild included."""
+        """Take one record out of every index, the new ones of a rebuild included; the
+        turns on either side of a conversation turn lose it from their context."""
         self.pending_vectors.discard(seq)
         if self.terms.active:  # keep the cached frequencies current
             row = self.conn.execute("select tokens from memory_fts where rowid = ?", (seq,)).fetchone()
             if row is not None:
                 self.terms.counted(row[0], -1)
-        self.conn.execute("delete from memory_fts where rowid = ?", (seq,))
-        if self.builds()[FTS].target is not None:
-            self.conn.execute("delete from memory_fts_next where rowid = ?", (seq,))
+        builds = self.builds()
+        around = None
+        for table, tokenizer, holds in self._fts_tables(builds, seq):
+            if holds:
+                self.conn.execute(f"delete from {table} where rowid = ?", (seq,))
+            if has_context(tokenizer):
+                around = around or turn_context.neighbours(self.conn, seq)
+                turn_context.unlink(self.conn, table, around, tokenizer.index_text)
         self.conn.execute("delete from memory_vec where rowid = ?", (seq,))
 
     def forget_deleted(self) -> None:
@@ -330,7 +357,7 @@ class SearchIndex:
             rows = self.conn.execute(
                 "select r.seq from memory_fts f join memory_records r on r.seq = f.rowid"
                 f" where memory_fts match ? and r.namespace in ({marks}) and r.deleted_at is null"
-                " order by bm25(memory_fts) limit ?",
+                " order by f.rank limit ?",
                 (match, *namespaces, limit),
             ).fetchall()
         return [row[0] for row in rows]
@@ -357,7 +384,7 @@ class SearchIndex:
         score. FTS5 walks a posting list newest first and stops at the limit, so no record
         past it is scored."""
         marks = ",".join("?" * len(namespaces))
-        part = ("select * from (select r.seq, bm25(memory_fts) as score from memory_fts f"
+        part = ("select * from (select r.seq, f.rank as score from memory_fts f"
                 " join memory_records r on r.seq = f.rowid where memory_fts match ?"
                 f" and r.namespace in ({marks}) and r.deleted_at is null order by {{}} limit ?)")
         any_common = f"({fts_match(common)})"
@@ -477,6 +504,23 @@ class SearchIndex:
         # Ties (equal fused score) go to the newer record: seq grows with time.
         ordered = sorted(scores.items(), key=lambda item: (-item[1][0], -item[0]))
         return [SearchHit(seq, s, b, v) for seq, (s, b, v) in ordered[:limit]]
+
+
+def insert_fts_row(conn: Connection, table: str, tokenizer: ModuleType, seq: int,
+                   text: str, around: turn_context.Neighbours | None = None) -> str:
+    """Write record ``seq``'s row into the FTS table ``table`` built by ``tokenizer``: its
+    tokens, and where the table has them its neighbouring turns' (``around``, looked up if
+    not given). The one definition for writes and the rebuild's copy; returns the record's
+    own token text."""
+    token_text = tokenizer.index_text(text)
+    if has_context(tokenizer):
+        around = around or turn_context.neighbours(conn, seq)
+        before, after = turn_context.context_columns(conn, around, tokenizer.index_text)
+        conn.execute(f"insert into {table} (rowid, tokens, before, after) values (?, ?, ?, ?)",
+                     (seq, token_text, before, after))
+    else:
+        conn.execute(f"insert into {table} (rowid, tokens) values (?, ?)", (seq, token_text))
+    return token_text
 
 
 def split_rare_terms(terms: list[str], frequencies: dict[str, int],

@@ -23,6 +23,7 @@ from functools import lru_cache
 TOKENIZER_VERSION = 1
 # The FTS5 tokenizer of the tables built with this version (migration m0001).
 FTS_TOKENIZER = "unicode61 remove_diacritics 2"
+FTS_COLUMNS = ("tokens",)  # one column: a record's own tokens
 
 _WORD = re.compile(r"[0-9a-z_]+|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")

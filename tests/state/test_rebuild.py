@@ -219,6 +219,7 @@ def test_vectors_are_rebuilt_in_place_and_rank_only_when_complete(paths):
                                                         "hashing-v3:int8-cosine:32")
         step(store, max_records=10, budget_seconds=60)
         assert store.conn.execute("select count(*) from memory_vec").fetchone()[0] == 10
+        store.search.vector_mode = "rerank"
         hits = store.search.search("lighthouse keeper", ["wsp_a"])
         assert hits and all(hit.vector_rank is None for hit in hits)  # words alone meanwhile
         assert "search ranks by words until then" in status(store.conn)["text"]
@@ -228,6 +229,7 @@ def test_vectors_are_rebuilt_in_place_and_rank_only_when_complete(paths):
         rebuild_now(store, force=False)
         assert all(report.ok for report in check_indexes(store.conn).values())
         assert read_builds(store.conn)[VECTORS].built_with == "hashing-v3:int8-cosine:32"
+        store.search.vector_mode = "rerank"  # the default consults vectors only when words find too few
         assert any(hit.vector_rank for hit in store.search.search("lighthouse keeper", ["wsp_a"]))
     finally:
         store.close()

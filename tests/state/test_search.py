@@ -125,10 +125,13 @@ def test_fallback_mode_skips_vectors_when_bm25_fills_the_page(store):
     assert hits[0].bm25_rank == 1 and hits[0].vector_rank is None
 
 
-def test_defaults_fuse_both_rankings_on_every_query(store):
-    assert (Settings().vector_mode, Settings().embedder) == ("rerank", "hashing")
-    assert store.search.vector_mode == "rerank" and store.embedder.dimension == Settings().dimension
+def test_defaults_rank_by_words_and_fall_back_to_vectors(store):
+    assert (Settings().vector_mode, Settings().embedder) == ("fallback", "hashing")
+    assert store.search.vector_mode == "fallback" and store.embedder.dimension == Settings().dimension
     _fill(store, "wsp_a", MEMORIES)
+    hits = store.search.search("WAL", ["wsp_a"], limit=1)
+    assert hits[0].bm25_rank == 1 and hits[0].vector_rank is None
+    store.search.vector_mode = "rerank"  # fuses both rankings on every query
     hits = store.search.search("WAL", ["wsp_a"], limit=1)
     assert hits[0].bm25_rank == 1 and hits[0].vector_rank == 1
 
@@ -141,6 +144,7 @@ def test_rerank_mode_scores_bm25_candidates_without_a_vector_scan(store, monkeyp
         raise AssertionError("rerank mode scanned the vectors although BM25 filled the page")
 
     monkeypatch.setattr(store.search, "_knn", no_scan)
+    store.search.vector_mode = "rerank"
     hits = store.search.search("deploy billing", ["wsp_a"], limit=5)
     assert len(hits) == 5 and all(h.bm25_rank and h.vector_rank for h in hits)
     contents = store.memories.by_seqs([h.seq for h in hits])

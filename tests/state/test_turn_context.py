@@ -1,0 +1,146 @@
+"""Conversation turns are indexed with their neighbouring turns as weak context
+(state/turn_context.py): a turn that only answers the question before it is found by that
+question's words, ranks below a turn with the words of its own, and the context follows
+every write, update, deletion and redaction, inside one session only."""
+
+from __future__ import annotations
+
+from state.doctor import check_indexes
+from state.memories import NewMemory
+from state.rebuild import rebuild_now
+from state.tokenize import index_text
+
+SESSION = [
+    ("Jonah", "When is the bread festival exactly?"),
+    ("Maya", "Saturday the 29th, at Navy Pier."),
+    ("Jonah", "Perfect, I will bring the sourdough starter."),
+]
+
+
+def _turns(store, lines, *, session="s1", namespace="wsp_chat", kind="message"):
+    seqs = []
+    with store.transaction():
+        for speaker, text in lines:
+            record = store.memories.create(NewMemory(
+                namespace=namespace, kind=kind, content=f"{speaker}: {text}", source="test",
+                provenance={"session_id": session} if session else {}))
+            seqs.append(record["seq"])
+    return seqs
+
+
+def _row(store, seq):
+    return store.conn.execute("select tokens, before, after from memory_fts where rowid = ?",
+                              (seq,)).fetchone()
+
+
+def _words_only(store, query, namespace="wsp_chat"):
+    store.search.vector_weight = 0.0
+    return [hit.seq for hit in store.search.search(query, [namespace], limit=10)]
+
+
+def test_a_turn_is_found_by_the_words_of_the_question_it_answers(store):
+    asked, answer, _ = _turns(store, SESSION)
+    found = _words_only(store, "bread festival")
+    assert found[:2] == [asked, answer]  # its own words first, the answer through its context
+
+
+def test_context_columns_hold_the_neighbours_tokens(store):
+    a, b, c = _turns(store, SESSION)
+    text = lambda i: index_text(f"{SESSION[i][0]}: {SESSION[i][1]}")
+    assert tuple(_row(store, a)) == (text(0), "", text(1))
+    assert tuple(_row(store, b)) == (text(1), text(0), text(2))
+    assert tuple(_row(store, c)) == (text(2), text(1), "")
+    assert all(report.ok for report in check_indexes(store.conn).values())
+
+
+def test_deleting_a_turn_joins_its_neighbours(store):
+    a, b, c = _turns(store, SESSION)
+    with store.transaction():
+        store.memories.delete(store.memories.by_seqs([b])[b]["id"])
+    assert _row(store, a)["after"] == _row(store, c)["tokens"]
+    assert _row(store, c)["before"] == _row(store, a)["tokens"]
+    assert _words_only(store, "navy pier") == []
+    assert all(report.ok for report in check_indexes(store.conn).values())
+
+
+def test_an_updated_turn_shows_its_new_words_to_its_neighbours(store):
+    a, b, c = _turns(store, SESSION)
+    with store.transaction():
+        store.memories.update(store.memories.by_seqs([b])[b]["id"], content="Maya: at the lakefront")
+    assert "lakefront" in _row(store, a)["after"] and "navi" not in _row(store, a)["after"]
+    assert "lakefront" in _row(store, c)["before"]
+    assert all(report.ok for report in check_indexes(store.conn).values())
+
+
+def test_a_redacted_turn_leaves_its_neighbours_context_too(store):
+    a, b, c = _turns(store, SESSION)
+    memory = store.memories.by_seqs([b])[b]
+    version = store.memories.versions(memory["id"])[-1]
+    with store.transaction():
+        store.memories.redact_version(version["id"])
+    assert _words_only(store, "navy pier") == []
+    for seq in (a, c):
+        assert "pier" not in " ".join(_row(store, seq))
+    assert all(report.ok for report in check_indexes(store.conn).values())
+
+
+def test_sessions_namespaces_and_plain_records_do_not_mix(store):
+    _turns(store, SESSION[:1], session="s1")
+    other = _turns(store, [("Maya", "Navy Pier on Saturday")], session="s2")[0]
+    plain = _turns(store, [("Note", "the festival tent is blue")], session=None)[0]
+    elsewhere = _turns(store, [("Jonah", "the festival moved")], namespace="wsp_other")[0]
+    assert tuple(_row(store, other))[1:] == ("", "")  # another session: no context
+    assert tuple(_row(store, plain))[1:] == ("", "")  # no session: no context
+    assert tuple(_row(store, elsewhere))[1:] == ("", "")  # another namespace: no context
+
+
+def test_a_session_summary_is_not_a_turn(store):
+    a, b = _turns(store, SESSION[:2])
+    summary = _turns(store, [("Summary", "Festival on the 29th")], kind="summary")[0]
+    assert tuple(_row(store, summary))[1:] == ("", "")
+    assert _row(store, b)["after"] == ""
+
+
+def test_the_rebuild_makes_the_same_context(store):
+    _turns(store, SESSION)
+    before = {row[0]: tuple(row[1:]) for row in
+              store.conn.execute("select rowid, tokens, before, after from memory_fts")}
+    rebuild_now(store)
+    after = {row[0]: tuple(row[1:]) for row in
+             store.conn.execute("select rowid, tokens, before, after from memory_fts")}
+    assert before == after
+
+
+def test_context_is_right_after_a_rebuild_with_writes_on_both_sides_of_its_cursor(
+        paths, migrated_database, monkeypatch):
+    """A store of tokenizer 1 (one column) is rebuilt while turns are added, changed and
+    deleted before and after the copy's cursor: the new table's context ends up as if it had
+    been built at once, and the turn that only answers is found by the question's words."""
+    from state import index_builds, tokenize_v1
+    from state.config import Settings
+    from state.rebuild import step
+    from state.store import Store
+    from tests.conftest import seed_database
+
+    seed_database(paths, migrated_database)
+    with monkeypatch.context() as patch:
+        patch.setattr(index_builds, "current_tokenizer", lambda: (1, tokenize_v1))
+        old = Store.open(paths.database, Settings())
+        _turns(old, [("Jonah", f"small talk number {n}") for n in range(30)])
+        old.close()
+    store = Store.open(paths.database, Settings())
+    try:
+        step(store, max_records=10, budget_seconds=60)  # the copy has passed 10 turns
+        seqs = [row[0] for row in store.conn.execute("select seq from memory_records order by seq")]
+        with store.transaction():
+            store.memories.delete(store.memories.by_seqs([seqs[5]])[seqs[5]]["id"])  # behind
+            store.memories.delete(store.memories.by_seqs([seqs[20]])[seqs[20]]["id"])  # ahead
+            store.memories.update(store.memories.by_seqs([seqs[9]])[seqs[9]]["id"],
+                                  content="Jonah: the cursor edge turn")
+        asked, answer, _ = _turns(store, SESSION)  # beyond the cursor, next to turn 29
+        rebuild_now(store, force=False)
+        assert all(report.ok for report in check_indexes(store.conn).values())
+        found = _words_only(store, "bread festival")
+        assert found[0] == asked and answer in found[1:3]  # the turn before shares the context
+    finally:
+        store.close()
