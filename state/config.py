@@ -41,11 +41,12 @@ role = "local"
 # Optional: "sentence-transformers:MODEL" or "openai:MODEL@URL" (README, "Search").
 # embedder = "hashing"
 # dimension = 1024
-# How the vector ranking joins BM25: "fallback" (vectors only when BM25 finds too few: a
+# How the vector ranking joins BM25: "auto" (rerank for Chinese, Japanese and Korean
+# queries, fallback for the others), "fallback" (vectors only when BM25 finds too few: a
 # misspelt query), "rerank" (every query, over BM25's candidates, plus a vector scan when
 # BM25 finds too few) or "always" (a vector scan every query: for a semantic embedder).
 # bench/RESULTS.md has the measurements behind the defaults.
-# vector_mode = "fallback"
+# vector_mode = "auto"
 # Weights of the two rankings in the fused (reciprocal rank) score.
 # bm25_weight = 1.0
 # vector_weight = 1.0
@@ -98,11 +99,10 @@ class Settings:
     role: str = "local"
     embedder: str = "hashing"
     dimension: int = 1024
-    # The hashing vectors reranking BM25's candidates cost recall on conversations
-    # (bench/retrieval_turns.py, tuning half: R@10 0.609 -> 0.534) and were even on
-    # MADial-Bench's tuning half (0.569 vs 0.575 MRR, held out 0.584 vs 0.562): they are
-    # kept for what words cannot find (bench/RESULTS.md).
-    vector_mode: str = "fallback"
+    # The hashing vectors' rerank helps Chinese and costs English (tuning halves: MADial-Bench
+    # zh MRR@10 0.587 -> 0.612, en 0.552 -> 0.539; English conversations R@10 0.609 ->
+    # 0.534), so "auto" reranks CJK queries only (bench/RESULTS.md, state/search.py).
+    vector_mode: str = "auto"
     bm25_weight: float = 1.0
     vector_weight: float = 1.0
     summary_budget_chars: int = 6000
@@ -196,8 +196,9 @@ def _coerce(name: str, value: Any) -> Any:
             result = str(value)
     except (TypeError, ValueError):
         raise ConfigError(f"setting {name!r} must be of type {type(default).__name__}, got {value!r}")
-    if name == "vector_mode" and result not in ("rerank", "always", "fallback"):
-        raise ConfigError(f"vector_mode must be 'rerank', 'always' or 'fallback', got {result!r}")
+    if name == "vector_mode" and result not in ("auto", "rerank", "always", "fallback"):
+        raise ConfigError("vector_mode must be 'auto', 'rerank', 'always' or 'fallback',"
+                          f" got {result!r}")
     if name == "role" and result not in ("local", "cloud"):
         raise ConfigError(f"role must be 'local' or 'cloud', got {result!r}")
     if name == "rebuild_pause_ms" and result < 0:

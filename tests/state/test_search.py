@@ -125,12 +125,14 @@ def test_fallback_mode_skips_vectors_when_bm25_fills_the_page(store):
     assert hits[0].bm25_rank == 1 and hits[0].vector_rank is None
 
 
-def test_defaults_rank_by_words_and_fall_back_to_vectors(store):
-    assert (Settings().vector_mode, Settings().embedder) == ("fallback", "hashing")
-    assert store.search.vector_mode == "fallback" and store.embedder.dimension == Settings().dimension
+def test_defaults_rerank_cjk_queries_and_fall_back_to_vectors_for_others(store):
+    assert (Settings().vector_mode, Settings().embedder) == ("auto", "hashing")
+    assert store.search.vector_mode == "auto" and store.embedder.dimension == Settings().dimension
     _fill(store, "wsp_a", MEMORIES)
     hits = store.search.search("WAL", ["wsp_a"], limit=1)
-    assert hits[0].bm25_rank == 1 and hits[0].vector_rank is None
+    assert hits[0].bm25_rank == 1 and hits[0].vector_rank is None  # words alone
+    hits = store.search.search("圣诞节晚会", ["wsp_a"], limit=1)
+    assert hits[0].bm25_rank == 1 and hits[0].vector_rank == 1  # reranked by the vectors
     store.search.vector_mode = "rerank"  # fuses both rankings on every query
     hits = store.search.search("WAL", ["wsp_a"], limit=1)
     assert hits[0].bm25_rank == 1 and hits[0].vector_rank == 1
