@@ -1,6 +1,6 @@
 """An upgrade's search index rebuild with the real daemon process, on a store made by the
 previous release (tests/fixtures/prev_release_store.db, commit 3e61d2f): the progress in
-`memorycloud daemon status`, kill -9 in the middle, a restart that continues where the last
+`memorycloud doctor` and `memorycloud daemon status`, kill -9 in the middle, a restart that continues where the last
 committed batch stopped, and every record found afterwards, Russian text included (the
 previous tokenizer kept no word of it)."""
 
@@ -61,6 +61,13 @@ def test_a_previous_release_store_is_rebuilt_in_the_background_across_a_kill(iso
     live = {re.search(r"ref\d{3}", content).group(): (namespace, content) for namespace, content
             in conn.execute("select namespace, content from memory_records where deleted_at is null")}
     conn.close()
+    # The first open with this code (here doctor's, the daemon stopped) records the rebuild.
+    doctor = cli("doctor")
+    assert re.search(r"search index +rebuilding for tokenizer 2 — 0 of 249 records \(0 %\),"
+                     r" started \d\d:\d\d; the vectors follow \(the daemon continues it;"
+                     r" `memorycloud doctor --repair` with the daemon stopped finishes it now\)",
+                     doctor.stdout), doctor.stdout
+    assert re.search(r"index vectors +rebuilding \(checked once it is complete\)", doctor.stdout)
     daemon = DaemonProcess(free_port(), isolated_home)
     daemon.start()
     try:
