@@ -347,3 +347,32 @@ def test_a_redaction_during_the_rebuild_leaves_no_bytes_in_either_table(v1_store
         assert marker not in redact(secrets[1])
     finally:
         store.close()
+
+
+def test_a_failing_embedder_holds_the_vectors_rebuild_and_loses_nothing(paths, monkeypatch):
+    first = Store.open(paths.database, Settings(dimension=64))
+    with first.transaction():
+        for n in range(12):
+            first.memories.create(NewMemory(namespace="wsp_a", kind="fact", content=_text(n),
+                                            source="test"))
+    first.close()
+    store = Store.open(paths.database, Settings(dimension=32))
+    try:
+        step(store, max_records=5, budget_seconds=60)
+        embed = store.embedder.embed
+
+        def down(text: str) -> list[float]:  # a model server that stopped answering
+            raise ConnectionError("embedding server refused the connection")
+
+        monkeypatch.setattr(store.embedder, "embed", down)
+        with pytest.raises(ConnectionError):
+            step(store, max_records=5, budget_seconds=60)
+        vectors = read_builds(store.conn)[VECTORS]
+        assert (vectors.done, store.conn.execute("select count(*) from memory_vec").fetchone()[0]) \
+            == (5, 5)  # the failed batch left nothing; the words still answer
+        assert len(_words(store, "lighthouse")) == 9
+        monkeypatch.setattr(store.embedder, "embed", embed)
+        rebuild_now(store, force=False)
+        assert all(report.ok for report in check_indexes(store.conn).values())
+    finally:
+        store.close()
