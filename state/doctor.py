@@ -75,20 +75,24 @@ def _searchable(conn: Connection) -> dict[int, tuple[str, str]]:
 def check_fts(conn: Connection, expected: dict[int, tuple[str, str]]) -> IndexReport:
     tokenizer = tokenizer_for(read_builds(conn)[FTS].built_with)
     context = has_context(tokenizer)
-    columns = "rowid, tokens, before, after" if context else "rowid, tokens, '', ''"
-    rows = {row[0]: tuple(row[1:]) for row in conn.execute(f"select {columns} from memory_fts")}
+    columns = ", ".join(tokenizer.FTS_COLUMNS)
+    rows = {row[0]: tuple(row[1:]) for row in conn.execute(f"select rowid, {columns} from memory_fts")}
     report = IndexReport("fts", len(expected), len(rows))
     report.missing = sorted(set(expected) - set(rows))
     report.stray = sorted(set(rows) - set(expected))
 
+    def tokens_of(seq: int) -> str:
+        return tokenizer.index_text(expected[seq][1]) if seq in expected else ""
+
     def stale(seq: int) -> bool:
-        tokens, before, after = rows[seq]
-        if tokens != tokenizer.index_text(expected[seq][1]):
+        row = rows[seq]
+        if row[0] != tokens_of(seq):
             return True
-        # A conversation turn's context: its neighbours' tokens as they are now.
-        around = turn_context.neighbours(conn, seq) if context else None
-        return context and (before, after) != turn_context.context_columns(
-            conn, around, tokenizer.index_text)
+        if not context:
+            return False
+        # A conversation turn's context: the tokens of the turns before it, as they are now.
+        before = [tokens_of(s) for s in turn_context.preceding(conn, seq)]
+        return tuple(row[1:]) != tuple(before + [""] * (len(row) - 1 - len(before)))
 
     report.stale = sorted(seq for seq in set(rows) & set(expected) if stale(seq))
     try:  # FTS5's own check that its inverted index matches its stored rows

@@ -36,11 +36,10 @@ from state.db import Connection, transaction
 from state.embedders import serialize
 from state.ids import now_iso
 from state.index_builds import (FTS, FTS_NEXT, SUITES, VECTORS, IndexBuild, create_fts,
-                                describe_identity, discard_index, empty_trash, has_context,
-                                read_builds, save_build, table_exists, tokenizer_for,
-                                trash_tables, vector_ddl, vector_identity, wanted_tokenizer)
+                                describe_identity, discard_index, empty_trash, read_builds,
+                                save_build, table_exists, tokenizer_for, trash_tables,
+                                vector_ddl, vector_identity, wanted_tokenizer)
 from state.search import insert_fts_row, record_text
-from state.turn_context import link, neighbours
 
 # The records the indexes hold: live, and whose current version is not redacted.
 SEARCHABLE = (
@@ -178,10 +177,8 @@ def _copy_fts(conn: Connection, build: IndexBuild, max_records: int, budget: flo
     tokenizer = tokenizer_for(build.target)
 
     def write(seq: int, namespace: str, text: str) -> None:
-        around = neighbours(conn, seq) if has_context(tokenizer) else None
-        insert_fts_row(conn, FTS_NEXT, tokenizer, seq, text, around)
-        if around is not None:  # an earlier turn copied before this one existed sees it now
-            link(conn, FTS_NEXT, seq, around, tokenizer.index_text)
+        # In seq order, so the turns before a turn (its context) are copied already.
+        insert_fts_row(conn, FTS_NEXT, tokenizer, seq, text)
 
     build, finished = _copy(conn, build, write, max_records, budget)
     if finished:  # the swap, in the transaction that found nothing left to copy

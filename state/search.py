@@ -21,8 +21,8 @@ How the vector ranking joins BM25 (``vector_mode``):
 * ``always``: a KNN scan of the namespace on every query (for a semantic embedder, whose
   point is to find records that share no word with the query).
 
-BM25 runs over a record's own tokens and, for a conversation turn, its neighbouring turns'
-at a fifth of the weight (state/turn_context.py).
+BM25 runs over a record's own tokens and, for a conversation turn, the two turns before it
+at 0.3 of the weight (state/turn_context.py).
 
 BM25 ranks every match on a small store; on a large one, a query whose terms many records
 hold ranks a bounded set (see MAX_RANKED_MATCHES).
@@ -280,19 +280,16 @@ class SearchIndex:
 
         During a rebuild the record also goes into the new FTS table if the copy has passed
         it (seq <= cursor); else the copy takes it, as it is then. The cursor is read in
-        this same transaction, so no batch can move it in between. A conversation turn's
-        neighbours get its tokens as their context (state/turn_context.py)."""
+        this same transaction, so no batch can move it in between. A conversation turn gets
+        the turns before it as its context (state/turn_context.py)."""
         builds = self.builds()
-        around = None
         for table, tokenizer, holds in self._fts_tables(builds, seq):
-            if has_context(tokenizer):
-                around = around or turn_context.neighbours(self.conn, seq)
             if holds:
-                token_text = insert_fts_row(self.conn, table, tokenizer, seq, text, around)
+                token_text = insert_fts_row(self.conn, table, tokenizer, seq, text)
                 if table == FTS:
                     self.terms.counted(token_text, +1)
-            if has_context(tokenizer):
-                turn_context.link(self.conn, table, seq, around, tokenizer.index_text)
+            if has_context(tokenizer):  # usually no turn follows a new one
+                turn_context.refresh_following(self.conn, table, seq)
         if self._wants_vector(seq, builds):
             self._insert_vector(seq, namespace, text)
 
@@ -310,20 +307,18 @@ class SearchIndex:
 
     def remove(self, seq: int) -> None:
         """Take one record out of every index, the new ones of a rebuild included; the
-        turns on either side of a conversation turn lose it from their context."""
+        turns after a conversation turn lose it from their context."""
         self.pending_vectors.discard(seq)
         if self.terms.active:  # keep the cached frequencies current
             row = self.conn.execute("select tokens from memory_fts where rowid = ?", (seq,)).fetchone()
             if row is not None:
                 self.terms.counted(row[0], -1)
         builds = self.builds()
-        around = None
         for table, tokenizer, holds in self._fts_tables(builds, seq):
             if holds:
                 self.conn.execute(f"delete from {table} where rowid = ?", (seq,))
             if has_context(tokenizer):
-                around = around or turn_context.neighbours(self.conn, seq)
-                turn_context.unlink(self.conn, table, around, tokenizer.index_text)
+                turn_context.refresh_following(self.conn, table, seq)
         self.conn.execute("delete from memory_vec where rowid = ?", (seq,))
 
     def forget_deleted(self) -> None:
@@ -512,17 +507,15 @@ class SearchIndex:
 
 
 def insert_fts_row(conn: Connection, table: str, tokenizer: ModuleType, seq: int,
-                   text: str, around: turn_context.Neighbours | None = None) -> str:
+                   text: str) -> str:
     """Write record ``seq``'s row into the FTS table ``table`` built by ``tokenizer``: its
-    tokens, and where the table has them its neighbouring turns' (``around``, looked up if
-    not given). The one definition for writes and the rebuild's copy; returns the record's
-    own token text."""
+    tokens, and where the table has them the turns before it (state/turn_context.py). The
+    one definition for writes and the rebuild's copy; returns the record's own tokens."""
     token_text = tokenizer.index_text(text)
     if has_context(tokenizer):
-        around = around or turn_context.neighbours(conn, seq)
-        before, after = turn_context.context_columns(conn, around, tokenizer.index_text)
-        conn.execute(f"insert into {table} (rowid, tokens, before, after) values (?, ?, ?, ?)",
-                     (seq, token_text, before, after))
+        columns = turn_context.context_columns(conn, table, seq)
+        conn.execute(f"insert into {table} (rowid, {', '.join(tokenizer.FTS_COLUMNS)})"
+                     f" values (?, ?{', ?' * len(columns)})", (seq, token_text, *columns))
     else:
         conn.execute(f"insert into {table} (rowid, tokens) values (?, ?)", (seq, token_text))
     return token_text

@@ -40,10 +40,9 @@ TOKENIZER_VERSION = 2
 # every non-ASCII character is part of a token, so a Devanagari or Thai token stays whole.
 FTS_TOKENIZER = "ascii tokenchars '_'"
 # The FTS table's columns in this version: a record's own tokens, and for a conversation turn
-# those of the turns before and after it (state/turn_context.py), ranked by
-# turn_context.RANK. Part of the index format: a change rebuilds the index like a tokenizer
-# change does.
-FTS_COLUMNS = ("tokens", "before", "after")
+# those of the two turns before it (state/turn_context.py), ranked by turn_context.RANK.
+# Part of the index format: a change rebuilds the index like a tokenizer change does.
+FTS_COLUMNS = ("tokens", "before1", "before2")
 
 _CJK_CLASS = r"\p{Han}\p{Hiragana}\p{Katakana}\u30fc\p{Hangul}"
 _CLUSTER_CLASS = r"\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"

@@ -1,43 +1,39 @@
-"""Neighbouring turns as weak search context for conversation turns.
+"""The turns before a conversation turn, as weak search context.
 
 A turn of a conversation often means little on its own: "Saturday the 29th, at Navy Pier"
-answers the question asked in the turn before it ("When is the festival?"), and "Anything
+answers the question asked the turn before ("When is the bread festival?"), and "Anything
 under two hours" the one about a race goal. So a record that belongs to a session
-(``provenance.session_id``: mem1 messages, imported dialogues) is indexed with the tokens of
-the turn before it and the turn after it in the same namespace and session, in two columns
-of the full-text index that count for ``CONTEXT_WEIGHT`` of its own text. Records without a
-session (notes, facts, AMP deltas) have empty context columns and rank as before.
+(``provenance.session_id``: agent-memory1.0 messages, imported dialogues) is indexed with
+the tokens of the two turns before it in the same namespace and session, each in a column
+of the full-text index that counts for ``CONTEXT_WEIGHT`` of the turn's own text. Records
+without a session (notes, facts, AMP deltas) have empty context columns and rank as before.
 
-Measured on bench/retrieval_turns.py's conversations (bench/RESULTS.md, "long
-conversations"): recall@10 against the Porter BM25 baseline went from +2-3 % to +25-28 % on
-both halves; weights from 0.1 to 0.3 ranked alike, 0.5 worse. Session summaries are not
-turns and stay out of the chain.
+Only the turns *before*: a new turn never changes an older turn's row, so a write costs one
+index probe more and no update of another row. The turns after a record are rewritten only
+when a turn is written out of order, changed, deleted or redacted (its followers' context
+is then made anew).
+
+Chosen on the tuning halves of two datasets of long conversations (bench/RESULTS.md, "long
+conversations"; recall@10 against the Porter BM25 baseline, tuning / held out): without
+context +2 / +3 %; the turn before and after at 0.2: +28 / +25 %; the two turns before at
+0.3 each: +47 / +28 % on one dataset, +18 / +17 % on the other, where before-and-after gave
++11 / +12 %. One joined column of the same turns ranked a little worse; three turns no
+better; weights from 0.2 to 0.4 alike. Session summaries are not turns and stay out.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
 from state.db import Connection
 
-IndexText = Callable[[str], str]  # a tokenizer's index_text
-
-CONTEXT_WEIGHT = 0.2
-# The FTS5 rank of the index: its own tokens at 1, each neighbour column at CONTEXT_WEIGHT.
-RANK = f"bm25(1.0, {CONTEXT_WEIGHT}, {CONTEXT_WEIGHT})"
+CONTEXT_TURNS = 2  # the turns before a record that its context columns hold, nearest first
+CONTEXT_WEIGHT = 0.3
+# The FTS5 rank of the index: a record's own tokens at 1, each context column at CONTEXT_WEIGHT.
+RANK = "bm25(1.0" + f", {CONTEXT_WEIGHT}" * CONTEXT_TURNS + ")"
+COLUMNS = tuple(f"before{n}" for n in range(1, CONTEXT_TURNS + 1))
 
 # Matches the partial index of migration m0018 (so each lookup is one index probe).
 _CHAIN = ("namespace = ? and json_extract(provenance, '$.session_id') = ?"
           " and deleted_at is null and kind != 'summary'")
-
-
-@dataclass(frozen=True)
-class Neighbours:
-    """The turns before and after a record in its session (seqs), if any."""
-
-    before: int | None = None
-    after: int | None = None
 
 
 def session_of(conn: Connection, seq: int) -> tuple[str, str] | None:
@@ -50,58 +46,46 @@ def session_of(conn: Connection, seq: int) -> tuple[str, str] | None:
     return row[0], str(row[1])
 
 
-def neighbours(conn: Connection, seq: int) -> Neighbours:
-    """The live turns on either side of ``seq`` in its session (``seq`` itself may be gone)."""
+def preceding(conn: Connection, seq: int) -> list[int]:
+    """The live turns before ``seq`` in its session, nearest first (at most CONTEXT_TURNS)."""
     chain = session_of(conn, seq)
     if chain is None:
-        return Neighbours()
-    before = conn.execute(f"select seq from memory_records where {_CHAIN} and seq < ?"
-                          " order by seq desc limit 1", (*chain, seq)).fetchone()
-    after = conn.execute(f"select seq from memory_records where {_CHAIN} and seq > ?"
-                         " order by seq limit 1", (*chain, seq)).fetchone()
-    return Neighbours(before[0] if before else None, after[0] if after else None)
+        return []
+    rows = conn.execute(f"select seq from memory_records where {_CHAIN} and seq < ?"
+                        " order by seq desc limit ?", (*chain, seq, CONTEXT_TURNS))
+    return [row[0] for row in rows]
 
 
-def turn_tokens(conn: Connection, seq: int | None, index_text: IndexText) -> str:
-    """The index tokens of a turn's content, as its neighbours see it ('' for none). Only the
-    content: a title is often the content's first words again (mem1), and a redacted turn's
-    content is already ''."""
-    if seq is None:
-        return ""
-    row = conn.execute("select content from memory_records where seq = ? and deleted_at is null",
-                       (seq,)).fetchone()
-    return index_text(row[0]) if row else ""
+def following(conn: Connection, seq: int) -> list[int]:
+    """The live turns after ``seq`` in its session whose context holds it, nearest first
+    (``seq`` itself may be gone). Usually none: a turn is written after those before it."""
+    chain = session_of(conn, seq)
+    if chain is None:
+        return []
+    rows = conn.execute(f"select seq from memory_records where {_CHAIN} and seq > ?"
+                        " order by seq limit ?", (*chain, seq, CONTEXT_TURNS))
+    return [row[0] for row in rows]
 
 
-def context_columns(conn: Connection, around: Neighbours, index_text: IndexText) -> tuple[str, str]:
-    """(before, after): the tokens of the turns on either side of a record."""
-    return turn_tokens(conn, around.before, index_text), turn_tokens(conn, around.after, index_text)
+def context_columns(conn: Connection, table: str, seq: int) -> tuple[str, ...]:
+    """The context columns of record ``seq``: the tokens the FTS table ``table`` holds for
+    each of the turns before it ('' where there is none, or it has no row there: a redacted
+    turn, or one a rebuild has not copied yet, which cannot happen as it copies in order)."""
+    seqs = preceding(conn, seq)
+    tokens = dict(conn.execute(
+        f"select rowid, tokens from {table} where rowid in ({','.join('?' * len(seqs))})",
+        seqs).fetchall()) if seqs else {}
+    columns = [tokens.get(s, "") for s in seqs]
+    return tuple(columns + [""] * (CONTEXT_TURNS - len(columns)))
 
 
-def link(conn: Connection, table: str, seq: int, around: Neighbours,
-         index_text: IndexText) -> None:
-    """Record ``seq`` has come (or changed) between ``around``'s turns: they see it now. A
-    neighbour without a row in ``table`` (not copied yet by a rebuild) is left alone: the
-    copy makes its row whole."""
-    if around.before is None and around.after is None:
-        return
-    tokens = turn_tokens(conn, seq, index_text)
-    _set(conn, table, around.before, "after", tokens)
-    _set(conn, table, around.after, "before", tokens)
-
-
-def unlink(conn: Connection, table: str, around: Neighbours, index_text: IndexText) -> None:
-    """The record between ``around``'s turns has gone, or its text has (a redaction, an
-    update): their context is made anew from the session as it is now. A deleted turn's
-    neighbours then see each other; a redacted one stays between them, empty."""
-    for seq in (around.before, around.after):
-        if seq is not None:
-            before, after = context_columns(conn, neighbours(conn, seq), index_text)
-            _set(conn, table, seq, "before", before)
-            _set(conn, table, seq, "after", after)
-
-
-def _set(conn: Connection, table: str, seq: int | None, column: str, tokens: str) -> None:
-    if seq is not None:
-        conn.execute(f"update {table} set {column} = ? where rowid = ? and {column} != ?",
-                     (tokens, seq, tokens))
+def refresh_following(conn: Connection, table: str, seq: int) -> None:
+    """Record ``seq`` came out of order, changed or went: the turns after it that hold it in
+    their context get their context made anew. A turn without a row in ``table`` (a rebuild
+    has not copied it yet) is left alone: the copy makes its row whole."""
+    for later in following(conn, seq):
+        columns = context_columns(conn, table, later)
+        assignments = ", ".join(f"{name} = ?" for name in COLUMNS)
+        changed = " or ".join(f"{name} != ?" for name in COLUMNS)
+        conn.execute(f"update {table} set {assignments} where rowid = ? and ({changed})",
+                     (*columns, later, *columns))
