@@ -22,7 +22,7 @@ How the vector ranking joins BM25 (``vector_mode``):
   point is to find records that share no word with the query).
 
 BM25 runs over a record's own tokens and, for a conversation turn, the two turns before it
-at 0.3 of the weight (state/turn_context.py).
+at a fifth of the weight (state/turn_context.py).
 
 BM25 ranks every match on a small store; on a large one, a query whose terms many records
 hold ranks a bounded set (see MAX_RANKED_MATCHES).

@@ -5,7 +5,7 @@ answers the question asked the turn before ("When is the bread festival?"), and 
 under two hours" the one about a race goal. So a record that belongs to a session
 (``provenance.session_id``: agent-memory1.0 messages, imported dialogues) is indexed with
 the tokens of the two turns before it in the same namespace and session, each in a column
-of the full-text index that counts for ``CONTEXT_WEIGHT`` of the turn's own text. Records
+of the full-text index that counts for ``CONTEXT_WEIGHT`` (a fifth) of the turn's own text. Records
 without a session (notes, facts, AMP deltas) have empty context columns and rank as before.
 
 Only the turns *before*: a new turn never changes an older turn's row, so a write costs one
@@ -13,12 +13,13 @@ index probe more and no update of another row. The turns after a record are rewr
 when a turn is written out of order, changed, deleted or redacted (its followers' context
 is then made anew).
 
-Chosen on the tuning halves of two datasets of long conversations (bench/RESULTS.md, "long
-conversations"; recall@10 against the Porter BM25 baseline, tuning / held out): without
-context +2 / +3 %; the turn before and after at 0.2: +28 / +25 %; the two turns before at
-0.3 each: +47 / +28 % on one dataset, +18 / +17 % on the other, where before-and-after gave
-+11 / +12 %. One joined column of the same turns ranked a little worse; three turns no
-better; weights from 0.2 to 0.4 alike. Session summaries are not turns and stay out.
+Chosen on the tuning halves of three datasets of long conversations (bench/RESULTS.md,
+"choosing the conversation context"; `--ideas bench/ideas/turn_context.py`). Recall@10
+summed over the three tuning halves: no context 1.91 (the Porter baseline: 1.88), the turn
+before 2.16, the two turns before at 0.2 2.27 (at 0.3: 2.22, at 0.5: 2.22), three turns at
+0.2 2.29 for a third more index per turn, four 2.27. On the first dataset the turn before
+and the turn after ranked below the two turns before, and one joined column of the same
+turns a little below two. Session summaries are not turns and stay out.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from __future__ import annotations
 from state.db import Connection
 
 CONTEXT_TURNS = 2  # the turns before a record that its context columns hold, nearest first
-CONTEXT_WEIGHT = 0.3
+CONTEXT_WEIGHT = 0.2
 # The FTS5 rank of the index: a record's own tokens at 1, each context column at CONTEXT_WEIGHT.
 RANK = "bm25(1.0" + f", {CONTEXT_WEIGHT}" * CONTEXT_TURNS + ")"
 COLUMNS = tuple(f"before{n}" for n in range(1, CONTEXT_TURNS + 1))
