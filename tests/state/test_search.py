@@ -6,7 +6,7 @@ from state.config import Settings
 from state.memories import NewMemory
 from state.rebuild import rebuild_now
 from state.store import Store
-from state.tokenize import fts_query, tokens
+from state.tokenize import fts_query, index_text, tokens
 
 MEMORIES = [
     "Bart在圣诞节晚会上跳舞，感觉非常开心。",
@@ -406,3 +406,15 @@ def test_sentence_transformers_without_the_extra_says_how_to_install(paths):
             make_embedder("sentence-transformers:all-MiniLM-L6-v2", 384)
     else:
         pytest.skip("the extra is installed here")
+
+
+def test_a_title_that_starts_the_content_is_indexed_once(store):
+    """A delta's or mem1 message's title is its content's start: its words count once."""
+    with store.transaction():
+        echo = store.memories.create(NewMemory(namespace="wsp_a", kind="fact", source="test",
+                                               title="Deploys need the vault", content="Deploys need the vault token"))
+        titled = store.memories.create(NewMemory(namespace="wsp_a", kind="fact", source="test",
+                                                 title="Staging", content="Deploys need the vault token"))
+    rows = dict(store.conn.execute("select rowid, tokens from memory_fts").fetchall())
+    assert rows[echo["seq"]] == index_text("Deploys need the vault token")
+    assert rows[titled["seq"]] == index_text("Staging\nDeploys need the vault token")
