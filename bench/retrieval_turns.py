@@ -85,6 +85,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from results import RESULTS_PATH, write_section
+from retrieval_madial import configured  # the same weights and modes on a store
 from state.config import Settings
 from state.db import sqlite_module
 from state.memories import NewMemory
@@ -279,24 +280,6 @@ def open_bench(turns: Sequence[Turn], settings: Settings | None = None) -> Itera
         finally:
             porter.close()
             store.close()
-
-
-@contextlib.contextmanager
-def configured(store: Store, config: Config) -> Iterator[None]:
-    """The store's search set to ``config``'s weights for the duration."""
-    import state.search as search_module
-
-    search = store.search
-    saved = (search.bm25_weight, search.vector_weight, search.vector_mode, search_module.RRF_K)
-    search.bm25_weight, search.vector_weight = config.bm25_weight, config.vector_weight
-    search.vector_mode = config.vector_mode
-    if config.rrf_k is not None:
-        search_module.RRF_K = config.rrf_k
-    try:
-        yield
-    finally:
-        (search.bm25_weight, search.vector_weight, search.vector_mode,
-         search_module.RRF_K) = saved
 
 
 # -- metrics -----------------------------------------------------------------------------

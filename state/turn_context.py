@@ -49,22 +49,21 @@ def session_of(conn: Connection, seq: int) -> tuple[str, str] | None:
 
 def preceding(conn: Connection, seq: int) -> list[int]:
     """The live turns before ``seq`` in its session, nearest first (at most CONTEXT_TURNS)."""
-    chain = session_of(conn, seq)
-    if chain is None:
-        return []
-    rows = conn.execute(f"select seq from memory_records where {_CHAIN} and seq < ?"
-                        " order by seq desc limit ?", (*chain, seq, CONTEXT_TURNS))
-    return [row[0] for row in rows]
+    return _nearest(conn, seq, "<", "desc")
 
 
 def following(conn: Connection, seq: int) -> list[int]:
     """The live turns after ``seq`` in its session whose context holds it, nearest first
     (``seq`` itself may be gone). Usually none: a turn is written after those before it."""
+    return _nearest(conn, seq, ">", "asc")
+
+
+def _nearest(conn: Connection, seq: int, side: str, order: str) -> list[int]:
     chain = session_of(conn, seq)
     if chain is None:
         return []
-    rows = conn.execute(f"select seq from memory_records where {_CHAIN} and seq > ?"
-                        " order by seq limit ?", (*chain, seq, CONTEXT_TURNS))
+    rows = conn.execute(f"select seq from memory_records where {_CHAIN} and seq {side} ?"
+                        f" order by seq {order} limit ?", (*chain, seq, CONTEXT_TURNS))
     return [row[0] for row in rows]
 
 
