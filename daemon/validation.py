@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from aiohttp import web
@@ -137,13 +138,18 @@ class RequestSchema:
     open: bool = False
 
     def known_names(self) -> set[str]:
-        return {name for spec in self.fields for name in spec.names}
+        return set(self._known)
+
+    @cached_property
+    def _known(self) -> frozenset[str]:
+        # Made once per schema, not per request (every request of the endpoint asks).
+        return frozenset(name for spec in self.fields for name in spec.names)
 
     def ignored_fields(self, body: dict[str, Any]) -> list[str]:
         """Top-level fields of ``body`` that this schema neither reads nor keeps."""
         if self.open:
             return []
-        known = self.known_names()
+        known = self._known
         return [key for key in body if key not in known]
 
     def parse(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -167,7 +173,11 @@ class RequestSchema:
     @staticmethod
     def _value(spec: Field, body: dict[str, Any]) -> Any:
         """The field's value under its name or one alias; two different values are a 422."""
+        if not spec.aliases:  # one name: nothing to disagree with (and no JSON to compare)
+            return body.get(spec.name)
         given = {name: body[name] for name in spec.names if body.get(name) is not None}
+        if len(given) <= 1:
+            return next(iter(given.values()), None)
         if len({json.dumps(v, sort_keys=True, default=str) for v in given.values()}) > 1:
             raise ValidationFailed(f"fields {', '.join(repr(n) for n in given)} name the same"
                                    " thing with different values: send one of them",
