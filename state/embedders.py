@@ -52,6 +52,10 @@ SLOT_CACHE_SIZE = 65536  # features whose slot an embedder remembers (a few MB a
 class HashingEmbedder:
     """Signed feature hashing of tokens and character n-grams (offline, deterministic)."""
 
+    # A large namespace's KNN scan may rank by coarse codes first (see coarse_code below:
+    # measured for these sparse vectors; another embedder's scan stays exact).
+    coarse_scan = True
+
     def __init__(self, dimension: int = 1024) -> None:
         if dimension < 8:
             raise ConfigError("the hashing embedder needs a dimension of at least 8")
@@ -382,3 +386,75 @@ def serialize(vector: list[float]) -> bytes:
         if value:  # hashed vectors are sparse: most slots stay zero
             out[index] = round(value * scale) & 0xFF  # two's complement byte
     return bytes(out)
+
+
+# -- the coarse code of a vector ---------------------------------------------------------
+#
+# A KNN scan compares the query with every vector of the namespace: at 100k int8 vectors of
+# 1024 dimensions ~190-270 ms here. For a large namespace state/search.py scans a short
+# binary code of each vector instead (sqlite-vec ``bit[]``, Hamming distance; ~8x fewer
+# bits) and ranks only the nearest few by the exact int8 cosine. The sign bits, the usual
+# binary code, do not work for the sparse hashing vectors: zeros and collisions decide most
+# bits (the top 8 of 100 sign-bit candidates, rescored: 39 % of the exact top 8's summed
+# cosine). This code is which slots a vector fills, and with which sign: bit ``slot`` for a
+# positive value, ``slots + slot`` for a negative one, slots folded to at most COARSE_SLOTS;
+# a document's COARSE_TOP largest values, a query's COARSE_QUERY_TOP (its rarest words,
+# which embed_query weighs most). The Hamming distance of two such codes counts the slots
+# they do not share, which would favour documents that fill few slots; so a document's code
+# is padded, in a third region no query sets, to COARSE_TOP bits less a little for a short
+# document (COARSE_SHORTFALL * (sqrt(COARSE_TOP) - sqrt(its bits)), a stand-in for cosine's
+# length normalization). The distance then ranks documents by the slots they share with
+# the query's strongest ones.
+#
+# Chosen by measurement (bench/RESULTS.md, the before and after of the coarse pass): on
+# bench/profile_speed.py's 100k store, misspelt queries (the ones that reach the scan), 50
+# candidates: the top 8 sum to 95 % of the exact scan's cosines, and more of them hold the
+# query's intended words than the exact scan's (0.77 vs 0.68); on MADial-Bench, vectors
+# alone, with the coarse pass forced on its ~80-memory namespaces and only 32 candidates:
+# MRR@10 within 0.00-0.04 of the exact scan. Unfolded slots (twice the bits, ~1.3x the scan
+# time) moved MRR@10 by under 0.02; 128 document values and a shortfall of 3 cost English
+# MADial up to 0.05 MRR@10 more, a query code of every value (not the strongest 32) up to
+# 0.10. Used for this module's hashing vectors only (HashingEmbedder.coarse_scan): a dense
+# embedder's vectors fill every slot, and that case is not measured.
+COARSE_SLOTS = 512
+COARSE_TOP = 64
+COARSE_QUERY_TOP = 32
+COARSE_SHORTFALL = 1.0
+
+
+def coarse_slots(dimension: int) -> int:
+    return min(dimension, COARSE_SLOTS)
+
+
+def coarse_bits(dimension: int) -> int:
+    """The length of a coarse code: positive and negative slots and the padding, in whole
+    64-bit words (sqlite-vec counts those a word at a time)."""
+    return -(-(2 * coarse_slots(dimension) + COARSE_TOP) // 64) * 64
+
+
+def coarse_code(int8: bytes, nonzero: Collection[int] | None = None, *,
+                document: bool = True) -> bytes:
+    """The coarse code of a vector given in :func:`serialize`'s int8 format (``nonzero``:
+    the slots that may be non-zero, if known; else every slot is looked at). A query's code
+    (``document=False``) has no padding."""
+    dimension = len(int8)
+    slots = coarse_slots(dimension)
+    indices = range(dimension) if nonzero is None else nonzero
+    entries = []
+    for index in indices:
+        value = int8[index]
+        if value:
+            entries.append((value if value < 128 else 256 - value, index, value >= 128))
+    top = COARSE_TOP if document else COARSE_QUERY_TOP
+    if len(entries) > top:
+        # The largest values; equal ones by slot, so a code never depends on the order.
+        entries = sorted(entries, key=lambda e: (-e[0], e[1]))[:top]
+    mask = 0
+    for _, index, negative in entries:
+        mask |= 1 << (index % slots + (slots if negative else 0))
+    if document:
+        held = mask.bit_count()
+        target = COARSE_TOP - round(COARSE_SHORTFALL * (math.sqrt(COARSE_TOP) - math.sqrt(held)))
+        if target > held:
+            mask |= ((1 << (target - held)) - 1) << (2 * slots)
+    return mask.to_bytes(coarse_bits(dimension) // 8, "little")

@@ -23,13 +23,18 @@ from typing import Any, Callable, Protocol
 
 from state import tokenize, tokenize_v1, turn_context
 from state.db import Connection
+from state.embedders import coarse_bits
 
 FTS = "memory_fts"
 FTS_NEXT = "memory_fts_next"  # the new FTS table while it is built, beside the old one
 VECTORS = "memory_vec"
 SUITES = "suite_fts"
-# Vectors are stored as int8 and compared by cosine (state/search.py); part of their identity.
-VECTOR_METRIC = "int8-cosine"
+# Vectors are stored as int8 and compared by cosine, each with its coarse code for the first
+# pass over a large namespace (state/embedders.py coarse_code, state/search.py): part of their
+# identity, so a store whose table lacks the codes rebuilds it (state/rebuild.py).
+VECTOR_METRIC = "int8-cosine+coarse1"
+# Earlier layouts, for describing an identity: int8 vectors without codes.
+OLD_VECTOR_METRICS = ("int8-cosine",)
 TRASH = "trash_"
 # Shadow tables a virtual table's constructor reads: left in place by discard_index, so the
 # table can still be connected to, and dropped. They are a few rows each.
@@ -145,7 +150,8 @@ def has_context(tokenizer: ModuleType) -> bool:
 def vector_ddl(dimension: int) -> str:
     # Cosine, because each vector is scaled to use int8's whole range (state/embedders.py).
     return ("create virtual table memory_vec using vec0(namespace text partition key,"
-            f" embedding int8[{dimension}] distance_metric=cosine)")
+            f" embedding int8[{dimension}] distance_metric=cosine,"
+            f" coarse bit[{coarse_bits(dimension)}])")
 
 
 def _shadow_tables(conn: Connection, name: str) -> list[tuple[str, str]]:
@@ -238,7 +244,8 @@ def describe_identity(identity: str | None) -> str:
     if not identity:
         return "nothing"
     name, _, dimension = identity.rpartition(":")
-    name = name.removesuffix(f":{VECTOR_METRIC}")
+    for metric in (VECTOR_METRIC, *OLD_VECTOR_METRICS):
+        name = name.removesuffix(f":{metric}")
     return f"embedder {name} ({dimension} dimensions)" if dimension.isdigit() else f"embedder {identity}"
 
 

@@ -33,13 +33,12 @@ from datetime import datetime
 from typing import Any, Callable
 
 from state.db import Connection, transaction
-from state.embedders import serialize
 from state.ids import now_iso
 from state.index_builds import (FTS, FTS_NEXT, SUITES, VECTORS, IndexBuild, create_fts,
                                 describe_identity, discard_index, empty_trash, read_builds,
                                 save_build, table_exists, tokenizer_for, trash_tables,
                                 vector_ddl, vector_identity, wanted_tokenizer)
-from state.search import insert_fts_row, record_text
+from state.search import insert_fts_row, insert_vector, record_text
 
 # The records the indexes hold: live, and whose current version is not redacted.
 SEARCHABLE = (
@@ -193,8 +192,7 @@ def _copy_vectors(store: Any, build: IndexBuild, max_records: int, budget: float
 
     def write(seq: int, namespace: str, text: str) -> None:
         store.search.pending_vectors.discard(seq)
-        conn.execute("insert into memory_vec (rowid, namespace, embedding) values (?, ?, vec_int8(?))",
-                     (seq, namespace, serialize(embedder.embed(text))))
+        insert_vector(conn, seq, namespace, embedder.embed(text))
 
     build, finished = _copy(conn, build, write, max_records, budget)
     if finished:

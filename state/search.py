@@ -17,7 +17,9 @@ How the vector ranking joins BM25 (``vector_mode``):
 * ``rerank``: every query; the vectors rank BM25's candidates (the top ``candidates``
   records by BM25), plus the scan when BM25 finds fewer than asked. The cost does not grow
   with the store: scoring 50 stored vectors takes about half a millisecond, a KNN scan of
-  10k vectors (1024 dimensions, int8) about eight.
+  10k vectors (1024 dimensions, int8) about eight; in a namespace of more than a few
+  thousand hashing vectors the scan is of their coarse codes and ranks the nearest by
+  cosine (EXACT_SCAN_MAX_CHUNKS), ~15 ms at 100k instead of ~200.
 * ``always``: a KNN scan of the namespace on every query (for a semantic embedder, whose
   point is to find records that share no word with the query).
 
@@ -36,8 +38,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Collection, Iterable
 
-from state.db import Connection, transaction
-from state.embedders import Embedder, serialize
+from state.db import Connection, sqlite_module, transaction
+from state.embedders import Embedder, coarse_code, serialize
 from state import turn_context
 from state.index_builds import (FTS, FTS_NEXT, VECTOR_METRIC, VECTORS, IndexBuild, drop_trash,
                                 has_context, read_builds, tokenizer_for, vector_identity)
@@ -85,6 +87,16 @@ MAX_CACHED_TERMS = 200_000
 MAX_RANKED_MATCHES = 1000
 NEWEST_COMMON_MATCHES = 500
 RARE_TERMS_BUDGET = 500
+# A KNN scan reads every vector of the namespace, chunk by chunk (sqlite-vec keeps up to 1024
+# vectors a chunk): at 100k int8 vectors of 1024 dimensions ~190-270 ms, the p99 of misspelt
+# queries (bench/RESULTS.md). In a namespace of more than EXACT_SCAN_MAX_CHUNKS chunks (up to
+# it the exact scan costs ~10 ms or less) the hashing vectors' coarse codes are scanned
+# instead (state/embedders.py coarse_code: ~8x fewer bits, Hamming distance, ~12 ms at 100k)
+# and the nearest by code, COARSE_CANDIDATES or as many as asked (search asks for its pool,
+# 50), are ranked by their exact cosine. What is given up: a record whose code shares few
+# slots with the query's strongest but whose vector is near (measured in state/embedders.py).
+EXACT_SCAN_MAX_CHUNKS = 4
+COARSE_CANDIDATES = 32
 
 
 class TermStatistics:
@@ -226,7 +238,7 @@ class SearchIndex:
         must not cost the write: the record and its FTS entry are kept, and the vector is
         left for :meth:`backfill` (the ``backfill_vectors`` job, or ``doctor --repair``)."""
         try:
-            embedding = serialize(self.embedder.embed(text))
+            vector = self.embedder.embed(text)
         except Exception as exc:
             if seq not in self.pending_vectors:
                 log.warning("embedder %s failed (%s): record %d is kept and searchable by words;"
@@ -235,10 +247,7 @@ class SearchIndex:
             self.pending_vectors.add(seq)
             return
         self.pending_vectors.discard(seq)
-        self.conn.execute(
-            "insert into memory_vec (rowid, namespace, embedding) values (?, ?, vec_int8(?))",
-            (seq, namespace, embedding),
-        )
+        insert_vector(self.conn, seq, namespace, vector)
 
     def find_missing_vectors(self) -> int:
         """Searchable records without a vector (left by a failing embedder before a restart)
@@ -440,27 +449,53 @@ class SearchIndex:
         return serialize(embedding) if any(embedding) else None
 
     def _knn(self, vector: bytes, namespaces: list[str], limit: int) -> list[int]:
-        """The namespaces' nearest records (a scan of all their vectors), nearest first."""
+        """The namespaces' nearest records, nearest first: a scan of all their vectors, or
+        for a large namespace the exact distances of the nearest by coarse code (see
+        EXACT_SCAN_MAX_CHUNKS)."""
         seqs: list[tuple[float, int]] = []
+        code = None
+        coarse = getattr(self.embedder, "coarse_scan", False)
         for namespace in namespaces:
-            rows = self.conn.execute(
-                "select rowid, distance from memory_vec"
-                " where embedding match vec_int8(?) and k = ? and namespace = ?",
-                (vector, limit, namespace),
-            ).fetchall()
+            if not coarse or self._vector_chunks(namespace) <= EXACT_SCAN_MAX_CHUNKS:
+                rows = self.conn.execute(
+                    "select rowid, distance from memory_vec"
+                    " where embedding match vec_int8(?) and k = ? and namespace = ?",
+                    (vector, limit, namespace),
+                ).fetchall()
+            else:
+                code = code or coarse_code(vector, document=False)
+                nearest = [row[0] for row in self.conn.execute(
+                    "select rowid from memory_vec where coarse match vec_bit(?) and k = ?"
+                    " and namespace = ?", (code, max(COARSE_CANDIDATES, limit), namespace))]
+                rows = self._distances(vector, nearest)
             seqs.extend((distance, seq) for seq, distance in rows if _similar(distance))
         seqs.sort()
         return [seq for _, seq in seqs[:limit]]
 
-    def _rerank(self, vector: bytes, seqs: list[int]) -> list[int]:
-        """``seqs`` (BM25's candidates) ordered by vector distance, nearest first. One point
+    def _vector_chunks(self, namespace: str) -> int:
+        """How many of sqlite-vec's chunks (of up to 1024 vectors) a scan of the namespace
+        reads: what the scan costs. Read from sqlite-vec's own chunk table (a row per chunk,
+        ~0.2 ms at 100k vectors); if that is not there (another sqlite-vec layout), 0: the
+        exact scan, as before the coarse pass existed."""
+        try:
+            return self.conn.execute("select count(*) from memory_vec_chunks where partition00 = ?",
+                                     (namespace,)).fetchone()[0]
+        except sqlite_module().OperationalError:
+            return 0
+
+    def _distances(self, vector: bytes, seqs: list[int]) -> list[tuple[int, float]]:
+        """(seq, cosine distance) of the records ``seqs`` that have a vector. One point
         lookup each: sqlite-vec scans the whole table for ``rowid in (...)``, not this join."""
-        rows = self.conn.execute(
+        return self.conn.execute(
             "select v.rowid, vec_distance_cosine(v.embedding, vec_int8(?)) from json_each(?) j"
             " join memory_vec v on v.rowid = j.value",
             (vector, json.dumps(seqs)),
         ).fetchall()
-        ranked = sorted((distance, seq) for seq, distance in rows if _similar(distance))
+
+    def _rerank(self, vector: bytes, seqs: list[int]) -> list[int]:
+        """``seqs`` (BM25's candidates) ordered by vector distance, nearest first."""
+        ranked = sorted((distance, seq) for seq, distance in self._distances(vector, seqs)
+                        if _similar(distance))
         return [seq for _, seq in ranked]
 
     def search(
@@ -532,6 +567,15 @@ def mostly_cjk(terms: list[str], tokenizer: ModuleType) -> bool:
     """Whether at least half of a query's terms are Chinese, Japanese or Korean (characters
     and bigrams): ``auto`` mode reranks those by the vectors (see the module docstring)."""
     return bool(terms) and 2 * sum(1 for t in terms if tokenizer.is_cjk_char(t[:1])) >= len(terms)
+
+
+def insert_vector(conn: Connection, seq: int, namespace: str, vector: list[float]) -> None:
+    """Store record ``seq``'s vector: int8, and its coarse code (state/embedders.py). The one
+    definition for writes and the rebuild's copy."""
+    embedding = serialize(vector)
+    conn.execute("insert into memory_vec (rowid, namespace, embedding, coarse)"
+                 " values (?, ?, vec_int8(?), vec_bit(?))",
+                 (seq, namespace, embedding, coarse_code(embedding, getattr(vector, "nonzero", None))))
 
 
 def split_rare_terms(terms: list[str], frequencies: dict[str, int],
