@@ -85,7 +85,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from results import RESULTS_PATH, write_section
-from retrieval_madial import configured  # the same weights and modes on a store
+from retrieval_madial import budget_recall, configured  # the same metric, weights and modes
 from state.config import Settings
 from state.db import sqlite_module
 from state.memories import NewMemory
@@ -297,18 +297,6 @@ def question_metrics(ranked: Sequence[TurnKey], deep: Sequence[TurnKey], gold: f
     }
     metrics[f"R@{BUDGET}c"] = budget_recall(deep, gold, lengths, BUDGET)
     return metrics
-
-
-def budget_recall(ranked: Sequence[TurnKey], gold: frozenset[TurnKey], lengths: dict[TurnKey, int],
-                  budget: int) -> float:
-    """Share of the gold turns among the leading results that fit in ``budget`` chars."""
-    used, read = 0, set()
-    for key in ranked:
-        used += lengths[key]
-        if used > budget:
-            break
-        read.add(key)
-    return len(gold & read) / len(gold)
 
 
 @dataclass
