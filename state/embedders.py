@@ -392,7 +392,7 @@ def serialize(vector: list[float]) -> bytes:
 #
 # A KNN scan compares the query with every vector of the namespace: at 100k int8 vectors of
 # 1024 dimensions ~190-270 ms here. For a large namespace state/search.py scans a short
-# binary code of each vector instead (sqlite-vec ``bit[]``, Hamming distance; ~8x fewer
+# binary code of each vector instead (sqlite-vec ``bit[]``, Hamming distance; 1/13 of the
 # bits) and ranks only the nearest few by the exact int8 cosine. The sign bits, the usual
 # binary code, do not work for the sparse hashing vectors: zeros and collisions decide most
 # bits (the top 8 of 100 sign-bit candidates, rescored: 39 % of the exact top 8's summed
@@ -407,16 +407,16 @@ def serialize(vector: list[float]) -> bytes:
 # the query's strongest ones.
 #
 # Chosen by measurement (bench/RESULTS.md, the before and after of the coarse pass): on
-# bench/profile_speed.py's 100k store, misspelt queries (the ones that reach the scan), 50
-# candidates: the top 8 sum to 95 % of the exact scan's cosines, and more of them hold the
-# query's intended words than the exact scan's (0.77 vs 0.68); on MADial-Bench, vectors
-# alone, with the coarse pass forced on its ~80-memory namespaces and only 32 candidates:
-# MRR@10 within 0.00-0.04 of the exact scan. Unfolded slots (twice the bits, ~1.3x the scan
-# time) moved MRR@10 by under 0.02; 128 document values and a shortfall of 3 cost English
-# MADial up to 0.05 MRR@10 more, a query code of every value (not the strongest 32) up to
-# 0.10. Used for this module's hashing vectors only (HashingEmbedder.coarse_scan): a dense
-# embedder's vectors fill every slot, and that case is not measured.
-COARSE_SLOTS = 512
+# bench/profile_speed.py's 100k store, misspelt queries (the ones that reach the scan), 32
+# candidates: the top 8 sum to 91 % of the exact scan's cosines, and more of them hold the
+# query's intended words than the exact scan's (0.80 vs 0.68); on MADial-Bench, vectors
+# alone, with the coarse pass forced on its ~80-memory namespaces and 32 candidates: MRR@10
+# within 0.00-0.03 of the exact scan. 512 slots (1.7x the bits, 1.4x the scan time) raised
+# the cosine sum to 93 % and MRR@10 by under 0.03; 128 document values and a shortfall of 3
+# cost English MADial up to 0.05 MRR@10, a query code of every value (not the strongest 32)
+# up to 0.10. Used for this module's hashing vectors only (HashingEmbedder.coarse_scan): a
+# dense embedder's vectors fill every slot, and that case is not measured.
+COARSE_SLOTS = 256
 COARSE_TOP = 64
 COARSE_QUERY_TOP = 32
 COARSE_SHORTFALL = 1.0

@@ -32,9 +32,9 @@ SUITES = "suite_fts"
 # Vectors are stored as int8 and compared by cosine, each with its coarse code for the first
 # pass over a large namespace (state/embedders.py coarse_code, state/search.py): part of their
 # identity, so a store whose table lacks the codes rebuilds it (state/rebuild.py).
-VECTOR_METRIC = "int8-cosine+coarse1"
-# Earlier layouts, for describing an identity: int8 vectors without codes.
-OLD_VECTOR_METRICS = ("int8-cosine",)
+VECTOR_METRIC = "int8-cosine+coarse2"
+# Earlier layouts, for describing an identity: codes of 512 slots, int8 vectors without codes.
+OLD_VECTOR_METRICS = ("int8-cosine+coarse1", "int8-cosine")
 TRASH = "trash_"
 # Shadow tables a virtual table's constructor reads: left in place by discard_index, so the
 # table can still be connected to, and dropped. They are a few rows each.

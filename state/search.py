@@ -19,7 +19,7 @@ How the vector ranking joins BM25 (``vector_mode``):
   with the store: scoring 50 stored vectors takes about half a millisecond, a KNN scan of
   10k vectors (1024 dimensions, int8) about eight; in a namespace of more than a few
   thousand hashing vectors the scan is of their coarse codes and ranks the nearest by
-  cosine (EXACT_SCAN_MAX_CHUNKS), ~15 ms at 100k instead of ~200.
+  cosine (EXACT_SCAN_MAX_CHUNKS), ~10-15 ms at 100k instead of ~200-270.
 * ``always``: a KNN scan of the namespace on every query (for a semantic embedder, whose
   point is to find records that share no word with the query).
 
@@ -91,10 +91,12 @@ RARE_TERMS_BUDGET = 500
 # vectors a chunk): at 100k int8 vectors of 1024 dimensions ~190-270 ms, the p99 of misspelt
 # queries (bench/RESULTS.md). In a namespace of more than EXACT_SCAN_MAX_CHUNKS chunks (up to
 # it the exact scan costs ~10 ms or less) the hashing vectors' coarse codes are scanned
-# instead (state/embedders.py coarse_code: ~8x fewer bits, Hamming distance, ~12 ms at 100k)
-# and the nearest by code, COARSE_CANDIDATES or as many as asked (search asks for its pool,
-# 50), are ranked by their exact cosine. What is given up: a record whose code shares few
-# slots with the query's strongest but whose vector is near (measured in state/embedders.py).
+# instead (state/embedders.py coarse_code: 1/13 of the bits, Hamming distance, ~10 ms at
+# 100k) and the COARSE_CANDIDATES nearest by code (or as many as the page shows, if more)
+# are ranked by their exact cosine. sqlite-vec's top-k selection costs k x the vectors
+# scanned: at 100k, 50 candidates cost ~4 ms more than 32. What is given up: a record whose
+# code shares few slots with the query's strongest but whose vector is near (measured in
+# state/embedders.py).
 EXACT_SCAN_MAX_CHUNKS = 4
 COARSE_CANDIDATES = 32
 
@@ -448,9 +450,11 @@ class SearchIndex:
             return None
         return serialize(embedding) if any(embedding) else None
 
-    def _knn(self, vector: bytes, namespaces: list[str], limit: int) -> list[int]:
-        """The namespaces' nearest records, nearest first: a scan of all their vectors, or
-        for a large namespace the exact distances of the nearest by coarse code (see
+    def _knn(self, vector: bytes, namespaces: list[str], limit: int,
+             candidates: int | None = None) -> list[int]:
+        """The namespaces' ``limit`` nearest records, nearest first: a scan of all their
+        vectors, or in a large namespace the exact distances of the ``candidates`` nearest
+        by coarse code (default: COARSE_CANDIDATES, or ``limit`` if more; see
         EXACT_SCAN_MAX_CHUNKS)."""
         seqs: list[tuple[float, int]] = []
         code = None
@@ -466,7 +470,8 @@ class SearchIndex:
                 code = code or coarse_code(vector, document=False)
                 nearest = [row[0] for row in self.conn.execute(
                     "select rowid from memory_vec where coarse match vec_bit(?) and k = ?"
-                    " and namespace = ?", (code, max(COARSE_CANDIDATES, limit), namespace))]
+                    " and namespace = ?", (code, candidates or max(COARSE_CANDIDATES, limit),
+                                           namespace))]
                 rows = self._distances(vector, nearest)
             seqs.extend((distance, seq) for seq, distance in rows if _similar(distance))
         seqs.sort()
@@ -533,7 +538,9 @@ class SearchIndex:
             if scan or mode == "rerank":
                 vector = self._query_vector(query)
                 if vector is not None:
-                    knn = self._knn(vector, namespaces, pool) if scan else self._rerank(vector, bm25)
+                    # The scan's pool, but only as many coarse candidates as the page needs.
+                    knn = (self._knn(vector, namespaces, pool, max(COARSE_CANDIDATES, limit))
+                           if scan else self._rerank(vector, bm25))
         scores: dict[int, list] = {}
         for rank, seq in enumerate(bm25, 1):
             scores.setdefault(seq, [0.0, None, None])

@@ -89,8 +89,8 @@ def test_open_only_records_the_rebuild(v1_store):
         assert status(store.conn)["text"].startswith(
             "search index: rebuilding for tokenizer 2 — 0 of 40 records (0 %), started ")
         vectors = read_builds(store.conn)[VECTORS]
-        assert (vectors.built_with, vectors.target) == ("hashing-v2:int8-cosine+coarse1:1024",
-                                                        "hashing-v3:int8-cosine+coarse1:1024")
+        assert (vectors.built_with, vectors.target) == ("hashing-v2:int8-cosine+coarse2:1024",
+                                                        "hashing-v3:int8-cosine+coarse2:1024")
     finally:
         store.close()
 
@@ -215,8 +215,8 @@ def test_vectors_are_rebuilt_in_place_and_rank_only_when_complete(paths):
     store = Store.open(paths.database, Settings(dimension=32))
     try:
         vectors = read_builds(store.conn)[VECTORS]
-        assert (vectors.built_with, vectors.target) == ("hashing-v3:int8-cosine+coarse1:64",
-                                                        "hashing-v3:int8-cosine+coarse1:32")
+        assert (vectors.built_with, vectors.target) == ("hashing-v3:int8-cosine+coarse2:64",
+                                                        "hashing-v3:int8-cosine+coarse2:32")
         step(store, max_records=10, budget_seconds=60)
         assert store.conn.execute("select count(*) from memory_vec").fetchone()[0] == 10
         store.search.vector_mode = "rerank"
@@ -228,7 +228,7 @@ def test_vectors_are_rebuilt_in_place_and_rank_only_when_complete(paths):
                                             content="a new note on harbor pilots", source="test"))
         rebuild_now(store, force=False)
         assert all(report.ok for report in check_indexes(store.conn).values())
-        assert read_builds(store.conn)[VECTORS].built_with == "hashing-v3:int8-cosine+coarse1:32"
+        assert read_builds(store.conn)[VECTORS].built_with == "hashing-v3:int8-cosine+coarse2:32"
         store.search.vector_mode = "rerank"  # the default consults vectors only when words find too few
         assert any(hit.vector_rank for hit in store.search.search("lighthouse keeper", ["wsp_a"]))
     finally:
@@ -248,7 +248,7 @@ def test_a_change_of_mind_during_a_rebuild_starts_it_again(paths):
     third = Store.open(paths.database, Settings(dimension=16))
     try:
         vectors = read_builds(third.conn)[VECTORS]
-        assert (vectors.target, vectors.done) == ("hashing-v3:int8-cosine+coarse1:16", 0)
+        assert (vectors.target, vectors.done) == ("hashing-v3:int8-cosine+coarse2:16", 0)
         rebuild_now(third, force=False)
         assert all(report.ok for report in check_indexes(third.conn).values())
     finally:
@@ -290,7 +290,7 @@ def test_a_store_made_by_the_previous_release(paths):
         builds = read_builds(store.conn)
         assert (builds[FTS].built_with, builds[FTS].target) == ("tokenizer-1", "tokenizer-2")
         assert builds[VECTORS].built_with == "hashing-v2:int8-cosine:16"
-        assert builds[VECTORS].target == "hashing-v3:int8-cosine+coarse1:1024"
+        assert builds[VECTORS].target == "hashing-v3:int8-cosine+coarse2:1024"
         records = store.conn.execute("select count(*) from memory_records").fetchone()[0]
         live = {re.search(r"ref\d{3}", content).group(): (namespace, content)
                 for namespace, content in store.conn.execute(

@@ -90,9 +90,9 @@ def test_vector_index_is_rebuilt_when_the_embedder_changes(paths):
     second = Store.open(paths.database, Settings(dimension=64))
     try:
         # Opening records the rebuild (tests/state/test_rebuild.py has it in the background).
-        assert second.search.builds()["memory_vec"].target == "hashing-v3:int8-cosine+coarse1:64"
+        assert second.search.builds()["memory_vec"].target == "hashing-v3:int8-cosine+coarse2:64"
         rebuild_now(second, force=False)
-        assert _vectors_built_with(second) == "hashing-v3:int8-cosine+coarse1:64"
+        assert _vectors_built_with(second) == "hashing-v3:int8-cosine+coarse2:64"
         rows = second.conn.execute("select count(*) from memory_vec").fetchone()[0]
         assert rows == len(MEMORIES)
         second.search.bm25_weight = 0.0  # vectors alone must still find it
@@ -326,7 +326,7 @@ def test_an_openai_compatible_endpoint_embeds_and_is_searched(paths, embedding_s
     store = Store.open(paths.database, settings)
     try:
         # The dimension is the endpoint's, not the setting's; the key goes as a bearer token.
-        assert _vectors_built_with(store) == f"openai:tiny-embed@{embedding_server.url}:int8-cosine+coarse1:48"
+        assert _vectors_built_with(store) == f"openai:tiny-embed@{embedding_server.url}:int8-cosine+coarse2:48"
         assert embedding_server.requests[0] == ("Bearer sk-local-test",
                                                 {"model": "tiny-embed", "input": "dimension"})
         _fill(store, "wsp_a", MEMORIES)

@@ -7,7 +7,8 @@ import pytest
 
 from state import embedders, search
 from state.config import Settings
-from state.embedders import COARSE_TOP, HashingEmbedder, coarse_bits, coarse_code, serialize
+from state.embedders import (COARSE_TOP, HashingEmbedder, coarse_bits, coarse_code, coarse_slots,
+                              serialize)
 from state.index_builds import VECTORS, read_builds, vector_identity
 from state.memories import NewMemory
 from state.rebuild import rebuild_now
@@ -68,7 +69,7 @@ def test_coarse_codes_rank_documents_by_the_slots_they_share_with_the_query():
     for words, meant in [("staging database vault", TARGET), ("sqlite WAL crash", OTHERS[1]),
                          ("startup summary for an agent", OTHERS[2])]:
         query = coarse_code(serialize(embedder.embed(words)), document=False)
-        assert int.from_bytes(query, "little") >> (2 * 512) == 0  # a query's code: no padding
+        assert int.from_bytes(query, "little") >> (2 * coarse_slots(1024)) == 0  # a query's code: no padding
         assert min(codes, key=lambda text: _hamming(query, codes[text])) == meant
 
 
@@ -79,7 +80,7 @@ def test_a_large_namespace_finds_a_misspelt_query_through_the_coarse_codes(store
     monkeypatch.setattr(search, "coarse_code", calls)
     monkeypatch.setattr(search, "EXACT_SCAN_MAX_CHUNKS", 0)  # this namespace counts as large
     hits = store.search.search("stagingg databse", ["wsp_a"], limit=3)
-    assert calls.count == 1  # the coarse pass ran: 50 candidates of 404 records
+    assert calls.count == 1  # the coarse pass ran: 32 candidates of 404 records
     assert hits[0].bm25_rank is None and hits[0].vector_rank == 1
     assert store.memories.by_seqs([hits[0].seq])[hits[0].seq]["content"] == TARGET
     assert hits[0].seq == exact[0].seq
