@@ -83,3 +83,28 @@ async def test_escape_in_a_dialog_closes_it_then_leaves_a_tab_s_box(served):
         await pilot.press("2", "x", "escape", "4")
         await settle(pilot, app)
         assert active(app) == "tab-conflicts"
+
+
+async def test_a_load_that_returns_after_its_pane_left_is_dropped(served):
+    """A pane's load that the daemon answers after the pane left the app (it closed) finds
+    its widgets gone: that ends quietly, while on an attached pane it is still an error
+    (seen in CI as a shutdown race failing the app)."""
+    import pytest
+    from textual.css.query import NoMatches
+
+    from tui.panes.conflicts import ConflictsPane
+
+    _, url, owner_key, _, _ = served
+    app = CompanionApp(DaemonClient(url, owner_key))
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = app.query_one(ConflictsPane)
+
+        async def late_load() -> None:
+            pane.query_one("#no-such-widget")
+
+        with pytest.raises(NoMatches):  # attached: a real bug is not hidden
+            await pane._safe(late_load)()
+        await pane.remove()
+        await pilot.pause()
+        assert not pane.is_attached
+        await pane._safe(late_load)()  # gone: nothing to show, no error

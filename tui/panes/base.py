@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Awaitable, Callable
 
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.widgets import DataTable
 
 from tui.client import DaemonClient, DaemonError
@@ -39,6 +40,11 @@ class Pane(Vertical):
                 return await job()
             except DaemonError as exc:
                 self.notify(str(exc), severity="error", timeout=8)
+            except NoMatches:
+                # The app closed (or the pane left it) while the daemon was answering: its
+                # widgets are gone and there is nothing to show. Attached, it is a real bug.
+                if self.is_attached:
+                    raise
         return run
 
     def act(self, job: Callable[[], Awaitable[Any]], done: str | None = None,
