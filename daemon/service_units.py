@@ -1,6 +1,6 @@
 """The login service's files: a systemd user unit (Linux) and a launchd agent (macOS).
 
-Pure rendering and locations, no side effects: ``daemon/cli_service.py`` writes, enables and
+Pure rendering and locations, no side effects: ``daemon/cli/service.py`` writes, enables and
 removes them. Both run ``memorycloud daemon run`` in the foreground, restart it when it fails,
 start it at login, and log to the daemon's log file (the one ``daemon start`` writes to and
 ``daemon status`` names), so there is one log whoever started the daemon.

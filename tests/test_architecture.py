@@ -36,5 +36,113 @@ def test_import_directions(package):
         if bad:
             offenders.append(f"{path.relative_to(ROOT)} imports {sorted(bad)}")
     # The CLI may open the TUI: that one lazy import is the entry point, not a dependency.
-    offenders = [o for o in offenders if not o.startswith("daemon/cli.py imports ['tui']")]
+    offenders = [o for o in offenders if not o.startswith("daemon/cli/lifecycle.py imports ['tui']")]
     assert offenders == []
+
+
+# -- inside daemon/cli: one module per command group over a shared context -----------------
+
+CLI = "daemon.cli"
+
+
+def _module_names(package_dir: Path, package: str) -> dict[str, Path]:
+    """Every module of the package, by dotted name (the package itself for __init__)."""
+    modules = {}
+    for path in package_dir.rglob("*.py"):
+        parts = list(path.relative_to(package_dir).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join([package, *parts])] = path
+    return modules
+
+
+def _resolve(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    """The absolute module an ``from ... import`` names (relative ones resolved)."""
+    if node.level == 0:
+        return node.module or ""
+    base = module.split(".")
+    base = base if is_package else base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def package_imports(package_dir: Path, package: str) -> tuple[dict[str, set[str]], list[str]]:
+    """(module -> the package's modules it imports, anywhere in its body; the private names it
+    takes from another of them: ``from a import _x``, ``import a`` ... ``a._x``)."""
+    modules = _module_names(package_dir, package)
+    edges: dict[str, set[str]] = {name: set() for name in modules}
+    private: list[str] = []
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases: dict[str, str] = {}  # local name -> package module it is bound to
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name in modules:
+                        edges[name].add(alias.name)
+                        if alias.asname:
+                            aliases[alias.asname] = alias.name
+            elif isinstance(node, ast.ImportFrom):
+                source = _resolve(node, name, path.name == "__init__.py")
+                for alias in node.names:
+                    submodule = f"{source}.{alias.name}"
+                    if submodule in modules:  # `from pkg import module`
+                        edges[name].add(submodule)
+                        aliases[alias.asname or alias.name] = submodule
+                    elif source in modules:
+                        edges[name].add(source)
+                        if alias.name.startswith("_") and source != name:
+                            private.append(f"{name} imports {alias.name} from {source}")
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                    and not node.attr.startswith("__")):
+                target = ast.unparse(node.value)
+                target = aliases.get(target, target)
+                if target in modules and target != name:
+                    private.append(f"{name} uses {target}.{node.attr}")
+        edges[name].discard(name)
+    return edges, private
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every import cycle (each once, as the path that closes it)."""
+    found: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for target in sorted(edges.get(node, ())):
+            if state.get(target) == 1:
+                found.append(path[path.index(target):] + [target] if target in path else [node, target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [node])
+    return found
+
+
+def test_the_cli_package_has_no_cycles_and_shares_nothing_private():
+    edges, private = package_imports(ROOT / "daemon" / "cli", CLI)
+    assert f"{CLI}.context" in edges and len(edges) >= 10  # the scan sees the package
+    assert cycles(edges) == []
+    assert private == []
+    # What the command groups share lives in the context module, which needs none of them.
+    assert edges[f"{CLI}.context"] == set()
+    assert all(CLI not in targets for targets in edges.values())  # none imports the parser
+
+
+def test_the_cli_checks_find_a_cycle_and_a_private_import(tmp_path):
+    package = tmp_path / "cli"
+    package.mkdir()
+    (package / "__init__.py").write_text("from pkg.cli import a, b\n")
+    (package / "a.py").write_text("from pkg.cli.b import _helper\n")
+    (package / "b.py").write_text("def f():\n    from pkg.cli import a\n    return a._secret\n")
+    (package / "c.py").write_text("from . import b\nb._other()\n")
+    edges, private = package_imports(package, "pkg.cli")
+    assert edges["pkg.cli"] == {"pkg.cli.a", "pkg.cli.b"}
+    assert cycles(edges) == [["pkg.cli.a", "pkg.cli.b", "pkg.cli.a"]]
+    assert sorted(private) == ["pkg.cli.a imports _helper from pkg.cli.b",
+                               "pkg.cli.b uses pkg.cli.a._secret", "pkg.cli.c uses pkg.cli.b._other"]

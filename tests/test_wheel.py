@@ -51,7 +51,7 @@ def test_every_tracked_package_file_is_in_the_wheel(wheel):
                             text=True, check=True).stdout.split()
     # Deleted but not yet committed files are still listed by git; only what exists counts.
     tracked = {name for name in listed if (ROOT / name).is_file()}
-    assert {"startup_items/launcher.py", "daemon/cli.py", "state/migrations/__init__.py"} <= tracked
+    assert {"startup_items/launcher.py", "daemon/cli/__init__.py", "state/migrations/__init__.py"} <= tracked
     missing = sorted(tracked - _members(wheel))
     assert missing == [], f"add these to [tool.setuptools.package-data] in pyproject.toml: {missing}"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from daemon import service_units as units
-from daemon.cli_service import spec_for
+from daemon.cli.service import spec_for
 from state.paths import resolve_paths
 
 

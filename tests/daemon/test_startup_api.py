@@ -143,7 +143,7 @@ async def test_an_old_rule_edited_by_hand_is_kept_and_reported_at_approval(api, 
 
 
 async def test_the_plan_writes_local_json_and_shows_each_path_once(api, binding, paths):
-    from daemon.cli_setup import plan_text
+    from daemon.cli.startup import plan_text
     from tui.panes.setup import plan_markdown
 
     binding_id, repo = binding

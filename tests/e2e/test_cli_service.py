@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from daemon import service_units as units
-from daemon.cli_service import NotSupported, install, service_hint, status, uninstall
+from daemon.cli.service import NotSupported, install, service_hint, status, uninstall
 from state.paths import resolve_paths
 from tests.e2e.conftest import cli
 

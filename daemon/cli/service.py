@@ -18,15 +18,15 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from daemon import service_units as units
+from daemon.cli.context import add_command, emit
 from daemon.process import find_running
 from startup_items.files import write_atomic
 from state.errors import MemoryCloudError
 from state.paths import Paths, resolve_paths
 
-Emit = Callable[[argparse.Namespace, Any, str], None]
 # Variables that change where the daemon keeps its data: the unit carries them.
 CARRIED = ("MEMORYCLOUD_HOME", "MEMORYCLOUD_SECRETS")
 
@@ -288,7 +288,7 @@ def service_hint(paths: Paths, *, platform: str = sys.platform,
 
 # -- commands ------------------------------------------------------------------------------
 
-def cmd_install(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
+def cmd_install(args: argparse.Namespace, paths: Paths) -> int:
     result = install(paths)
     lines = [f"{'wrote' if result['changed'] else 'unchanged'} {result['unit']}",
              f"runs: {' '.join(result['command'])} daemon run"
@@ -307,7 +307,7 @@ def cmd_install(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
     return 0
 
 
-def cmd_uninstall(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
+def cmd_uninstall(args: argparse.Namespace, paths: Paths) -> int:
     result = uninstall(paths)
     if not result["removed"]:
         text = f"not installed ({result['unit']} does not exist)"
@@ -320,7 +320,7 @@ def cmd_uninstall(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
     return 0
 
 
-def cmd_status(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
+def cmd_status(args: argparse.Namespace, paths: Paths) -> int:
     state = status(paths)
     running = find_running(paths)
     emit(args, state, describe_status(state, running.pid if running else None))
@@ -337,12 +337,13 @@ def cmd_should_start(args: argparse.Namespace, paths: Paths) -> int:
     return 1
 
 
-def add_commands(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
+def add_commands(sub: Any) -> None:
+    """Register ``service install|uninstall|status|should-start``."""
     service = sub.add_parser("service", help="start the daemon at login (systemd user unit, launchd agent)")
     ssub = service.add_subparsers(title="service commands", metavar="ACTION", required=True)
-    add(ssub, "install", cmd_install, "write the login service, enable and start it")
-    add(ssub, "uninstall", cmd_uninstall, "stop and disable the login service and remove its file")
-    add(ssub, "status", cmd_status, "is the login service installed, enabled, active")
+    add_command(ssub, "install", cmd_install, "write the login service, enable and start it")
+    add_command(ssub, "uninstall", cmd_uninstall, "stop and disable the login service and remove its file")
+    add_command(ssub, "status", cmd_status, "is the login service installed, enabled, active")
     p = ssub.add_parser("should-start", help="exit 0 unless a daemon of this installation already"
                         " runs (the service's start condition)")
-    p.set_defaults(func=lambda args, paths: cmd_should_start(args, paths))
+    p.set_defaults(func=cmd_should_start)

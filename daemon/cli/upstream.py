@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable
+from typing import Any
 
-from daemon.cli_setup import _client
+from daemon.cli.context import add_command, client, emit
 from state.paths import Paths
-
-Emit = Callable[[argparse.Namespace, Any, str], None]
 
 
 def _pull(pull: dict[str, Any]) -> str:
@@ -49,7 +47,7 @@ def describe(status: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def cmd_connect(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
+def cmd_connect(args: argparse.Namespace, paths: Paths) -> int:
     body: dict[str, Any] = {"url": args.url, "backfill": not args.no_backfill}
     for name in ("pairing_code", "handle"):
         if getattr(args, name):
@@ -57,58 +55,58 @@ def cmd_connect(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
     if args.api_key_stdin:
         import sys
         body["api_key"] = sys.stdin.readline().strip()
-    status = _client(paths).post("/api/local/upstream/connect", body)
+    status = client(paths).post("/api/local/upstream/connect", body)
     emit(args, status, f"connected; {status['queued']} existing record(s) queued to send\n"
                        + describe(status))
     return 0
 
 
-def cmd_status(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
-    status = _client(paths).get("/api/local/upstream")
+def cmd_status(args: argparse.Namespace, paths: Paths) -> int:
+    status = client(paths).get("/api/local/upstream")
     emit(args, status, describe(status))
     return 0
 
 
-def cmd_sync(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
-    status = _client(paths).post("/api/local/upstream/sync")
+def cmd_sync(args: argparse.Namespace, paths: Paths) -> int:
+    status = client(paths).post("/api/local/upstream/sync")
     emit(args, status, f"{status['outcome']}\n{describe(status)}")
     return 0
 
 
-def cmd_ack(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
+def cmd_ack(args: argparse.Namespace, paths: Paths) -> int:
     body = {"update_ids": args.update_ids} if args.update_ids else {}
-    status = _client(paths).post("/api/local/upstream/updates/ack", body)
+    status = client(paths).post("/api/local/upstream/updates/ack", body)
     emit(args, status, "acked; interrupted writes resume at the next sync\n" + describe(status))
     return 0
 
 
-def cmd_discard(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
-    entry = _client(paths).post(f"/api/local/upstream/outbox/{args.seq}/discard")
+def cmd_discard(args: argparse.Namespace, paths: Paths) -> int:
+    entry = client(paths).post(f"/api/local/upstream/outbox/{args.seq}/discard")
     emit(args, entry, f"discarded #{entry['seq']}; the local record is kept")
     return 0
 
 
-def cmd_disconnect(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
-    result = _client(paths).post("/api/local/upstream/disconnect")
+def cmd_disconnect(args: argparse.Namespace, paths: Paths) -> int:
+    result = client(paths).post("/api/local/upstream/disconnect")
     emit(args, result, f"disconnected; {result['dropped_backlog']} unsent change(s) dropped from"
                        " the outbox, local memory kept")
     return 0
 
 
-def add_commands(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
+def add_commands(sub: Any) -> None:
     upstream = sub.add_parser("upstream", help="sync with a MemoryCloud upstream (service or team daemon)")
     usub = upstream.add_subparsers(title="upstream commands", metavar="ACTION", required=True)
-    p = add(usub, "connect", cmd_connect, "register on an upstream and start syncing")
+    p = add_command(usub, "connect", cmd_connect, "register on an upstream and start syncing")
     p.add_argument("url", help="e.g. https://memory.example.com or http://10.0.0.5:8517")
     p.add_argument("--pairing-code", help="from the upstream's owner (`memorycloud agent pair` there)")
     p.add_argument("--handle", help="this daemon's name on the upstream (default: companion-HOSTNAME)")
     p.add_argument("--api-key-stdin", action="store_true",
                    help="reuse an existing upstream key, read from stdin (never pass keys as arguments)")
     p.add_argument("--no-backfill", action="store_true", help="do not send the memory kept so far")
-    add(usub, "status", cmd_status, "connection, backlog, last sync, pending updates")
-    add(usub, "sync", cmd_sync, "run one sync round now")
-    p = add(usub, "ack", cmd_ack, "ack the upstream's pending updates after applying them")
+    add_command(usub, "status", cmd_status, "connection, backlog, last sync, pending updates")
+    add_command(usub, "sync", cmd_sync, "run one sync round now")
+    p = add_command(usub, "ack", cmd_ack, "ack the upstream's pending updates after applying them")
     p.add_argument("update_ids", nargs="*", help="update ids (default: every pending one)")
-    p = add(usub, "discard", cmd_discard, "give up an interrupted push (the local record stays)")
+    p = add_command(usub, "discard", cmd_discard, "give up an interrupted push (the local record stays)")
     p.add_argument("seq", type=int, help="outbox entry number (see status)")
-    add(usub, "disconnect", cmd_disconnect, "stop syncing; the key is removed, local memory stays")
+    add_command(usub, "disconnect", cmd_disconnect, "stop syncing; the key is removed, local memory stays")

@@ -6,32 +6,20 @@ import argparse
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from daemon.cli_service import service_hint
-from daemon.owner_client import OwnerClient
-from daemon.process import find_running, start_detached
+from daemon.cli import mcp
+from daemon.cli.context import add_command, client, emit
+from daemon.cli.service import service_hint
 from startup_items.next_steps import next_steps
 from startup_items.runtimes import RUNTIMES
-from state.config import load_settings
 from state.errors import MemoryCloudError
 from state.paths import Paths
 
-Emit = Callable[[argparse.Namespace, Any, str], None]
 ACTIVE = ("applied", "installed", "fallback_active")
 # Runtimes whose agent reaches its memory through the MCP server `connect` registers: Codex
 # (its sandbox refuses the launcher's connection; MCP servers run outside it), Cursor (no hook).
 MCP_RUNTIMES = ("codex", "cursor")
-
-
-def _client(paths: Paths, *, start: bool = False) -> OwnerClient:
-    running = find_running(paths)
-    if running is None:
-        if not start:
-            raise MemoryCloudError("the daemon is not running: start it with `memorycloud daemon start`")
-        print("starting the daemon...", file=sys.stderr)
-        running = start_detached(paths, load_settings(paths.config_file))
-    return OwnerClient.for_installation(paths, running.url)
 
 
 def by_path(files: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -67,8 +55,8 @@ def plan_text(plan: dict[str, Any], *, contents: bool = False) -> str:
     return "\n".join(lines)
 
 
-def cmd_setup_list(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
-    plans = _client(paths).get("/api/local/startup/plans", **({"status": args.status} if args.status else {}))["plans"]
+def cmd_setup_list(args: argparse.Namespace, paths: Paths) -> int:
+    plans = client(paths).get("/api/local/startup/plans", **({"status": args.status} if args.status else {}))["plans"]
     text = "\n".join(f"{p['plan_id']}  {p['status']:<16} {p['runtime']:<12} {p['repo_root']}"
                      + (f"\n    {p['hook']['text']}" if p.get("hook") and p["status"] in ACTIVE else "")
                      for p in plans) or "no startup-item plans"
@@ -76,35 +64,35 @@ def cmd_setup_list(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
     return 0
 
 
-def cmd_setup_show(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
-    plan = _client(paths).get(f"/api/local/startup/plans/{args.plan}")
+def cmd_setup_show(args: argparse.Namespace, paths: Paths) -> int:
+    plan = client(paths).get(f"/api/local/startup/plans/{args.plan}")
     emit(args, plan, plan_text(plan, contents=True))
     return 0
 
 
-def _decide(args: argparse.Namespace, paths: Paths, emit: Emit, action: str, body: dict | None = None) -> int:
-    result = _client(paths).post(f"/api/local/startup/plans/{args.plan}/{action}", body)
+def _decide(args: argparse.Namespace, paths: Paths, action: str, body: dict | None = None) -> int:
+    result = client(paths).post(f"/api/local/startup/plans/{args.plan}/{action}", body)
     emit(args, result, plan_text(result))
     return 1 if result["status"] == "conflict" else 0
 
 
-def cmd_setup_approve(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
-    return _decide(args, paths, emit, "approve", {"overwrite": args.overwrite})
+def cmd_setup_approve(args: argparse.Namespace, paths: Paths) -> int:
+    return _decide(args, paths, "approve", {"overwrite": args.overwrite})
 
 
-def cmd_setup_reject(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
-    return _decide(args, paths, emit, "reject")
+def cmd_setup_reject(args: argparse.Namespace, paths: Paths) -> int:
+    return _decide(args, paths, "reject")
 
 
-def cmd_setup_remove(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
-    client = _client(paths)
-    result = client.post(f"/api/local/startup/plans/{args.plan}/remove")
+def cmd_setup_remove(args: argparse.Namespace, paths: Paths) -> int:
+    owner = client(paths)
+    result = owner.post(f"/api/local/startup/plans/{args.plan}/remove")
     text = plan_text(result)
     runtime = result["runtime"]
     if runtime in MCP_RUNTIMES:
         # `connect` registered the MCP server; the last plan that needs it takes it away again
         # (Cursor's is per repository, Codex's in the user's config serves every repository).
-        others = [p for p in client.get("/api/local/startup/plans")["plans"]
+        others = [p for p in owner.get("/api/local/startup/plans")["plans"]
                   if p["status"] in ACTIVE and p["runtime"] == runtime
                   and (runtime == "codex" or p["repo_root"] == result["repo_root"])]
         if not others:
@@ -114,8 +102,8 @@ def cmd_setup_remove(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
     return 0
 
 
-def cmd_setup_conflicts(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
-    conflicts = _client(paths).get("/api/local/conflicts")["conflicts"]
+def cmd_setup_conflicts(args: argparse.Namespace, paths: Paths) -> int:
+    conflicts = client(paths).get("/api/local/conflicts")["conflicts"]
     text = "\n".join(f"{c['id']}  {c['kind']}  {c['path']}: {c['detail'].get('reason', '')}"
                      for c in conflicts) or "no open conflicts"
     emit(args, conflicts, text)
@@ -140,18 +128,18 @@ def detect_runtime(repo: Path) -> str:
     return "generic"
 
 
-def cmd_connect(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
+def cmd_connect(args: argparse.Namespace, paths: Paths) -> int:
     """Quick Connect for a person: profile, probe, plan, show it, ask, approve, confirm."""
     start = Path(args.repo or ".").resolve()
     repo = Path(_git(start, "rev-parse", "--show-toplevel") or start)
     runtime = args.runtime or detect_runtime(repo)
     remote = _git(repo, "config", "--get", "remote.origin.url")
-    client = _client(paths, start=True)
-    client.post("/api/agent/runtime/profile", {"runtime": runtime, "repo_root": str(repo),
+    owner = client(paths, start=True)
+    owner.post("/api/agent/runtime/profile", {"runtime": runtime, "repo_root": str(repo),
                                                **({"git_remote": remote} if remote else {})})
-    probe = client.post("/api/agent/project/probe", {"runtime": runtime, "repo_root": str(repo),
+    probe = owner.post("/api/agent/project/probe", {"runtime": runtime, "repo_root": str(repo),
                                                      **({"git_remote": remote} if remote else {})})
-    plan = client.post("/api/agent/startup-items/install-plan", {
+    plan = owner.post("/api/agent/startup-items/install-plan", {
         "runtime": runtime, "project_binding_id": probe["project_binding_id"],
         "credential_ref": args.credential_ref})
     if not args.json:
@@ -162,21 +150,21 @@ def cmd_connect(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
             return 0
         answer = input("Write these files? [y/N] ").strip().lower()
         if answer not in ("y", "yes"):
-            client.post(f"/api/local/startup/plans/{plan['plan_id']}/reject")
+            owner.post(f"/api/local/startup/plans/{plan['plan_id']}/reject")
             emit(args, {**plan, "status": "rejected"}, "rejected: nothing was written")
             return 0
-    result = client.post(f"/api/local/startup/plans/{plan['plan_id']}/approve")
+    result = owner.post(f"/api/local/startup/plans/{plan['plan_id']}/approve")
     if result["status"] == "conflict":
         emit(args, result, plan_text(result) + "\nnothing was written; see `memorycloud setup conflicts`")
         return 1
-    confirmed = client.post("/api/agent/startup-items/confirm", {
+    confirmed = owner.post("/api/agent/startup-items/confirm", {
         "plan_id": plan["plan_id"], "observed_signature": plan["signature"]})
     runtime = plan["runtime"]  # resolved: an alias or an unknown runtime named by the person
-    mcp = register_mcp(runtime, repo, paths) if runtime in MCP_RUNTIMES else None
+    registration = register_mcp(runtime, repo, paths) if runtime in MCP_RUNTIMES else None
     steps = next_steps(runtime)
     lines = [f"{confirmed['status']}: the files are written in {repo}."]
-    if mcp is not None:
-        lines.append(f"MCP server: {mcp['text']}")
+    if registration is not None:
+        lines.append(f"MCP server: {registration['text']}")
     lines += [f"Sessions get their memory this way: {steps.memory_arrives}.",
               f"Still to do: {steps.todo}.",
               "`memorycloud setup list` shows when the hook last ran." if RUNTIMES[runtime].has_hook
@@ -187,32 +175,26 @@ def cmd_connect(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
         lines.append(f"Tip: {hint}.")
     emit(args, {**result, "status": confirmed["status"], "next_steps": steps.todo,
                 "memory_arrives": steps.memory_arrives, "service_hint": hint,
-                **({"mcp": mcp} if mcp else {})},
+                **({"mcp": registration} if registration else {})},
          "\n".join(line for line in lines if line))
     return 0
 
 
 def unregister_mcp(runtime: str, repo: Path, paths: Paths) -> dict[str, Any]:
     """Undo register_mcp (`memorycloud mcp uninstall`); nothing to undo is no error."""
-    from daemon import cli_mcp
-
-    captured: dict[str, Any] = {}
-    namespace = argparse.Namespace(runtime=runtime, repo=str(repo), config=None, json=True)
     try:
-        cli_mcp.cmd_uninstall(namespace, paths, lambda _a, data, text: captured.update(data=data, text=text))
+        result = mcp.unregister(paths, runtime, repo)
     except MemoryCloudError as exc:
         return {"removed": False, "text": f"left as it is ({exc.message})"}
-    return {"removed": True, "text": captured.get("text", "removed"), **captured}
+    return {"removed": True, "text": mcp.uninstall_text(result), "data": result}
 
 
 def register_mcp(runtime: str, repo: Path, paths: Paths) -> dict[str, Any]:
     """Register the memorycloud MCP server in the runtime's own config (what `memorycloud
     mcp install` does). A failure is reported, not fatal: the startup item is written, and
     the person can run `memorycloud mcp install` later."""
-    from daemon import cli_mcp
-
     try:
-        result = cli_mcp.register(paths, runtime, repo)
+        result = mcp.register(paths, runtime, repo)
     except MemoryCloudError as exc:
         return {"registered": False, "text": f"not registered ({exc.message}); run"
                 f" `memorycloud mcp install --runtime {runtime}`"}
@@ -221,23 +203,23 @@ def register_mcp(runtime: str, repo: Path, paths: Paths) -> dict[str, Any]:
     return {"registered": True, "text": text, "data": result}
 
 
-def add_commands(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
+def add_commands(sub: Any) -> None:
     """Register ``setup ...`` and ``connect`` on the main parser."""
     setup = sub.add_parser("setup", help="startup items: list, show, approve, reject, remove")
     ssub = setup.add_subparsers(title="setup commands", metavar="ACTION", required=True)
-    p = add(ssub, "list", cmd_setup_list, "list install plans")
+    p = add_command(ssub, "list", cmd_setup_list, "list install plans")
     p.add_argument("--status", help="pending_approval, applied, installed, fallback_active, ...")
     for name, func, text in (("show", cmd_setup_show, "show a plan with the exact files it writes"),
                              ("approve", cmd_setup_approve, "approve a plan: the daemon writes its files"),
                              ("reject", cmd_setup_reject, "reject a plan: nothing is written"),
                              ("remove", cmd_setup_remove, "undo an installation exactly")):
-        p = add(ssub, name, func, text)
+        p = add_command(ssub, name, func, text)
         p.add_argument("plan", help="plan id (splan_...)")
         if name == "approve":
             p.add_argument("--overwrite", action="store_true",
                            help="replace managed regions you edited by hand (after a conflict)")
-    add(ssub, "conflicts", cmd_setup_conflicts, "managed regions edited by hand, waiting for you")
-    p = add(sub, "connect", cmd_connect,
+    add_command(ssub, "conflicts", cmd_setup_conflicts, "managed regions edited by hand, waiting for you")
+    p = add_command(sub, "connect", cmd_connect,
             "connect this repository: plan the startup item, show it, ask, install")
     p.add_argument("--runtime", help="claude_code, codex, gemini_cli, cursor, openclaw, generic"
                                      " (default: guessed from the repository)")

@@ -1,6 +1,7 @@
-"""``memorycloud mcp install|uninstall --runtime R``: register the MCP server in an agent
-runtime's own config file, and remove exactly that again. ``register`` is the function other
-commands (``memorycloud connect``) call; ``cmd_install`` is its CLI.
+"""``memorycloud mcp`` (serve MCP on stdio) and ``memorycloud mcp install|uninstall --runtime R``:
+register the MCP server in an agent runtime's own config file, and remove exactly that again.
+``register`` and ``unregister`` are the functions other commands (``memorycloud connect``,
+``setup remove``) call; ``cmd_install`` and ``cmd_uninstall`` are their CLI.
 
 | runtime | file | entry |
 | --- | --- | --- |
@@ -29,11 +30,11 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import tomlkit
 
-from daemon.local_store import open_store
+from daemon.cli.context import add_command, emit, open_store
 from daemon.service_units import default_command
 from startup_items.credentials import read_credentials, store_credential
 from startup_items.installer import FileRecord, PlannedFile, apply_plan, remove_regions
@@ -43,7 +44,6 @@ from startup_items.runtimes import LAUNCHER_PATH, machine_local_files, resolve_r
 from state.errors import MemoryCloudError
 from state.paths import Paths
 
-Emit = Callable[[argparse.Namespace, Any, str], None]
 SERVER = "memorycloud"
 PROJECT_FILES = {"claude_code": ".mcp.json", "gemini_cli": ".gemini/settings.json", "cursor": ".cursor/mcp.json"}
 # The runtime's own variable for its project directory, where it expands one in MCP entries.
@@ -175,7 +175,16 @@ def register(paths: Paths, runtime: str, repo: Path, config: str | None = None) 
             "written": key in written, "files_written": written, "warnings": warnings}
 
 
-def cmd_install(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
+def cmd_mcp(args: argparse.Namespace, paths: Paths) -> int:
+    """Serve MCP on stdio for an agent runtime."""
+    # The server finds its own home (--home, MEMORYCLOUD_HOME, .amp/local.json, default):
+    # a runtime may start it without the environment this process was given.
+    from daemon.mcp.stdio import run
+
+    return run(args.home, args.project, args.credential_ref, args.verbose)
+
+
+def cmd_install(args: argparse.Namespace, paths: Paths) -> int:
     result = register(paths, args.runtime, Path(args.repo or "."), args.config)
     for warning in result["warnings"]:
         print(f"memorycloud: warning: {warning}", file=sys.stderr)
@@ -197,10 +206,13 @@ def _uninstall_local_files(paths: Paths, repo: Path, stored: dict[str, dict[str,
             del stored[str(repo / p.path)]
 
 
-def cmd_uninstall(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
-    runtime = resolve_runtime(args.runtime).name
-    repo = Path(args.repo or ".").resolve()
-    root, relative, region = _target(runtime, repo, args.config)
+def unregister(paths: Paths, runtime: str, repo: Path, config: str | None = None) -> dict[str, Any]:
+    """Remove the registration ``register`` wrote for ``runtime`` (and, for project-level ones,
+    the local files once nothing needs them): ``{"runtime", "file", "removed": True}``.
+    MemoryCloudError when this machine did not install it there or it was edited by hand."""
+    runtime = resolve_runtime(runtime).name
+    repo = repo.resolve()
+    root, relative, region = _target(runtime, repo, config)
     key = str(root / relative)
     stored = _load_records(paths)
     if key not in stored:
@@ -213,15 +225,36 @@ def cmd_uninstall(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
     if runtime in PROJECT_FILES:
         _uninstall_local_files(paths, repo, stored)
     _save_records(paths, stored)
-    emit(args, {"runtime": runtime, "file": key, "removed": True}, f"removed the MCP server from {key}")
+    return {"runtime": runtime, "file": key, "removed": True}
+
+
+def uninstall_text(result: dict[str, Any]) -> str:
+    """What ``mcp uninstall`` prints for ``unregister``'s result."""
+    return f"removed the MCP server from {result['file']}"
+
+
+def cmd_uninstall(args: argparse.Namespace, paths: Paths) -> int:
+    result = unregister(paths, args.runtime, Path(args.repo or "."), args.config)
+    emit(args, result, uninstall_text(result))
     return 0
 
 
-def add_commands(parser: argparse.ArgumentParser, add: Callable[..., argparse.ArgumentParser]) -> None:
-    sub = parser.add_subparsers(title="mcp actions", metavar="ACTION")
+def add_commands(sub: Any) -> None:
+    """Register ``mcp`` (serve on stdio) and its actions ``install|uninstall``."""
+    p = sub.add_parser("mcp", help="serve MCP on stdio (and install it into agent runtimes)",
+                       description="With no action: serve MCP on stdio for an agent runtime.")
+    p.set_defaults(func=cmd_mcp)
+    p.add_argument("--credential-ref", default="memorycloud_default",
+                   help="key name in the credentials file (or set MEMORYCLOUD_API_KEY)")
+    p.add_argument("--home", help="the MemoryCloud home to use (default: MEMORYCLOUD_HOME, then"
+                   " the project's .amp/local.json, then the platform's directories)")
+    p.add_argument("--project", help="the runtime's project directory, where .amp/local.json is"
+                   " looked for (default: the working directory)")
+    p.add_argument("--verbose", action="store_true", help="log start-up and progress on stderr")
+    actions = p.add_subparsers(title="mcp actions", metavar="ACTION")
     for name, func, text in (("install", cmd_install, "register the MCP server in a runtime's config"),
                              ("uninstall", cmd_uninstall, "remove exactly that registration")):
-        p = add(sub, name, func, text)
-        p.add_argument("--runtime", required=True, help="claude_code, codex, gemini_cli, cursor")
-        p.add_argument("--repo", help="repository for project-level configs (default: current directory)")
-        p.add_argument("--config", help="the config file to edit instead of the runtime's default")
+        action = add_command(actions, name, func, text)
+        action.add_argument("--runtime", required=True, help="claude_code, codex, gemini_cli, cursor")
+        action.add_argument("--repo", help="repository for project-level configs (default: current directory)")
+        action.add_argument("--config", help="the config file to edit instead of the runtime's default")

@@ -17,20 +17,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Callable
+from typing import Any
 
 from daemon import __version__
+from daemon.cli.context import add_command, emit, open_store
 from daemon.process import find_running
 from state.db import connect
 from state.doctor import check_indexes, integrity_check, only_search_index_damaged, rebuild_indexes
 from state.errors import MemoryCloudError
 from state.paths import Paths
 from state.rebuild import status as index_status
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--repair", action="store_true",
-                        help="rebuild the FTS and vector indexes from the records (daemon stopped)")
 
 
 def _integrity(paths: Paths) -> list[str]:
@@ -58,8 +54,7 @@ def startup_items(store: Any) -> list[dict[str, Any]]:
             for p in store.startup.active_plans()]
 
 
-def cmd_doctor(args: argparse.Namespace, paths: Paths, emit: Callable[..., None]) -> int:
-    from daemon.local_store import open_store
+def cmd_doctor(args: argparse.Namespace, paths: Paths) -> int:
     from state.secrets import open_secret_store
 
     running = find_running(paths)
@@ -123,3 +118,11 @@ def cmd_doctor(args: argparse.Namespace, paths: Paths, emit: Callable[..., None]
                      f" {item['repo_root']}: {item['hook']['text']}")
     emit(args, report, "\n".join(lines))
     return 0 if healthy else 1
+
+
+def add_commands(sub: Any) -> None:
+    """Register ``doctor [--repair]``."""
+    p = add_command(sub, "doctor", cmd_doctor,
+                    "check the installation, the database file and its search indexes")
+    p.add_argument("--repair", action="store_true",
+                   help="rebuild the FTS and vector indexes from the records (daemon stopped)")

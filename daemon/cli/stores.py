@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from daemon.cli_setup import _client
+from daemon.cli.context import add_command, client, emit
 from daemon.mount import BASE, Mount
+from daemon.owner_client import OwnerClient
 from state.errors import MemoryCloudError
 from state.paths import Paths
 
-Emit = Callable[[argparse.Namespace, Any, str], None]
 
-
-def resolve_store(client, name_or_id: str) -> str:
+def resolve_store(owner: OwnerClient, name_or_id: str) -> str:
+    """The id of the memory store named ``name_or_id`` (an id is taken as it is)."""
     if name_or_id.startswith("memstore_"):
         return name_or_id
     cursor = None
     while True:
-        page = client.get(BASE, limit=100, **({"cursor": cursor} if cursor else {}))
+        page = owner.get(BASE, limit=100, **({"cursor": cursor} if cursor else {}))
         for store in page["data"]:
             if store["name"] == name_or_id:
                 return store["id"]
@@ -28,22 +28,22 @@ def resolve_store(client, name_or_id: str) -> str:
         cursor = page["next_cursor"]
 
 
-def cmd_stores_list(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
-    stores = _client(paths).get(BASE, limit=100)["data"]
+def cmd_stores_list(args: argparse.Namespace, paths: Paths) -> int:
+    stores = client(paths).get(BASE, limit=100)["data"]
     emit(args, stores, "\n".join(f"{s['id']}  {s['status']:<8} {s['entry_count']:>5} memories"
                                  f"  {s['name']}" for s in stores) or "no memory stores")
     return 0
 
 
-def cmd_stores_create(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
-    store = _client(paths).post(BASE, {"name": args.name, "description": args.description or ""})
+def cmd_stores_create(args: argparse.Namespace, paths: Paths) -> int:
+    store = client(paths).post(BASE, {"name": args.name, "description": args.description or ""})
     emit(args, store, f"created {store['id']} ({store['name']})")
     return 0
 
 
-def cmd_mount(args: argparse.Namespace, paths: Paths, emit: Emit) -> int:
-    client = _client(paths)
-    mount = Mount(client, resolve_store(client, args.store), Path(args.directory))
+def cmd_mount(args: argparse.Namespace, paths: Paths) -> int:
+    owner = client(paths)
+    mount = Mount(owner, resolve_store(owner, args.store), Path(args.directory))
     if args.once:
         report = mount.sync()
         emit(args, report.to_dict(), _report_text(report.to_dict()))
@@ -61,14 +61,14 @@ def _report_text(report: dict[str, list[str]]) -> str:
     return "\n".join(lines) or "in sync"
 
 
-def add_commands(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
+def add_commands(sub: Any) -> None:
     stores = sub.add_parser("stores", help="Memory Stores: list, create")
     ssub = stores.add_subparsers(title="stores commands", metavar="ACTION", required=True)
-    add(ssub, "list", cmd_stores_list, "list memory stores")
-    p = add(ssub, "create", cmd_stores_create, "create a memory store")
+    add_command(ssub, "list", cmd_stores_list, "list memory stores")
+    p = add_command(ssub, "create", cmd_stores_create, "create a memory store")
     p.add_argument("name")
     p.add_argument("--description")
-    p = add(sub, "mount", cmd_mount, "materialize a memory store as files and keep both in step")
+    p = add_command(sub, "mount", cmd_mount, "materialize a memory store as files and keep both in step")
     p.add_argument("store", help="store id (memstore_...) or name")
     p.add_argument("directory")
     p.add_argument("--once", action="store_true", help="one sync pass, then exit")
