@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from daemon.owner_client import OwnerClient
+from state.atomic import write_atomic
 from state.errors import MemoryCloudError
 
 STATE_FILE = ".memorycloud-mount.json"
@@ -63,9 +63,7 @@ class Mount:
         return state.get("files", {})
 
     def _save(self, files: dict[str, dict[str, str]]) -> None:
-        tmp = self.state_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"store_id": self.store_id, "files": files}, indent=2), encoding="utf-8")
-        os.replace(tmp, self.state_path)
+        write_atomic(self.state_path, json.dumps({"store_id": self.store_id, "files": files}, indent=2))
 
     def _target(self, path: str) -> Path:
         target = (self.root / path).resolve()
@@ -92,11 +90,7 @@ class Mount:
         return files
 
     def _write(self, path: str, content: str) -> None:
-        target = self._target(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(content, encoding="utf-8")
-        os.replace(tmp, target)
+        write_atomic(self._target(path), content)
 
     def sync(self) -> SyncReport:
         """One pass in both directions (see the module docstring)."""

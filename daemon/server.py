@@ -13,6 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from daemon.app import create_app
+from state.atomic import write_atomic
 from state.config import Settings
 from state.errors import MemoryCloudError
 from state.ids import now_iso
@@ -34,10 +35,8 @@ def write_runtime_file(paths: Paths, settings: Settings, port: int) -> None:
     info: dict[str, Any] = {"pid": os.getpid(), "host": settings.host, "port": port,
                             "url": f"http://{_url_host(settings.host)}:{port}",
                             "started_at": now_iso()}
-    tmp = paths.runtime_file.with_suffix(".tmp")
-    tmp.write_text(json.dumps(info), encoding="utf-8")
-    os.replace(tmp, paths.runtime_file)
-    paths.pid_file.write_text(str(os.getpid()), encoding="utf-8")
+    write_atomic(paths.runtime_file, json.dumps(info))
+    write_atomic(paths.pid_file, str(os.getpid()))
 
 
 def _url_host(host: str) -> str:

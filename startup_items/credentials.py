@@ -9,9 +9,9 @@ the platform's config directory).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
+from state.atomic import PRIVATE, write_atomic
 from state.paths import Paths
 
 
@@ -32,12 +32,4 @@ def store_credential(paths: Paths, credential_ref: str, key: str) -> None:
     path = credentials_path(paths)
     data = read_credentials(paths)
     data[credential_ref] = key
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-    os.chmod(path, 0o600)
+    write_atomic(path, json.dumps(data, indent=2), mode=PRIVATE)

@@ -11,8 +11,8 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from startup_items.files import write_atomic
 from startup_items.runtimes import CACHE_DIR, RECEIPT_PATH, RuntimeSpec
+from state.atomic import write_atomic
 
 
 def write_cache(root: Path, spec: RuntimeSpec, summary: str, *, workspace_id: str,

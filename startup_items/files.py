@@ -1,10 +1,8 @@
-"""Reading and atomically writing the files of a repository."""
+"""Reading the files of a repository (writing them: state/atomic.py ``write_atomic``)."""
 
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 
 
@@ -18,28 +16,6 @@ def read_text(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temp file in the same directory and rename, so readers never see half a
-    file; an existing file keeps its permission bits."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def missing_dirs(root: Path, relative: str) -> list[str]:

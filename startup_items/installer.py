@@ -18,8 +18,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from startup_items.files import missing_dirs, read_text, sha256_text, write_atomic
+from startup_items.files import missing_dirs, read_text, sha256_text
 from startup_items.regions import Region, RegionError
+from state.atomic import write_atomic
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Any
 
 import tomlkit
 
+from state.atomic import write_atomic
 from state.errors import ConfigError
 
 DEFAULT_PORT = 8517
@@ -160,8 +161,7 @@ SECTIONS: dict[str, str] = {
 def ensure_config_file(path: Path) -> None:
     """Write the commented template if no config file exists yet."""
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(_TEMPLATE, encoding="utf-8")
+        write_atomic(path, _TEMPLATE)
 
 
 def _boolean(value: Any) -> bool:
@@ -244,5 +244,5 @@ def set_setting(path: Path, name: str, raw_value: str) -> Any:
     if section not in document:
         document[section] = tomlkit.table()
     document[section][name] = list(value) if isinstance(value, tuple) else value
-    path.write_text(tomlkit.dumps(document), encoding="utf-8")
+    write_atomic(path, tomlkit.dumps(document))
     return value

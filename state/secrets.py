@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Protocol
 
+from state.atomic import PRIVATE, write_atomic
+
 SERVICE = "memorycloud-companion"
 
 
@@ -37,16 +39,8 @@ class FileSecretStore:
             return {}
 
     def _write(self, data: dict[str, str]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        # Create with 0600 from the start so the secret is never readable by others.
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, self.path)
-        os.chmod(self.path, 0o600)
+        # 0600 from the temp file's creation on: the secret is never readable by others.
+        write_atomic(self.path, json.dumps(data, indent=2), mode=PRIVATE)
 
     def get(self, name: str) -> str | None:
         return self._read().get(name)

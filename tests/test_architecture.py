@@ -40,6 +40,29 @@ def test_import_directions(package):
     assert offenders == []
 
 
+# -- one copy of what every layer needs ---------------------------------------------------
+
+PRODUCT = ("daemon", "state", "startup_items", "tui")
+
+
+def _calls(*names: str) -> list[str]:
+    """Product modules that call one of ``names`` (dotted as written: ``os.replace``)."""
+    found = []
+    for package in PRODUCT:
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Call) and ast.unparse(node.func) in names:
+                    found.append(path.relative_to(ROOT).as_posix())
+    return sorted(set(found))
+
+
+def test_one_atomic_file_writer():
+    """Files are written whole through state/atomic.py; the launcher, which runs alone in a
+    repository on the standard library, keeps its own few lines."""
+    assert _calls("os.replace", "os.rename") == ["startup_items/launcher.py", "state/atomic.py"]
+    assert _calls("tempfile.mkstemp", "tempfile.NamedTemporaryFile", "mkstemp") == ["state/atomic.py"]
+
+
 # -- inside daemon/cli: one module per command group over a shared context -----------------
 
 CLI = "daemon.cli"

@@ -41,6 +41,7 @@ from startup_items.installer import FileRecord, PlannedFile, apply_plan, remove_
 from startup_items.local_config import local_config_text
 from startup_items.regions import JsonEntries, TomlTable
 from startup_items.runtimes import LAUNCHER_PATH, machine_local_files, resolve_runtime
+from state.atomic import write_atomic
 from state.errors import MemoryCloudError
 from state.paths import Paths
 
@@ -76,8 +77,7 @@ def _load_records(paths: Paths) -> dict[str, dict[str, Any]]:
 
 
 def _save_records(paths: Paths, records: dict[str, dict[str, Any]]) -> None:
-    _records_path(paths).parent.mkdir(parents=True, exist_ok=True)
-    _records_path(paths).write_text(json.dumps(records, indent=2), encoding="utf-8")
+    write_atomic(_records_path(paths), json.dumps(records, indent=2))
 
 
 def _ensure_key(paths: Paths, runtime: str) -> str:

@@ -23,7 +23,7 @@ from typing import Any, Mapping
 from daemon import service_units as units
 from daemon.cli.context import add_command, emit
 from daemon.process import find_running
-from startup_items.files import write_atomic
+from state.atomic import write_atomic
 from state.errors import MemoryCloudError
 from state.paths import Paths, resolve_paths
 
@@ -104,7 +104,7 @@ def _write(path: Path, content: bytes) -> bool:
             return False
     except FileNotFoundError:
         pass
-    write_atomic(path, content.decode("utf-8"))  # both unit formats are UTF-8 text
+    write_atomic(path, content)
     return True
 
 

@@ -33,6 +33,8 @@ from urllib.parse import quote, unquote
 
 import httpx
 
+from state.atomic import write_atomic
+
 MAX_CONTENT_CHARS = 3900
 SUMMARY_RECALL = 5  # summaries are long: the skill recalls at most five, whatever top_k is
 PAGE_FALLBACK_MIN = 10
@@ -84,9 +86,7 @@ class CircuitBreaker:
             except (FileNotFoundError, ValueError):
                 state = {"failure_count": 0, "breaker_open_until": 0.0}
             yield state
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(state))
-            os.replace(tmp, self.path)
+            write_atomic(self.path, json.dumps(state))
 
     def is_open(self) -> bool:
         with self._locked() as state:
