@@ -6,6 +6,7 @@ from typing import Any
 
 import httpx
 
+from startup_items.launcher import error_message
 from state.errors import MemoryCloudError
 from state.paths import Paths
 from state.secrets import open_secret_store
@@ -41,8 +42,8 @@ class OwnerClient:
             raise MemoryCloudError(f"cannot reach the daemon at {self.url}: {exc}") from exc
         if response.status_code >= 400:
             try:
-                message = response.json()["error"]["message"]
-            except (ValueError, KeyError, TypeError):
+                message = error_message(response.json(), response.text)
+            except ValueError:
                 message = response.text
             error = MemoryCloudError(f"daemon answered {response.status_code}: {message}")
             error.status = response.status_code

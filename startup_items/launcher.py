@@ -92,6 +92,36 @@ def find_key(credential_ref):
                       " `memorycloud connect`)" % credential_ref)
 
 
+def error_message(body, fallback=None):
+    """The human message of an error answer's decoded JSON ``body``, whichever envelope it
+    comes in: AMP's and Memory Stores' ``{"error": {"message": ...}}``, FastAPI's and
+    agent-memory1.0's ``{"detail": ...}`` (a string, an object, or a list of ``{"loc", "msg"}``);
+    otherwise ``fallback``, or the body itself cut to 300 characters.
+
+    Every client of the daemon (the CLI's owner client, the TUI, the MCP server, the upstream
+    client) imports this one: the launcher must stay standard library only and alone in a
+    repository, so it is the lowest module each of them may import (tests/test_architecture.py).
+    """
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str) and error["message"]:
+            return error["message"]
+        detail = body.get("detail")
+        if isinstance(detail, str) and detail:
+            return detail
+        if isinstance(detail, dict):
+            return str(detail.get("message") or detail.get("status") or detail)
+        if isinstance(detail, list) and detail and all(isinstance(d, dict) and "msg" in d for d in detail):
+            return "; ".join(
+                "%s: %s" % (".".join(str(p) for p in d.get("loc") or [] if p != "body") or "request", d["msg"])
+                for d in detail)
+        if detail is not None:
+            return str(detail)
+    if fallback is not None:
+        return fallback
+    return str(body)[:300]
+
+
 class HttpError(Exception):
     def __init__(self, status, message):
         Exception.__init__(self, "daemon answered %s: %s" % (status, message))
@@ -145,8 +175,7 @@ def request(method, url, headers, body, timeout):
     except ValueError:
         decoded = {}
     if status >= 400:
-        message = decoded.get("error", {}).get("message") if isinstance(decoded, dict) else None
-        raise HttpError(status, message or status_line)
+        raise HttpError(status, error_message(decoded, status_line))
     return decoded
 
 

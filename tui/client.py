@@ -6,6 +6,9 @@ from typing import Any
 
 import httpx
 
+# The one helper every client of the daemon shares (standard library only; see there).
+from startup_items.launcher import error_message
+
 
 class DaemonError(Exception):
     """The daemon could not be reached or answered with an error."""
@@ -27,8 +30,8 @@ class DaemonClient:
             raise DaemonError(f"cannot reach the daemon at {self.url}: {exc}") from exc
         if response.status_code >= 400:
             try:
-                message = response.json()["error"]["message"]
-            except (ValueError, KeyError, TypeError):
+                message = error_message(response.json(), response.text)
+            except ValueError:
                 message = response.text
             raise DaemonError(f"{response.status_code}: {message}")
         return response.json()

@@ -15,6 +15,8 @@ from urllib.parse import quote
 import httpx
 from jsonschema import Draft202012Validator
 
+from startup_items.launcher import error_message
+
 _STR = {"type": "string"}
 _MEMORY_ITEM = {"type": "object", "required": ["id", "namespace", "content"], "properties": {
     "id": _STR, "namespace": _STR, "dialect": _STR, "memory_type": _STR,
@@ -160,9 +162,7 @@ def invalid_arguments(name: str, args: dict[str, Any]) -> str | None:
 
 
 def _fail(status: int, data: dict[str, Any]) -> ToolError:
-    error = data.get("error")
-    message = error.get("message") if isinstance(error, dict) else None
-    return ToolError(f"daemon answered {status}: {message or 'request failed'}")
+    return ToolError(f"daemon answered {status}: {error_message(data, 'request failed')}")
 
 
 async def _pack(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:

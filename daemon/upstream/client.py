@@ -15,6 +15,7 @@ import httpx
 
 from daemon import __version__
 from daemon.runtime.constants import RUNTIME_VERSION
+from startup_items.launcher import error_message
 
 USER_AGENT = f"memorycloud-companion/{__version__}"
 
@@ -43,22 +44,6 @@ class UpstreamInterrupted(Exception):
 
     def __str__(self) -> str:
         return f"upstream interrupted the write (sync intent {self.interrupt.get('sync_intent_id')})"
-
-
-def error_message(body: Any) -> str:
-    """The human message in an AMP (ours or FastAPI-style), Memory Stores or plain error."""
-    if isinstance(body, dict):
-        error = body.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return error["message"]
-        detail = body.get("detail")
-        if isinstance(detail, str):
-            return detail
-        if isinstance(detail, dict):
-            return str(detail.get("message") or detail.get("status") or detail)
-        if detail is not None:
-            return str(detail)
-    return str(body)[:300]
 
 
 def sync_interrupt(body: Any) -> dict[str, Any] | None:
