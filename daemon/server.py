@@ -13,6 +13,8 @@ from typing import Any
 from aiohttp import web
 
 from daemon.app import create_app
+from daemon.logs import access_logger
+from daemon.process import process_start
 from state.atomic import write_atomic
 from state.config import Settings
 from state.errors import MemoryCloudError
@@ -34,7 +36,9 @@ def _is_loopback(host: str) -> bool:
 def write_runtime_file(paths: Paths, settings: Settings, port: int) -> None:
     info: dict[str, Any] = {"pid": os.getpid(), "host": settings.host, "port": port,
                             "url": f"http://{_url_host(settings.host)}:{port}",
-                            "started_at": now_iso()}
+                            "started_at": now_iso(),
+                            # `daemon stop` tells this process from a later one with its pid.
+                            "process_start": process_start(os.getpid())}
     write_atomic(paths.runtime_file, json.dumps(info))
     write_atomic(paths.pid_file, str(os.getpid()))
 
@@ -66,7 +70,7 @@ async def serve(settings: Settings, paths: Paths) -> None:
     if settings.role == "cloud":
         log.info("cloud role: serving AMP and the sync extension to the daemons paired here")
     app = create_app(settings, paths)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    runner = web.AppRunner(app, access_log=access_logger(paths, settings), handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, settings.host, settings.port, reuse_address=True)
     try:

@@ -85,6 +85,15 @@ sync_upstream_seconds = 30
 # rebuild_batch_records = 1000
 # rebuild_batch_ms = 20
 # rebuild_pause_ms = 0
+
+[logging]
+# daemon.log (in the state directory) starts anew when it reaches log_max_bytes; the last
+# log_backups files are kept beside it as daemon.log.1 (the newest), daemon.log.2, ...
+log_max_bytes = 5242880
+log_backups = 3
+# An access log of every request (access.log beside daemon.log, rotated the same way): off,
+# since the request lines name what agents search for.
+access_log = false
 """
 
 
@@ -120,6 +129,9 @@ class Settings:
     rebuild_batch_records: int = 1000
     rebuild_batch_ms: float = 20.0
     rebuild_pause_ms: float = 0.0
+    log_max_bytes: int = 5 * 1024 * 1024
+    log_backups: int = 3
+    access_log: bool = False
 
     def with_overrides(self, **overrides: Any) -> "Settings":
         """A copy with the non-None overrides applied (e.g. ``--host``/``--port``)."""
@@ -155,6 +167,9 @@ SECTIONS: dict[str, str] = {
     "rebuild_batch_records": "jobs",
     "rebuild_batch_ms": "jobs",
     "rebuild_pause_ms": "jobs",
+    "log_max_bytes": "logging",
+    "log_backups": "logging",
+    "access_log": "logging",
 }
 
 
@@ -209,7 +224,7 @@ def _coerce(name: str, value: Any) -> Any:
                 "sync_intent_ttl_hours", "checkpoint_seconds", "refresh_startup_items_minutes",
                 "expire_sync_intents_minutes", "poll_updates_minutes", "sync_upstream_seconds",
                 "upstream_timeout_seconds", "rebuild_batch_records",
-                "rebuild_batch_ms") and result <= 0:
+                "rebuild_batch_ms", "log_max_bytes", "log_backups") and result <= 0:
         raise ConfigError(f"setting {name!r} must be positive, got {result}")
     return result
 

@@ -50,6 +50,11 @@ class Paths:
     def log_file(self) -> Path:
         return self.state_dir / "daemon.log"
 
+    @property
+    def access_log_file(self) -> Path:
+        """Every request, when the ``access_log`` setting is on (daemon/logs.py)."""
+        return self.state_dir / "access.log"
+
     def ensure(self) -> "Paths":
         """Create the directories (user-only permissions) and return self."""
         for directory in (self.config_dir, self.data_dir, self.state_dir, self.cache_dir):

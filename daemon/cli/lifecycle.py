@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 from typing import Any
 
 from daemon.cli import service
 from daemon.cli.context import add_command, emit, settings
+from daemon.logs import configure_daemon_logging
 from daemon.process import find_running, start_detached, stop_running
 from state.errors import MemoryCloudError
 from state.paths import Paths
@@ -19,8 +19,8 @@ from state.paths import Paths
 def cmd_daemon_run(args: argparse.Namespace, paths: Paths) -> int:
     from daemon.server import serve
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     resolved = settings(args, paths)
+    configure_daemon_logging(paths, resolved)
     running = find_running(paths)
     if running is not None:
         raise MemoryCloudError(f"a daemon is already running (pid {running.pid}, {running.url})")
@@ -46,10 +46,17 @@ def cmd_daemon_start(args: argparse.Namespace, paths: Paths) -> int:
 
 def cmd_daemon_stop(args: argparse.Namespace, paths: Paths) -> int:
     try:
-        pid = stop_running(paths)
+        stopped = stop_running(paths)
     except RuntimeError as exc:
         raise MemoryCloudError(str(exc)) from exc
-    emit(args, {"status": "stopped" if pid else "not_running", "pid": pid},
+    pid = stopped.pid
+    if stopped.stale_pid is not None:
+        # Not running, and the files said otherwise: say why nothing was signalled.
+        print(f"memorycloud: the pid file named pid {stopped.stale_pid}, which is not this"
+              f" installation's daemon ({stopped.reason}): removed {paths.pid_file} and"
+              f" {paths.runtime_file.name}, signalled nothing", file=sys.stderr)
+    emit(args, {"status": "stopped" if pid else "not_running", "pid": pid,
+                **({"stale_pid": stopped.stale_pid} if stopped.stale_pid is not None else {})},
          f"stopped (pid {pid})" if pid else "not running")
     return 0
 
