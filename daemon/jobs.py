@@ -6,7 +6,8 @@
   also run shortly after a project's memory changes (debounced: a burst costs one refresh).
 * ``expire_sync_intents``: blocked writes past their expiry become ``expired``.
 * ``poll_updates``: register the updates this release ships.
-* ``backfill_vectors``: vectors of records written while the embedder failed (every minute).
+* ``backfill_vectors``: vectors still missing, those of records written while the embedder
+  failed included (every minute; daemon/vector_worker.py makes the others after each write).
 * ``rebuild_search_index``: the search index's rebuild after a tokenizer or embedder change
   (state/rebuild.py), at once at start and batch by batch until done; idle, it only looks.
 * ``sync_upstream``: with an upstream connected, its update check (applying and acking what
@@ -33,6 +34,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from daemon import keys
 from daemon.runtime.services import Services
+from daemon.vector_worker import VectorWorker
 from state.config import Settings
 from state.db import checkpoint, connect, restart_wal
 from state.group_commit import flush_now
@@ -195,7 +197,7 @@ class IndexRebuild:
 
 
 def schedule_jobs(board: JobBoard, services: Services, checkpoint_conn: Any,
-                  rebuild: IndexRebuild | None = None) -> None:
+                  vectors: VectorWorker, rebuild: IndexRebuild | None = None) -> None:
     settings = services.store.settings
 
     async def wal_checkpoint() -> str:
@@ -233,8 +235,7 @@ def schedule_jobs(board: JobBoard, services: Services, checkpoint_conn: Any,
     board.add("expire_sync_intents", lambda: f"{services.gate.expire()} expired",
               settings.expire_sync_intents_minutes * 60)
     # Vectors an embedder failed to make (its model server down): the writes were kept.
-    board.add("backfill_vectors", lambda: f"{services.store.search.backfill()} vectors added",
-              BACKFILL_SECONDS)
+    board.add("backfill_vectors", vectors.catch_up, BACKFILL_SECONDS)
     board.add("poll_updates", lambda: f"{services.updates.load_shipped()} new shipped updates",
               settings.poll_updates_minutes * 60)
     # With an upstream: check its updates (at poll_updates_minutes, or at once after a
@@ -258,7 +259,9 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
     scheduler = AsyncIOScheduler()
     board = JobBoard(scheduler)
     rebuild = IndexRebuild(store, services.store.settings)
-    schedule_jobs(board, services, checkpoint_conn, rebuild)
+    vectors = VectorWorker(store.search)
+    vectors.start()
+    schedule_jobs(board, services, checkpoint_conn, vectors, rebuild)
     scheduler.start()
     app[keys.SCHEDULER] = scheduler
     app[keys.JOBS] = board
@@ -268,6 +271,7 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
     finally:
         refresher.cancel()
         await rebuild.stop()  # before the store closes: a batch in progress ends first
+        await vectors.stop()  # the vectors still pending are made
         scheduler.shutdown(wait=False)
         await services.upstream.close()
         await services.distill.drain()  # a job in progress finishes its batches

@@ -33,7 +33,8 @@ class Embedder(Protocol):
     """Turns text into a fixed-size float vector.
 
     An embedder may also define ``embed_query(text, frequencies)`` to embed search queries
-    differently from documents; ``frequencies`` is a :data:`Frequencies` over the index.
+    differently from documents; ``frequencies`` is a :data:`Frequencies` over the index, and
+    set ``runs_inline = True`` when embedding is cheap and does no I/O (see HashingEmbedder).
     """
 
     name: str
@@ -55,6 +56,10 @@ class HashingEmbedder:
     # A large namespace's KNN scan may rank by coarse codes first (see coarse_code below:
     # measured for these sparse vectors; another embedder's scan stays exact).
     coarse_scan = True
+    # Cheap (~0.3 ms a record, no I/O), so the daemon makes these vectors on its event loop
+    # and a search may catch up with the pending ones (state/search.py); a model or an
+    # embedding server runs in a worker thread instead (daemon/vector_worker.py).
+    runs_inline = True
 
     def __init__(self, dimension: int = 1024) -> None:
         if dimension < 8:

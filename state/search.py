@@ -36,7 +36,7 @@ import json
 import logging
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Collection, Iterable
+from typing import Callable, Collection, Iterable
 
 from state.db import Connection, sqlite_module, transaction
 from state.embedders import Embedder, coarse_code, serialize
@@ -208,8 +208,14 @@ class SearchIndex:
         self.vector_mode = vector_mode
         self.terms = TermStatistics(conn)
         self._terms_built_with: str | None = None  # the FTS table the cached counts are of
-        # Records whose vector the embedder failed to make; see _insert_vector.
+        # Records still without a vector: the embedder failed (see _insert_vector), or the
+        # daemon leaves vectors to its worker (``defer_vectors``, daemon/vector_worker.py).
         self.pending_vectors: set[int] = set()
+        # In the daemon, writes only mark a record's vector as pending and call
+        # ``on_pending``; its worker makes the vectors in batches after the request. In
+        # process (tests, benchmarks, the CLI) each write embeds at once, as before.
+        self.defer_vectors = False
+        self.on_pending: Callable[[], None] | None = None
 
     # -- maintenance -------------------------------------------------------------------
 
@@ -239,17 +245,22 @@ class SearchIndex:
         """Embed and store one vector. An embedder that fails (a model server that is down)
         must not cost the write: the record and its FTS entry are kept, and the vector is
         left for :meth:`backfill` (the ``backfill_vectors`` job, or ``doctor --repair``)."""
+        vector = self._embed(seq, text)
+        if vector is not None:
+            self.pending_vectors.discard(seq)
+            insert_vector(self.conn, seq, namespace, vector)
+
+    def _embed(self, seq: int, text: str) -> list[float] | None:
+        """Record ``seq``'s vector, or None (and ``seq`` pending) if the embedder failed."""
         try:
-            vector = self.embedder.embed(text)
+            return self.embedder.embed(text)
         except Exception as exc:
             if seq not in self.pending_vectors:
                 log.warning("embedder %s failed (%s): record %d is kept and searchable by words;"
                             " its vector is added when the embedder works again",
                             self.embedder.name, exc, seq)
             self.pending_vectors.add(seq)
-            return
-        self.pending_vectors.discard(seq)
-        insert_vector(self.conn, seq, namespace, vector)
+            return None
 
     def find_missing_vectors(self) -> int:
         """Searchable records without a vector (left by a failing embedder before a restart)
@@ -270,26 +281,62 @@ class SearchIndex:
         return len(self.pending_vectors)
 
     def backfill(self, limit: int = 500) -> int:
-        """Embed up to ``limit`` pending records; the number of vectors added."""
+        """Embed up to ``limit`` pending records here and now; the number of vectors added.
+        The daemon's worker runs the same three steps with the embedding in a thread when
+        the embedder is not cheap (daemon/vector_worker.py)."""
+        return self.store_vectors(self.embed_texts(self.pending_texts(limit)))
+
+    def pending_texts(self, limit: int) -> list[tuple[int, str, str]]:
+        """(seq, namespace, text) of up to ``limit`` pending records, oldest first. Records
+        gone or redacted meanwhile, and those a rebuild's copy will embed, leave the set."""
         if not self.pending_vectors:
+            return []
+        builds = self.builds()
+        texts = []
+        for seq in sorted(self.pending_vectors)[:limit]:
+            row = self.conn.execute(
+                "select namespace, title, content, triggers, deleted_at from memory_records"
+                " where seq = ?", (seq,)).fetchone()
+            if row is None or row["deleted_at"] or not row["content"] \
+                    or not self._wants_vector(seq, builds):
+                self.pending_vectors.discard(seq)
+                continue
+            texts.append((seq, row["namespace"], record_text(
+                row["title"], row["content"], json.loads(row["triggers"]))))
+        return texts
+
+    def embed_texts(self, texts: list[tuple[int, str, str]]) -> list[tuple[int, str, str, list[float]]]:
+        """Their vectors, in order, up to the first the embedder fails to make (that one and
+        the rest stay pending). No SQL: the daemon may call this in a worker thread."""
+        embedded = []
+        for seq, namespace, text in texts:
+            vector = self._embed(seq, text)
+            if vector is None:
+                break
+            embedded.append((seq, namespace, text, vector))
+        return embedded
+
+    def store_vectors(self, embedded: list[tuple[int, str, str, list[float]]]) -> int:
+        """Store vectors made by :meth:`embed_texts`, in one transaction; the number stored.
+        A record changed since its text was read keeps its place in the pending set (its
+        update put it there again) and gets its vector from the next batch."""
+        if not embedded:
             return 0
         added = 0
         with transaction(self.conn):
             builds = self.builds()
-            for seq in sorted(self.pending_vectors)[:limit]:
+            for seq, namespace, text, vector in embedded:
                 row = self.conn.execute(
-                    "select namespace, title, content, triggers, deleted_at from memory_records"
-                    " where seq = ?", (seq,)).fetchone()
-                if row is None or row["deleted_at"] or not row["content"] \
-                        or not self._wants_vector(seq, builds):
-                    # Gone or redacted meanwhile, or a rebuild's copy will embed it.
+                    "select title, content, triggers, deleted_at from memory_records where seq = ?",
+                    (seq,)).fetchone()
+                if row is None or row["deleted_at"] or not self._wants_vector(seq, builds):
                     self.pending_vectors.discard(seq)
                     continue
+                if record_text(row["title"], row["content"], json.loads(row["triggers"])) != text:
+                    continue
                 self.conn.execute("delete from memory_vec where rowid = ?", (seq,))
-                self._insert_vector(seq, row["namespace"], record_text(
-                    row["title"], row["content"], json.loads(row["triggers"])))
-                if seq in self.pending_vectors:
-                    break  # still failing: try again at the next run
+                insert_vector(self.conn, seq, namespace, vector)
+                self.pending_vectors.discard(seq)
                 added += 1
         return added
 
@@ -309,7 +356,12 @@ class SearchIndex:
             if has_context(tokenizer):  # usually no turn follows a new one
                 turn_context.refresh_following(self.conn, table, seq)
         if self._wants_vector(seq, builds):
-            self._insert_vector(seq, namespace, text)
+            if self.defer_vectors:
+                self.pending_vectors.add(seq)
+                if self.on_pending is not None:
+                    self.on_pending()
+            else:
+                self._insert_vector(seq, namespace, text)
 
     @staticmethod
     def _fts_tables(builds: dict[str, IndexBuild], seq: int) -> list[tuple[str, ModuleType, bool]]:
@@ -497,6 +549,14 @@ class SearchIndex:
             (vector, json.dumps(seqs)),
         ).fetchall()
 
+    def _catch_up_vectors(self) -> None:
+        """Before the vectors rank: the vectors the daemon's worker has not made yet, when
+        the embedder is cheap enough to make them here (the hashing embedder: ~0.16 ms a
+        record in batches), so a search sees every write it follows. With a model or a server
+        the worker's thread makes them and the search ranks without those few."""
+        if self.defer_vectors and self.pending_vectors and getattr(self.embedder, "runs_inline", False):
+            self.backfill(limit=len(self.pending_vectors))
+
     def _rerank(self, vector: bytes, seqs: list[int]) -> list[int]:
         """``seqs`` (BM25's candidates) ordered by vector distance, nearest first."""
         ranked = sorted((distance, seq) for seq, distance in self._distances(vector, seqs)
@@ -536,6 +596,7 @@ class SearchIndex:
             # A scan of the namespace when words find too few (or rank nothing), or always.
             scan = len(bm25) < limit or bm25_weight <= 0 or mode == "always"
             if scan or mode == "rerank":
+                self._catch_up_vectors()
                 vector = self._query_vector(query)
                 if vector is not None:
                     # The scan's pool, but only as many coarse candidates as the page needs.
