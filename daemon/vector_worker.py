@@ -1,18 +1,20 @@
-"""Vectors off the write path: the daemon's writes store a record and its words, and this
-worker makes the record's vector after the request, in batches.
+"""Vectors off the write path for embedders that block: a model (tens of milliseconds a
+text) or an embedding server (up to its timeout when it is down). With one of those the
+daemon's writes store the record and its words and leave the vector pending, and this worker
+makes the vectors after the request in batches: the embeddings in a worker thread, so the
+event loop never waits for them, and only the SQL on the loop. Until then those records rank
+by their words.
 
-A vector is derived data. Made inside the write it was 43 % of a memory delta's CPU time
-(in process at 10k: 0.91 ms a delta with it, 0.52 without), and in batches a vector costs
-0.16 ms instead of 0.39 (its pages of sqlite-vec's chunks go to the WAL once per batch, not
-once per write): bench/RESULTS.md, "vectors off the write path". A model or an embedding
-server (seconds when it is down) never blocks the event loop: their embeddings run in a
-worker thread, and only the SQL runs on the loop. The cheap hashing embedder runs on the
-loop, batch by batch, and a search that needs the vectors first makes the few still pending
-(state/search.py ``_catch_up_vectors``), so it sees every write it follows.
+The hashing embedder (the default) is not deferred: it takes ~0.25 ms of CPU a record and no
+I/O, and deferring it saved nothing. With group commit a batch of writes already sends its
+vector pages to the WAL once, so the worker's own batches only added the re-reads (in process,
+10k store, 8 writer tasks under group commit, 5 alternating rounds of 1,500 deltas: 0.976 ms
+of CPU a delta deferred against 0.877 inline, medians, 1.11x; bench/vector_deferral.py).
+Its only pending vectors are then a failing embedder's, made by the ``backfill_vectors`` job.
 
 Nothing is lost at a crash: a record without its vector is found again when the store opens
-(``SearchIndex.find_missing_vectors``) and until then ranks by its words. A failing embedder
-is retried after RETRY_SECONDS, and by the ``backfill_vectors`` job (daemon/jobs.py).
+(``SearchIndex.find_missing_vectors``). A failing embedder is retried after RETRY_SECONDS, and
+by the ``backfill_vectors`` job (daemon/jobs.py).
 """
 
 from __future__ import annotations
@@ -25,9 +27,8 @@ from state.search import SearchIndex
 
 log = logging.getLogger(__name__)
 
-# Records a batch embeds: ~10 ms of the event loop with the hashing embedder, so requests
-# queued behind a batch wait little; batches of 50 already cost 0.16 ms a vector against
-# 0.14 for 500 (in process, 10k store).
+# Records a batch embeds: one call of the worker thread, and one transaction on the loop
+# that stores their vectors.
 BATCH = 64
 RETRY_SECONDS = 30.0
 
@@ -44,9 +45,10 @@ class VectorWorker:
         self._lock = asyncio.Lock()  # one drain at a time: no record is embedded twice
 
     def start(self) -> None:
-        """Writes from now on leave their vectors to this worker."""
-        self.search.defer_vectors = True
-        self.search.on_pending = self.wake
+        """Writes from now on leave their vectors to this worker, if the embedder blocks."""
+        if not getattr(self.search.embedder, "runs_inline", False):
+            self.search.defer_vectors = True
+            self.search.on_pending = self.wake
         self.wake()  # a failing embedder's leftovers, found when the store opened
 
     def wake(self) -> None:

@@ -56,9 +56,8 @@ class HashingEmbedder:
     # A large namespace's KNN scan may rank by coarse codes first (see coarse_code below:
     # measured for these sparse vectors; another embedder's scan stays exact).
     coarse_scan = True
-    # Cheap (~0.3 ms a record, no I/O), so the daemon makes these vectors on its event loop
-    # and a search may catch up with the pending ones (state/search.py); a model or an
-    # embedding server runs in a worker thread instead (daemon/vector_worker.py).
+    # Cheap (~0.25 ms a record, no I/O): the daemon makes these vectors inside the write; a
+    # model or an embedding server runs in a worker thread after it (daemon/vector_worker.py).
     runs_inline = True
 
     def __init__(self, dimension: int = 1024) -> None:

@@ -211,9 +211,9 @@ class SearchIndex:
         # Records still without a vector: the embedder failed (see _insert_vector), or the
         # daemon leaves vectors to its worker (``defer_vectors``, daemon/vector_worker.py).
         self.pending_vectors: set[int] = set()
-        # In the daemon, writes only mark a record's vector as pending and call
-        # ``on_pending``; its worker makes the vectors in batches after the request. In
-        # process (tests, benchmarks, the CLI) each write embeds at once, as before.
+        # In the daemon, with an embedder that blocks (a model, a server), writes only mark a
+        # record's vector as pending and call ``on_pending``; its worker makes the vectors
+        # after the request (daemon/vector_worker.py). Otherwise each write embeds at once.
         self.defer_vectors = False
         self.on_pending: Callable[[], None] | None = None
 
@@ -283,7 +283,7 @@ class SearchIndex:
     def backfill(self, limit: int = 500) -> int:
         """Embed up to ``limit`` pending records here and now; the number of vectors added.
         The daemon's worker runs the same three steps with the embedding in a thread when
-        the embedder is not cheap (daemon/vector_worker.py)."""
+        the embedder blocks (daemon/vector_worker.py)."""
         return self.store_vectors(self.embed_texts(self.pending_texts(limit)))
 
     def pending_texts(self, limit: int) -> list[tuple[int, str, str]]:
@@ -549,14 +549,6 @@ class SearchIndex:
             (vector, json.dumps(seqs)),
         ).fetchall()
 
-    def _catch_up_vectors(self) -> None:
-        """Before the vectors rank: the vectors the daemon's worker has not made yet, when
-        the embedder is cheap enough to make them here (the hashing embedder: ~0.16 ms a
-        record in batches), so a search sees every write it follows. With a model or a server
-        the worker's thread makes them and the search ranks without those few."""
-        if self.defer_vectors and self.pending_vectors and getattr(self.embedder, "runs_inline", False):
-            self.backfill(limit=len(self.pending_vectors))
-
     def _rerank(self, vector: bytes, seqs: list[int]) -> list[int]:
         """``seqs`` (BM25's candidates) ordered by vector distance, nearest first."""
         ranked = sorted((distance, seq) for seq, distance in self._distances(vector, seqs)
@@ -596,7 +588,6 @@ class SearchIndex:
             # A scan of the namespace when words find too few (or rank nothing), or always.
             scan = len(bm25) < limit or bm25_weight <= 0 or mode == "always"
             if scan or mode == "rerank":
-                self._catch_up_vectors()
                 vector = self._query_vector(query)
                 if vector is not None:
                     # The scan's pool, but only as many coarse candidates as the page needs.

@@ -1,7 +1,8 @@
-"""Vectors off the write path (daemon/vector_worker.py): a daemon write stores the record and
-its words and leaves the vector to the worker; a search sees every write it follows; an
-embedder that is not cheap runs in a thread, never on the event loop; a failing one is not
-hammered; nothing pending is lost at shutdown or when a record changes meanwhile."""
+"""Vectors off the write path (daemon/vector_worker.py): with an embedder that blocks (a model,
+a server) a daemon write stores the record and its words and leaves the vector to the worker,
+whose embeddings run in a thread, never on the event loop; the hashing embedder embeds inside
+the write; a failing embedder is not hammered; nothing pending is lost at shutdown or when a
+record changes meanwhile."""
 
 from __future__ import annotations
 
@@ -54,6 +55,9 @@ class ThreadedEmbedder(embedders.HashingEmbedder):
 
 
 class FailingEmbedder(embedders.HashingEmbedder):
+    """An embedding server that refuses connections until told otherwise."""
+
+    runs_inline = False
     failing = True
     calls = 0
 
@@ -84,7 +88,15 @@ def test_embedders(monkeypatch: pytest.MonkeyPatch) -> None:
     FailingEmbedder.failing, FailingEmbedder.calls = True, 0
 
 
-async def test_a_daemon_write_leaves_its_vector_to_the_worker(daemon_store: Store):
+async def test_the_hashing_embedder_makes_the_vector_inside_the_write(daemon_store: Store):
+    store = daemon_store
+    assert not store.search.defer_vectors
+    memory = write(store, "the lighthouse keeper logs the weather every night")
+    assert has_vector(store, memory["seq"]) and not store.search.pending_vectors
+
+
+@pytest.mark.parametrize("daemon_app", ["threaded"], indirect=True)
+async def test_a_write_leaves_a_blocking_embedders_vector_to_the_worker(daemon_store: Store):
     store = daemon_store
     memory = write(store, "the lighthouse keeper logs the weather every night")
     # The write itself stored no vector: it is pending until the loop runs the worker.
@@ -92,17 +104,9 @@ async def test_a_daemon_write_leaves_its_vector_to_the_worker(daemon_store: Stor
     await settled(store)
     assert has_vector(store, memory["seq"])
     assert all(report.ok for report in check_indexes(store.conn).values())
-
-
-async def test_a_search_sees_the_vectors_of_the_writes_it_follows(daemon_store: Store):
-    store = daemon_store
-    memory = write(store, "the lighthouse keeper logs the weather every night")
-    assert memory["seq"] in store.search.pending_vectors
-    # A misspelt query: words find nothing, so the vectors rank (the scan), with no await
-    # in between for the worker to run.
+    # Then found by its vector (a misspelt query: words find nothing).
     hits = store.search.search("lighthuose keeper wheather", ["ns"])
     assert [h.seq for h in hits] == [memory["seq"]] and hits[0].vector_rank == 1
-    assert not store.search.pending_vectors
 
 
 @pytest.mark.parametrize("daemon_app", ["threaded"], indirect=True)
@@ -111,8 +115,8 @@ async def test_an_embedder_that_is_not_cheap_runs_off_the_event_loop(daemon_stor
     loop_thread = threading.get_ident()
     ThreadedEmbedder.threads.clear()
     seqs = [write(store, f"harbor pilot {n} checks the tides")["seq"] for n in range(5)]
-    # Not caught up by a search: that would embed on the loop.
-    store.search.search("harbr pilto", ["ns"])
+    # A search meanwhile ranks by words; it does not embed the pending records on the loop.
+    assert [h.seq for h in store.search.search("harbor pilot", ["ns"])]
     assert set(seqs) <= store.search.pending_vectors
     await settled(store)
     assert all(has_vector(store, seq) for seq in seqs)
