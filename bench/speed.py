@@ -1,4 +1,4 @@
-"""Every speed and scale figure of issue #9 in one run, and the summary table of aims.
+"""Every speed and scale figure of issues #9 and #16 in one run, and the summary table of aims.
 
 Runs, one after the other (each against its own real daemon process, each writing its own
 section of bench/RESULTS.md with ``--write``): bench/launcher.py, bench/scale.py,
@@ -78,15 +78,20 @@ def summary(launch: dict, args: argparse.Namespace, command: str, started: float
     for name, label in (("search", "vocabulary queries"), ("typo_search", "misspelt queries (KNN)")):
         for size, aim in ((small, 10.0), (large, 25.0)):
             p50, p99 = op(name, size)
+            # Issue #16: at 100k also p99 <= 60 ms for every query kind.
+            tail = size >= 100_000
             rows.append(f"| hybrid search, {label}, {size // 1000}k in one namespace | {p50:.2f} / {p99:.2f} ms"
-                        f" | p50 <= {aim:g} ms | {verdict(p50 <= aim)} | {load_s} |")
+                        f" | p50 <= {aim:g} ms{' and p99 <= 60 ms' if tail else ''} |"
+                        f" {verdict(p50 <= aim and (not tail or p99 <= 60))} | {load_s} |")
     growth = ", ".join(f"{size // 1000}k {op('search', size)[0]:.1f}" for size in sizes)
     rows.append(f"| search cost as the namespace grows (p50 ms, vocabulary) | {growth} | report | - | {load_s} |")
-    for name, label in (("bootstrap", "bootstrap/context"), ("brief", "memory-brief")):
+    # Issue #9 asked p50 <= 5 ms at 10k for both; issue #16: bootstrap stays <= 2 ms, a
+    # brief <= 4 ms (the MemoryCloud reference takes ~10 ms on this machine).
+    for name, label, aim in (("bootstrap", "bootstrap/context", 2.0), ("brief", "memory-brief", 4.0)):
         p50_small, p99_small = op(name, small)
         p50_large, p99_large = op(name, large)
-        rows.append(f"| {label}, {small // 1000}k memories | {p50_small:.2f} / {p99_small:.2f} ms | p50 <= 5 ms |"
-                    f" {verdict(p50_small <= 5)} | {load_s} |")
+        rows.append(f"| {label}, {small // 1000}k memories | {p50_small:.2f} / {p99_small:.2f} ms | p50 <= {aim:g} ms |"
+                    f" {verdict(p50_small <= aim)} | {load_s} |")
         rows.append(f"| {label}, {large // 1000}k memories | {p50_large:.2f} / {p99_large:.2f} ms"
                     f" ({p50_large / p50_small:.1f}x the {small // 1000}k p50) | <= 1.5x the {small // 1000}k p50 (and <= 7.5 ms) |"
                     f" {verdict(p50_large <= 1.5 * p50_small and p50_large <= 7.5)} | {load_s} |")
@@ -101,7 +106,8 @@ def summary(launch: dict, args: argparse.Namespace, command: str, started: float
                     f" {k['loaded'][1]:.1f} ms, {k['errors']} errors) | >= 1,000 per second (reference 120-216) |"
                     f" {verdict(k['rate'] >= 1000)} | {load_w} |")
     rows.append(f"| {large // 1000}k memories ingested over HTTP (8 writers) | {s['ingest_seconds']:.0f} s ({s['ingest_rate']:.0f} per"
-                f" second), {s['errors']} errors | <= 180 s | {verdict(s['ingest_seconds'] <= 180)} | {load_s} |")
+                f" second), {s['errors']} errors | >= 1,000 per second (issue #9: <= 180 s) |"
+                f" {verdict(s['ingest_rate'] >= 1000)} | {load_s} |")
     load_c = f"{c['load'][0]:.1f}-{c['load'][1]:.1f}"
     for label in ("realistic", "saturation"):
         if label in c:
