@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable, Protocol
 
-from state import tokenize, tokenize_v1, turn_context
+from state import tokenize, tokenize_v1, tokenize_v2, turn_context
 from state.db import Connection
 from state.embedders import coarse_bits
 
@@ -44,7 +44,7 @@ CONSTRUCTOR_TABLES = ("_config", "_info")
 ZEROED_PAGES_PER_SECOND = 12_000
 
 # Tokenizers no longer current that a store's index may still be built with.
-FROZEN_TOKENIZERS: dict[int, ModuleType] = {1: tokenize_v1}
+FROZEN_TOKENIZERS: dict[int, ModuleType] = {1: tokenize_v1, 2: tokenize_v2}
 
 
 class Embedder(Protocol):

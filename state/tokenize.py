@@ -20,9 +20,15 @@ then each run of letters, marks, digits and underscores becomes tokens by its sc
   and split: ``user_id`` gives ``user_id``, ``user``, ``id``; ``camelCase`` gives
   ``camelcase``, ``camel``, ``case``.
 
+The full-text index and its queries (``index_text``, ``query_terms``; tokenizer 3) also map
+English word forms that Snowball keeps apart through state/lemmas.py (went -> go, children ->
+child, picture -> photo), and add answer cues (state/answer_cues.py: a "when" question and
+the texts that say when share a term). The hashing embedder reads plain ``tokens`` (its
+vectors did not change with tokenizer 3).
+
 ``TOKENIZER_VERSION`` names this scheme: a store built with another version rebuilds its
-derived indexes in the background (the previous scheme is kept in state/tokenize_v1.py to
-answer meanwhile).
+derived indexes in the background (the previous schemes are kept in state/tokenize_v1.py and
+state/tokenize_v2.py to answer meanwhile).
 """
 
 from __future__ import annotations
@@ -35,7 +41,10 @@ from functools import lru_cache
 import regex
 import Stemmer
 
-TOKENIZER_VERSION = 2
+from state.answer_cues import index_cues, query_cues
+from state.lemmas import LEMMAS
+
+TOKENIZER_VERSION = 3
 # FTS5 splits our space-separated tokens only at ASCII non-alphanumerics ('_' is kept):
 # every non-ASCII character is part of a token, so a Devanagari or Thai token stays whole.
 FTS_TOKENIZER = "ascii tokenchars '_'"
@@ -132,8 +141,9 @@ def _stem(word: str) -> str:
 
 
 @lru_cache(maxsize=65536)
-def _word_tokens(word: str, for_query: bool) -> tuple[str, ...]:
-    """The tokens of one word run (letters, marks, digits, underscores), see module docstring."""
+def _word_tokens(word: str, for_query: bool, lemmas: bool = False) -> tuple[str, ...]:
+    """The tokens of one word run (letters, marks, digits, underscores), see module docstring;
+    ``lemmas``: a word of state/lemmas.py is stemmed as its lemma (an identifier's parts are not)."""
     folded = word.casefold()
     parts = [p for piece in word.split("_") for p in _CAMEL.split(piece) if p]
     if len(parts) > 1:  # an identifier: the whole of it, and each part
@@ -142,7 +152,7 @@ def _word_tokens(word: str, for_query: bool) -> tuple[str, ...]:
                          if not (for_query and p.casefold() in STOPWORDS)))
     if not parts or (for_query and folded in STOPWORDS):
         return ()
-    return (_stem(folded),)
+    return (_stem(LEMMAS.get(folded, folded) if lemmas else folded),)
 
 
 def _cjk_tokens(run: str) -> list[str]:
@@ -159,22 +169,24 @@ def _cluster_tokens(run: str) -> list[str]:
     return [clusters[i] + clusters[i + 1] for i in range(len(clusters) - 1)]
 
 
-def tokens(text: str, *, for_query: bool = False) -> list[str]:
+def tokens(text: str, *, for_query: bool = False, lemmas: bool = False) -> list[str]:
     """Split text into index tokens (see module docstring).
 
     With ``for_query`` stopwords are dropped (English words and CJK function characters).
     CJK single characters stay in queries: BM25's IDF weighs them, and they are how 绘画
     meets 画画 and 画作 (MADial-Bench zh MRR@10 +0.04 on both halves, bench/RESULTS.md).
+    ``lemmas``: words of state/lemmas.py become their lemma's token (the full-text index's
+    and its queries'; the embedder's tokens stay without).
     """
     out: list[str] = []
     for run in _ASCII_SPLIT.findall(text):
         if run.isascii():  # most runs: exactly one word, and NFKC leaves it as it is
-            out.extend(_word_tokens(run, for_query))
+            out.extend(_word_tokens(run, for_query, lemmas))
             continue
         for match in _RUN.finditer(unicodedata.normalize("NFKC", run)):
             kind = match.lastgroup
             if kind == "word":
-                out.extend(_word_tokens(match.group(), for_query))
+                out.extend(_word_tokens(match.group(), for_query, lemmas))
             elif kind == "cjk":
                 out.extend(_cjk_tokens(match.group()))
             else:
@@ -185,12 +197,17 @@ def tokens(text: str, *, for_query: bool = False) -> list[str]:
 
 
 def index_text(text: str) -> str:
-    """The space-separated token string stored in the FTS5 table."""
-    return " ".join(tokens(text))
+    """The space-separated token string stored in the FTS5 table: lemmas and answer cues in."""
+    return " ".join([*tokens(text, lemmas=True), *index_cues(text)])
 
 
 def query_terms(text: str, *, max_terms: int = 256) -> list[str]:
-    """The distinct query tokens of ``text``, at most ``max_terms``.
+    """The distinct query tokens of ``text`` (lemmas and answer cues in), at most ``max_terms``."""
+    return last_distinct([*tokens(text, for_query=True, lemmas=True), *query_cues(text)], max_terms)
+
+
+def last_distinct(terms: list[str], max_terms: int) -> list[str]:
+    """The distinct ``terms`` in order, at most ``max_terms``.
 
     The cap is generous on purpose, and a longer text keeps its *last* tokens: with a
     dialogue as the query, the end of the conversation is the part nearest the memory
@@ -198,7 +215,7 @@ def query_terms(text: str, *, max_terms: int = 256) -> list[str]:
     rather than the first ranked like keeping 512, see bench/RESULTS.md).
     """
     seen: dict[str, None] = {}
-    for token in reversed(tokens(text, for_query=True)):
+    for token in reversed(terms):
         seen.setdefault(token, None)
         if len(seen) >= max_terms:
             break

@@ -20,11 +20,12 @@ from state.db import connect
 from state.paths import resolve_paths
 from state.secrets import open_secret_store
 from state.setup import OWNER_KEY_SECRET
+from state.tokenize import TOKENIZER_VERSION
 from tests.e2e.conftest import DaemonProcess, cli, free_port
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "prev_release_store.db"
 PROGRESS = re.compile(
-    r"search index: rebuilding (?:for tokenizer 2|vectors for embedder hashing-v3 \(1024"
+    rf"search index: rebuilding (?:for tokenizer {TOKENIZER_VERSION}|vectors for embedder hashing-v3 \(1024"
     r" dimensions\)) — (\d+) of (\d+) records \((\d+) %\), started \d\d:\d\d"
     r"(?:; the vectors follow|; search ranks by words until then)")
 
@@ -63,7 +64,7 @@ def test_a_previous_release_store_is_rebuilt_in_the_background_across_a_kill(iso
     conn.close()
     # The first open with this code (here doctor's, the daemon stopped) records the rebuild.
     doctor = cli("doctor")
-    assert re.search(r"search index +rebuilding for tokenizer 2 — 0 of 249 records \(0 %\),"
+    assert re.search(rf"search index +rebuilding for tokenizer {TOKENIZER_VERSION} — 0 of 249 records \(0 %\),"
                      r" started \d\d:\d\d; the vectors follow \(the daemon continues it;"
                      r" `memorycloud doctor --repair` with the daemon stopped finishes it now\)",
                      doctor.stdout), doctor.stdout
@@ -98,7 +99,7 @@ def test_a_previous_release_store_is_rebuilt_in_the_background_across_a_kill(iso
         assert PROGRESS.fullmatch(line), text
         done, total, percent = map(int, PROGRESS.fullmatch(line).groups())
         assert total == len(live) and done < total and percent == done * 100 // total
-        if "tokenizer 2" in line:
+        if f"tokenizer {TOKENIZER_VERSION}" in line:
             assert done >= done_at_kill
         _wait(lambda: progress()["state"] == "current", "the rebuild to finish", 120)
         assert "search index: current" in cli("daemon", "status").stdout

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from state import embedders, index_builds, tokenize, tokenize_v1
+from state import embedders, index_builds, tokenize, tokenize_v1, tokenize_v2
 from state.config import Settings
 from state.doctor import check_indexes, rebuild_indexes
-from state.index_builds import FTS, FTS_NEXT, VECTORS, read_builds, table_exists, trash_tables
+from state.index_builds import (FTS, FTS_NEXT, VECTORS, read_builds, table_exists, trash_tables,
+                                wanted_tokenizer)
 from state.memories import NewMemory
 from state.rebuild import rebuild_now, status, step
 from state.redaction import purge_wal
@@ -25,6 +26,7 @@ from state.store import Store
 from tests.conftest import seed_database
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "prev_release_store.db"
+CURRENT = wanted_tokenizer()  # the tokenizer this code indexes with
 CYRILLIC = "Встреча перенесена на пятницу"  # tokenizer 1 keeps no word of it
 
 
@@ -83,11 +85,11 @@ def test_open_only_records_the_rebuild(v1_store):
     store = Store.open(v1_store, Settings())
     try:
         fts = read_builds(store.conn)[FTS]
-        assert (fts.built_with, fts.target, fts.cursor, fts.done) == ("tokenizer-1", "tokenizer-2", 0, 0)
+        assert (fts.built_with, fts.target, fts.cursor, fts.done) == ("tokenizer-1", CURRENT, 0, 0)
         assert _fts_rows(store, FTS_NEXT) == {}  # nothing copied at open
         assert len(_fts_rows(store)) == 40
         assert status(store.conn)["text"].startswith(
-            "search index: rebuilding for tokenizer 2 — 0 of 40 records (0 %), started ")
+            f"search index: rebuilding for tokenizer {tokenize.TOKENIZER_VERSION} — 0 of 40 records (0 %), started ")
         vectors = read_builds(store.conn)[VECTORS]
         assert (vectors.built_with, vectors.target) == ("hashing-v2:int8-cosine+coarse2:1024",
                                                         "hashing-v3:int8-cosine+coarse2:1024")
@@ -112,7 +114,7 @@ def test_batches_advance_the_cursor_and_answer_from_the_old_index_meanwhile(v1_s
         assert read_builds(store.conn)[FTS].rebuilding  # a full batch: one more to be sure
         assert step(store, max_records=10, budget_seconds=60) == "fts"  # finds none: swaps
         fts = read_builds(store.conn)[FTS]
-        assert (fts.built_with, fts.target, fts.done) == ("tokenizer-2", None, 40)
+        assert (fts.built_with, fts.target, fts.done) == (CURRENT, None, 40)
         assert not table_exists(store.conn, FTS_NEXT)
         assert _fts_rows(store) == {seq: tokenize.index_text(text) for seq, text in
                                     store.conn.execute("select seq, content from memory_records")}
@@ -149,7 +151,7 @@ def test_an_interrupted_batch_leaves_nothing_and_the_rebuild_resumes_after_a_reo
     reopened = Store.open(v1_store, Settings())
     try:
         fts = read_builds(reopened.conn)[FTS]
-        assert (fts.target, fts.done) == ("tokenizer-2", 20)  # continued, not started again
+        assert (fts.target, fts.done) == (CURRENT, 20)  # continued, not started again
         rebuild_now(reopened, force=False)
         assert read_builds(reopened.conn)[FTS].done == 40
         assert all(report.ok for report in check_indexes(reopened.conn).values())
@@ -276,7 +278,7 @@ def test_doctor_repair_runs_the_same_rebuild_to_the_end(v1_store):
         repaired = rebuild_indexes(store)
         assert repaired == {"fts": 40, "vectors": 40}
         builds = read_builds(store.conn)
-        assert builds[FTS].built_with == "tokenizer-2" and not builds[FTS].rebuilding
+        assert builds[FTS].built_with == CURRENT and not builds[FTS].rebuilding
         assert trash_tables(store.conn) == [] and not table_exists(store.conn, FTS_NEXT)
         assert all(report.ok for report in check_indexes(store.conn).values())
     finally:
@@ -288,7 +290,7 @@ def test_a_store_made_by_the_previous_release(paths):
     store = Store.open(paths.database, Settings())
     try:
         builds = read_builds(store.conn)
-        assert (builds[FTS].built_with, builds[FTS].target) == ("tokenizer-1", "tokenizer-2")
+        assert (builds[FTS].built_with, builds[FTS].target) == ("tokenizer-1", CURRENT)
         assert builds[VECTORS].built_with == "hashing-v2:int8-cosine:16"
         assert builds[VECTORS].target == "hashing-v3:int8-cosine+coarse2:1024"
         records = store.conn.execute("select count(*) from memory_records").fetchone()[0]
@@ -373,6 +375,32 @@ def test_a_failing_embedder_holds_the_vectors_rebuild_and_loses_nothing(paths, m
         assert len(_words(store, "lighthouse")) == 9
         monkeypatch.setattr(store.embedder, "embed", embed)
         rebuild_now(store, force=False)
+        assert all(report.ok for report in check_indexes(store.conn).values())
+    finally:
+        store.close()
+
+
+def test_a_store_indexed_by_tokenizer_2_rebuilds_its_words_and_keeps_its_vectors(paths, migrated_database,
+                                                                                 monkeypatch):
+    seed_database(paths, migrated_database)
+    with monkeypatch.context() as patch:
+        patch.setattr(index_builds, "current_tokenizer", lambda: (2, tokenize_v2))
+        store = Store.open(paths.database, Settings())
+        with store.transaction():
+            for n in range(30):
+                store.memories.create(NewMemory(namespace="wsp_a", kind="fact", source="test",
+                                                content=f"Caroline went to the support group ref{n:03d}"))
+        assert read_builds(store.conn)[FTS].built_with == "tokenizer-2"
+        store.close()
+    store = Store.open(paths.database, Settings())
+    try:
+        builds = read_builds(store.conn)
+        assert (builds[FTS].built_with, builds[FTS].target) == ("tokenizer-2", CURRENT)
+        assert builds[VECTORS].target is None  # tokenizer 3 left the embedder's tokens alone
+        # Meanwhile the old index answers by version 2's terms: "went" is not "go" there.
+        assert len(_words(store, "went")) == 30 and _words(store, "go") == []
+        rebuild_now(store, force=False)
+        assert len(_words(store, "go")) == 30 and len(_words(store, "ref007")) == 1
         assert all(report.ok for report in check_indexes(store.conn).values())
     finally:
         store.close()

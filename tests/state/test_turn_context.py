@@ -159,3 +159,39 @@ def test_context_is_right_after_a_rebuild_with_writes_on_both_sides_of_its_curso
         assert _words_only(store, "bread festival")[:2] == [asked, answer]
     finally:
         store.close()
+
+
+def test_turns_stored_without_a_session_id_chain_within_their_namespace_and_kind(store):
+    # An AMP delta or a local memory per turn: no session id, the speaker in the text.
+    a, b, c = _turns(store, SESSION, session=None, kind="task_event")
+    assert _row(store, c)["before1"] == _row(store, b)["tokens"]
+    assert _row(store, c)["before2"] == _row(store, a)["tokens"]
+    assert _words_only(store, "when is the bread festival")[:2] == [a, b]
+    # Kind "message" is a turn even without a speaker label.
+    m1, m2 = _turns(store, [("", "the ferry leaves at noon"), ("", "from pier 4")], session=None,
+                    namespace="wsp_msgs")
+    assert _row(store, m2)["before1"] == _row(store, m1)["tokens"]
+
+
+def test_records_without_a_session_that_are_not_turns_get_no_context(store):
+    with store.transaction():
+        notes = [store.memories.create(NewMemory(namespace="wsp_notes", kind="note", content=text,
+                                                 source="test"))["seq"]
+                 for text in ("the deploy script reads the vault", "we keep SQLite in WAL mode")]
+    assert tuple(_row(store, notes[1]))[1:] == ("", "")
+    # Another kind in the same namespace is another chain; a session's turns are not in it.
+    other_kind = _turns(store, SESSION[:1], session=None, kind="decision", namespace="wsp_notes")[0]
+    assert tuple(_row(store, other_kind))[1:] == ("", "")
+    _turns(store, SESSION[:1], session="s9", kind="task_event", namespace="wsp_notes")
+    loose = _turns(store, SESSION[1:2], session=None, kind="task_event", namespace="wsp_notes")[0]
+    assert tuple(_row(store, loose))[1:] == ("", "")
+    assert all(report.ok for report in check_indexes(store.conn).values())
+
+
+def test_deleting_a_turn_without_a_session_id_refreshes_the_turns_after_it(store):
+    a, b, c = _turns(store, SESSION, session=None, kind="task_event")
+    memory_id = store.conn.execute("select id from memory_records where seq = ?", (b,)).fetchone()[0]
+    with store.transaction():
+        store.memories.delete(memory_id)
+    assert _row(store, c)["before1"] == _row(store, a)["tokens"] and _row(store, c)["before2"] == ""
+    assert all(report.ok for report in check_indexes(store.conn).values())
