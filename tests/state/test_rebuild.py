@@ -26,6 +26,9 @@ from state.store import Store
 from tests.conftest import seed_database
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "prev_release_store.db"
+# The same memories written by the release before tokenizer 3 (commit 7f3ab18: tokenizer 2,
+# hashing-v3 vectors with the coarse codes, at 16 dimensions).
+FIXTURE_V2 = Path(__file__).parent.parent / "fixtures" / "prev_release_store_v2.db"
 CURRENT = wanted_tokenizer()  # the tokenizer this code indexes with
 CYRILLIC = "Встреча перенесена на пятницу"  # tokenizer 1 keeps no word of it
 
@@ -402,5 +405,29 @@ def test_a_store_indexed_by_tokenizer_2_rebuilds_its_words_and_keeps_its_vectors
         rebuild_now(store, force=False)
         assert len(_words(store, "go")) == 30 and len(_words(store, "ref007")) == 1
         assert all(report.ok for report in check_indexes(store.conn).values())
+    finally:
+        store.close()
+
+
+def test_a_store_made_by_the_release_with_tokenizer_2(paths):
+    shutil.copyfile(FIXTURE_V2, paths.database)
+    store = Store.open(paths.database, Settings(dimension=16))
+    try:
+        builds = read_builds(store.conn)
+        assert (builds[FTS].built_with, builds[FTS].target) == ("tokenizer-2", CURRENT)
+        assert (builds[VECTORS].built_with, builds[VECTORS].target) == (
+            "hashing-v3:int8-cosine+coarse2:16", None)  # its vectors are kept
+        live = {re.search(r"ref\d{3}", content).group(): (namespace, content)
+                for namespace, content in store.conn.execute(
+                    "select namespace, content from memory_records where deleted_at is null")}
+        assert _words(store, "ref042", live["ref042"][0]) == [live["ref042"][1]]  # meanwhile
+        rebuild_now(store, force=False)
+        assert read_builds(store.conn)[FTS].built_with == CURRENT
+        assert all(report.ok for report in check_indexes(store.conn).values())
+        for ref, (namespace, content) in live.items():
+            assert _words(store, ref, namespace) == [content], ref
+        shared = [ref for ref, row in live.items() if "shared a photo" in row[1]]
+        # Tokenizer 3's lemmas now reach the old memories: "share a picture" meets "shared a photo".
+        assert shared and live[shared[0]][1] in _words(store, "pictures", live[shared[0]][0])
     finally:
         store.close()
