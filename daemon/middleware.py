@@ -135,7 +135,10 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         elif exc.status == 413:
             limit = request.app[keys.SETTINGS].max_body_bytes
             message = f"request body is larger than the limit of {limit} bytes"
-        return error_response(request, exc.status, _HTTP_TYPES.get(exc.status, "http_error"), message)
+        response = error_response(request, exc.status, _HTTP_TYPES.get(exc.status, "http_error"), message)
+        if "Allow" in exc.headers:  # RFC 9110: a 405 names the methods the resource has
+            response.headers["Allow"] = exc.headers["Allow"]
+        return response
     except Exception as exc:
         storage = storage_error(exc)  # full disk, read-only or damaged file: say so
         if storage is not None:

@@ -225,9 +225,12 @@ async def delete(request: web.Request, call: Call) -> web.StreamResponse:
 
 
 async def get(request: web.Request, call: Call) -> web.StreamResponse:
+    """405 in the daemon's error envelope, with ``Allow``: the transport's answer for a
+    server that sends nothing unprompted."""
     call.require_identity()
-    return web.Response(status=405, headers={"Allow": "POST, DELETE"},
-                        text="this MCP server offers no server-to-client stream")
+    refusal = web.HTTPMethodNotAllowed("GET", ["POST", "DELETE"])
+    refusal.headers["Allow"] = "POST, DELETE"  # as it always was (aiohttp's: "DELETE,POST")
+    raise refusal
 
 
 ENDPOINTS = [
