@@ -13,7 +13,7 @@ from typing import AsyncIterator
 from aiohttp import web
 
 from daemon import keys
-from daemon.api import all_endpoints
+from daemon.api import all_dialects, all_endpoints
 from daemon.api.mcp_http import mcp_context
 from daemon.endpoints import wrap
 from daemon.jobs import jobs_context
@@ -58,6 +58,7 @@ def create_app(settings: Settings, paths: Paths) -> web.Application:
     app[keys.PATHS] = paths
     endpoints = all_endpoints(settings.role, settings.serve_sync_extension)
     app[keys.ENDPOINTS] = endpoints
+    app[keys.DIALECTS] = all_dialects()
     for endpoint in endpoints:
         app.router.add_route(endpoint.method, endpoint.path, wrap(endpoint))
     app.cleanup_ctx.append(_store_context)

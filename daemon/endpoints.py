@@ -14,7 +14,6 @@ from typing import Any, Awaitable, Callable
 from aiohttp import web
 
 from daemon import keys
-from daemon.runtime.mem1 import settle_summaries
 from daemon.validation import RequestSchema, read_json_object
 from state.group_commit import in_unit
 from state.errors import Forbidden, Unauthorized
@@ -187,9 +186,8 @@ def wrap(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResp
     async def handle(request: web.Request) -> web.StreamResponse:
         identity = authenticate(request, endpoint.auth)
         authorize(endpoint, identity)
-        # mem1 session summaries are rebuilt after the turns that change them: any request
-        # that could read them (all but those turns) first has them brought up to date.
-        settle_summaries(request.app[keys.SERVICES], endpoint.path)
+        for before in request.app[keys.DIALECTS].before_request:  # daemon/dialects.py
+            before(request, endpoint)
         key = _idempotency_key(request, identity) if endpoint.idempotent else None
         if key is not None and (replayed := idempotent_replay(request, identity, key)) is not None:
             return replayed

@@ -20,3 +20,4 @@ SCHEDULER = web.AppKey("scheduler", AsyncIOScheduler)
 JOBS = web.AppKey("jobs", object)  # daemon.jobs.JobBoard
 MCP_HTTP = web.AppKey("mcp_http", object)  # daemon.api.mcp_http.McpHttp (while the app runs)
 REBUILD = web.AppKey("rebuild", object)  # daemon.jobs.IndexRebuild (while the app runs)
+DIALECTS = web.AppKey("dialects", object)  # daemon.dialects.Dialects: envelopes, request hooks

@@ -20,7 +20,6 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from daemon import keys
-from daemon.api.mem1 import MEM1_PATHS
 from state.group_commit import collect_commits, wait_commits
 from state.errors import Forbidden, MemoryCloudError
 from state.ids import new_id, now_iso
@@ -36,32 +35,16 @@ _HTTP_TYPES = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 40
                415: "unsupported_media_type"}
 
 
-# Memory Stores (seed 001) clients expect their own envelope; the status is the same.
-STORES_PREFIX = "/api/v1/cloud/"
-STORES_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                404: "not_found_error", 405: "invalid_request_error", 409: "conflict_error",
-                413: "request_too_large", 422: "invalid_request_error", 428: "invalid_request_error"}
-
-
 def error_response(
     request: web.Request, status: int, error_type: str, message: str,
     detail: Any = None, extra: dict[str, Any] | None = None,
 ) -> web.Response:
-    if request.path in MEM1_PATHS:
-        # agent-memory1.0 clients read FastAPI's {"detail": ...}: a string, or for a bad
-        # field the list form [{"loc": [...], "msg": ..., "type": ...}].
-        field = detail.get("field") if isinstance(detail, dict) else None
-        missing = detail.get("missing_fields") if isinstance(detail, dict) else None
-        if status == 422 and (field or missing):
-            items = [{"loc": ["body", f], "msg": message, "type": error_type}
-                     for f in (missing or [field])]
-            return web.json_response({"detail": items}, status=status)
-        return web.json_response({"detail": message}, status=status)
-    if request.path.startswith(STORES_PREFIX):
-        error: dict[str, Any] = {"type": STORES_TYPES.get(status, "api_error"), "message": message}
-        if isinstance(detail, dict):
-            error["details"] = {k: v for k, v in detail.items() if k != "message"}
-        return web.json_response({"type": "error", "error": error}, status=status)
+    """An error in the envelope of the dialect that serves the path (daemon/dialects.py), else
+    in AMP's."""
+    dialects = request.app.get(keys.DIALECTS)
+    envelope = dialects.envelope_for(request.path) if dialects is not None else None
+    if envelope is not None:
+        return web.json_response(envelope.render(status, error_type, message, detail), status=status)
     detail = message if detail is None else detail
     body: dict[str, Any] = {
         "schema": "amp.error.v1",

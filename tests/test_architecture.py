@@ -186,3 +186,19 @@ def test_the_cli_checks_find_a_cycle_and_a_private_import(tmp_path):
     assert cycles(edges) == [["pkg.cli.a", "pkg.cli.b", "pkg.cli.a"]]
     assert sorted(private) == ["pkg.cli.a imports _helper from pkg.cli.b",
                                "pkg.cli.b uses pkg.cli.a._secret", "pkg.cli.c uses pkg.cli.b._other"]
+
+
+# -- the generic request path knows no dialect ---------------------------------------------
+
+# (daemon/app.py is the composition root: it assembles the dialects, so it may name them.)
+GENERIC = ("daemon/endpoints.py", "daemon/middleware.py", "daemon/dialects.py")
+
+
+@pytest.mark.parametrize("module", GENERIC)
+def test_the_generic_request_path_imports_no_dialect(module):
+    """A dialect's per-request work and error envelope are registered by the dialect
+    (daemon/dialects.py); the wrapper and the middleware import no dialect module
+    (daemon.api.<dialect>, daemon.runtime.mem1)."""
+    dialect_modules = {f"daemon.api.{p.stem}" for p in (ROOT / "daemon" / "api").glob("*.py")
+                       if p.stem != "__init__"} | {"daemon.runtime.mem1"}
+    assert _imports(ROOT / module) & dialect_modules == set()

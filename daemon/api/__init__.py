@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from daemon.dialects import Dialects
 from daemon.endpoints import Endpoint
 
 
@@ -32,3 +33,12 @@ def all_endpoints(role: str = "local", sync_extension: bool = True) -> list[Endp
         *local.ENDPOINTS, *local_memories.ENDPOINTS, *local_upstream.ENDPOINTS,
         *openapi.ENDPOINTS,
     ]
+
+
+def all_dialects() -> Dialects:
+    """The error envelopes and request hooks the dialects declare (daemon/dialects.py). The
+    same in every role: a path of a dialect the role does not serve still answers its 404 in
+    that dialect's envelope, as its clients expect."""
+    from daemon.api import mem1, stores
+
+    return Dialects.of([mem1, stores])

@@ -12,7 +12,10 @@ from typing import Any
 
 from aiohttp import web
 
+from daemon import keys
+from daemon.dialects import ErrorEnvelope
 from daemon.endpoints import Call, Endpoint
+from daemon.runtime.mem1 import settle_summaries
 from daemon.validation import Field, RequestSchema
 
 D = "__default__"
@@ -141,3 +144,24 @@ ENDPOINTS = [
              scope=W, request=SCOPE),
 ]
 MEM1_PATHS = frozenset(e.path for e in ENDPOINTS)
+
+
+def _error_body(status: int, error_type: str, message: str, detail: Any) -> dict[str, Any]:
+    """agent-memory1.0 clients read FastAPI's {"detail": ...}: a string, or for a bad field
+    the list form [{"loc": [...], "msg": ..., "type": ...}]."""
+    field = detail.get("field") if isinstance(detail, dict) else None
+    missing = detail.get("missing_fields") if isinstance(detail, dict) else None
+    if status == 422 and (field or missing):
+        return {"detail": [{"loc": ["body", f], "msg": message, "type": error_type}
+                           for f in (missing or [field])]}
+    return {"detail": message}
+
+
+def _settle_summaries(request: web.Request, endpoint: Endpoint) -> None:
+    """mem1 session summaries are rebuilt after the turns that change them: any request that
+    could read them (all but those turns) first has them brought up to date."""
+    settle_summaries(request.app[keys.SERVICES], endpoint.path)
+
+
+ERROR_ENVELOPE = ErrorEnvelope("Mem1Error", MEM1_PATHS.__contains__, _error_body)
+BEFORE_REQUEST = (_settle_summaries,)

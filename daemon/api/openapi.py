@@ -18,7 +18,7 @@ from aiohttp import web
 
 from daemon import __version__, keys
 from daemon.endpoints import Call, Endpoint
-from daemon.middleware import STORES_PREFIX
+from daemon.dialects import Dialects
 from daemon.validation import Field
 
 OPENAPI_PATH = "/api/openapi.json"
@@ -54,15 +54,10 @@ ERROR_SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
-def error_schema_for(path: str) -> str:
-    """The name of the error envelope a path answers with (see daemon/middleware.py)."""
-    from daemon.api.mem1 import MEM1_PATHS
-
-    if path in MEM1_PATHS:
-        return "Mem1Error"
-    if path.startswith(STORES_PREFIX):
-        return "MemoryStoresError"
-    return "AmpError"
+def error_schema_for(path: str, dialects: Dialects) -> str:
+    """The name of the error envelope a path answers with (daemon/dialects.py; AMP's by default)."""
+    envelope = dialects.envelope_for(path)
+    return envelope.schema if envelope is not None else "AmpError"
 
 
 def field_schema(spec: Field) -> dict[str, Any]:
@@ -100,10 +95,10 @@ def field_schema(spec: Field) -> dict[str, Any]:
     return schema
 
 
-def operation(endpoint: Endpoint) -> dict[str, Any]:
+def operation(endpoint: Endpoint, dialects: Dialects) -> dict[str, Any]:
     error = {"description": "error in this dialect's envelope",
              "content": {"application/json": {"schema": {
-                 "$ref": f"#/components/schemas/{error_schema_for(endpoint.path)}"}}}}
+                 "$ref": f"#/components/schemas/{error_schema_for(endpoint.path, dialects)}"}}}}
     op: dict[str, Any] = {
         "operationId": f"{endpoint.method.lower()}_{re.sub(r'[^a-z0-9]+', '_', endpoint.path.lower()).strip('_')}",
         "summary": endpoint.summary,
@@ -134,11 +129,11 @@ def operation(endpoint: Endpoint) -> dict[str, Any]:
     return op
 
 
-def document(endpoints: list[Endpoint]) -> dict[str, Any]:
+def document(endpoints: list[Endpoint], dialects: Dialects) -> dict[str, Any]:
     """The OpenAPI document for these endpoints."""
     paths: dict[str, dict[str, Any]] = {}
     for endpoint in endpoints:
-        paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = operation(endpoint)
+        paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = operation(endpoint, dialects)
     return {
         "openapi": "3.1.0",
         "info": {"title": "MemoryCloud Companion daemon", "version": __version__,
@@ -154,7 +149,7 @@ def document(endpoints: list[Endpoint]) -> dict[str, Any]:
 
 
 async def openapi(request: web.Request, call: Call) -> dict[str, Any]:
-    return document(request.app[keys.ENDPOINTS])
+    return document(request.app[keys.ENDPOINTS], request.app[keys.DIALECTS])
 
 
 ENDPOINTS = [

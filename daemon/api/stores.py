@@ -8,6 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
+from daemon.dialects import ErrorEnvelope
 from daemon.endpoints import Call, Endpoint
 from daemon.validation import Field, RequestSchema, query_int
 
@@ -128,3 +129,21 @@ ENDPOINTS = [
              "Remove a version's content for good; metadata stays (owner key only).",
              scope=W, owner_only=True, request=EMPTY),
 ]
+
+
+# Memory Stores (seed 001) clients expect their own envelope; the status is the same.
+STORES_PREFIX = "/api/v1/cloud/"
+STORES_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                404: "not_found_error", 405: "invalid_request_error", 409: "conflict_error",
+                413: "request_too_large", 422: "invalid_request_error", 428: "invalid_request_error"}
+
+
+def _error_body(status: int, error_type: str, message: str, detail: Any) -> dict[str, Any]:
+    error: dict[str, Any] = {"type": STORES_TYPES.get(status, "api_error"), "message": message}
+    if isinstance(detail, dict):
+        error["details"] = {k: v for k, v in detail.items() if k != "message"}
+    return {"type": "error", "error": error}
+
+
+ERROR_ENVELOPE = ErrorEnvelope("MemoryStoresError", lambda path: path.startswith(STORES_PREFIX),
+                               _error_body)
