@@ -54,9 +54,16 @@ LOOSE_TURN_KIND = "message"
 SPEAKER = re.compile(r"\s*[^\W\d_][\w'.\-]*(?: [\w'.\-]+){0,3} ?(?::(?:\s|$)|\uff1a)")
 
 
-def chain_of(conn: Connection, seq: int) -> tuple[str, tuple[str, str]] | None:
+def chain_of(conn: Connection, seq: int, *, holders: bool = False) -> tuple[str, tuple[str, str]] | None:
     """(where clause, its parameters) that finds the turns of record ``seq``'s conversation,
-    or None when the record is not a conversation turn."""
+    or None when the record is not a conversation turn.
+
+    With ``holders``, for finding the turns whose context holds ``seq``: a record without a
+    session id gets its namespace and kind's loose chain even when it is not a turn itself.
+    The turns after it take it as context whatever it is (the loose chain's records are
+    not gated), and it may have stopped looking like a turn (an edit took its speaker away),
+    or never have: then its edit, deletion or redaction must still reach their context,
+    else a redacted record's words stay searchable in a turn's context column."""
     row = conn.execute(
         "select namespace, json_extract(provenance, '$.session_id'), kind, substr(content, 1, 80)"
         " from memory_records where seq = ?", (seq,)).fetchone()
@@ -64,24 +71,26 @@ def chain_of(conn: Connection, seq: int) -> tuple[str, tuple[str, str]] | None:
         return None
     if row[1] is not None:
         return _CHAIN, (row[0], str(row[1]))
-    if row[2] == LOOSE_TURN_KIND or SPEAKER.match(row[3] or ""):
+    if holders or row[2] == LOOSE_TURN_KIND or SPEAKER.match(row[3] or ""):
         return _LOOSE_CHAIN, (row[0], row[2])
     return None
 
 
 def preceding(conn: Connection, seq: int) -> list[int]:
     """The live turns before ``seq`` in its session, nearest first (at most CONTEXT_TURNS)."""
-    return _nearest(conn, seq, "<", "desc")
+    return _nearest(conn, seq, "<", "desc", chain_of(conn, seq))
 
 
 def following(conn: Connection, seq: int) -> list[int]:
-    """The live turns after ``seq`` in its session whose context holds it, nearest first
-    (``seq`` itself may be gone). Usually none: a turn is written after those before it."""
-    return _nearest(conn, seq, ">", "asc")
+    """The live records after ``seq`` in its chain whose context may hold it, nearest first
+    (``seq`` itself may be gone, or no longer be a turn). Usually none: a turn is written
+    after those before it; a record without a session id is followed by the next records of
+    its namespace and kind, turns or not (refreshing one that is not a turn changes nothing)."""
+    return _nearest(conn, seq, ">", "asc", chain_of(conn, seq, holders=True))
 
 
-def _nearest(conn: Connection, seq: int, side: str, order: str) -> list[int]:
-    chain = chain_of(conn, seq)
+def _nearest(conn: Connection, seq: int, side: str, order: str,
+             chain: tuple[str, tuple[str, str]] | None) -> list[int]:
     if chain is None:
         return []
     where, params = chain

@@ -195,3 +195,35 @@ def test_deleting_a_turn_without_a_session_id_refreshes_the_turns_after_it(store
         store.memories.delete(memory_id)
     assert _row(store, c)["before1"] == _row(store, a)["tokens"] and _row(store, c)["before2"] == ""
     assert all(report.ok for report in check_indexes(store.conn).values())
+
+
+def test_a_loose_turn_edited_out_of_being_a_turn_still_refreshes_the_turns_after_it(store):
+    """Its speaker edited away, a turn without a session id is no longer a turn itself, but
+    the turns after it hold it in their context: they get its new words."""
+    a, b, c = _turns(store, SESSION, session=None, kind="task_event")
+    memory_id = store.conn.execute("select id from memory_records where seq = ?", (b,)).fetchone()[0]
+    with store.transaction():
+        store.memories.update(memory_id, content="saturday at the lakefront")
+    assert "lakefront" in _row(store, c)["before1"] and "navi" not in _row(store, c)["before1"]
+    assert all(report.ok for report in check_indexes(store.conn).values())
+
+
+def test_a_record_before_a_loose_turn_that_is_deleted_or_redacted_leaves_its_context(store):
+    """A record of the same kind without a session id, not a turn itself, is the context of
+    the turn after it; deleted, its words leave that context, and redacted, they are found
+    nowhere."""
+    with store.transaction():
+        plain, gone = (store.memories.create(NewMemory(
+            namespace="wsp_chat", kind="task_event", content=text, source="test"))["seq"]
+            for text in ("the safe code is 4417 behind the painting", "the tent is blue"))
+    turn = _turns(store, [("Jonah", "noted, thanks")], session=None, kind="task_event")[0]
+    assert "4417" in _row(store, turn)["before2"] and "tent" in _row(store, turn)["before1"]
+    with store.transaction():
+        store.memories.delete(store.memories.by_seqs([gone])[gone]["id"])
+    assert _row(store, turn)["before1"] == _row(store, plain)["tokens"]
+    memory = store.memories.by_seqs([plain])[plain]
+    with store.transaction():
+        store.memories.redact_version(store.memories.versions(memory["id"])[-1]["id"])
+    assert "4417" not in " ".join(_row(store, turn))
+    assert _words_only(store, "safe code 4417") == []
+    assert all(report.ok for report in check_indexes(store.conn).values())
