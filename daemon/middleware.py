@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from daemon import keys
+from daemon.http_errors import http_status
 from state.group_commit import collect_commits, wait_commits
 from state.errors import Forbidden, MemoryCloudError
 from state.ids import new_id, now_iso
@@ -106,7 +107,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         extra = {k: v for k, v in detail.items() if k != "error"} if isinstance(detail, dict) else None
         if detail is None and exc.details:
             detail = {"message": exc.message, **exc.details}
-        return error_response(request, exc.status, exc.code, exc.message, detail, extra)
+        return error_response(request, http_status(exc), exc.code, exc.message, detail, extra)
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
@@ -126,7 +127,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         storage = storage_error(exc)  # full disk, read-only or damaged file: say so
         if storage is not None:
             log.error("storage failure on %s %s: %s", request.method, request.path, exc)
-            return error_response(request, storage.status, storage.code, storage.message)
+            return error_response(request, http_status(storage), storage.code, storage.message)
         log.exception("unhandled error on %s %s", request.method, request.path)
         return error_response(request, 500, "internal_error",
                               "internal error; the daemon log has the details")

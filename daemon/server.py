@@ -25,7 +25,6 @@ log = logging.getLogger(__name__)
 
 
 class PortInUse(MemoryCloudError):
-    status = 503
     code = "port_in_use"
 
 

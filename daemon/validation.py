@@ -13,17 +13,10 @@ from typing import Any
 
 from aiohttp import web
 
-from state.errors import InvalidRequest, MemoryCloudError
+from state.errors import InvalidRequest, ValidationFailed
 
 _TYPE_NAMES = {str: "string", int: "integer", bool: "boolean", list: "array", dict: "object",
                float: "number", type(None): "null"}
-
-
-class ValidationFailed(MemoryCloudError):
-    """Fields are missing or of the wrong type (HTTP 422, like FastAPI-based AMP servers)."""
-
-    status = 422
-    code = "validation_error"
 
 
 @dataclass(frozen=True)

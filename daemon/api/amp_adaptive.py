@@ -10,8 +10,8 @@ from daemon.endpoints import Call, Endpoint
 from daemon.runtime.adaptive import VISIBILITIES, submit_importance
 from daemon.runtime.memory_forms import FORMS_BY_TYPE, templates
 from daemon.runtime.sync_gate import GatedWrite, write_headers
-from daemon.validation import Field, RequestSchema, ValidationFailed
-from state.errors import InvalidRequest
+from daemon.validation import Field, RequestSchema
+from state.errors import InvalidRequest, ValidationFailed
 
 # The MemoryCloud reference's fields (MemoryRouteRequest, MemoryFormSubmitRequest); memory_type
 # and importance are ours.

@@ -11,8 +11,8 @@ from typing import Any
 from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
-from daemon.validation import Field, RequestSchema, ValidationFailed
-from state.errors import Forbidden
+from daemon.validation import Field, RequestSchema
+from state.errors import Forbidden, ValidationFailed
 
 PLAN = RequestSchema("startup-item-install-plan", (
     Field("runtime", str, default="generic", max_length=80,

@@ -10,7 +10,8 @@ from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
 from daemon.runtime.workspace_reads import WorkspaceReads
-from daemon.validation import ValidationFailed, query_int
+from daemon.validation import query_int
+from state.errors import ValidationFailed
 
 # The reference clamps limits instead of refusing them; only a non-integer is refused (422).
 ANY_INT = (-(2**31), 2**31)

@@ -11,7 +11,8 @@ from aiohttp import web
 
 from daemon import __version__, keys
 from daemon.endpoints import Call, Endpoint
-from daemon.validation import Field, RequestSchema, ValidationFailed, query_choice
+from daemon.validation import Field, RequestSchema, query_choice
+from state.errors import ValidationFailed
 from state.rebuild import status as index_status
 
 

@@ -9,7 +9,8 @@ from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
 from daemon.runtime.namespaces import NamespaceDirectory
-from daemon.validation import Field, RequestSchema, ValidationFailed, query_int
+from daemon.validation import Field, RequestSchema, query_int
+from state.errors import ValidationFailed
 
 VERSION = RequestSchema("memory-version", (Field("version", int, required=True, minimum=1),))
 EMPTY = RequestSchema("empty")

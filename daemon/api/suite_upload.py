@@ -15,8 +15,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from daemon.runtime.suite_archive import MAX_UPLOAD_BYTES
-from daemon.validation import ValidationFailed
-from state.errors import InvalidRequest, PayloadTooLarge
+from state.errors import InvalidRequest, PayloadTooLarge, ValidationFailed
 
 CHUNK = 64 * 1024
 # A multipart form carries a little more than the file: boundaries and part headers.

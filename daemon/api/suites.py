@@ -14,8 +14,8 @@ from daemon.endpoints import Call, Endpoint
 from daemon.runtime.suite_fields import check_visibility
 from daemon.runtime.suite_sync import sync_events
 from daemon.runtime.sync_gate import GatedWrite
-from daemon.validation import Field, RequestSchema, ValidationFailed
-from state.errors import InvalidRequest, PayloadTooLarge
+from daemon.validation import Field, RequestSchema
+from state.errors import InvalidRequest, PayloadTooLarge, ValidationFailed
 
 CREATE = RequestSchema("memory-suite-create", (
     Field("title", str, required=True, min_length=2, max_length=120),

@@ -28,8 +28,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-from daemon.validation import ValidationFailed
-from state.errors import InvalidRequest, NotFound
+from state.errors import InvalidRequest, NotFound, ValidationFailed
 from state.ids import new_id
 from state.mem1_records import Mem1Records
 from state.memories import NewMemory

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.validation import ValidationFailed
+from state.errors import ValidationFailed
 
 STRING, STRINGS, OBJECTS = "string", "list of strings", "list of objects or strings"
 FIELD_KINDS: dict[str, str] = {

@@ -20,8 +20,7 @@ from daemon.runtime.suite_archive import (
 )
 from daemon.runtime.suite_build import SuiteFields
 from daemon.runtime.suite_sync import day_of
-from daemon.validation import ValidationFailed
-from state.errors import InvalidRequest
+from state.errors import InvalidRequest, ValidationFailed
 
 VISIBILITIES = ("public", "unlisted", "private")
 

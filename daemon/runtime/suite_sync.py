@@ -15,8 +15,7 @@ import re
 from datetime import date
 from typing import Any
 
-from daemon.validation import ValidationFailed
-from state.errors import InvalidRequest
+from state.errors import InvalidRequest, ValidationFailed
 from state.ids import now_iso
 
 DEFAULT_EVENT_TYPE = "work_memory"

@@ -33,8 +33,7 @@ from daemon.runtime.suite_build import (
     suite_manifest,
 )
 from daemon.runtime.suite_fields import check_visibility, fields_from_body
-from daemon.validation import ValidationFailed
-from state.errors import Conflict, NotFound
+from state.errors import Conflict, NotFound, ValidationFailed
 from state.ids import now_iso
 from state.store import Store
 

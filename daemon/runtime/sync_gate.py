@@ -29,7 +29,6 @@ Replay = Callable[[dict[str, Any], dict[str, Any], dict[str, Any], str], dict[st
 
 
 class SyncInterrupted(MemoryCloudError):
-    status = 409
     code = "sync_interrupted"
 
 
