@@ -115,6 +115,8 @@ def refresh_following(conn: Connection, table: str, seq: int) -> None:
     """Record ``seq`` came out of order, changed or went: the turns after it that hold it in
     their context get their context made anew. A turn without a row in ``table`` (a rebuild
     has not copied it yet) is left alone: the copy makes its row whole."""
+    if conn.execute("select 1 from memory_records where seq > ? limit 1", (seq,)).fetchone() is None:
+        return  # the newest record (every new write): nothing comes after it
     for later in following(conn, seq):
         columns = context_columns(conn, table, later)
         assignments = ", ".join(f"{name} = ?" for name in COLUMNS)
