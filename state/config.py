@@ -1,12 +1,20 @@
-"""The TOML configuration file, read and edited with tomlkit so comments survive.
+"""The TOML configuration file, read and edited with tomlkit so comments survive, and the
+``MEMORYCLOUD_*`` environment overrides.
 
-Every setting has an embedded default; the file only needs what the user changed. Unknown
-keys are kept (tomlkit round-trips them) but ignored.
+Every setting is declared once, in the pydantic model of state/settings.py; this module only
+moves values between that model, the file and the environment. Every setting has an embedded
+default, so the file only needs what the user changed. A key the model does not know (a typo,
+or a file written by an older or newer version) is warned about by name, with the closest
+setting when there is one, and otherwise ignored: the rest of the file still applies.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+import difflib
+import logging
+import os
+import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,250 +22,170 @@ import tomlkit
 
 from state.atomic import write_atomic
 from state.errors import ConfigError
+from state.settings import DEFAULT_PORT, NAMES, SECTIONS, Settings, extra_of
 
-DEFAULT_PORT = 8517
+__all__ = ["DEFAULT_PORT", "ENV_PREFIX", "NON_SETTING_VARIABLES", "SECTIONS", "Settings",
+           "ensure_config_file", "environment_overrides", "environment_variable", "load_settings",
+           "set_setting", "template"]
 
-_TEMPLATE = """\
+log = logging.getLogger(__name__)
+
+ENV_PREFIX = "MEMORYCLOUD_"
+# MEMORYCLOUD_* variables that are not settings (paths, secrets backend, keys): neither read
+# as overrides nor warned about.
+NON_SETTING_VARIABLES = frozenset({
+    "MEMORYCLOUD_HOME",               # moves every directory (state/paths.py)
+    "MEMORYCLOUD_SECRETS",            # "file" forces the file secret store (state/secrets.py)
+    "MEMORYCLOUD_API_KEY",            # the agent key of `memorycloud mcp` (daemon/mcp/stdio.py)
+    "MEMORYCLOUD_EMBEDDER_API_KEY",   # the key of an openai: embedder (state/embedders.py)
+})
+
+_HEADER = """\
 # MemoryCloud Companion configuration.
-# Edit by hand or with `memorycloud config set KEY VALUE`; comments are kept.
-
-[daemon]
-# Address the daemon listens on. Keep it on loopback unless you know why not.
-host = "127.0.0.1"
-port = 8517
-# Largest request body accepted, in bytes.
-max_body_bytes = 1048576
-# Extra browser Origins allowed to call the API (none by default: refuses CSRF/DNS rebinding).
-allowed_origins = []
-# Host names clients may use besides loopback ones (DNS-rebinding guard), e.g. the public name
-# of a daemon in the cloud role behind a reverse proxy: ["memory.example.com"].
-allowed_hosts = []
-# "local" (one person, this machine) or "cloud" (serves a team: see the README).
-role = "local"
-
-[search]
-# The search defaults are tuned by measurement and may improve between releases, so they are
-# left commented out here: a setting you uncomment (or `config set`) stays yours.
-# Embedder for the vector half of hybrid search: "hashing" works offline with no download.
-# Optional: "sentence-transformers:MODEL" or "openai:MODEL@URL" (README, "Search").
-# embedder = "hashing"
-# dimension = 1024
-# How the vector ranking joins BM25: "auto" (rerank for Chinese, Japanese and Korean
-# queries, fallback for the others), "fallback" (vectors only when BM25 finds too few: a
-# misspelt query), "rerank" (every query, over BM25's candidates, plus a vector scan when
-# BM25 finds too few) or "always" (a vector scan every query: for a semantic embedder).
-# bench/RESULTS.md has the measurements behind the defaults.
-# vector_mode = "auto"
-# Weights of the two rankings in the fused (reciprocal rank) score.
-# bm25_weight = 1.0
-# vector_weight = 1.0
-
-[context]
-# Size budget of a context pack's summary_markdown, in characters.
-summary_budget_chars = 6000
-# How many memories a context pack summarises at most.
-max_items = 24
-# How long a bootstrap receipt stays valid, in hours.
-receipt_ttl_hours = 24
-
-[sync]
-# How long a write held back by the update gate can still be resumed, in hours.
-sync_intent_ttl_hours = 24
-# Timeout of one request to the upstream, in seconds (local requests never wait for it).
-upstream_timeout_seconds = 10
-# Serve the sync extension (/api/sync/*, README "The sync extension") to downstream daemons.
-# false: they are not served (404), as on an upstream without them; downstream daemons then
-# pull through AMP's read endpoints (memory map, memory query).
-serve_sync_extension = true
-
-[jobs]
-# Background job intervals.
-checkpoint_seconds = 5
-refresh_startup_items_minutes = 10
-expire_sync_intents_minutes = 5
-poll_updates_minutes = 30
-# Push to and pull from the upstream (when one is connected); local writes also trigger it.
-sync_upstream_seconds = 30
-# After an upgrade that changes how text is indexed, the search index is rebuilt in the
-# background in batches: at most this many records, or this many milliseconds, per batch;
-# then a pause of rebuild_pause_ms (0: as long as the batch took, so requests get at least
-# half the time). Searches answer from the old index meanwhile.
-# rebuild_batch_records = 1000
-# rebuild_batch_ms = 20
-# rebuild_pause_ms = 0
-
-[logging]
-# daemon.log (in the state directory) starts anew when it reaches log_max_bytes; the last
-# log_backups files are kept beside it as daemon.log.1 (the newest), daemon.log.2, ...
-log_max_bytes = 5242880
-log_backups = 3
-# An access log of every request (access.log beside daemon.log, rotated the same way): off,
-# since the request lines name what agents search for.
-access_log = false
+# Edit by hand or with `memorycloud config set KEY VALUE`; comments are kept. Unknown keys are
+# warned about and ignored. MEMORYCLOUD_<SETTING> environment variables (MEMORYCLOUD_PORT=8600)
+# override this file.
 """
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Resolved settings: file values over embedded defaults, CLI overrides on top."""
-
-    host: str = "127.0.0.1"
-    port: int = DEFAULT_PORT
-    max_body_bytes: int = 1_048_576
-    allowed_origins: tuple[str, ...] = ()
-    allowed_hosts: tuple[str, ...] = ()
-    role: str = "local"
-    embedder: str = "hashing"
-    dimension: int = 1024
-    # The hashing vectors' rerank helps Chinese and costs English (tuning halves: MADial-Bench
-    # zh MRR@10 0.587 -> 0.612, en 0.552 -> 0.539; English conversations R@10 0.609 ->
-    # 0.534), so "auto" reranks CJK queries only (bench/RESULTS.md, state/search.py).
-    vector_mode: str = "auto"
-    bm25_weight: float = 1.0
-    vector_weight: float = 1.0
-    summary_budget_chars: int = 6000
-    max_items: int = 24
-    receipt_ttl_hours: float = 24.0
-    sync_intent_ttl_hours: float = 24.0
-    upstream_timeout_seconds: float = 10.0
-    serve_sync_extension: bool = True
-    checkpoint_seconds: float = 5.0
-    refresh_startup_items_minutes: float = 10.0
-    expire_sync_intents_minutes: float = 5.0
-    poll_updates_minutes: float = 30.0
-    sync_upstream_seconds: float = 30.0
-    rebuild_batch_records: int = 1000
-    rebuild_batch_ms: float = 20.0
-    rebuild_pause_ms: float = 0.0
-    log_max_bytes: int = 5 * 1024 * 1024
-    log_backups: int = 3
-    access_log: bool = False
-
-    def with_overrides(self, **overrides: Any) -> "Settings":
-        """A copy with the non-None overrides applied (e.g. ``--host``/``--port``)."""
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return Settings(**values)
-
-
-# Which TOML table holds each setting.
-SECTIONS: dict[str, str] = {
-    "host": "daemon",
-    "port": "daemon",
-    "max_body_bytes": "daemon",
-    "allowed_origins": "daemon",
-    "allowed_hosts": "daemon",
-    "role": "daemon",
-    "embedder": "search",
-    "dimension": "search",
-    "vector_mode": "search",
-    "bm25_weight": "search",
-    "vector_weight": "search",
-    "summary_budget_chars": "context",
-    "max_items": "context",
-    "receipt_ttl_hours": "context",
-    "sync_intent_ttl_hours": "sync",
-    "upstream_timeout_seconds": "sync",
-    "serve_sync_extension": "sync",
-    "checkpoint_seconds": "jobs",
-    "refresh_startup_items_minutes": "jobs",
-    "expire_sync_intents_minutes": "jobs",
-    "poll_updates_minutes": "jobs",
-    "sync_upstream_seconds": "jobs",
-    "rebuild_batch_records": "jobs",
-    "rebuild_batch_ms": "jobs",
-    "rebuild_pause_ms": "jobs",
-    "log_max_bytes": "logging",
-    "log_backups": "logging",
-    "access_log": "logging",
+# Prose about a whole table; each setting's own comment is its field's description.
+_SECTION_NOTES = {
+    "search": "The search defaults are tuned by measurement and may improve between releases,"
+              " so they are left commented out here: a setting you uncomment (or `config set`)"
+              " stays yours.",
+    "jobs": "Background jobs: how often each runs, in the unit its name says.",
 }
+
+
+def _comment(text: str) -> list[str]:
+    return ["# " + line for line in textwrap.wrap(text, width=93)]
+
+
+def _toml_value(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def template() -> str:
+    """The commented config file written on first use, generated from the model."""
+    lines = [_HEADER.rstrip("\n")]
+    for section in dict.fromkeys(SECTIONS.values()):
+        lines += ["", f"[{section}]"]
+        if section in _SECTION_NOTES:
+            lines += _comment(_SECTION_NOTES[section])
+        for name in NAMES:
+            if SECTIONS[name] != section:
+                continue
+            field = Settings.model_fields[name]
+            lines += _comment(field.description or "")
+            assignment = f"{name} = {tomlkit.item(_toml_value(field.default)).as_string()}"
+            lines.append(("# " if extra_of(name).get("commented") else "") + assignment)
+    return "\n".join(lines) + "\n"
 
 
 def ensure_config_file(path: Path) -> None:
     """Write the commented template if no config file exists yet."""
     if not path.exists():
-        write_atomic(path, _TEMPLATE)
+        write_atomic(path, template())
 
 
-def _boolean(value: Any) -> bool:
-    """A TOML boolean, or true/false (yes/no, on/off, 1/0) from the command line."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("true", "yes", "on", "1"):
-        return True
-    if text in ("false", "no", "off", "0"):
-        return False
-    raise ValueError(value)
-
-
-def _coerce(name: str, value: Any) -> Any:
-    """Convert a TOML or command-line value to the setting's type, or raise ConfigError."""
-    default = getattr(Settings(), name)
+def _parse(path: Path) -> tomlkit.TOMLDocument:
     try:
-        if isinstance(default, bool):
-            result: Any = _boolean(value)
-        elif isinstance(default, int):
-            if isinstance(value, bool):
-                raise TypeError
-            result = int(value)
-        elif isinstance(default, float):
-            result = float(value)
-        elif isinstance(default, tuple):
-            if isinstance(value, str):
-                value = [v.strip() for v in value.split(",") if v.strip()]
-            result = tuple(str(v) for v in value)
-        else:
-            result = str(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"setting {name!r} must be of type {type(default).__name__}, got {value!r}")
-    if name == "vector_mode" and result not in ("auto", "rerank", "always", "fallback"):
-        raise ConfigError("vector_mode must be 'auto', 'rerank', 'always' or 'fallback',"
-                          f" got {result!r}")
-    if name == "role" and result not in ("local", "cloud"):
-        raise ConfigError(f"role must be 'local' or 'cloud', got {result!r}")
-    if name == "rebuild_pause_ms" and result < 0:
-        raise ConfigError(f"setting {name!r} must not be negative, got {result}")
-    if name == "port" and not 0 <= result <= 65535:
-        raise ConfigError(f"port must be between 0 and 65535, got {result}")
-    if name in ("dimension", "max_items", "summary_budget_chars", "max_body_bytes",
-                "sync_intent_ttl_hours", "checkpoint_seconds", "refresh_startup_items_minutes",
-                "expire_sync_intents_minutes", "poll_updates_minutes", "sync_upstream_seconds",
-                "upstream_timeout_seconds", "rebuild_batch_records",
-                "rebuild_batch_ms", "log_max_bytes", "log_backups") and result <= 0:
-        raise ConfigError(f"setting {name!r} must be positive, got {result}")
-    return result
-
-
-def load_settings(path: Path) -> Settings:
-    """Read the config file (creating it from the template if missing)."""
-    ensure_config_file(path)
-    try:
-        document = tomlkit.parse(path.read_text(encoding="utf-8"))
+        return tomlkit.parse(path.read_text(encoding="utf-8"))
     except Exception as exc:  # tomlkit raises several parse error types
         raise ConfigError(f"cannot parse {path}: {exc}") from exc
+
+
+def _closest(word: str, candidates: Any) -> str | None:
+    found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _warn_unknown(path: Path, section: str | None, key: str) -> None:
+    """Name an unknown key, where it is, and what was probably meant."""
+    where = f"[{section}]" if section else "the top level"
+    if key in SECTIONS:
+        hint = f"; it belongs in [{SECTIONS[key]}]"
+    elif (near := _closest(key, NAMES)) is not None:
+        hint = f"; did you mean {near!r} (in [{SECTIONS[near]}])?"
+    else:
+        hint = ""
+    log.warning("%s: unknown key %r in %s is ignored%s", path, key, where, hint)
+
+
+def _file_values(path: Path, document: tomlkit.TOMLDocument) -> dict[str, Any]:
+    """The known settings the file sets (each in its own table); the rest is warned about."""
     values: dict[str, Any] = {}
-    for name, section in SECTIONS.items():
-        table = document.get(section)
-        if table is not None and name in table:
-            try:
-                values[name] = _coerce(name, table[name].unwrap() if hasattr(table[name], "unwrap")
-                                       else table[name])
-            except ConfigError as exc:  # say which file to fix
-                raise ConfigError(f"{path}: {exc.message}") from None
-    return Settings(**values)
+    for section, table in document.items():
+        if not isinstance(table, Mapping):
+            _warn_unknown(path, None, section)
+            continue
+        if section not in SECTIONS.values():
+            near = _closest(section, set(SECTIONS.values()))
+            log.warning("%s: unknown table [%s] is ignored%s", path, section,
+                        f"; did you mean [{near}]?" if near else "")
+            continue
+        for key, item in table.items():
+            if SECTIONS.get(key) == section:
+                values[key] = item.unwrap() if hasattr(item, "unwrap") else item
+            else:
+                _warn_unknown(path, section, key)
+    return values
+
+
+def environment_variable(name: str) -> str:
+    """The variable that overrides setting ``name``: ``MEMORYCLOUD_PORT`` for ``port``."""
+    return ENV_PREFIX + name.upper()
+
+
+def environment_overrides(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The settings ``MEMORYCLOUD_*`` variables override, as raw text by setting name; an
+    unknown ``MEMORYCLOUD_*`` variable is warned about (with the closest one)."""
+    environ = os.environ if environ is None else environ
+    variables = {environment_variable(name): name for name in NAMES}
+    found: dict[str, str] = {}
+    for variable, text in environ.items():
+        if not variable.startswith(ENV_PREFIX) or variable in NON_SETTING_VARIABLES:
+            continue
+        if variable in variables:
+            found[variables[variable]] = text
+        else:
+            near = _closest(variable, variables)
+            log.warning("environment variable %s is not a setting and is ignored%s", variable,
+                        f"; did you mean {near}?" if near else "")
+    return found
+
+
+def load_settings(path: Path, environ: Mapping[str, str] | None = None) -> Settings:
+    """Read the config file (creating it from the template if missing), then apply the
+    ``MEMORYCLOUD_*`` overrides from ``environ`` (default: the process environment). A bad
+    value is a ``ConfigError`` naming the setting and the file (or the variable)."""
+    ensure_config_file(path)
+    values = _file_values(path, _parse(path))
+    origin = {name: f"{path} [{SECTIONS[name]}]" for name in values}
+    for name, text in environment_overrides(environ).items():
+        values[name] = text
+        origin[name] = environment_variable(name)
+    try:
+        return Settings(**values)
+    except ConfigError as exc:
+        problems = exc.details.get("errors", [])
+        raise ConfigError("; ".join(f"{origin.get(p['setting'], path)}: {p['problem']}"
+                                    for p in problems) or f"{path}: {exc.message}",
+                          details=exc.details) from None
 
 
 def set_setting(path: Path, name: str, raw_value: str) -> Any:
-    """Set one setting in the file, keeping comments and layout; return the stored value."""
+    """Set one setting in the file, keeping comments and layout; return the stored value.
+    The value is validated by the model first; the file is replaced atomically, so a failure
+    leaves the old file whole."""
     if name not in SECTIONS:
-        raise ConfigError(f"unknown setting {name!r}; known: {', '.join(sorted(SECTIONS))}")
-    value = _coerce(name, raw_value)
+        near = _closest(name, NAMES)
+        raise ConfigError(f"unknown setting {name!r}" + (f"; did you mean {near!r}?" if near else "")
+                          + f" (known: {', '.join(sorted(NAMES))})")
+    value = getattr(Settings(**{name: raw_value}), name)
     ensure_config_file(path)
-    document = tomlkit.parse(path.read_text(encoding="utf-8"))
+    document = _parse(path)
     section = SECTIONS[name]
     if section not in document:
         document[section] = tomlkit.table()
-    document[section][name] = list(value) if isinstance(value, tuple) else value
+    document[section][name] = _toml_value(value)
     write_atomic(path, tomlkit.dumps(document))
     return value

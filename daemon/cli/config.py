@@ -1,4 +1,6 @@
-"""``memorycloud config show|set``: the effective settings, and one change to config.toml."""
+"""``memorycloud config show|set|describe``: the effective settings, one change to
+config.toml, and what every setting means. All three read the settings model
+(state/settings.py), so a new setting appears here without a word in this file."""
 
 from __future__ import annotations
 
@@ -6,31 +8,56 @@ import argparse
 from typing import Any
 
 from daemon.cli.context import add_command, emit
-from state.config import SECTIONS, load_settings, set_setting
+from state.config import (SECTIONS, environment_overrides, environment_variable, load_settings,
+                          set_setting)
 from state.paths import Paths
+from state.settings import describe_settings
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
 def cmd_config_show(args: argparse.Namespace, paths: Paths) -> int:
     settings = load_settings(paths.config_file)
-    data = {name: getattr(settings, name) for name in SECTIONS}
-    data = {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
-    emit(args, {"file": str(paths.config_file), "settings": data},
-         f"# {paths.config_file}\n" + "\n".join(f"{k} = {v!r}" for k, v in data.items()))
+    data = {name: _plain(getattr(settings, name)) for name in SECTIONS}
+    overridden = {name: environment_variable(name) for name in environment_overrides()}
+    text = f"# {paths.config_file}\n" + "\n".join(
+        f"{k} = {v!r}" + (f"  # from {overridden[k]}" if k in overridden else "")
+        for k, v in data.items())
+    emit(args, {"file": str(paths.config_file), "settings": data, "environment": overridden}, text)
     return 0
 
 
 def cmd_config_set(args: argparse.Namespace, paths: Paths) -> int:
     value = set_setting(paths.config_file, args.key, args.value)
-    emit(args, {args.key: list(value) if isinstance(value, tuple) else value},
-         f"{args.key} = {value!r} (restart the daemon to apply)")
+    note = "restart the daemon to apply"
+    if args.key in environment_overrides():
+        note += f"; {environment_variable(args.key)} overrides it while it is set"
+    emit(args, {args.key: _plain(value)}, f"{args.key} = {value!r} ({note})")
+    return 0
+
+
+def cmd_config_describe(args: argparse.Namespace, paths: Paths) -> int:
+    rows = describe_settings()
+    lines = []
+    for row in rows:
+        facts = [row["type"], f"default {row['default']!r}"]
+        facts += [row[k] if k == "bounds" else "one of " + ", ".join(map(repr, row[k]))
+                  for k in ("bounds", "choices") if k in row]
+        lines.append(f"[{row['section']}] {row['name']} ({'; '.join(facts)};"
+                     f" env {environment_variable(row['name'])})\n    {row['description']}")
+    emit(args, {"settings": rows}, "\n".join(lines))
     return 0
 
 
 def add_commands(sub: Any) -> None:
-    """Register ``config show|set``."""
+    """Register ``config show|set|describe``."""
     config = sub.add_parser("config", help="show or change settings")
     csub = config.add_subparsers(title="config commands", metavar="ACTION", required=True)
     add_command(csub, "show", cmd_config_show, "print the effective settings")
     p = add_command(csub, "set", cmd_config_set, "change one setting in config.toml (comments are kept)")
     p.add_argument("key", choices=sorted(SECTIONS))
     p.add_argument("value")
+    add_command(csub, "describe", cmd_config_describe,
+                "every setting: section, type, default, bounds, meaning, environment variable")
