@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from state.config import Settings
 from state.rebuild import rebuild_now
+from state.tokenize import TOKENIZER_VERSION
 from tests.tui.helpers import serve, settle
 from tui.app import CompanionApp
 from tui.client import DaemonClient
@@ -32,7 +33,7 @@ async def test_the_status_line_shows_the_rebuild_until_it_is_done(paths):
                 if "2 of 249" in str(status.render()):
                     break
             line = str(status.render()).splitlines()[-1]
-            assert line.startswith("search index: rebuilding for tokenizer 2 — 2 of 249 records"
+            assert line.startswith(f"search index: rebuilding for tokenizer {TOKENIZER_VERSION} — 2 of 249 records"
                                    " (0 %), started "), line
             assert line.endswith("; the vectors follow")
             rebuild_now(daemon.store, force=False)  # what the job's next batches would do
