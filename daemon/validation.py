@@ -15,8 +15,10 @@ from aiohttp import web
 
 from state.errors import InvalidRequest, ValidationFailed
 
-_TYPE_NAMES = {str: "string", int: "integer", bool: "boolean", list: "array", dict: "object",
-               float: "number", type(None): "null"}
+# Python types as JSON Schema names: for error messages, /api/protocol/schema and the OpenAPI
+# document (daemon/api/openapi.py).
+JSON_TYPES = {str: "string", int: "integer", bool: "boolean", list: "array", dict: "object",
+              float: "number", type(None): "null"}
 
 
 @dataclass(frozen=True)
@@ -48,16 +50,16 @@ class Field:
             for option in self.type:
                 if _is_type(value, option):
                     return replace(self, type=option).check(value)
-            expected = " or ".join(_TYPE_NAMES[t] for t in self.type)
+            expected = " or ".join(JSON_TYPES[t] for t in self.type)
             raise self._fail(f"must be {_article(expected)} {expected},"
-                             f" got {_TYPE_NAMES.get(type(value), type(value).__name__)}")
-        expected = _TYPE_NAMES[self.type]
+                             f" got {JSON_TYPES.get(type(value), type(value).__name__)}")
+        expected = JSON_TYPES[self.type]
         ok = _is_type(value, self.type)
         if self.type is float and ok:
             value = float(value)
         if not ok:
             raise self._fail(f"must be {_article(expected)} {expected},"
-                             f" got {_TYPE_NAMES.get(type(value), type(value).__name__)}")
+                             f" got {JSON_TYPES.get(type(value), type(value).__name__)}")
         if self.type is str:
             if len(value.strip()) < self.min_length:
                 raise self._fail("must not be empty" if self.min_length == 1
@@ -75,7 +77,7 @@ class Field:
             if self.items is not None:
                 for index, item in enumerate(value):
                     if not isinstance(item, self.items) or isinstance(item, bool):
-                        raise self._fail(f"item {index} must be a {_TYPE_NAMES[self.items]}")
+                        raise self._fail(f"item {index} must be a {JSON_TYPES[self.items]}")
                     if self.items is str and self.max_length and len(item) > self.max_length:
                         raise self._fail(f"item {index} must be at most {self.max_length} characters")
         return value
@@ -95,7 +97,7 @@ class Field:
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         if self.items is not None:
-            out["items"] = _TYPE_NAMES[self.items]
+            out["items"] = JSON_TYPES[self.items]
         if self.description:
             out["description"] = self.description
         return out
@@ -114,8 +116,8 @@ def _article(noun: str) -> str:
 def type_name(kind: type | tuple[type, ...]) -> str:
     """The JSON name of a field's type ("string", or "array|object" for a choice)."""
     if isinstance(kind, tuple):
-        return "|".join(_TYPE_NAMES[t] for t in kind)
-    return _TYPE_NAMES[kind]
+        return "|".join(JSON_TYPES[t] for t in kind)
+    return JSON_TYPES[kind]
 
 
 @dataclass(frozen=True)
@@ -198,7 +200,7 @@ async def read_json_object(request: web.Request) -> dict[str, Any]:
     except RecursionError:
         raise InvalidRequest("JSON is nested too deeply") from None
     if not isinstance(data, dict):
-        name = "null" if data is None else _TYPE_NAMES.get(type(data), type(data).__name__)
+        name = "null" if data is None else JSON_TYPES.get(type(data), type(data).__name__)
         raise InvalidRequest(f"request body must be a JSON object, got {name}")
     # A \ud800-style escape decodes to a lone surrogate, which is not valid Unicode and
     # cannot be stored; refuse it here instead of failing deep inside SQLite.

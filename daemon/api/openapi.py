@@ -19,11 +19,9 @@ from aiohttp import web
 from daemon import __version__, keys
 from daemon.endpoints import Call, Endpoint
 from daemon.dialects import Dialects
-from daemon.validation import Field
+from daemon.validation import JSON_TYPES, Field
 
 OPENAPI_PATH = "/api/openapi.json"
-_JSON_TYPES = {str: "string", int: "integer", bool: "boolean", list: "array", dict: "object",
-               float: "number"}
 
 ERROR_SCHEMAS: dict[str, dict[str, Any]] = {
     "AmpError": {
@@ -70,7 +68,7 @@ def field_schema(spec: Field) -> dict[str, Any]:
         if spec.description:
             schema["description"] = spec.description
         return schema
-    schema = {"type": _JSON_TYPES[spec.type]}
+    schema = {"type": JSON_TYPES[spec.type]}
     if spec.type is str:
         if spec.max_length is not None:
             schema["maxLength"] = spec.max_length
@@ -83,7 +81,7 @@ def field_schema(spec: Field) -> dict[str, Any]:
             schema["maximum"] = spec.maximum
     if spec.type is list:
         if spec.items is not None:
-            schema["items"] = {"type": _JSON_TYPES[spec.items]}
+            schema["items"] = {"type": JSON_TYPES[spec.items]}
             if spec.items is str and spec.max_length is not None:
                 schema["items"]["maxLength"] = spec.max_length
         if spec.max_items is not None:
