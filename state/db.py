@@ -1,11 +1,12 @@
 """The one connection factory.
 
 The same SQLite engine on every machine: the ``sqlean`` build (sqlean.py, a dependency with
-wheels for Linux, macOS and Windows) brings its own SQLite (3.45 or newer) with FTS5 and the
+wheels for Linux, macOS and Windows) brings its own SQLite (3.47 or newer) with FTS5 and the
 ability to load sqlite-vec. The interpreter's own ``sqlite3`` differs from machine to machine:
 Debian 12's ``/usr/bin/python3`` links SQLite 3.40.1, which lacks FTS5 ``secure-delete`` (3.42)
-that redaction and the index repair rely on, and pyenv's and macOS's builds cannot load
-extensions at all. The standard module is used only where sqlean.py cannot be installed, and
+that redaction and the index repair rely on, Ubuntu 24.04's links 3.45.1, whose FTS5 cannot
+drop an index whose data the rebuild has moved aside, and pyenv's and macOS's builds cannot
+load extensions at all. The standard module is used only where sqlean.py cannot be installed, and
 then only if it is new enough and loads extensions; otherwise the store refuses to start with
 a message that says why. Either way we then check ``vec_version()`` so a broken setup fails at
 start, not at the first search.
@@ -28,8 +29,11 @@ from state.group_commit import group_of, savepoint
 Connection = Any  # sqlite3.Connection or sqlean.Connection: same API
 
 
-# FTS5 secure-delete (state/redaction.py) and the index repair's checks need SQLite 3.42.
-MIN_SQLITE = (3, 42, 0)
+# FTS5 secure-delete (state/redaction.py) and the index repair's checks need SQLite 3.42;
+# discarding an index (state/index_builds.py discard_index: its shadow tables renamed away,
+# then DROP TABLE) fails on 3.45 with "vtable constructor failed" and works on 3.47 (sqlean.py
+# 3.45.1 and 3.47.0 under the suite; no sqlean.py build has 3.46).
+MIN_SQLITE = (3, 47, 0)
 
 
 @lru_cache(maxsize=1)

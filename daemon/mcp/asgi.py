@@ -30,7 +30,10 @@ async def call_asgi(app: AsgiApp, request: web.Request, body: bytes, *,
     scope: dict[str, Any] = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
         "method": request.method, "scheme": request.scheme, "path": request.path,
-        "raw_path": request.path.encode("utf-8"), "query_string": request.query_string.encode("latin-1"),
+        "raw_path": request.path.encode("utf-8"),
+        # ASGI's query_string is the percent-encoded bytes; request.query_string is decoded
+        # on some aiohttp versions (3.9: a non-Latin-1 query made this a 500).
+        "query_string": request.rel_url.raw_query_string.encode("latin-1", "backslashreplace"),
         "root_path": "", "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in pairs],
         "server": (host, int(port) if port.isdigit() else 80),
         "client": tuple(peer[:2]) if isinstance(peer, tuple) else None,
