@@ -280,7 +280,7 @@ def aggregate(raw: Path, top: int) -> tuple[int, list[tuple[str, float]], list[t
         own[frames[-1]] += n
         for frame in set(frames):
             below[frame] += n
-    skip = ("_run_code", "_run_module_as_main", "<module>", "main (cli.py)", "cmd_daemon_run",
+    skip = ("_run_code", "_run_module_as_main", "<module>", "main (__init__.py)", "cmd_daemon_run",
             "run (runners.py)", "Runner.run", "BaseEventLoop", "Handle._run", "Thread.",
             "_bootstrap", "_fix_request_current_app", "Application._handle", "error_middleware",
             "guard_middleware", "RequestHandler._handle_request")
