@@ -76,7 +76,11 @@ class MemoriesPane(Pane):
             params["namespace"] = namespace
         data = await self.client.get("/api/local/memories", **params)
         self.items = {item["id"]: item for item in data["items"]}
-        wide = self.size.width >= 110  # on 80 columns, who and when stay in view too
+        # The terminal's width, not the pane's: a load can run before the pane is laid out
+        # (its width 0 then, and the namespaces were cut to 14 characters on a 120-column
+        # screen: seen in tests/tui/test_namespaces.py). On 80 columns, who and when stay
+        # in view too.
+        wide = self.app.size.width >= 110
         title_width, namespace_width = (50, 24) if wide else (24, 14)
         self.fill(self.query_one("#results", DataTable), [
             (item["id"], (item["memory_type"], (item["title"] or item["content"])[:title_width],
