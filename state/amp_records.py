@@ -40,6 +40,10 @@ class AmpRecords:
         result["body"] = json.loads(result["body"])
         return result
 
+    def count_packs(self) -> int:
+        """How many context packs have been built (every identity, every workspace)."""
+        return self.conn.execute("select count(*) from context_packs").fetchone()[0]
+
     def insert_receipt(self, receipt: dict[str, Any], *, identity_id: str) -> None:
         self.conn.execute(
             "insert into receipts (id, context_pack_id, identity_id, workspace_id, project_key,"

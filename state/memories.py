@@ -261,6 +261,12 @@ class MemoryRepository:
         ).fetchall()
         return [row_to_memory(row) for row in rows]
 
+    def last_write_by_identity(self) -> dict[str | None, str]:
+        """Each writing identity's newest record's creation time (deleted records count:
+        they were written)."""
+        return {row[0]: row[1] for row in self.conn.execute(
+            "select identity_id, max(created_at) from memory_records group by identity_id")}
+
     def count(self, namespace: str | None = None) -> int:
         if namespace is None:
             return self.conn.execute(

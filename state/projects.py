@@ -87,6 +87,10 @@ class ProjectRepository:
             raise NotFound(f"project binding {binding_id} not found")
         return _binding(row)
 
+    def count(self) -> int:
+        """How many project bindings there are, in every workspace."""
+        return self.conn.execute("select count(*) from project_bindings").fetchone()[0]
+
     def bindings(self, workspace_id: str | None = None) -> list[dict[str, Any]]:
         if workspace_id is None:
             rows = self.conn.execute("select * from project_bindings order by created_at")

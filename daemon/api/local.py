@@ -25,13 +25,12 @@ async def status(request: web.Request, call: Call) -> dict[str, Any]:
     app = request.app
     store = app[keys.STORE]
     settings = app[keys.SETTINGS]
-    conn = store.conn
     counts = {
         "memories": store.memories.count(),
         "agents": len(store.identities.agents()),
         "workspaces": len(store.identities.workspaces()),
-        "project_bindings": conn.execute("select count(*) from project_bindings").fetchone()[0],
-        "context_packs": conn.execute("select count(*) from context_packs").fetchone()[0],
+        "project_bindings": store.projects.count(),
+        "context_packs": store.amp.count_packs(),
     }
     return {
         "schema": "memorycloud.daemon-status.v1",
@@ -47,7 +46,7 @@ async def status(request: web.Request, call: Call) -> dict[str, Any]:
         "counts": counts,
         "jobs": app[keys.JOBS].describe() if keys.JOBS in app else [],
         # The rebuild after a tokenizer or embedder change, if one is under way.
-        "search_index": index_status(conn),
+        "search_index": index_status(store.conn),
         "role": settings.role,
         "upstream": upstream_summary(request.app[keys.SERVICES]),
         "inbox": inbox(request.app[keys.SERVICES]),
@@ -150,8 +149,7 @@ def _public_agent(agent: dict[str, Any]) -> dict[str, Any]:
 
 async def list_agents(request: web.Request, call: Call) -> dict[str, Any]:
     store = call.services.store
-    last_seen = {row[0]: row[1] for row in store.conn.execute(
-        "select identity_id, max(created_at) from memory_records group by identity_id")}
+    last_seen = store.memories.last_write_by_identity()
     return {"schema": "memorycloud.agents.v1", "agents": [
         {**_public_agent(a), "last_write_at": last_seen.get(a["id"])} for a in store.identities.agents()]}
 
