@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from aiohttp import web
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
@@ -10,14 +12,20 @@ from state.config import Settings
 from state.paths import Paths
 from state.store import Store
 
+if TYPE_CHECKING:  # the modules that define these import this one
+    from daemon.api.mcp_http import McpHttp
+    from daemon.dialects import Dialects
+    from daemon.endpoints import Endpoint
+    from daemon.jobs import IndexRebuild, JobBoard
+
 SETTINGS = web.AppKey("settings", Settings)
 PATHS = web.AppKey("paths", Paths)
 STORE = web.AppKey("store", Store)
 SERVICES = web.AppKey("services", Services)
-ENDPOINTS = web.AppKey("endpoints", list)  # list[Endpoint], for /api/protocol/schema
+ENDPOINTS: web.AppKey[list[Endpoint]] = web.AppKey("endpoints")  # for /api/protocol/schema
 STARTED_AT = web.AppKey("started_at", float)
 SCHEDULER = web.AppKey("scheduler", AsyncIOScheduler)
-JOBS = web.AppKey("jobs", object)  # daemon.jobs.JobBoard
-MCP_HTTP = web.AppKey("mcp_http", object)  # daemon.api.mcp_http.McpHttp (while the app runs)
-REBUILD = web.AppKey("rebuild", object)  # daemon.jobs.IndexRebuild (while the app runs)
-DIALECTS = web.AppKey("dialects", object)  # daemon.dialects.Dialects: envelopes, request hooks
+JOBS: web.AppKey[JobBoard] = web.AppKey("jobs")
+MCP_HTTP: web.AppKey[McpHttp] = web.AppKey("mcp_http")  # while the app runs
+REBUILD: web.AppKey[IndexRebuild] = web.AppKey("rebuild")  # while the app runs
+DIALECTS: web.AppKey[Dialects] = web.AppKey("dialects")  # envelopes, request hooks

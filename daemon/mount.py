@@ -98,7 +98,7 @@ class Mount:
         self.client.get(f"{BASE}/{self.store_id}")  # a clear error for an unknown store
         report = SyncReport()
         state, remote, local = self._load(), self._remote(), self._local()
-        new_state: dict[str, dict[str, str]] = {}
+        new_state: dict[str, dict[str, Any]] = {}  # JSON state: a sha may be null
         for path in sorted(set(state) | set(remote) | set(local)):
             known = state.get(path, {}).get("sha256")
             server = remote.get(path)

@@ -13,6 +13,14 @@ from state.secrets import open_secret_store
 from state.setup import OWNER_KEY_SECRET
 
 
+class DaemonAnswered(MemoryCloudError):
+    """The daemon refused a request: its HTTP ``status`` and its own error message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"daemon answered {status}: {message}")
+        self.status = status
+
+
 class OwnerClient:
     def __init__(self, url: str, key: str) -> None:
         self.url = url
@@ -45,7 +53,5 @@ class OwnerClient:
                 message = error_message(response.json(), response.text)
             except ValueError:
                 message = response.text
-            error = MemoryCloudError(f"daemon answered {response.status_code}: {message}")
-            error.status = response.status_code
-            raise error
+            raise DaemonAnswered(response.status_code, message)
         return response.json()

@@ -24,7 +24,8 @@ class RegionError(ValueError):
 
 
 class Region(Protocol):
-    kind: str
+    @property
+    def kind(self) -> str: ...
 
     def extract(self, text: str | None) -> str | None: ...
     def apply(self, text: str | None, desired: Any) -> str: ...

@@ -131,7 +131,7 @@ def _config_files(target: InstallTarget, spec: RuntimeSpec) -> list[PlannedFile]
         "receipt_path": "receipt.json",
         "timeout_seconds": 1.5,
     }
-    runtime_options = {"credential_ref": target.credential_ref, "output": spec.output,
+    runtime_options: dict[str, object] = {"credential_ref": target.credential_ref, "output": spec.output,
                        "fallback_cache": spec.cache_path()}
     if spec.max_chars:
         runtime_options["max_summary_chars"] = spec.max_chars

@@ -47,9 +47,9 @@ class ConflictRecords:
         return conflict
 
     def conflicts(self, status: str | None = "open") -> list[dict[str, Any]]:
-        query, params = "select id from conflicts", ()
+        query, params = "select id from conflicts", list[str]()
         if status:
-            query, params = query + " where status = ?", (status,)
+            query, params = query + " where status = ?", [status]
         return [self.conflict(r[0]) for r in self.conn.execute(query + " order by created_at", params)]
 
     def resolve_conflicts(self, subject_id: str, resolution: str) -> int:

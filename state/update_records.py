@@ -90,7 +90,7 @@ class UpdateRecords:
         return _intent(row)
 
     def intents(self, identity_id: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
-        query, params = "select * from sync_intents where 1 = 1", []
+        query, params = "select * from sync_intents where 1 = 1", list[str]()
         if identity_id is not None:
             query, params = query + " and identity_id = ?", [*params, identity_id]
         if status is not None:

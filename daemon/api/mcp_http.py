@@ -113,7 +113,7 @@ class McpHttp:
         """Drop a session's state once its owner learns it is over (another caller's 404
         says nothing about the session)."""
         state = self.states.get(session_id) if session_id else None
-        if state is not None and state.owner == identity["id"]:
+        if session_id and state is not None and state.owner == identity["id"]:
             del self.states[session_id]
 
     async def forward(self, request: web.Request, identity: dict[str, Any], body: bytes) -> web.Response:
@@ -181,8 +181,8 @@ async def _batch(mcp: McpHttp, request: web.Request, identity: dict[str, Any], b
                             "error": {"code": INVALID_REQUEST, "message": "invalid request"}})
             continue
         answer = await mcp.forward(request, identity, json.dumps(message).encode("utf-8"))
-        if answer.body:
-            answers.append(json.loads(answer.body))
+        if answer.text:
+            answers.append(json.loads(answer.text))
     if not answers:
         return web.Response(status=202)
     return web.json_response(answers, headers={SESSION_HEADER: request.headers[SESSION_HEADER]})
@@ -208,7 +208,7 @@ async def post(request: web.Request, call: Call) -> web.StreamResponse:
     answer = await mcp.forward(request, identity, body)
     opened = answer.headers.get(SESSION_HEADER)
     if payload.get("method") == "initialize" and answer.status == 200 and opened and not session_id:
-        result = json.loads(answer.body).get("result") or {}
+        result = json.loads(answer.text or "{}").get("result") or {}
         mcp.remember(opened, str(result.get("protocolVersion", "")), identity["id"])
     elif answer.status == 404:
         mcp.forget(session_id, identity)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import aiohttp
-from aiohttp import web
+from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from daemon.api.suite_upload import read_upload
@@ -206,6 +206,8 @@ async def distill_upload(request: web.Request, call: Call) -> dict[str, Any]:
     limit, total = call.services.store.settings.max_body_bytes, 0
     try:
         async for part in await request.multipart():
+            if not isinstance(part, BodyPartReader):
+                raise InvalidRequest("a nested multipart part cannot be read: send flat parts")
             if part.name == "file":
                 raw = bytes(await part.read())
                 total += len(raw)

@@ -28,7 +28,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 from urllib.parse import quote, unquote
 
 import httpx
@@ -55,8 +55,9 @@ class Config:
     default_scope_id: str
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> "Config":
-        env = os.environ if env is None else env
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "Config":
+        if env is None:
+            env = os.environ
         return cls(
             base_url=env.get("MEM1_BASE_URL", "http://127.0.0.1:8517").rstrip("/"),
             api_key=env.get("MEM1_API_KEY", ""),

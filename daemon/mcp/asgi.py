@@ -8,13 +8,13 @@ only long-lived stream) is answered by the daemon itself, so every answer is one
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any, Awaitable, Callable, Iterable, MutableMapping
 
 from aiohttp import web
 from multidict import CIMultiDict
 
-AsgiApp = Callable[[dict[str, Any], Callable[[], Awaitable[dict[str, Any]]],
-                    Callable[[dict[str, Any]], Awaitable[None]]], Awaitable[None]]
+AsgiApp = Callable[[MutableMapping[str, Any], Callable[[], Awaitable[MutableMapping[str, Any]]],
+                    Callable[[MutableMapping[str, Any]], Awaitable[None]]], Awaitable[None]]
 # Framing headers aiohttp sets itself for the body it sends.
 _HOP_HEADERS = {"content-length", "transfer-encoding", "connection"}
 
@@ -51,7 +51,7 @@ async def call_asgi(app: AsgiApp, request: web.Request, body: bytes, *,
 
     status, out_headers, chunks = 500, CIMultiDict[str](), []
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         nonlocal status
         if message["type"] == "http.response.start":
             status = message["status"]

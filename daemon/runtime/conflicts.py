@@ -77,6 +77,8 @@ class ConflictService:
         elif action != "keep_current":
             new = content if action == "merge" else (
                 detail.get("losing_content") if kind == "memory_store_occ" else detail.get("suite_fact"))
+            if not isinstance(new, str):
+                raise Conflict(f"conflict {conflict_id} keeps no incoming content to take")
             with self.store.transaction():
                 self.store.memories.update(target, content=new, identity_id=owner["id"])
         with self.store.transaction():

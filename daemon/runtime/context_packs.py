@@ -313,6 +313,14 @@ class ContextPackService:
                 reason="receipt_expired")
         return receipt
 
+    def kept_receipt(self, receipt_id: str) -> dict[str, Any]:
+        """The receipt a kept write (a sync intent) was made with, expired or not: the write
+        was accepted under it, so resuming it must not ask for a new one."""
+        receipt = self.store.amp.receipt(receipt_id)
+        if receipt is None:
+            raise NotFound(f"context receipt {receipt_id} of the kept write is not in this store")
+        return receipt
+
     def verify(self, identity: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
         receipt = self.store.amp.receipt(params["receipt_id"])
         if receipt is None or (identity["kind"] != "owner" and receipt["identity_id"] != identity["id"]):

@@ -119,9 +119,9 @@ class SuiteInstaller:
                     memory_ids.append(memory["id"])
             test_query = suite["title"]
             hits = self.store.search.search(test_query, [workspace["id"]], limit=5)
-            found = {m["id"] for m in self.store.memories.by_seqs([h.seq for h in hits]).values()}
+            hit_ids = {m["id"] for m in self.store.memories.by_seqs([h.seq for h in hits]).values()}
             retrieval_test = {"query": test_query, "hits": len(hits),
-                              "passed": bool(found & set(memory_ids)) or not memory_ids}
+                              "passed": bool(hit_ids & set(memory_ids)) or not memory_ids}
             steps.append(f"retrieval test: '{test_query}' -> {'passed' if retrieval_test['passed'] else 'failed'}")
             self.store.conn.execute(
                 "insert into installed_open_memories (id, workspace_id, project_key, suite_id, slug,"

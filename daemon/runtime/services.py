@@ -64,7 +64,7 @@ class Services:
         gate = SyncGate(store, updates)
         # What a resumed sync intent replays: the same service call the endpoint makes.
         gate.register("memory_delta", lambda identity, params, body, base_url: deltas.write(
-            identity, store.amp.receipt(body["context_receipt_id"]), body, base_url))
+            identity, packs.kept_receipt(body["context_receipt_id"]), body, base_url))
         gate.register("memory_brief_event", lambda identity, params, body, base_url:
                       briefs.add_event(identity, params["brief_id"], body, base_url))
         gate.register("adaptive_memory_submit", lambda identity, params, body, base_url:

@@ -87,7 +87,7 @@ def plan_view(plan: dict[str, Any], surface: StartupSurface, files: list[Planned
     item = startup_item(plan, surface, files)
     block = next((f for f in files if f.path == surface.install_path), None)
     rendered = block.region.render(block.desired) if block else ""
-    config = next((f.desired["keys"] for f in files if f.region_id == "config"), {})
+    config: dict[str, Any] = next((f.desired["keys"] for f in files if f.region_id == "config"), {})
     confirm = {"status": "installed", "observed_signature": plan["signature"]}
     view = {
         "schema": LEGACY_PLAN_SCHEMA if legacy else PLAN_SCHEMA,

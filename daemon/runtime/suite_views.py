@@ -82,7 +82,8 @@ def ours(suite: dict[str, Any], info: dict[str, Any], file_sha: dict[str, str]) 
 
 def risk(manifest: dict[str, Any], visibility: str | None = None) -> dict[str, Any]:
     """How careful an installer should be: higher for someone else's or a person's memory."""
-    provenance = manifest.get("provenance") if isinstance(manifest.get("provenance"), dict) else {}
+    found = manifest.get("provenance")
+    provenance: dict[str, Any] = found if isinstance(found, dict) else {}
     source = provenance.get("source_type") or provenance.get("source")
     person = str(manifest.get("persona_type") or "agent") not in ("agent", "assistant")
     level = "medium" if person or source not in ("self_authored", None) else "low"
@@ -94,7 +95,8 @@ def risk(manifest: dict[str, Any], visibility: str | None = None) -> dict[str, A
 
 def warnings(manifest: dict[str, Any], visibility: str) -> list[str]:
     """Remarks that do not refuse a suite (the reference warns about provenance)."""
-    provenance = manifest.get("provenance") if isinstance(manifest.get("provenance"), dict) else {}
+    found = manifest.get("provenance")
+    provenance: dict[str, Any] = found if isinstance(found, dict) else {}
     notes = []
     if visibility == "public" and (provenance.get("source_type") or "self_authored") != "self_authored" \
             and not any(provenance.get(k) for k in ("source", "url", "author", "origin")):

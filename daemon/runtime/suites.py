@@ -135,7 +135,7 @@ class SuiteService:
                 return slug, make(slug), False
             suite = self.store.suites.find(slug)
             content = make(slug)
-            if suite["created_by"] == identity["id"] and suite["visibility"] == visibility \
+            if suite is not None and suite["created_by"] == identity["id"] and suite["visibility"] == visibility \
                     and self._same(suite, content):
                 return slug, content, True
         raise AssertionError("unreachable: one candidate is always free")

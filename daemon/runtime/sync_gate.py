@@ -103,7 +103,8 @@ class SyncGate:
                 "update_check": check_url, "ack": ack_url,
             }
         if not write.keep:
-            body = {"schema": "amp.sync-interrupt.v1", "status": "blocked_for_runtime_update",
+            body: dict[str, Any] = {
+                    "schema": "amp.sync-interrupt.v1", "status": "blocked_for_runtime_update",
                     "sync_intent_id": None, "importance": write.importance,
                     "endpoint": write.endpoint,
                     "message": "Uploads are not kept in a sync intent: apply and ack the"

@@ -213,7 +213,7 @@ class UpdateService:
         """amp.platform-update-notice.v1 while updates are pending for this agent; with
         ``always``, also when none are (status "current") or the caller is not an agent."""
         agent = identity is not None and identity["kind"] != "owner"
-        pending = self.pending(identity) if agent else []
+        pending = self.pending(identity) if agent and identity is not None else []
         if not pending and not always:
             return None
         required = [u for u in pending if u["severity"] == "required"]

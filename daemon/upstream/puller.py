@@ -13,6 +13,7 @@ from typing import Any
 from daemon.runtime.changes import ContextChanges
 from daemon.runtime.context_packs import PACK_SOURCES
 from daemon.upstream.client import UpstreamClient
+from daemon.upstream.read_index import origin_of
 from state.memories import NewMemory
 from state.store import Store
 
@@ -20,9 +21,8 @@ PAGE = 200
 
 
 def _origin(change: dict[str, Any]) -> str | None:
-    provenance = change.get("provenance") or {}
-    payload = provenance.get("payload") if isinstance(provenance.get("payload"), dict) else {}
-    return provenance.get("origin_memory_id") or payload.get("origin_memory_id")
+    provenance = change.get("provenance")
+    return origin_of(provenance) if isinstance(provenance, dict) else None
 
 
 def record_conflict(store: Store, memory: dict[str, Any], link: dict[str, Any],

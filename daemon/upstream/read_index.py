@@ -57,9 +57,14 @@ def _source(asset_kind: str, given: Any) -> str:
                                                                                        "upstream")
 
 
+def _object(value: object) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one (upstream fields may be anything)."""
+    return value if isinstance(value, dict) else {}
+
+
 def origin_of(provenance: dict[str, Any]) -> str | None:
     """The local id a companion daemon sent the record with (memory-delta detail_payload)."""
-    payload = provenance.get("payload") if isinstance(provenance.get("payload"), dict) else {}
+    payload = _object(provenance.get("payload"))
     found = provenance.get("origin_memory_id") or payload.get("origin_memory_id")
     return found if isinstance(found, str) else None
 
@@ -95,7 +100,7 @@ def from_asset(asset: dict[str, Any]) -> Incoming | None:
 
 def from_item(item: dict[str, Any], asset_kind: str | None = None) -> Incoming:
     """A memory-query item or a memory-detail ``memory``, with its full text."""
-    provenance = item.get("provenance") if isinstance(item.get("provenance"), dict) else {}
+    provenance = _object(item.get("provenance"))
     exact = isinstance(item.get("content"), str)
     content = item["content"] if exact else str(item.get("compiled_markdown") or item.get("summary") or "")
     kind = asset_kind or ("adaptive_memory" if item.get("source") in (None, "adaptive_memory")

@@ -278,14 +278,18 @@ class UpstreamService:
 
     def discard(self, seq: int) -> dict[str, Any]:
         """Give up an interrupted write upstream; the local record stays."""
-        entry = self.store.upstream.entry(seq)
-        if entry is None:
-            raise NotFound(f"outbox entry {seq} not found")
+        entry = self._entry(seq)
         if entry["status"] not in ("interrupted", "pending", "held"):
             raise Conflict(f"outbox entry {seq} is already {entry['status']}")
         with self.store.transaction():
             self.store.upstream.finish(seq, "discarded")
-        return self.public_entry(self.store.upstream.entry(seq))
+        return self.public_entry(self._entry(seq))
+
+    def _entry(self, seq: int) -> dict[str, Any]:
+        entry = self.store.upstream.entry(seq)
+        if entry is None:
+            raise NotFound(f"outbox entry {seq} not found")
+        return entry
 
     # -- status ---------------------------------------------------------------------------------
 

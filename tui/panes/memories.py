@@ -98,7 +98,7 @@ class MemoriesPane(Pane):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id != "results" or event.row_key is None:
             return
-        item = self.items.get(event.row_key.value)
+        item = self.items.get(event.row_key.value or "")
         # The list reloads every few seconds and highlights its row again: a diff being read
         # stays until another memory is selected.
         if item and item["id"] != self.diff_of:
