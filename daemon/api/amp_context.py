@@ -9,10 +9,9 @@ from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
 from daemon.runtime import access
-from daemon.runtime.access import (
-    can_read_namespace, public_memory, readable_memory, resolve_workspace,
-)
+from daemon.runtime.access import can_read_namespace, readable_memory, resolve_workspace
 from daemon.runtime.hook_runs import HEADER as LAUNCHER_HEADER
+from daemon.runtime.search import search_namespaces
 from daemon.runtime.sync_gate import GatedWrite, write_headers
 from daemon.validation import Field, RequestSchema, query_int
 from state.errors import Forbidden, InvalidRequest
@@ -116,12 +115,7 @@ async def search_everywhere(request: web.Request, call: Call) -> dict[str, Any]:
     if refused:
         raise Forbidden(f"no access to namespace {refused[0]}")
     limit = query_int(request, "limit", 10, 1, 50)
-    store = call.services.store
-    hits = store.search.search(query, namespaces, limit=limit)
-    records = store.memories.by_seqs([h.seq for h in hits])
-    items = [{**public_memory(records[h.seq]), "score": round(h.score, 6),
-              "detail_endpoint": f"{call.base_url}/api/agent/memories/{records[h.seq]['id']}"}
-             for h in hits if h.seq in records]
+    items = search_namespaces(call.services.store, query, namespaces, limit, call.base_url)
     return {"schema": "amp.memory-search.v1", "query": query, "namespaces": namespaces,
             "items": items}
 
