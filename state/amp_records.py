@@ -147,6 +147,28 @@ class AmpRecords:
             events.append(event)
         return events
 
+    def handoff_event(self, workspace_id: str, code: str) -> dict[str, Any] | None:
+        """The newest event of this workspace whose id, or whose brief's id, is ``code``
+        (raw row: its payload is JSON text)."""
+        row = self.conn.execute(
+            "select e.* from brief_events e join memory_briefs b on b.id = e.brief_id"
+            " where b.workspace_id = ? and (e.id = ? or e.brief_id = ?)"
+            " order by e.created_at desc limit 1",
+            (workspace_id, code, code)).fetchone()
+        return dict(row) if row is not None else None
+
+    def latest_handoff(self, workspace_id: str, project_key: str | None) -> dict[str, Any] | None:
+        """The workspace's newest ``handoff_ready`` event (of the project's briefs, if one is
+        given); raw row: its payload is JSON text."""
+        # Newest handoff_ready events first (brief_events_type_newest, m0017), not a join of
+        # every brief of the workspace; the newer of two at the same millisecond wins.
+        row = self.conn.execute(
+            "select e.* from brief_events e cross join memory_briefs b on b.id = e.brief_id"
+            " where b.workspace_id = ? and e.event_type = 'handoff_ready'"
+            " and (? is null or b.project_key = ?) order by e.created_at desc, e.id desc limit 1",
+            (workspace_id, project_key, project_key)).fetchone()
+        return dict(row) if row else None
+
     def recent_events(self, workspace_id: str, project_key: str | None, limit: int) -> list[dict[str, Any]]:
         # Events newest first (brief_events_newest, m0017), each checked against its brief:
         # the CROSS JOIN keeps that order, so the walk stops at the limit instead of

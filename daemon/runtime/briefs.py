@@ -42,22 +42,11 @@ class BriefService:
                  handoff_code: str | None) -> dict[str, Any] | None:
         """The hand-off to continue from: the named brief/event, else the latest handoff_ready."""
         if handoff_code:
-            row = self.store.conn.execute(
-                "select e.* from brief_events e join memory_briefs b on b.id = e.brief_id"
-                " where b.workspace_id = ? and (e.id = ? or e.brief_id = ?)"
-                " order by e.created_at desc limit 1",
-                (workspace_id, handoff_code, handoff_code)).fetchone()
-            if row is None:
+            event = self.store.amp.handoff_event(workspace_id, handoff_code)
+            if event is None:
                 raise NotFound(f"hand-off {handoff_code} not found in this workspace")
-            return dict(row)
-        # Newest handoff_ready events first (brief_events_type_newest, m0017), not a join of
-        # every brief of the workspace; the newer of two at the same millisecond wins.
-        row = self.store.conn.execute(
-            "select e.* from brief_events e cross join memory_briefs b on b.id = e.brief_id"
-            " where b.workspace_id = ? and e.event_type = 'handoff_ready'"
-            " and (? is null or b.project_key = ?) order by e.created_at desc, e.id desc limit 1",
-            (workspace_id, project_key, project_key)).fetchone()
-        return dict(row) if row else None
+            return event
+        return self.store.amp.latest_handoff(workspace_id, project_key)
 
     def create(self, identity: dict[str, Any], body: dict[str, Any], base_url: str) -> dict[str, Any]:
         workspace = resolve_workspace(self.store, identity, body.get("workspace_id"))

@@ -9,6 +9,7 @@ from typing import Any
 
 from daemon.runtime.access import dialect_of, public_memory
 from daemon.runtime.changes import ContextChanges
+from state.browse_records import BrowseRecords
 from state.errors import InvalidRequest, NotFound
 from state.store import Store
 from state.redaction import purge_wal
@@ -18,6 +19,7 @@ class MemoryAdmin:
     def __init__(self, store: Store, changes: ContextChanges) -> None:
         self.store = store
         self.changes = changes
+        self.records = BrowseRecords(store.conn)
 
     def _live(self, memory_id: str) -> dict[str, Any]:
         memory = self.store.memories.get(memory_id)
@@ -27,25 +29,15 @@ class MemoryAdmin:
 
     def search(self, query: str | None, filters: dict[str, str | None], limit: int) -> dict[str, Any]:
         """Hybrid search (or newest first without a query) with the browser's filters."""
-        conn = self.store.conn
-        clauses, params = ["deleted_at is null"], []
-        for column, key in (("namespace", "namespace"), ("project_key", "project_key"),
-                            ("kind", "kind"), ("identity_id", "agent")):
-            if filters.get(key):
-                clauses.append(f"{column} = ?")
-                params.append(filters[key])
-        where = " and ".join(clauses)
         if query:
-            namespaces = [filters["namespace"]] if filters.get("namespace") else [
-                r[0] for r in conn.execute("select distinct namespace from memory_records where deleted_at is null")]
+            namespaces = ([filters["namespace"]] if filters.get("namespace")
+                          else self.records.live_namespaces())
             hits = self.store.search.search(query, namespaces, limit=limit * 4)
             records = self.store.memories.by_seqs([h.seq for h in hits])
-            allowed = {r[0] for r in conn.execute(f"select seq from memory_records where {where}", params)}
+            allowed = self.records.matching_seqs(filters)
             memories = [records[h.seq] for h in hits if h.seq in records and h.seq in allowed][:limit]
         else:
-            rows = conn.execute(f"select id from memory_records where {where} order by seq desc limit ?",
-                                (*params, limit)).fetchall()
-            memories = [self.store.memories.get(r[0]) for r in rows]
+            memories = [self.store.memories.get(i) for i in self.records.newest_ids(filters, limit)]
         names = {i["id"]: i["name"] for i in [*self.store.identities.agents(),
                                              *filter(None, [self.store.identities.owner()])]}
         return {"schema": "memorycloud.memories.v1", "query": query, "items": [
