@@ -149,7 +149,7 @@ def first_difference(a: Any, b: Any, where: str = "") -> str:
             if a[key] != b[key]:
                 return first_difference(a[key], b[key], f"{where}/{key}")
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             if x != y:
                 return first_difference(x, y, f"{where}/{i}")
     return f"{where}: {str(a)[:300]} != {str(b)[:300]}"
@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
                     file=sys.stderr,
                 )
             if "base" in answers:
-                for i, (a, b) in enumerate(zip(answers["this"], answers["base"])):
+                for i, (a, b) in enumerate(zip(answers["this"], answers["base"], strict=True)):
                     if masked(a) != masked(b):
                         print(f"answers differ at brief {i}: {bodies[args.warmup + i]}")
                         print(first_difference(masked(a), masked(b)))
