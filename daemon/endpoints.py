@@ -14,7 +14,7 @@ from typing import Any, Awaitable, Callable
 from aiohttp import web
 
 from daemon import keys
-from daemon.validation import RequestSchema, read_json_object
+from daemon.validation import Query, RequestSchema, read_json_object
 from state.group_commit import in_unit
 from state.errors import Forbidden, Unauthorized
 
@@ -56,6 +56,7 @@ class Endpoint:
     auth: str = "required"            # required | optional | none
     owner_only: bool = False
     request: RequestSchema | None = None
+    query: tuple[Query, ...] = ()      # its query parameters, read by the handler through them
     response_schema: str | None = None
     # Honours Idempotency-Key: the write and its remembered answer commit together, and a
     # retry gets that answer. Only for handlers that do not await while writing.

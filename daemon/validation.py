@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
+from typing import Any, Callable
 
 from aiohttp import web
 
@@ -212,25 +212,84 @@ async def read_json_object(request: web.Request) -> dict[str, Any]:
     return data
 
 
-def query_int(request: web.Request, name: str, default: int, low: int, high: int) -> int:
-    """An integer query parameter within bounds (ASCII digits only), or 422 naming it."""
-    raw = request.query.get(name)
-    if raw is None or raw == "":
-        return default
-    if not (raw.isascii() and raw.removeprefix("-").isdigit()):
-        raise ValidationFailed(f"query parameter '{name}' must be an integer between {low} and"
-                               f" {high}, got {raw!r}", details={"field": name})
-    value = int(raw)
-    if not low <= value <= high:
-        raise ValidationFailed(f"query parameter '{name}' must be between {low} and {high}",
-                               details={"field": name})
-    return value
+@dataclass(frozen=True)
+class Query:
+    """One query parameter, declared on its endpoint (``Endpoint.query``): the OpenAPI document
+    lists it from here, and the handler reads it through :meth:`read`, so the two cannot drift.
 
+    Integers take ASCII digits only (a 422 naming the parameter otherwise); out of bounds they
+    are refused (422), or with ``clamp`` brought into bounds, as the MemoryCloud reference does
+    for its catalog. A value outside ``choices`` is a 422 listing them."""
 
-def query_choice(request: web.Request, name: str, allowed: tuple[str, ...]) -> str | None:
-    """An optional query parameter from a fixed set, or 422 listing the set."""
-    value = request.query.get(name) or None
-    if value is not None and value not in allowed:
-        raise ValidationFailed(f"query parameter '{name}' must be one of: {', '.join(allowed)}",
-                               details={"field": name})
-    return value
+    name: str
+    type: type = str                  # str or int
+    required: bool = False
+    default: Any = None
+    minimum: int | None = None
+    maximum: int | None = None
+    clamp: bool = False
+    choices: tuple[str, ...] = ()
+    max_length: int | None = None
+    repeated: bool = False            # ?namespace=a&namespace=b: read() gives the list
+    description: str = ""
+    # Checks a present value instead of the choice check, with the error of the value's own
+    # domain (suite visibility is a 400 everywhere it is given, body or query).
+    check: Callable[[str], Any] | None = None
+
+    def read(self, request: web.Request) -> Any:
+        """The parameter's value (its default when absent or empty), or ValidationFailed."""
+        if self.repeated:
+            return request.query.getall(self.name, [])
+        raw = request.query.get(self.name)
+        if raw is None or raw == "":
+            return self.default
+        if self.type is int:
+            return self._integer(raw)
+        if self.check is not None:
+            return self.check(raw)
+        if self.choices and raw not in self.choices:
+            raise ValidationFailed(f"query parameter '{self.name}' must be one of:"
+                                   f" {', '.join(self.choices)}", details={"field": self.name})
+        return raw
+
+    def absent(self, request: web.Request) -> bool:
+        """Whether the request leaves this parameter out (or empty), before reading it."""
+        return not request.query.get(self.name)
+
+    def _integer(self, raw: str) -> int:
+        low, high = self.minimum, self.maximum
+        if not (raw.isascii() and raw.removeprefix("-").isdigit()):
+            bounds = "" if self.clamp or low is None else f" between {low} and {high}"
+            raise ValidationFailed(f"query parameter '{self.name}' must be an integer{bounds},"
+                                   f" got {raw!r}", details={"field": self.name})
+        value = int(raw)
+        if self.clamp:
+            return max(low, min(value, high)) if low is not None and high is not None else value
+        if low is not None and value < low or high is not None and value > high:
+            raise ValidationFailed(f"query parameter '{self.name}' must be between {low} and {high}",
+                                   details={"field": self.name})
+        return value
+
+    def openapi(self) -> dict[str, Any]:
+        """This parameter as an OpenAPI parameter object."""
+        schema: dict[str, Any] = {"type": JSON_TYPES[self.type]}
+        if self.type is int and not self.clamp:  # a clamped value is never refused for its size
+            schema.update({k: v for k, v in (("minimum", self.minimum), ("maximum", self.maximum))
+                           if v is not None})
+        if self.choices:
+            schema["enum"] = list(self.choices)
+        if self.max_length is not None:
+            schema["maxLength"] = self.max_length
+        if self.required and self.type is str:
+            schema["pattern"] = r"\S"  # blank counts as absent
+        if self.default not in (None, "") and not self.required:
+            schema["default"] = self.default
+        if self.repeated:
+            schema = {"type": "array", "items": schema}
+        out: dict[str, Any] = {"name": self.name, "in": "query", "required": self.required,
+                               "schema": schema}
+        if self.repeated:
+            out.update(style="form", explode=True)
+        if self.description:
+            out["description"] = self.description
+        return out

@@ -13,7 +13,7 @@ from daemon.runtime.access import can_read_namespace, readable_memory, resolve_w
 from daemon.runtime.hook_runs import HEADER as LAUNCHER_HEADER
 from daemon.runtime.search import search_namespaces
 from daemon.runtime.sync_gate import GatedWrite, write_headers
-from daemon.validation import Field, RequestSchema, query_int
+from daemon.validation import Field, Query, RequestSchema
 from state.errors import Forbidden, InvalidRequest
 
 BOOTSTRAP = RequestSchema("bootstrap-context", (
@@ -101,20 +101,25 @@ async def memory_detail(request: web.Request, call: Call) -> dict[str, Any]:
     return {"schema": "amp.memory-detail.v1", "memory": access.memory_detail(memory)}
 
 
+SEARCH_Q = Query("q", required=True, default="", description="the search text")
+SEARCH_NAMESPACES = Query("namespace", repeated=True, description="default: the caller's workspace")
+SEARCH_LIMIT = Query("limit", int, default=10, minimum=1, maximum=50)
+
+
 async def search_everywhere(request: web.Request, call: Call) -> dict[str, Any]:
     """One hybrid search over any namespaces the caller may read: its workspace by default,
     or those named with ?namespace= (a Memory Store memstore_..., an agent-memory1.0
     mem1:<user>:<scope>, a suite collection suite:<slug>). Every item names its namespace."""
     identity = call.require_identity()
-    query = request.query.get("q", "").strip()
+    query = SEARCH_Q.read(request).strip()
     if not query:
         raise InvalidRequest("query parameter 'q' is required and must not be empty")
-    namespaces = request.query.getall("namespace", []) or [
+    namespaces = SEARCH_NAMESPACES.read(request) or [
         resolve_workspace(call.services.store, identity, None)["id"]]
     refused = [n for n in namespaces if not can_read_namespace(identity, n)]
     if refused:
         raise Forbidden(f"no access to namespace {refused[0]}")
-    limit = query_int(request, "limit", 10, 1, 50)
+    limit = SEARCH_LIMIT.read(request)
     items = search_namespaces(call.services.store, query, namespaces, limit, call.base_url)
     return {"schema": "amp.memory-search.v1", "query": query, "namespaces": namespaces,
             "items": items}
@@ -139,5 +144,6 @@ ENDPOINTS = [
              scope="memory:read", response_schema="amp.memory-detail.v1"),
     Endpoint("GET", "/api/agent/search", search_everywhere,
              "Hybrid search over namespaces of every dialect (?q=&namespace=...).",
-             scope="memory:read", response_schema="amp.memory-search.v1"),
+             scope="memory:read", response_schema="amp.memory-search.v1",
+             query=(SEARCH_Q, SEARCH_NAMESPACES, SEARCH_LIMIT)),
 ]

@@ -8,7 +8,7 @@ from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
 from daemon.runtime import methods
-from daemon.validation import Field, RequestSchema
+from daemon.validation import Field, Query, RequestSchema
 
 # The MemoryCloud reference's fields; message, limit and a runtime string are our earlier
 # names and shapes, still accepted.
@@ -51,9 +51,12 @@ async def release(request: web.Request, call: Call) -> dict[str, Any]:
     return call.services.claims.release(call.require_identity(), request.match_info["claim_id"])
 
 
+CLAIM_FILTERS = (Query("workspace_id"), Query("resource"))
+
+
 async def list_claims(request: web.Request, call: Call) -> dict[str, Any]:
     return {"schema": "amp.collaboration-claims.v1", "claims": call.services.claims.active(
-        call.require_identity(), request.query.get("workspace_id"), request.query.get("resource"))}
+        call.require_identity(), *(q.read(request) for q in CLAIM_FILTERS))}
 
 
 ENDPOINTS = [
@@ -69,5 +72,5 @@ ENDPOINTS = [
     Endpoint("POST", "/api/agent/claims/{claim_id}/release", release, "Release your claim.",
              scope="memory:write", request=EMPTY, response_schema="amp.collaboration-claim.v1"),
     Endpoint("GET", "/api/agent/claims", list_claims, "Active claims (?resource=).",
-             scope="memory:read", response_schema="amp.collaboration-claims.v1"),
+             scope="memory:read", response_schema="amp.collaboration-claims.v1", query=CLAIM_FILTERS),
 ]

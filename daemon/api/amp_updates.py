@@ -11,7 +11,7 @@ from daemon.endpoints import Call, Endpoint
 from daemon.runtime import skills
 from daemon.runtime.notices import notices
 from daemon.runtime.constants import PROTOCOL_VERSION, RUNTIME_VERSION
-from daemon.validation import Field, RequestSchema, query_choice
+from daemon.validation import Field, Query, RequestSchema
 
 ACK = RequestSchema("platform-update-ack", (
     Field("update_ids", list, default=[], items=str, max_items=100, max_length=80,
@@ -20,6 +20,7 @@ ACK = RequestSchema("platform-update-ack", (
 ))
 EMPTY = RequestSchema("empty")
 INTENT_STATUSES = ("blocked", "resumed", "discarded", "expired")
+INTENT_STATUS = Query("status", choices=INTENT_STATUSES)
 
 
 def with_notice(call: Call, body: dict[str, Any], *, always: bool = False) -> dict[str, Any]:
@@ -58,7 +59,7 @@ async def ack(request: web.Request, call: Call) -> dict[str, Any]:
 async def list_intents(request: web.Request, call: Call) -> dict[str, Any]:
     # Newest first, as the reference lists them; `items` is the reference's name.
     intents = call.services.gate.list(call.require_identity(),
-                                      query_choice(request, "status", INTENT_STATUSES))[::-1]
+                                      INTENT_STATUS.read(request))[::-1]
     return {"schema": "amp.sync-intents.v1", "items": intents, "sync_intents": intents}
 
 
@@ -106,7 +107,7 @@ ENDPOINTS = [
              request=ACK, response_schema="amp.platform-update-check.v1"),
     Endpoint("GET", "/api/agent/sync-intents", list_intents,
              "Writes held back by the update gate (?status=blocked ...).",
-             response_schema="amp.sync-intents.v1"),
+             response_schema="amp.sync-intents.v1", query=(INTENT_STATUS,)),
     Endpoint("GET", "/api/agent/sync-intents/{sync_intent_id}", get_intent, "One sync intent.",
              response_schema="amp.sync-intent.v1"),
     Endpoint("POST", "/api/agent/sync-intents/{sync_intent_id}/resume", resume_intent,

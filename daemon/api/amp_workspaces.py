@@ -10,31 +10,27 @@ from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
 from daemon.runtime.workspace_reads import WorkspaceReads
-from daemon.validation import query_int
-from state.errors import ValidationFailed
+from daemon.validation import Query
 
-# The reference clamps limits instead of refusing them; only a non-integer is refused (422).
-ANY_INT = (-(2**31), 2**31)
+# The reference clamps limits instead of refusing them (daemon/runtime/workspace_reads.py);
+# only a non-integer is refused (422), or one beyond 32 bits.
+ANY_INT = {"minimum": -(2**31), "maximum": 2**31}
+QUERY_LIMIT = Query("limit", int, default=8, **ANY_INT, description="clamped to 1..30")
+MAP_LIMIT = Query("limit", int, default=120, **ANY_INT, description="clamped to 20..240")
+Q = Query("q", description="hybrid search (BM25 + vectors); without it, newest first")
+FILTERS = (Query("memory_type"), Query("project_key"))
 
 
 def _reads(call: Call) -> WorkspaceReads:
     return WorkspaceReads(call.services.store)
 
 
-def _limit(request: web.Request, default: int) -> int:
-    raw = request.query.get("limit", "")
-    if raw.startswith("--"):  # query_int strips every leading '-' before its digit check
-        raise ValidationFailed(f"query parameter 'limit' must be an integer, got {raw!r}",
-                               details={"field": "limit"})
-    return query_int(request, "limit", default, *ANY_INT)
-
-
 async def memory_query(request: web.Request, call: Call) -> dict[str, Any]:
     """What retrieval handles point to; newest first without ``q``."""
     return _reads(call).query(
         call.require_identity(), request.match_info["workspace_id"],
-        q=request.query.get("q", "").strip(), memory_type=request.query.get("memory_type") or None,
-        project_key=request.query.get("project_key") or None, limit=_limit(request, 8),
+        q=(Q.read(request) or "").strip(), memory_type=FILTERS[0].read(request),
+        project_key=FILTERS[1].read(request), limit=QUERY_LIMIT.read(request),
         base_url=call.base_url)
 
 
@@ -43,35 +39,36 @@ async def my_workspaces(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def my_memory_map(request: web.Request, call: Call) -> dict[str, Any]:
-    return _reads(call).memory_map(call.require_identity(), None, limit=_limit(request, 120),
+    return _reads(call).memory_map(call.require_identity(), None, limit=MAP_LIMIT.read(request),
                                    base_url=call.base_url)
 
 
 async def workspace_memory_map(request: web.Request, call: Call) -> dict[str, Any]:
     return _reads(call).memory_map(call.require_identity(), request.match_info["workspace_id"],
-                                   limit=_limit(request, 120), base_url=call.base_url)
+                                   limit=MAP_LIMIT.read(request), base_url=call.base_url)
 
 
 async def code_memory_context(request: web.Request, call: Call) -> dict[str, Any]:
     return _reads(call).code_memory(call.require_identity(), request.match_info["project_key"],
-                                    q=request.query.get("q", "").strip(),
-                                    limit=_limit(request, 8), base_url=call.base_url)
+                                    q=(Q.read(request) or "").strip(),
+                                    limit=QUERY_LIMIT.read(request), base_url=call.base_url)
 
 
 ENDPOINTS = [
     Endpoint("GET", "/api/workspaces/{workspace_id}/memory/query", memory_query,
              "A workspace's memory: hybrid search (BM25 + vectors) with q, else newest first;"
              " memory_type, project_key, limit (clamped to 1..30).",
-             scope="memory:read", response_schema="amp.memory-search.v1"),
+             scope="memory:read", response_schema="amp.memory-search.v1",
+             query=(Q, *FILTERS, QUERY_LIMIT)),
     Endpoint("GET", "/api/me/workspaces", my_workspaces,
              "The workspaces the caller belongs to, with its role."),
     Endpoint("GET", "/api/me/memory-map", my_memory_map,
              "The caller's workspaces and their newest memories as a lens map (limit 20..240).",
-             scope="memory:read", response_schema="amp.memory-lens-map.v1"),
+             scope="memory:read", response_schema="amp.memory-lens-map.v1", query=(MAP_LIMIT,)),
     Endpoint("GET", "/api/workspaces/{workspace_id}/memory-map", workspace_memory_map,
              "One workspace's newest memories as a lens map (limit 20..240).",
-             scope="memory:read", response_schema="amp.memory-lens-map.v1"),
+             scope="memory:read", response_schema="amp.memory-lens-map.v1", query=(MAP_LIMIT,)),
     Endpoint("GET", "/api/projects/{project_key}/code-memory/context", code_memory_context,
              "code_memory records of a project in the caller's workspaces, newest first"
-             " (q, limit clamped to 1..30).", scope="memory:read"),
+             " (q, limit clamped to 1..30).", scope="memory:read", query=(Q, QUERY_LIMIT)),
 ]

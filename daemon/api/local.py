@@ -10,8 +10,9 @@ from typing import Any
 from aiohttp import web
 
 from daemon import __version__, keys
+from daemon.api.amp_updates import INTENT_STATUSES
 from daemon.endpoints import Call, Endpoint
-from daemon.validation import Field, RequestSchema, query_choice
+from daemon.validation import Field, Query, RequestSchema
 from state.errors import ValidationFailed
 from state.rebuild import status as index_status
 
@@ -85,6 +86,9 @@ DECISION = RequestSchema("startup-decision", (
 EMPTY = RequestSchema("empty")
 PLAN_STATUSES = ("pending_approval", "rejected", "conflict", "applied", "installed",
                  "fallback_active", "removed")
+PLAN_STATUS = Query("status", choices=PLAN_STATUSES)
+CONFLICT_STATUS = Query("status", choices=("open", "resolved", "all"), default="open")
+INTENT_STATUS = Query("status", choices=INTENT_STATUSES)
 
 
 def _cache_age(plan: dict[str, Any]) -> float | None:
@@ -97,7 +101,7 @@ def _cache_age(plan: dict[str, Any]) -> float | None:
 
 
 async def list_plans(request: web.Request, call: Call) -> dict[str, Any]:
-    status = query_choice(request, "status", PLAN_STATUSES)
+    status = PLAN_STATUS.read(request)
     plans = call.services.store.startup.plans(status)
     return {"schema": "memorycloud.startup-plans.v1",
             "plans": [{**p["body"], "status": p["status"], "created_at": p["created_at"],
@@ -128,7 +132,7 @@ async def remove_plan(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def list_conflicts(request: web.Request, call: Call) -> dict[str, Any]:
-    status = query_choice(request, "status", ("open", "resolved", "all")) or "open"
+    status = CONFLICT_STATUS.read(request)
     conflicts = call.services.store.conflicts.conflicts(None if status == "all" else status)
     return {"schema": "memorycloud.conflicts.v1",
             "conflicts": [call.services.conflicts.describe(c) for c in conflicts]}
@@ -220,7 +224,7 @@ async def ack_for_agent(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def list_sync_intents(request: web.Request, call: Call) -> dict[str, Any]:
-    status = query_choice(request, "status", ("blocked", "resumed", "discarded", "expired"))
+    status = INTENT_STATUS.read(request)
     return {"schema": "amp.sync-intents.v1",
             "sync_intents": call.services.gate.list(call.require_identity(), status)}
 
@@ -230,7 +234,8 @@ ENDPOINTS = [
     Endpoint("GET", "/api/local/status", status, "Daemon status for the CLI and TUI.",
              owner_only=True, response_schema="memorycloud.daemon-status.v1"),
     Endpoint("GET", "/api/local/startup/plans", list_plans,
-             "Startup-item plans (?status=pending_approval ...).", owner_only=True),
+             "Startup-item plans (?status=pending_approval ...).", owner_only=True,
+             query=(PLAN_STATUS,)),
     Endpoint("GET", "/api/local/startup/plans/{plan_id}", get_plan, "One plan with its files.",
              owner_only=True),
     Endpoint("POST", "/api/local/startup/plans/{plan_id}/approve", approve_plan,
@@ -252,10 +257,11 @@ ENDPOINTS = [
     Endpoint("POST", "/api/local/agents/{agent}/updates/ack", ack_for_agent,
              "Ack updates for an agent (name or id).", owner_only=True, request=AGENT_ACK),
     Endpoint("GET", "/api/local/sync-intents", list_sync_intents,
-             "Every agent's held-back writes (?status=blocked ...).", owner_only=True),
+             "Every agent's held-back writes (?status=blocked ...).", owner_only=True,
+             query=(INTENT_STATUS,)),
     Endpoint("GET", "/api/local/conflicts", list_conflicts,
              "Conflicts waiting for a person (?status=open|resolved|all), side by side.",
-             owner_only=True),
+             owner_only=True, query=(CONFLICT_STATUS,)),
     Endpoint("POST", "/api/local/conflicts/{conflict_id}/resolve", resolve_conflict,
              "Keep current, take incoming, or merge.", owner_only=True, request=RESOLVE),
 ]

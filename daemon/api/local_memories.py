@@ -9,17 +9,24 @@ from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
 from daemon.runtime.namespaces import NamespaceDirectory
-from daemon.validation import Field, RequestSchema, query_int
+from daemon.validation import Field, Query, RequestSchema
 from state.errors import ValidationFailed
 
 VERSION = RequestSchema("memory-version", (Field("version", int, required=True, minimum=1),))
 EMPTY = RequestSchema("empty")
 
 
+SEARCH_Q = Query("q", description="hybrid search; without it, newest first")
+FILTERS = tuple(Query(name) for name in ("namespace", "project_key", "kind", "agent"))
+SEARCH_LIMIT = Query("limit", int, default=50, minimum=1, maximum=200)
+FROM, TO = (Query(name, int, required=True, minimum=1, maximum=10**9, description="a version number")
+            for name in ("from", "to"))
+
+
 async def search(request: web.Request, call: Call) -> dict[str, Any]:
-    filters = {k: request.query.get(k) or None for k in ("namespace", "project_key", "kind", "agent")}
-    return call.services.memory_admin.search(request.query.get("q", "").strip() or None, filters,
-                                             query_int(request, "limit", 50, 1, 200))
+    filters = {q.name: q.read(request) for q in FILTERS}
+    return call.services.memory_admin.search((SEARCH_Q.read(request) or "").strip() or None, filters,
+                                             SEARCH_LIMIT.read(request))
 
 
 async def namespaces(request: web.Request, call: Call) -> dict[str, Any]:
@@ -32,12 +39,11 @@ async def history(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def diff(request: web.Request, call: Call) -> dict[str, Any]:
-    if not request.query.get("from") or not request.query.get("to"):
+    if missing := [q.name for q in (FROM, TO) if q.absent(request)]:
         raise ValidationFailed("query parameters 'from' and 'to' (version numbers) are required",
-                               details={"missing_fields": [k for k in ("from", "to") if not request.query.get(k)]})
+                               details={"missing_fields": missing})
     return call.services.memory_admin.diff(request.match_info["memory_id"],
-                                           query_int(request, "from", 1, 1, 10**9),
-                                           query_int(request, "to", 1, 1, 10**9))
+                                           FROM.read(request), TO.read(request))
 
 
 async def revert(request: web.Request, call: Call) -> dict[str, Any]:
@@ -56,14 +62,14 @@ async def delete(request: web.Request, call: Call) -> dict[str, Any]:
 BASE = "/api/local/memories"
 ENDPOINTS = [
     Endpoint("GET", BASE, search, "Memories of every dialect: ?q= (hybrid), namespace, project_key,"
-             " kind, agent, limit.", owner_only=True),
+             " kind, agent, limit.", owner_only=True, query=(SEARCH_Q, *FILTERS, SEARCH_LIMIT)),
     Endpoint("GET", "/api/local/namespaces", namespaces, "Every namespace with its name: workspaces,"
              " Memory Stores, agent-memory1.0 user/scope, suite collections (read only).",
              owner_only=True, response_schema="memorycloud.namespaces.v1"),
     Endpoint("GET", BASE + "/{memory_id}/history", history, "A memory and all its versions.",
              owner_only=True),
     Endpoint("GET", BASE + "/{memory_id}/diff", diff, "Unified diff between two versions (?from=&to=).",
-             owner_only=True),
+             owner_only=True, query=(FROM, TO)),
     Endpoint("POST", BASE + "/{memory_id}/revert", revert, "Make a version current again (a new version).",
              owner_only=True, request=VERSION),
     Endpoint("POST", BASE + "/{memory_id}/redact", redact, "Remove a version's content for good.",

@@ -2,7 +2,8 @@
 
 Generated from the same endpoint registry (daemon/endpoints.py) and request schemas
 (daemon/validation.py) that the server enforces, so it cannot drift from it. Each operation
-names its security (Bearer key, optional or none), its JSON body schema, its path parameters,
+names its security (Bearer key, optional or none), its JSON body schema, its path and query
+parameters (``Endpoint.query``, the declarations the handlers read them through),
 and the error envelope of its dialect: AMP's ``amp.error.v1``, Memory Stores'
 ``{"type": "error", ...}`` under /api/v1/cloud/, agent-memory1.0's ``{"detail": ...}``.
 ``tests/reliability/test_api_fuzz.py`` drives property-based requests from this document.
@@ -113,6 +114,7 @@ def operation(endpoint: Endpoint, dialects: Dialects) -> dict[str, Any]:
         op["x-owner-only"] = True
     params = [{"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
               for name in re.findall(r"\{(\w+)\}", endpoint.path)]
+    params += [query.openapi() for query in endpoint.query]
     if params:
         op["parameters"] = params
     if endpoint.request is not None:

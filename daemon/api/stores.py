@@ -10,7 +10,7 @@ from aiohttp import web
 
 from daemon.dialects import ErrorEnvelope
 from daemon.endpoints import Call, Endpoint
-from daemon.validation import Field, RequestSchema, query_int
+from daemon.validation import Field, Query, RequestSchema
 
 BASE = "/api/v1/cloud/memory_stores"
 
@@ -37,6 +37,12 @@ MEMORY_UPDATE = RequestSchema("memory-store-memory-update", (
 EMPTY = RequestSchema("empty")
 
 
+LIMIT = Query("limit", int, default=20, minimum=1, maximum=100)
+CURSOR = Query("cursor", description="the next_page of the previous page")
+PATH_PREFIX = Query("path_prefix")
+MEMORY_ID = Query("memory_id", description="only this memory's versions")
+
+
 def _svc(call: Call):
     return call.services.memory_stores
 
@@ -46,7 +52,7 @@ async def create_store(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def list_stores(request: web.Request, call: Call) -> dict[str, Any]:
-    return _svc(call).list_stores(query_int(request, "limit", 20, 1, 100), request.query.get("cursor"))
+    return _svc(call).list_stores(LIMIT.read(request), CURSOR.read(request))
 
 
 async def get_store(request: web.Request, call: Call) -> dict[str, Any]:
@@ -70,8 +76,8 @@ async def create_memory(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def list_memories(request: web.Request, call: Call) -> dict[str, Any]:
-    return _svc(call).list_memories(request.match_info["store_id"], query_int(request, "limit", 20, 1, 100),
-                                    request.query.get("cursor"), request.query.get("path_prefix"))
+    return _svc(call).list_memories(request.match_info["store_id"], LIMIT.read(request),
+                                    CURSOR.read(request), PATH_PREFIX.read(request))
 
 
 async def get_memory(request: web.Request, call: Call) -> dict[str, Any]:
@@ -89,8 +95,8 @@ async def delete_memory(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def list_versions(request: web.Request, call: Call) -> dict[str, Any]:
-    return _svc(call).list_versions(request.match_info["store_id"], query_int(request, "limit", 20, 1, 100),
-                                    request.query.get("cursor"), request.query.get("memory_id"))
+    return _svc(call).list_versions(request.match_info["store_id"], LIMIT.read(request),
+                                    CURSOR.read(request), MEMORY_ID.read(request))
 
 
 async def get_version(request: web.Request, call: Call) -> dict[str, Any]:
@@ -104,7 +110,8 @@ async def redact_version(request: web.Request, call: Call) -> dict[str, Any]:
 R, W = "memory:read", "memory:write"
 ENDPOINTS = [
     Endpoint("POST", BASE, create_store, "Create a Memory Store.", scope=W, request=STORE),
-    Endpoint("GET", BASE, list_stores, "List Memory Stores (limit, cursor).", scope=R),
+    Endpoint("GET", BASE, list_stores, "List Memory Stores (limit, cursor).", scope=R,
+             query=(LIMIT, CURSOR)),
     Endpoint("GET", BASE + "/{store_id}", get_store, "A Memory Store with entry_count and total_size.", scope=R),
     Endpoint("POST", BASE + "/{store_id}", update_store, "Update a Memory Store.", scope=W, request=STORE_UPDATE),
     Endpoint("POST", BASE + "/{store_id}/archive", archive_store,
@@ -113,14 +120,15 @@ ENDPOINTS = [
     Endpoint("POST", BASE + "/{store_id}/memories", create_memory, "Create a memory at a path.",
              scope=W, request=MEMORY),
     Endpoint("GET", BASE + "/{store_id}/memories", list_memories,
-             "List memories without content (limit, cursor, path_prefix).", scope=R),
+             "List memories without content (limit, cursor, path_prefix).", scope=R,
+             query=(LIMIT, CURSOR, PATH_PREFIX)),
     Endpoint("GET", BASE + "/{store_id}/memories/{memory_id}", get_memory, "One memory with content.", scope=R),
     Endpoint("POST", BASE + "/{store_id}/memories/{memory_id}", update_memory,
              "Update a memory (content_sha256: 409 if it changed; the loser is kept).",
              scope=W, request=MEMORY_UPDATE),
     Endpoint("DELETE", BASE + "/{store_id}/memories/{memory_id}", delete_memory, "Delete a memory.", scope=W),
     Endpoint("GET", BASE + "/{store_id}/memory_versions", list_versions,
-             "List versions (limit, cursor, memory_id).", scope=R),
+             "List versions (limit, cursor, memory_id).", scope=R, query=(LIMIT, CURSOR, MEMORY_ID)),
     Endpoint("GET", BASE + "/{store_id}/memory_versions/{version_id}", get_version,
              "One version with content (null once redacted).", scope=R),
     # Redaction destroys history for good, so it is a person's decision: the owner key (the

@@ -11,10 +11,10 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from daemon.api.suite_upload import read_upload
 from daemon.endpoints import Call, Endpoint
-from daemon.runtime.suite_fields import check_visibility
+from daemon.runtime.suite_fields import VISIBILITIES, check_visibility
 from daemon.runtime.suite_sync import sync_events
 from daemon.runtime.sync_gate import GatedWrite
-from daemon.validation import Field, RequestSchema
+from daemon.validation import Field, Query, RequestSchema
 from state.errors import InvalidRequest, PayloadTooLarge, ValidationFailed
 
 CREATE = RequestSchema("memory-suite-create", (
@@ -66,11 +66,19 @@ async def validate(request: web.Request, call: Call) -> dict[str, Any]:
     return call.services.suites.validate(call.identity, call.body)
 
 
+VISIBILITY = Query("visibility", default="public", choices=VISIBILITIES, check=check_visibility)
+CATALOG = (Query("q"), Query("limit", int, default=30, minimum=1, maximum=100, clamp=True),
+           Query("offset", int, default=0, minimum=0, maximum=1 << 62, clamp=True), Query("tag"))
+VERSION = Query("version", description="default: the latest")
+FROM, TO = (Query(name, required=True, description="a version") for name in ("from", "to"))
+COLLECTION_Q = Query("q", required=True, default="")
+
+
 async def import_archive(request: web.Request, call: Call) -> dict[str, Any]:
     """The zip as the 'file' part of a multipart form (the reference), or as the raw body
     (application/zip); ``?visibility=``."""
     identity = call.require_identity()
-    visibility = check_visibility(request.query.get("visibility") or "public")
+    visibility = VISIBILITY.read(request)
     return call.services.suites.import_archive(identity, await read_upload(request), visibility)
 
 
@@ -78,22 +86,9 @@ async def validate_archive(request: web.Request, call: Call) -> dict[str, Any]:
     return call.services.suites.validate_archive(await read_upload(request))
 
 
-def _clamped(request: web.Request, name: str, default: int, low: int, high: int) -> int:
-    """An integer query parameter clamped into [low, high], as the reference does (422 for
-    something that is not an integer)."""
-    raw = request.query.get(name)
-    if raw is None or raw == "":
-        return default
-    if not (raw.isascii() and raw.lstrip("-").isdigit()):
-        raise ValidationFailed(f"query parameter '{name}' must be an integer, got {raw!r}",
-                               details={"field": name})
-    return max(low, min(int(raw), high))
-
-
 async def catalog(request: web.Request, call: Call) -> dict[str, Any]:
-    return call.services.suites.catalog(
-        request.query.get("q") or None, _clamped(request, "limit", 30, 1, 100),
-        _clamped(request, "offset", 0, 0, 1 << 62), request.query.get("tag") or None)
+    # limit and offset are clamped into bounds, as the reference does (422 for a non-integer).
+    return call.services.suites.catalog(*(q.read(request) for q in CATALOG))
 
 
 async def detail(request: web.Request, call: Call) -> dict[str, Any]:
@@ -110,7 +105,7 @@ async def suite(request: web.Request, call: Call) -> dict[str, Any]:
 
 async def download(request: web.Request, call: Call) -> web.Response:
     name, data = call.services.suites.download(call.identity, request.match_info["slug"],
-                                               request.query.get("version") or None)
+                                               VERSION.read(request))
     return web.Response(body=data, content_type="application/zip",
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
@@ -124,7 +119,7 @@ async def versions(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def diff(request: web.Request, call: Call) -> dict[str, Any]:
-    old, new = request.query.get("from"), request.query.get("to")
+    old, new = FROM.read(request), TO.read(request)
     if not old or not new:
         raise ValidationFailed("query parameters 'from' and 'to' (two versions) are required",
                                details={"missing_fields": [n for n, v in (("from", old), ("to", new)) if not v]})
@@ -246,7 +241,7 @@ async def distill_job(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def collection_search(request: web.Request, call: Call) -> dict[str, Any]:
-    query = request.query.get("q", "").strip()
+    query = COLLECTION_Q.read(request).strip()
     if not query:
         raise InvalidRequest("query parameter 'q' is required")
     slug = request.match_info["slug"]
@@ -264,7 +259,7 @@ ENDPOINTS = [
     Endpoint("POST", "/api/memories/import", import_archive,
              "Import a suite zip (multipart 'file' or the raw body; ?visibility=), stored"
              " verbatim; nothing stored if anything is wrong.",
-             scope="memory:write", response_schema="amp.memory-suite.v1"),
+             scope="memory:write", response_schema="amp.memory-suite.v1", query=(VISIBILITY,)),
     Endpoint("POST", "/api/memories/import/validate", validate_archive,
              "Would this zip import? Checked like an import; nothing stored.", auth="optional",
              response_schema="amp.memory.v1"),
@@ -293,23 +288,23 @@ ENDPOINTS = [
              scope="memory:read", response_schema="amp.persona-distill-job.v1"),
     Endpoint("GET", "/api/catalog/{slug}/search", collection_search,
              "Search a suite's vector collection (?q=).", scope="catalog:read",
-             response_schema="amp.suite-collection-search.v1"),
+             response_schema="amp.suite-collection-search.v1", query=(COLLECTION_Q,)),
     # Suite reads take an optional key, as the reference's: a public or unlisted suite is
     # meant to be shared; a private one is found only with its creator's or the owner's key
     # (to anyone else, and without a key, it is a 404).
     Endpoint("GET", "/api/catalog", catalog,
              "The public suites (?q=, ?tag=, ?limit= 1..100, ?offset=).", auth="optional",
-             response_schema="amp.memory-catalog.v1"),
+             response_schema="amp.memory-catalog.v1", query=CATALOG),
     Endpoint("GET", "/api/catalog/{slug}", detail,
              "One suite: package, manifest, preview, install card.", auth="optional"),
     Endpoint("GET", "/api/catalog/{slug}/suite", suite, "Machine-readable suite manifest.",
              auth="optional", response_schema="amp.memory-suite.v1"),
     Endpoint("GET", "/api/catalog/{slug}/download", download, "The suite zip (?version=).",
-             auth="optional"),
+             auth="optional", query=(VERSION,)),
     Endpoint("GET", "/api/catalog/{slug}/install/openclaw", openclaw, "The OpenClaw mapping.",
              auth="optional", response_schema="amp.install.openclaw.v1"),
     Endpoint("GET", "/api/catalog/{slug}/versions", versions, "Every version of a suite.",
              auth="optional", response_schema="amp.memory-suite-versions.v1"),
     Endpoint("GET", "/api/catalog/{slug}/diff", diff, "Differences between two versions.",
-             auth="optional", response_schema="amp.memory-suite-diff.v1"),
+             auth="optional", response_schema="amp.memory-suite-diff.v1", query=(FROM, TO)),
 ]

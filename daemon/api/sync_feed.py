@@ -9,7 +9,7 @@ from aiohttp import web
 
 from daemon import keys
 from daemon.endpoints import Call, Endpoint
-from daemon.validation import Field, RequestSchema, query_int
+from daemon.validation import Field, Query, RequestSchema
 
 CREATE = RequestSchema("sync-record-create", (
     Field("origin_memory_id", str, required=True, min_length=1, max_length=80,
@@ -43,10 +43,12 @@ async def info(request: web.Request, call: Call) -> dict[str, Any]:
     return call.services.feed.info(call.require_identity(), request.app[keys.SETTINGS].role)
 
 
+CURSOR = Query("cursor", int, default=0, minimum=0, maximum=2**62, description="the last seq you have")
+LIMIT = Query("limit", int, default=200, minimum=1, maximum=1000)
+
+
 async def changes(request: web.Request, call: Call) -> dict[str, Any]:
-    cursor = query_int(request, "cursor", 0, 0, 2**62)
-    limit = query_int(request, "limit", 200, 1, 1000)
-    return call.services.feed.feed(call.require_identity(), cursor, limit)
+    return call.services.feed.feed(call.require_identity(), CURSOR.read(request), LIMIT.read(request))
 
 
 async def create(request: web.Request, call: Call) -> dict[str, Any]:
@@ -67,7 +69,7 @@ ENDPOINTS = [
              scope="memory:read", response_schema="memorycloud.sync-info.v1"),
     Endpoint("GET", "/api/sync/changes", changes,
              "Sync extension: versions and redactions after ?cursor= in the caller's workspace.",
-             scope="memory:read", response_schema="memorycloud.sync-changes.v1"),
+             scope="memory:read", response_schema="memorycloud.sync-changes.v1", query=(CURSOR, LIMIT)),
     Endpoint("POST", "/api/sync/records", create,
              "Sync extension: add a record that has no AMP write endpoint (deduplicated).",
              scope="sync:write", request=CREATE, response_schema="memorycloud.sync-record.v1", idempotent=True),

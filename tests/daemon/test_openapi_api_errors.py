@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -29,7 +30,10 @@ async def test_the_document_describes_every_endpoint_as_enforced(api, world):
         assert op["x-auth"] == endpoint.auth
         assert ("security" in op and op["security"] == []) == (endpoint.auth == "none")
         assert op.get("x-owner-only", False) == endpoint.owner_only
-        assert [p["name"] for p in op.get("parameters", [])] == re.findall(r"\{(\w+)\}", endpoint.path)
+        params = op.get("parameters", [])
+        assert [p["name"] for p in params if p["in"] == "path"] == re.findall(r"\{(\w+)\}", endpoint.path)
+        assert [(p["name"], p["required"]) for p in params if p["in"] == "query"] == [
+            (q.name, q.required) for q in endpoint.query]
         if endpoint.request is not None:
             schema = op["requestBody"]["content"]["application/json"]["schema"]
             assert schema["required"] == [f.name for f in endpoint.request.fields if f.required]
@@ -37,6 +41,27 @@ async def test_the_document_describes_every_endpoint_as_enforced(api, world):
         expected = ("MemoryStoresError" if endpoint.path.startswith("/api/v1/cloud/") else
                     "Mem1Error" if endpoint.path in MEM1_PATHS else "AmpError")
         assert envelope.endswith(expected), (endpoint.path, envelope)
+
+
+async def test_query_parameters_carry_type_bounds_and_whether_required(api, world):
+    status, doc = await send(api, world, OPENAPI["openapi"], key=None)
+    search = {p["name"]: p for p in doc["paths"]["/api/agent/search"]["get"]["parameters"]}
+    assert search["q"]["required"] is True and search["q"]["schema"]["type"] == "string"
+    assert search["limit"]["schema"] == {"type": "integer", "minimum": 1, "maximum": 50, "default": 10}
+    assert search["namespace"]["schema"]["type"] == "array"
+    catalog = {p["name"]: p for p in doc["paths"]["/api/catalog"]["get"]["parameters"]}
+    assert "maximum" not in catalog["limit"]["schema"]  # clamped, never refused for its size
+    plans = doc["paths"]["/api/local/startup/plans"]["get"]["parameters"]
+    assert "pending_approval" in plans[0]["schema"]["enum"]
+
+
+def test_handlers_read_query_parameters_only_through_their_declarations():
+    """A handler reads its query through an Endpoint.query declaration (daemon/validation.py
+    Query.read), so the OpenAPI document cannot miss a parameter the handler reads."""
+    api = Path(__file__).resolve().parents[2] / "daemon" / "api"
+    readers = [path.name for path in api.glob("*.py")
+               if re.search(r"request\.(rel_url\.)?query\.", path.read_text())]
+    assert readers == []
 
 
 @pytest.mark.parametrize("variant", list(GUARD))

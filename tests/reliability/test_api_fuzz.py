@@ -34,8 +34,6 @@ from state.setup import OWNER_KEY_SECRET
 EXCLUDED = ("/api/local/upstream",)
 PATH_TRICKS = ["..", "../../etc/passwd", "%2e%2e%2f%2e%2e", "a/../../b", "/", "%00", "\x00",
                "mem_" + "0" * 32, "x" * 3000, "記憶", "%ff%fe", "..\\..\\windows"]
-QUERY_NAMES = ["q", "limit", "cursor", "namespace", "path_prefix", "memory_id", "status", "from",
-               "to", "kind", "project_key", "version", "dialect"]
 
 
 class ThreadedDaemon:
@@ -149,10 +147,17 @@ def value_for(schema: dict[str, Any]) -> st.SearchStrategy:
 def requests(draw, operations: list, ids: list[str]) -> dict[str, Any]:
     method, template, op = draw(st.sampled_from(operations))
     path = template
-    for param in op.get("parameters", []):
+    params = op.get("parameters", [])
+    for param in (p for p in params if p["in"] == "path"):
         raw = draw(st.one_of(st.sampled_from(ids), st.sampled_from(PATH_TRICKS), st.text(max_size=20)))
         path = path.replace("{" + param["name"] + "}", quote(raw, safe="") or "x")
-    query = draw(st.dictionaries(st.sampled_from(QUERY_NAMES), st.text(max_size=30), max_size=3))
+    # The operation's own query parameters (the document lists them), with values of their
+    # declared type or anything at all, and sometimes a name it does not know.
+    names = [p["name"] for p in params if p["in"] == "query"] or ["q"]
+    query = draw(st.dictionaries(st.one_of(st.sampled_from(names), st.sampled_from(names),
+                                           st.text(max_size=8)),
+                                 st.one_of(st.text(max_size=30), st.integers(-2**70, 2**70).map(str)),
+                                 max_size=3))
     content = op.get("requestBody", {}).get("content", {})
     schema = content.get("application/json", {}).get("schema")
     if schema:
