@@ -30,7 +30,8 @@ from urllib.parse import quote
 
 from state.errors import InvalidRequest, NotFound, ValidationFailed
 from state.ids import new_id
-from state.mem1_records import Mem1Records
+# SUMMARY_OF_SESSION is named here too: tests/daemon/test_mem1_summaries.py checks its plan.
+from state.mem1_records import SUMMARY_OF_SESSION as SUMMARY_OF_SESSION, Mem1Records
 from state.memories import NewMemory
 from state.store import Store
 
@@ -47,14 +48,8 @@ SUMMARY_CHARS = 2000
 # waits for the rebuilds of every session still pending (as before: with 1 s, a burst to
 # many sessions also left them all pending).
 SUMMARY_DELAY_SECONDS = 5.0
-PENDING = "$.pending_message_id"  # provenance key: the summary still lacks turns up to this one
 # Requests that do not need summaries up to date: they only defer more rebuilds.
 DEFERRING_PATHS = frozenset({"/add_messages/"})
-# A session's summary record, found through its own index (migration m0010): every turn
-# looks it up, and without the index that walked the user's whole history.
-SUMMARY_OF_SESSION = (
-    "select id from memory_records where namespace = ? and kind = 'summary'"
-    " and deleted_at is null and json_extract(provenance, '$.session_id') = ?")
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +91,6 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 class Mem1Service:
     def __init__(self, store: Store, *, summary_delay: float = SUMMARY_DELAY_SECONDS) -> None:
         self.store = store
-        self.conn = store.conn
         self.records = Mem1Records(store.conn)
         self.summary_delay = summary_delay
         self._pending: dict[tuple[str, str], _Pending] = {}
@@ -118,19 +112,15 @@ class Mem1Service:
             for message in messages:
                 message_id = new_id("msg_")
                 role = str(message.get("role") or "user")
-                self.conn.execute(
-                    "insert into mem1_messages (id, namespace, user_id, scope_id, session_id, role,"
-                    " content, timestamp) values (?,?,?,?,?,?,?,?)",
-                    (message_id, ns, user, scope, session, role, message["content"], local_timestamp()))
+                self.records.add_message(message_id, ns, user, scope, session, role,
+                                         message["content"], local_timestamp())
                 ids.append(message_id)
                 if body["enable_long_term_mem"]:
                     self._fragment(identity, ns, role, message["content"], message_id, session, body)
             for variable in body.get("mem_variables") or []:
                 if isinstance(variable, dict) and variable.get("name") and variable.get("default") is not None:
-                    self.conn.execute(
-                        "insert or ignore into mem1_variables (namespace, name, value, updated_at)"
-                        " values (?,?,?,?)", (ns, str(variable["name"]), str(variable["default"]),
-                                              local_timestamp()))
+                    self.records.default_variable(ns, str(variable["name"]), str(variable["default"]),
+                                                  local_timestamp())
             if body["enable_long_term_mem"] and body["enable_summary_memory"]:
                 self._summary_after_turn(identity, ns, session, ids[-1])
         return {"status": "success", "message": "Messages added successfully", "message_ids": ids}
@@ -155,13 +145,12 @@ class Mem1Service:
         mark the summary; without an event loop there is nothing to defer to."""
         key = (ns, session)
         pending = self._pending.get(key)
-        summary_id = pending.summary_id if pending else self._summary_id(ns, session)
+        summary_id = pending.summary_id if pending else self.records.summary_id(ns, session)
         loop = _running_loop()
         if summary_id is None or loop is None:
             self._summarize(identity, ns, session, last_message)
             return
-        self.conn.execute(f"update memory_records set provenance = json_set(provenance, '{PENDING}', ?)"
-                          " where id = ?", (last_message, summary_id))
+        self.records.mark_summary_behind(summary_id, last_message)
         if pending is not None:
             pending.identity = identity  # its timer stays: one rebuild per delay, however busy
             return
@@ -170,34 +159,24 @@ class Mem1Service:
         self._pending[key] = _Pending(ns, session, summary_id, identity,
                                       loop.call_later(self.summary_delay, self._flush_session, key))
 
-    def _summary_id(self, ns: str, session: str) -> str | None:
-        row = self.conn.execute(SUMMARY_OF_SESSION, (ns, session)).fetchone()
-        return row[0] if row else None
-
     def _summarize(self, identity: dict[str, Any], ns: str, session: str, last_message: str,
                    marked: str | None = None) -> None:
         """The session's summary as of ``last_message`` (later turns, which a rebuild after
         the fact may find, are not in it: they may have been added without a summary).
         ``marked``: a summary record whose mark (``PENDING``) this rebuild clears."""
-        rows = self.conn.execute(
-            "select role, content from mem1_messages where namespace = ? and session_id = ?"
-            " and seq <= coalesce((select seq from mem1_messages where id = ?), 9223372036854775807)"
-            " order by seq", (ns, session, last_message)).fetchall()
+        rows = self.records.session_lines(ns, session, last_message)
         lines = [f"{r['role']}: {' '.join(r['content'].split())}" for r in rows]
         text = f"Session {session}:\n" + "\n".join(lines)
         if len(text) > SUMMARY_CHARS:  # keep the newest lines: they matter most for recall
             text = f"Session {session} (latest):\n" + "\n".join(lines)[-SUMMARY_CHARS:]
-        existing = self._summary_id(ns, session)
+        existing = self.records.summary_id(ns, session)
         if marked is not None and marked != existing:
             # The marked record is not the session's live summary any more (deleted
             # meanwhile): its mark goes, and the summary is written where it now lives.
-            self.conn.execute(f"update memory_records set provenance = json_remove(provenance,"
-                              f" '{PENDING}') where id = ?", (marked,))
+            self.records.clear_summary_mark(marked)
         if existing:
             self.store.memories.update(existing, content=text, identity_id=identity["id"])
-            self.conn.execute(
-                "update memory_records set provenance = json_remove(json_set(provenance,"
-                f" '$.message_id', ?), '{PENDING}') where id = ?", (last_message, existing))
+            self.records.summary_written(existing, last_message)
         else:
             self.store.memories.create(NewMemory(
                 namespace=ns, kind="summary", title=f"Session {session}", content=text,
@@ -249,10 +228,7 @@ class Mem1Service:
     def _rebuild_marked(self, summary_id: str, identity_id: str | None) -> int:
         """Rebuild one summary up to the turn its mark names (the database, not memory, says
         which: a turn whose write was rolled back left no mark). 1 if it was rebuilt."""
-        row = self.conn.execute(
-            f"select namespace, json_extract(provenance, '$.session_id'),"
-            f" json_extract(provenance, '{PENDING}') from memory_records where id = ?",
-            (summary_id,)).fetchone()
+        row = self.records.summary_mark(summary_id)
         if row is None or row[2] is None:
             return 0
         # The rebuild's own update clears the mark (if the record was deleted meanwhile,
@@ -264,12 +240,8 @@ class Mem1Service:
         """At start: rebuild the summaries a stop without :meth:`close` left marked behind
         (kill -9, power loss). Their last writer is not known any more: the record's own
         identity stands in. The scan stays within mem1 namespaces (an index range)."""
-        rows = self.conn.execute(
-            "select id, identity_id from memory_records where namespace >= 'mem1:'"
-            " and namespace < 'mem1;' and kind = 'summary' and deleted_at is null"
-            f" and json_extract(provenance, '{PENDING}') is not null").fetchall()
         done = 0
-        for summary_id, identity_id in rows:
+        for summary_id, identity_id in self.records.marked_summaries():
             try:
                 with self.store.transaction():
                     done += self._rebuild_marked(summary_id, identity_id)
@@ -325,11 +297,7 @@ class Mem1Service:
         index = min(index, 10**9)  # past any store's last page; SQLite offsets are 64-bit
         kind = (body.get("memory_type") or "").lower()
         kinds = (kind,) if kind in (*FRAGMENT_TYPES, "summary") else (*FRAGMENT_TYPES, "summary")
-        marks = ",".join("?" * len(kinds))
-        where = f"namespace = ? and deleted_at is null and kind in ({marks})"
-        rows = self.conn.execute(
-            f"select id, kind, content, created_at, provenance from memory_records where {where}"
-            " order by seq limit ? offset ?", (ns, *kinds, size, size * (index - 1))).fetchall()
+        rows = self.records.page(ns, kinds, size, size * (index - 1))
         results = []
         for row in rows:
             item = {"mem_id": row["id"], "content": row["content"], "type": row["kind"]}
@@ -338,8 +306,7 @@ class Mem1Service:
                                                            ).astimezone().isoformat()
                 item["source_id"] = json.loads(row["provenance"]).get("message_id")
             results.append(item)
-        total = (self.conn.execute(f"select count(*) from memory_records where {where}",
-                                   (ns, *kinds)).fetchone()[0] if with_total else len(results))
+        total = self.records.count(ns, kinds) if with_total else len(results)
         return {"results": results, "total": total}
 
     def message(self, message_id: str, user_id: str | None = None,
@@ -357,8 +324,7 @@ class Mem1Service:
 
     def get_variables(self, body: dict[str, Any]) -> dict[str, Any]:
         ns = namespace(body["user_id"], body["scope_id"])
-        stored = {r["name"]: r["value"] for r in self.conn.execute(
-            "select name, value from mem1_variables where namespace = ?", (ns,))}
+        stored = self.records.variables(ns)
         names = body.get("names")
         return {"variables": stored if names is None else {n: stored.get(n) for n in names}}
 
@@ -369,21 +335,15 @@ class Mem1Service:
             raise InvalidRequest(f"variable values must be strings: {', '.join(bad)}")
         with self.store.transaction():
             for name, value in body["variables"].items():
-                self.conn.execute(
-                    "insert into mem1_variables (namespace, name, value, updated_at) values (?,?,?,?)"
-                    " on conflict (namespace, name) do update set value = excluded.value,"
-                    " updated_at = excluded.updated_at", (ns, name, value, local_timestamp()))
+                self.records.set_variable(ns, name, value, local_timestamp())
         return {"status": "success", "message": "Variables updated successfully",
                 "updated_count": len(body["variables"])}
 
     def delete_variables(self, body: dict[str, Any]) -> dict[str, Any]:
         ns = namespace(body["user_id"], body["scope_id"])
-        marks = ",".join("?" * len(body["names"])) or "''"
         with self.store.transaction():
-            cursor = self.conn.execute(
-                f"delete from mem1_variables where namespace = ? and name in ({marks})",
-                (ns, *body["names"]))
-        return {"status": "success", "deleted": True, "deleted_count": cursor.rowcount}
+            deleted = self.records.delete_variables(ns, body["names"])
+        return {"status": "success", "deleted": True, "deleted_count": deleted}
 
     # -- changing memories (never across user + scope) -------------------------------------------
 
@@ -425,9 +385,7 @@ class Mem1Service:
         """Every memory of one user in a scope (seed 004: "delete a user's memories by
         scope"). Other users of the scope keep theirs: user_id + scope_id isolate here too."""
         with self.store.transaction():
-            ids = [r[0] for r in self.conn.execute(
-                "select id from memory_records where namespace = ? and deleted_at is null",
-                (namespace(body["user_id"], body["scope_id"]),))]
+            ids = self.records.live_ids(namespace(body["user_id"], body["scope_id"]))
             for mem_id in ids:
                 self.store.memories.delete(mem_id, identity_id=identity["id"])
         return {"status": "success", "deleted": True, "deleted_count": len(ids)}
