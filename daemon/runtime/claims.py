@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from daemon.runtime.access import resolve_workspace
+from state.claim_records import ClaimRecords
 from state.errors import Conflict, NotFound
 from state.ids import iso_from_datetime, new_id, now_iso
 from state.store import Store
@@ -28,39 +29,32 @@ def _public(row: Any) -> dict[str, Any]:
 class ClaimService:
     def __init__(self, store: Store) -> None:
         self.store = store
-
-    def _active(self, workspace_id: str, resource: str) -> Any:
-        return self.store.conn.execute(
-            "select * from claims where workspace_id = ? and resource = ? and released_at is null"
-            " and expires_at > ? order by created_at desc limit 1",
-            (workspace_id, resource, now_iso())).fetchone()
+        self.records = ClaimRecords(store.conn)
 
     def claim(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         workspace = resolve_workspace(self.store, identity, body.get("workspace_id"))
         resource = body["resource"].strip()
         expires = iso_from_datetime(datetime.now(timezone.utc) + timedelta(seconds=body["ttl_seconds"]))
         with self.store.transaction():
-            held = self._active(workspace["id"], resource)
+            held = self.records.held(workspace["id"], resource, now_iso())
             if held is not None and held["identity_id"] != identity["id"]:
                 raise ClaimHeld(
                     f"{resource!r} is claimed by {held['holder_name']} until {held['expires_at']}",
                     details={"holder": held["holder_name"], "holder_id": held["identity_id"],
                              "expires_at": held["expires_at"], "claim_id": held["id"]})
             if held is not None:  # the holder claims again: extend
-                self.store.conn.execute("update claims set expires_at = ?, purpose = ? where id = ?",
-                                        (expires, body.get("purpose") or held["purpose"], held["id"]))
+                self.records.extend(held["id"], expires, body.get("purpose") or held["purpose"])
                 claim_id = held["id"]
             else:
                 claim_id = new_id("claim_")
-                self.store.conn.execute(
-                    "insert into claims (id, workspace_id, resource, identity_id, holder_name,"
-                    " purpose, created_at, expires_at) values (?,?,?,?,?,?,?,?)",
-                    (claim_id, workspace["id"], resource, identity["id"], identity["name"],
-                     body.get("purpose") or "", now_iso(), expires))
+                self.records.insert(claim_id, workspace_id=workspace["id"], resource=resource,
+                                    identity_id=identity["id"], holder_name=identity["name"],
+                                    purpose=body.get("purpose") or "", created_at=now_iso(),
+                                    expires_at=expires)
         return self.get(identity, claim_id)
 
     def get(self, identity: dict[str, Any], claim_id: str) -> dict[str, Any]:
-        row = self.store.conn.execute("select * from claims where id = ?", (claim_id,)).fetchone()
+        row = self.records.get(claim_id)
         if row is None or (identity["kind"] != "owner" and row["workspace_id"] != identity.get("workspace_id")):
             raise NotFound(f"claim {claim_id} not found")
         return _public(row)
@@ -71,17 +65,10 @@ class ClaimService:
             raise Conflict(f"claim {claim_id} is held by {claim['holder']['name']}; only the holder"
                            " (or the owner) can release it")
         with self.store.transaction():
-            self.store.conn.execute(
-                "update claims set released_at = coalesce(released_at, ?) where id = ?",
-                (now_iso(), claim_id))
+            self.records.release(claim_id, now_iso())
         return self.get(identity, claim_id)
 
     def active(self, identity: dict[str, Any], workspace_id: str | None,
                resource: str | None) -> list[dict[str, Any]]:
         workspace = resolve_workspace(self.store, identity, workspace_id)
-        query = ("select * from claims where workspace_id = ? and released_at is null"
-                 " and expires_at > ?")
-        params: list[Any] = [workspace["id"], now_iso()]
-        if resource:
-            query, params = query + " and resource = ?", [*params, resource]
-        return [_public(r) for r in self.store.conn.execute(query + " order by created_at", params)]
+        return [_public(r) for r in self.records.active(workspace["id"], now_iso(), resource)]
