@@ -35,6 +35,12 @@ class ConflictRecords:
             (conflict_id, kind, subject_id, path, _dumps(detail), now_iso()))
         return self.conflict(conflict_id)
 
+    def is_open(self, kind: str, subject_id: str) -> bool:
+        """Whether an open conflict of this kind holds ``subject_id``."""
+        return self.conn.execute(
+            "select 1 from conflicts where kind = ? and subject_id = ? and status = 'open'",
+            (kind, subject_id)).fetchone() is not None
+
     def update_detail(self, conflict_id: str, detail: dict[str, Any]) -> None:
         self.conn.execute("update conflicts set detail = ? where id = ?", (_dumps(detail), conflict_id))
 
@@ -51,6 +57,12 @@ class ConflictRecords:
         if status:
             query, params = query + " where status = ?", [status]
         return [self.conflict(r[0]) for r in self.conn.execute(query + " order by created_at", params)]
+
+    def resolve_conflict(self, conflict_id: str, resolution: str) -> None:
+        """Mark one open conflict resolved by ``resolution``; a resolved one stays as it was."""
+        self.conn.execute(
+            "update conflicts set status = 'resolved', resolved_at = ?, resolution = ?"
+            " where id = ? and status = 'open'", (now_iso(), resolution, conflict_id))
 
     def resolve_conflicts(self, subject_id: str, resolution: str) -> int:
         cursor = self.conn.execute(

@@ -17,7 +17,6 @@ from typing import Any
 
 from daemon.runtime.startup import StartupService
 from state.errors import Conflict, InvalidRequest
-from state.ids import now_iso
 from state.store import Store
 
 ACTIONS = ("keep_current", "take_incoming", "merge")
@@ -82,9 +81,7 @@ class ConflictService:
             with self.store.transaction():
                 self.store.memories.update(target, content=new, identity_id=owner["id"])
         with self.store.transaction():
-            self.store.conn.execute(
-                "update conflicts set status = 'resolved', resolved_at = ?, resolution = ?"
-                " where id = ? and status = 'open'", (now_iso(), action, conflict_id))
+            self.store.conflicts.resolve_conflict(conflict_id, action)
         return self.describe(self.store.conflicts.conflict(conflict_id))
 
     def _resolve_upstream(self, owner: dict[str, Any], memory_id: str, detail: dict[str, Any],

@@ -109,9 +109,7 @@ class Pusher:
         return await self._send_change(entry, memory, link)
 
     def _in_conflict(self, memory_id: str) -> bool:
-        return self.store.conn.execute(
-            "select 1 from conflicts where kind = 'upstream_sync' and subject_id = ?"
-            " and status = 'open'", (memory_id,)).fetchone() is not None
+        return self.store.conflicts.is_open("upstream_sync", memory_id)
 
     def _finish(self, entry: dict[str, Any], status: str, result: Any = None,
                 error: str | None = None) -> str:
