@@ -13,6 +13,7 @@ import logging
 import re
 from typing import Any
 
+from state.distill_records import DistillRecords
 from state.errors import NotFound
 from state.ids import new_id, now_iso
 from state.memories import NewMemory
@@ -69,6 +70,7 @@ def _job(row: Any) -> dict[str, Any]:
 class DistillService:
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.records = DistillRecords(store.conn)
         self.tasks: set[asyncio.Task] = set()
 
     def start(self, identity: dict[str, Any], slug: str, documents: list[dict[str, Any]],
@@ -84,10 +86,9 @@ class DistillService:
                 planned.append((source, number, text, triggers))
         job_id = new_id("djob_")
         with self.store.transaction():
-            self.store.conn.execute(
-                "insert into distill_jobs (id, suite_id, slug, identity_id, status, total_chunks,"
-                " documents, created_at) values (?,?,?,?, 'queued', ?, ?, ?)",
-                (job_id, suite["id"], slug, identity["id"], len(planned), len(documents), now_iso()))
+            self.records.insert_job(job_id, suite_id=suite["id"], slug=slug, identity_id=identity["id"],
+                                    total_chunks=len(planned), documents=len(documents),
+                                    created_at=now_iso())
         metadata = {"suite_id": suite["id"], "license": manifest.get("license"),
                     "provenance": manifest.get("provenance"), "version": stored["version"]}
         task = asyncio.get_running_loop().create_task(
@@ -98,10 +99,9 @@ class DistillService:
 
     async def _run(self, job_id: str, slug: str, planned: list[tuple], metadata: dict[str, Any],
                    identity_id: str) -> None:
-        conn = self.store.conn
         try:
             with self.store.transaction():
-                conn.execute("update distill_jobs set status = 'running' where id = ?", (job_id,))
+                self.records.running(job_id)
             for start in range(0, len(planned), BATCH):
                 with self.store.transaction():
                     for source, number, text, triggers in planned[start:start + BATCH]:
@@ -111,29 +111,24 @@ class DistillService:
                             provenance={**metadata, "source_path": source, "chunk": number,
                                         "retrieval_triggers": triggers, "job_id": job_id},
                             identity_id=identity_id))
-                    conn.execute("update distill_jobs set done_chunks = ? where id = ?",
-                                 (min(start + BATCH, len(planned)), job_id))
+                    self.records.progress(job_id, min(start + BATCH, len(planned)))
                 await asyncio.sleep(0)  # let requests through between batches
             with self.store.transaction():
-                conn.execute("update distill_jobs set status = 'done', finished_at = ? where id = ?",
-                             (now_iso(), job_id))
+                self.records.done(job_id, now_iso())
         except Exception as exc:  # recorded on the job for the person and the agent
             log.exception("distill job %s failed", job_id)
             with self.store.transaction():
-                conn.execute("update distill_jobs set status = 'failed', error = ?, finished_at = ?"
-                             " where id = ?", (f"{type(exc).__name__}: {exc}", now_iso(), job_id))
+                self.records.failed(job_id, f"{type(exc).__name__}: {exc}", now_iso())
 
     def job(self, job_id: str) -> dict[str, Any]:
-        row = self.store.conn.execute("select * from distill_jobs where id = ?", (job_id,)).fetchone()
+        row = self.records.job(job_id)
         if row is None:
             raise NotFound(f"distill job {job_id} not found")
         return _job(row)
 
     def jobs(self, slug: str) -> list[dict[str, Any]]:
         self.store.suites.suite(slug)
-        rows = self.store.conn.execute(
-            "select * from distill_jobs where slug = ? order by created_at desc", (slug,))
-        return [_job(r) for r in rows]
+        return [_job(r) for r in self.records.jobs(slug)]
 
     def search(self, slug: str, query: str, limit: int) -> list[dict[str, Any]]:
         self.store.suites.suite(slug)
