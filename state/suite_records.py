@@ -196,6 +196,26 @@ class SuiteRecords:
                                  (base, f"{base}-%"))
         return {r[0] for r in rows}
 
+    def add_installed(self, installed: dict[str, Any]) -> None:
+        """Record a suite installed into a workspace (an installed open memory); its
+        provenance, memory_ids, conflict_ids, steps and retrieval_test are stored as JSON."""
+        self.conn.execute(
+            "insert into installed_open_memories (id, workspace_id, project_key, suite_id, slug,"
+            " version, title, provenance, archive_sha256, memory_ids, conflict_ids, steps,"
+            " retrieval_test, installed_by, installed_at) values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (installed["id"], installed["workspace_id"], installed["project_key"],
+             installed["suite_id"], installed["slug"], installed["version"], installed["title"],
+             json.dumps(installed["provenance"], ensure_ascii=False), installed["archive_sha256"],
+             json.dumps(installed["memory_ids"]), json.dumps(installed["conflict_ids"]),
+             json.dumps(installed["steps"], ensure_ascii=False),
+             json.dumps(installed["retrieval_test"], ensure_ascii=False),
+             installed["installed_by"], installed["installed_at"]))
+
+    def installed(self, imem_id: str) -> Any:
+        """One installed open memory's row (its JSON columns as text), or None."""
+        return self.conn.execute("select * from installed_open_memories where id = ?",
+                                 (imem_id,)).fetchone()
+
     def installed_lenses(self, workspace_id: str, project_key: str | None,
                          limit: int = 3, facts: int = 3) -> list[dict[str, Any]]:
         """The newest suites installed in a workspace, each with its first few facts."""

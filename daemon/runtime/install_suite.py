@@ -123,15 +123,13 @@ class SuiteInstaller:
             retrieval_test = {"query": test_query, "hits": len(hits),
                               "passed": bool(hit_ids & set(memory_ids)) or not memory_ids}
             steps.append(f"retrieval test: '{test_query}' -> {'passed' if retrieval_test['passed'] else 'failed'}")
-            self.store.conn.execute(
-                "insert into installed_open_memories (id, workspace_id, project_key, suite_id, slug,"
-                " version, title, provenance, archive_sha256, memory_ids, conflict_ids, steps,"
-                " retrieval_test, installed_by, installed_at) values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (imem_id, workspace["id"], project_key, suite["id"], suite["slug"], stored["version"],
-                 suite["title"], json.dumps(manifest.get("provenance") or {}, ensure_ascii=False),
-                 stored["archive_sha256"], json.dumps(memory_ids), json.dumps(conflict_ids),
-                 json.dumps(steps, ensure_ascii=False), json.dumps(retrieval_test, ensure_ascii=False),
-                 identity["id"], now_iso()))
+            self.store.suites.add_installed({
+                "id": imem_id, "workspace_id": workspace["id"], "project_key": project_key,
+                "suite_id": suite["id"], "slug": suite["slug"], "version": stored["version"],
+                "title": suite["title"], "provenance": manifest.get("provenance") or {},
+                "archive_sha256": stored["archive_sha256"], "memory_ids": memory_ids,
+                "conflict_ids": conflict_ids, "steps": steps, "retrieval_test": retrieval_test,
+                "installed_by": identity["id"], "installed_at": now_iso()})
             self.store.suites.count(suite["slug"], "install")
         self.changes.changed(workspace["id"], project_key)
         pack = self.packs.build(identity, {"workspace_id": workspace["id"], "project_key": project_key,
@@ -156,8 +154,7 @@ class SuiteInstaller:
         }
 
     def get(self, identity: dict[str, Any], imem_id: str) -> dict[str, Any]:
-        row = self.store.conn.execute("select * from installed_open_memories where id = ?",
-                                      (imem_id,)).fetchone()
+        row = self.store.suites.installed(imem_id)
         if row is None or (identity["kind"] != "owner" and row["workspace_id"] != identity.get("workspace_id")):
             raise NotFound(f"installed open memory {imem_id} not found")
         item = dict(row)
