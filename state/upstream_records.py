@@ -209,6 +209,15 @@ class UpstreamRecords:
     def latest_change(self) -> int:
         return self.conn.execute("select coalesce(max(seq), 0) from sync_changelog").fetchone()[0]
 
+    def synced_copy(self, namespace: str, identity_id: str, origin_memory_id: str) -> str | None:
+        """The id of the record this identity already sent into ``namespace`` as a copy of
+        its ``origin_memory_id`` (deleted or not), if it did."""
+        row = self.conn.execute(
+            "select id from memory_records where namespace = ? and identity_id = ?"
+            " and json_extract(provenance, '$.origin_memory_id') = ?",
+            (namespace, identity_id, origin_memory_id)).fetchone()
+        return row[0] if row else None
+
     # -- idempotent responses -----------------------------------------------------------------
 
     def response(self, identity_id: str, key: str) -> tuple[int, Any] | None:

@@ -80,13 +80,10 @@ class SyncFeed:
     def create(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         workspace = self._workspace(identity)
         origin = body["origin_memory_id"]
-        existing = self.store.conn.execute(
-            "select id from memory_records where namespace = ? and identity_id = ?"
-            " and json_extract(provenance, '$.origin_memory_id') = ?",
-            (workspace, identity["id"], origin)).fetchone()
+        existing = self.store.upstream.synced_copy(workspace, identity["id"], origin)
         if existing:  # the sender retried: the first create stands
             return {"schema": RECORD_SCHEMA, "created": False,
-                    "record": feed_record(self.store.memories.get(existing[0]))}
+                    "record": feed_record(self.store.memories.get(existing))}
         provenance = {**(body.get("provenance") or {}), "origin_memory_id": origin,
                       "agent": identity["name"]}
         with self.store.transaction():
