@@ -15,6 +15,7 @@ from typing import Any
 from state.errors import Conflict, InvalidRequest, NotFound
 from state.ids import new_id, now_iso
 from state.memories import NewMemory
+from state.memory_store_records import MemoryStoreRecords
 from state.store import Store
 from state.redaction import purge_wal
 
@@ -77,18 +78,12 @@ def page(rows: list[dict[str, Any]], limit: int, key: str = "id") -> dict[str, A
 class MemoryStoreService:
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.conn = store.conn
+        self.records = MemoryStoreRecords(store.conn)
 
     # -- stores -----------------------------------------------------------------------------
 
-    def _stats(self, store_id: str) -> tuple[int, int]:
-        count, size = self.conn.execute(
-            "select count(*), coalesce(sum(length(cast(content as blob))), 0) from memory_records"
-            " where namespace = ? and deleted_at is null", (store_id,)).fetchone()
-        return count, size
-
     def _public_store(self, row: Any) -> dict[str, Any]:
-        count, size = self._stats(row["id"])
+        count, size = self.records.stats(row["id"])
         return {"id": row["id"], "type": "memory_store", "name": row["name"],
                 "description": row["description"], "metadata": json.loads(row["metadata"]),
                 "status": row["status"], "archived_at": row["archived_at"],
@@ -96,7 +91,7 @@ class MemoryStoreService:
                 "entry_count": count, "total_size": size}
 
     def _row(self, store_id: str) -> Any:
-        row = self.conn.execute("select * from memory_stores where id = ?", (store_id,)).fetchone()
+        row = self.records.get(store_id)
         if row is None:
             raise NotFound(f"memory store {store_id} not found")
         return row
@@ -104,11 +99,9 @@ class MemoryStoreService:
     def create_store(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         store_id, now = new_id("memstore_"), now_iso()
         with self.store.transaction():
-            self.conn.execute(
-                "insert into memory_stores (id, name, description, metadata, created_by, created_at,"
-                " updated_at) values (?,?,?,?,?,?,?)",
-                (store_id, body["name"].strip(), body.get("description") or "",
-                 json.dumps(body.get("metadata") or {}, ensure_ascii=False), identity["id"], now, now))
+            self.records.insert(store_id, name=body["name"].strip(), description=body.get("description") or "",
+                                metadata=body.get("metadata") or {}, created_by=identity["id"],
+                                created_at=now)
         return self.get_store(store_id)
 
     def get_store(self, store_id: str) -> dict[str, Any]:
@@ -116,20 +109,17 @@ class MemoryStoreService:
 
     def list_stores(self, limit: int, cursor: str | None) -> dict[str, Any]:
         after = decode_cursor(cursor) if cursor else ""
-        rows = self.conn.execute("select * from memory_stores where id > ? order by id limit ?",
-                                 (after, limit + 1)).fetchall()
+        rows = self.records.after(after, limit + 1)
         return page([self._public_store(r) for r in rows], limit)
 
     def update_store(self, store_id: str, body: dict[str, Any]) -> dict[str, Any]:
         row = self._row(store_id)
         metadata = {**json.loads(row["metadata"]), **(body.get("metadata") or {})}
         with self.store.transaction():
-            self.conn.execute(
-                "update memory_stores set name = ?, description = ?, metadata = ?, updated_at = ?"
-                " where id = ?",
-                ((body.get("name") or row["name"]).strip(),
-                 row["description"] if body.get("description") is None else body["description"],
-                 json.dumps(metadata, ensure_ascii=False), now_iso(), store_id))
+            self.records.update(
+                store_id, name=(body.get("name") or row["name"]).strip(),
+                description=row["description"] if body.get("description") is None else body["description"],
+                metadata=metadata, updated_at=now_iso())
         return self.get_store(store_id)
 
     def archive_store(self, store_id: str) -> dict[str, Any]:
@@ -137,20 +127,16 @@ class MemoryStoreService:
         if row["status"] != "archived":
             now = now_iso()
             with self.store.transaction():
-                self.conn.execute("update memory_stores set status = 'archived', archived_at = ?,"
-                                  " updated_at = ? where id = ?", (now, now, store_id))
+                self.records.archive(store_id, now)
         return self.get_store(store_id)
 
     def delete_store(self, store_id: str) -> dict[str, Any]:
         """Delete the store with all its memories and their versions."""
         self._row(store_id)
         with self.store.transaction():
-            seqs = [r[0] for r in self.conn.execute(
-                "select seq from memory_records where namespace = ?", (store_id,))]
-            for seq in seqs:
+            for seq in self.records.record_seqs(store_id):
                 self.store.search.remove(seq)
-            self.conn.execute("delete from memory_records where namespace = ?", (store_id,))
-            self.conn.execute("delete from memory_stores where id = ?", (store_id,))
+            self.records.delete(store_id)
         return {"id": store_id, "type": "memory_store_deleted"}
 
     # -- memories ---------------------------------------------------------------------------
@@ -180,8 +166,7 @@ class MemoryStoreService:
     def create_memory(self, identity: dict[str, Any], store_id: str, body: dict[str, Any]) -> dict[str, Any]:
         self._writable(store_id)
         path, content = check_path(body["path"]), check_content(body["content"])
-        if self.conn.execute("select 1 from memory_records where namespace = ? and path = ?"
-                             " and deleted_at is null", (store_id, path)).fetchone():
+        if self.records.path_taken(store_id, path):
             raise Conflict(f"a memory with path {path!r} already exists in this store; update it")
         with self.store.transaction():
             memory = self.store.memories.create(NewMemory(
@@ -198,13 +183,7 @@ class MemoryStoreService:
                       path_prefix: str | None) -> dict[str, Any]:
         self._row(store_id)
         after = decode_cursor(cursor) if cursor else ""
-        query = ("select id from memory_records where namespace = ? and deleted_at is null"
-                 " and id > ?")
-        params: list[Any] = [store_id, after]
-        if path_prefix:
-            query += " and substr(path, 1, ?) = ?"
-            params += [len(path_prefix), path_prefix]
-        ids = [r[0] for r in self.conn.execute(query + " order by id limit ?", (*params, limit + 1))]
+        ids = self.records.memory_ids(store_id, after, limit + 1, path_prefix)
         return page([self._public_memory(self.store.memories.get(i), content=False) for i in ids], limit)
 
     def update_memory(self, identity: dict[str, Any], store_id: str, memory_id: str,
@@ -255,19 +234,12 @@ class MemoryStoreService:
                       memory_id: str | None) -> dict[str, Any]:
         self._row(store_id)
         after = decode_cursor(cursor) if cursor else ""
-        query = ("select v.* from memory_versions v join memory_records r on r.id = v.memory_id"
-                 " where r.namespace = ? and v.id > ?")
-        params: list[Any] = [store_id, after]
-        if memory_id:
-            query, params = query + " and v.memory_id = ?", [*params, memory_id]
-        rows = self.conn.execute(query + " order by v.id limit ?", (*params, limit + 1)).fetchall()
+        rows = self.records.versions(store_id, after, limit + 1, memory_id)
         return page([self._public_version(r, store_id, content=False) for r in rows], limit)
 
     def _version(self, store_id: str, version_id: str) -> Any:
         self._row(store_id)
-        row = self.conn.execute(
-            "select v.* from memory_versions v join memory_records r on r.id = v.memory_id"
-            " where v.id = ? and r.namespace = ?", (version_id, store_id)).fetchone()
+        row = self.records.version(store_id, version_id)
         if row is None:
             raise NotFound(f"memory version {version_id} not found in store {store_id}")
         return row
@@ -279,5 +251,5 @@ class MemoryStoreService:
         self._version(store_id, version_id)
         with self.store.transaction():
             row = self.store.memories.redact_version(version_id)
-        purge_wal(self.conn)  # no old page image of the content stays in the WAL file
+        purge_wal(self.store.conn)  # no old page image of the content stays in the WAL file
         return self._public_version(row, store_id, content=True)
