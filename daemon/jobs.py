@@ -36,7 +36,7 @@ from daemon import keys
 from daemon.runtime.services import Services
 from daemon.vector_worker import VectorWorker
 from state.config import Settings
-from state.db import checkpoint, connect, restart_wal
+from state.db import checkpoint, connect, never_wait_for_locks, restart_wal
 from state.group_commit import flush_now
 from state.ids import now_iso
 from state.rebuild import step as rebuild_step
@@ -253,7 +253,7 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
     services.updates.load_shipped()
     checkpoint_conn = await asyncio.to_thread(connect, app[keys.PATHS].database)
     # Never wait for a lock on this connection: the truncating checkpoint runs on the event loop.
-    checkpoint_conn.execute("pragma busy_timeout = 0")
+    never_wait_for_locks(checkpoint_conn)
     refresher = CacheRefresher(services)
     services.changes.subscribe(refresher.on_change)
     scheduler = AsyncIOScheduler()

@@ -191,6 +191,13 @@ def checkpoint(conn: Connection) -> tuple[int, int, int]:
     return tuple(conn.execute("pragma wal_checkpoint(passive)").fetchone())
 
 
+def never_wait_for_locks(conn: Connection) -> None:
+    """A locked database answers at once (SQLITE_BUSY) on this connection instead of after
+    the busy timeout: for the daemon's checkpoint connection, whose truncating checkpoint
+    runs on the event loop (daemon/jobs.py)."""
+    conn.execute("pragma busy_timeout = 0")
+
+
 def restart_wal(conn: Connection) -> tuple[int, int, int]:
     """A RESTART checkpoint: copies the rest of the WAL so that the next write starts it
     again from the beginning (and cuts the file to ``journal_size_limit``). It needs every
