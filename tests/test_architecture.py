@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -202,3 +203,73 @@ def test_the_generic_request_path_imports_no_dialect(module):
     dialect_modules = {f"daemon.api.{p.stem}" for p in (ROOT / "daemon" / "api").glob("*.py")
                        if p.stem != "__init__"} | {"daemon.runtime.mem1"}
     assert _imports(ROOT / module) & dialect_modules == set()
+
+
+# -- SQL only in the repositories (state/) ---------------------------------------------------
+
+# A string that reads as a statement, not prose: "select ... from", "insert into", "update
+# X set", "delete from", DDL, "pragma x", "with x as (".
+SQL_TEXT = re.compile(
+    r"^\s*(select\b.*\bfrom\b|insert\s+(or\s+\w+\s+)?into\b|replace\s+into\b|update\s+\w+\s+set\b"
+    r"|delete\s+from\b|(create|drop)\s+(temp\s+|unique\s+|virtual\s+)*(table|index|trigger|view)\b"
+    r"|alter\s+table\b|pragma\s+\w+|with\s+(recursive\s+)?\w+\s+as\s*\()",
+    re.IGNORECASE | re.DOTALL,
+)
+EXECUTE = {"execute", "executemany", "executescript"}
+SQLITE_MODULES = {"sqlite3", "sqlean"}
+
+
+def sql_uses(path: Path) -> list[str]:
+    """Where a module executes SQL: calls of ``.execute``/``.executemany``/``.executescript``,
+    imports of sqlite3 (or its drop-in, sqlean) and string literals that read as SQL
+    (docstrings aside), each as ``line: what``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in EXECUTE:
+            found.append(f"{node.lineno}: .{node.func.attr}()")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            found += [f"{node.lineno}: import {n}" for n in names if n.split(".")[0] in SQLITE_MODULES]
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+              and id(node) not in docstrings and SQL_TEXT.match(node.value)):
+            found.append(f"{node.lineno}: SQL {node.value.strip()[:40]!r}")
+    return sorted(found, key=lambda s: int(s.split(':')[0]))
+
+
+def test_no_sql_outside_the_repositories():
+    """daemon/ (HTTP handlers, domain services, jobs, the CLI) reaches the database through
+    the repositories of state/ only: no module of it executes SQL."""
+    scanned = sorted((ROOT / "daemon").rglob("*.py"))
+    assert len(scanned) > 50  # the scan sees the package
+    offenders = {p.relative_to(ROOT).as_posix(): uses for p in scanned if (uses := sql_uses(p))}
+    assert offenders == {}
+
+
+def test_the_sql_check_finds_each_form(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        '"""Select the rows from the table: prose, not SQL."""\n'
+        "import sqlite3\n"
+        "from sqlean import dbapi2\n"
+        "def f(conn, ns):\n"
+        '    """Delete from the cache what is stale."""\n'
+        '    conn.execute("select 1")\n'
+        '    conn.executemany("insert into t values (?)", [(1,)])\n'
+        '    rows = f"select id from memory_records where namespace = {ns}"\n'
+        '    return "update claims set released_at = ?", "Update the plan: set it free", rows\n'
+    )
+    assert sql_uses(planted) == [
+        "2: import sqlite3", "3: import sqlean", "6: .execute()", "7: .executemany()",
+        "7: SQL 'insert into t values (?)'", "8: SQL 'select id from memory_records where name'",
+        "9: SQL 'update claims set released_at = ?'",
+    ]
+    planted.write_text('"""Select the rows from the table."""\ndef f(job):\n    return job.run("update it")\n')
+    assert sql_uses(planted) == []  # prose and other calls are not SQL
