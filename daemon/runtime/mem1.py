@@ -30,8 +30,10 @@ from urllib.parse import quote
 
 from state.errors import InvalidRequest, NotFound, ValidationFailed
 from state.ids import new_id
+
 # SUMMARY_OF_SESSION is named here too: tests/daemon/test_mem1_summaries.py checks its plan.
-from state.mem1_records import SUMMARY_OF_SESSION as SUMMARY_OF_SESSION, Mem1Records
+from state.mem1_records import SUMMARY_OF_SESSION as SUMMARY_OF_SESSION
+from state.mem1_records import Mem1Records
 from state.memories import NewMemory
 from state.store import Store
 
