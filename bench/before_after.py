@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from io import BytesIO
 from pathlib import Path
 
@@ -32,8 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def export(rev: str, into: Path) -> str:
     """The commit's tree in ``into``; returns its short hash."""
-    short = subprocess.run(["git", "rev-parse", "--short", rev], cwd=ROOT, check=True,
-                           capture_output=True, text=True).stdout.strip()
+    short = subprocess.run(
+        ["git", "rev-parse", "--short", rev], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.strip()
     data = subprocess.run(["git", "archive", rev], cwd=ROOT, check=True, capture_output=True).stdout
     with tarfile.open(fileobj=BytesIO(data)) as archive:
         archive.extractall(into, filter="data")
@@ -49,8 +50,11 @@ def tables(output: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if "--" not in argv:
-        print("usage: before_after.py --before REV --after REV [--rounds N] [--title T] [--write]"
-              " -- bench/SCRIPT.py [its arguments]", file=sys.stderr)
+        print(
+            "usage: before_after.py --before REV --after REV [--rounds N] [--title T] [--write]"
+            " -- bench/SCRIPT.py [its arguments]",
+            file=sys.stderr,
+        )
         return 2
     split = argv.index("--")
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -60,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--title", required=True, help="what changed (the section's name)")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv[:split])
-    bench = argv[split + 1:]
+    bench = argv[split + 1 :]
     command = shlex.join(["python", "bench/before_after.py", *argv])
     outputs: dict[str, list[tuple[float, str]]] = {"before": [], "after": []}
     with tempfile.TemporaryDirectory(prefix="mc-before-after-") as tmp:
@@ -74,18 +78,27 @@ def main(argv: list[str] | None = None) -> int:
                 tree, short = trees[label]
                 load = os.getloadavg()[0]
                 print(f"round {round_index + 1} {label} ({short}), load {load:.2f}", file=sys.stderr)
-                run = subprocess.run([sys.executable, *bench], cwd=ROOT, text=True,
-                                     capture_output=True, env={**os.environ, "MC_BENCH_CODE": str(tree)})
+                run = subprocess.run(
+                    [sys.executable, *bench],
+                    cwd=ROOT,
+                    text=True,
+                    capture_output=True,
+                    env={**os.environ, "MC_BENCH_CODE": str(tree)},
+                )
                 if run.returncode != 0:
                     print(run.stderr[-3000:], file=sys.stderr)
                     raise SystemExit(f"{bench[0]} failed on {label}")
                 outputs[label].append((load, tables(run.stdout)))
                 print(tables(run.stdout), file=sys.stderr)
-    parts = [f"## Before and after: {args.title}", "",
-             f"Command: `{command}` (repository root). Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC.",
-             f"Before: `{trees['before'][1]}`; after: `{trees['after'][1]}`. Runs alternate"
-             f" (before, after, ...) so the shared machine's load falls on both; 1-minute load"
-             f" average at the start of each run in brackets.", ""]
+    parts = [
+        f"## Before and after: {args.title}",
+        "",
+        f"Command: `{command}` (repository root). Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC.",
+        f"Before: `{trees['before'][1]}`; after: `{trees['after'][1]}`. Runs alternate"
+        f" (before, after, ...) so the shared machine's load falls on both; 1-minute load"
+        f" average at the start of each run in brackets.",
+        "",
+    ]
     for round_index in range(args.rounds):
         for label in ("before", "after"):
             load, text = outputs[label][round_index]

@@ -36,19 +36,30 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness import (Daemon, Dist, ProcStat, RawClient, code_state, create_agents, daemon_env,
-                     machine_line, owner_key, query_path, self_cpu_seconds, wait_for_quiet)
+from harness import (
+    Daemon,
+    Dist,
+    ProcStat,
+    RawClient,
+    code_state,
+    create_agents,
+    daemon_env,
+    machine_line,
+    owner_key,
+    query_path,
+    self_cpu_seconds,
+    wait_for_quiet,
+)
 from latency import PROJECTS, delta_body, memory_text, search_query
 from results import write_section
 from scale import brief_task, ingest
 
 SECTION = "## Speed and scale: 50 concurrent agents"
-MIX = (("search", 40), ("delta", 25), ("brief_event", 15), ("refresh", 10), ("brief", 5),
-       ("detail", 5))
+MIX = (("search", 40), ("delta", 25), ("brief_event", 15), ("refresh", 10), ("brief", 5), ("detail", 5))
 AIM_P99_MS = 100.0
 FIGURES: dict[str, Any] = {}  # the last run's key figures, for bench/speed.py
 EVENT_TYPES = ("task_event", "decision", "changed_files", "failure", "handoff_ready")
@@ -81,8 +92,11 @@ class Agent:
             headers = {"X-AMP-Context-Receipt": self.receipt}
         elif op == "brief_event":
             method, path, headers = "POST", f"/api/agent/memory-briefs/{self.brief}/events", None
-            body = {"summary": memory_text(rng), "event_type": rng.choice(EVENT_TYPES),
-                    "importance": rng.choice((2, 3, 3, 3))}
+            body = {
+                "summary": memory_text(rng),
+                "event_type": rng.choice(EVENT_TYPES),
+                "importance": rng.choice((2, 3, 3, 3)),
+            }
         else:  # detail
             method, body, headers = "GET", None, None
             path = f"/api/agent/memories/{rng.choice(self.memories)}"
@@ -106,8 +120,7 @@ class Agent:
             else:
                 self.memories.append(answer["delta"]["memory_id"])
 
-    async def session(self, deadline: float, think: float, stagger: float, samples,
-                      errors) -> None:
+    async def session(self, deadline: float, think: float, stagger: float, samples, errors) -> None:
         # Agents start over the first ``stagger`` seconds, as sessions do, not in one instant.
         await asyncio.sleep(self.rng.uniform(0, stagger))
         await self.http.connect()
@@ -128,8 +141,15 @@ class Agent:
         await self.http.close()
 
 
-async def one_run(port: int, agents: list[dict[str, Any]], seconds: float, think: float,
-                  stagger: float, rng: random.Random, pid: int) -> dict[str, Any]:
+async def one_run(
+    port: int,
+    agents: list[dict[str, Any]],
+    seconds: float,
+    think: float,
+    stagger: float,
+    rng: random.Random,
+    pid: int,
+) -> dict[str, Any]:
     samples: dict[str, list[float]] = defaultdict(list)
     errors: dict[str, list[str]] = defaultdict(list)
     runners = [Agent(port, a, random.Random(rng.random())) for a in agents]
@@ -137,29 +157,41 @@ async def one_run(port: int, agents: list[dict[str, Any]], seconds: float, think
     started = time.perf_counter()
     await asyncio.gather(*(r.session(started + seconds, think, stagger, samples, errors) for r in runners))
     wall = time.perf_counter() - started
-    return {"samples": samples, "errors": errors, "wall": wall,
-            "daemon_cpu": ProcStat.read(pid).cpu_seconds - cpu0,
-            "client_cpu": self_cpu_seconds() - client0, "rss": ProcStat.read(pid).rss_mb}
+    return {
+        "samples": samples,
+        "errors": errors,
+        "wall": wall,
+        "daemon_cpu": ProcStat.read(pid).cpu_seconds - cpu0,
+        "client_cpu": self_cpu_seconds() - client0,
+        "rss": ProcStat.read(pid).rss_mb,
+    }
 
 
 def rows_for(label: str, run: dict[str, Any]) -> list[str]:
     every = [x for values in run["samples"].values() for x in values]
     total = Dist.of(every)
     errors = sum(len(v) for v in run["errors"].values())
-    out = [f"| **{label}: all** | {total.n} | {total.n / run['wall']:.0f} | {total.p50:.2f} |"
-           f" {total.p99:.2f} | {total.max:.1f} | {errors} |"]
+    out = [
+        f"| **{label}: all** | {total.n} | {total.n / run['wall']:.0f} | {total.p50:.2f} |"
+        f" {total.p99:.2f} | {total.max:.1f} | {errors} |"
+    ]
     for op in ("bootstrap", *(op for op, _ in MIX)):
         d = Dist.of(run["samples"].get(op, []))
-        out.append(f"| {label}: {op} | {d.n} | {d.n / run['wall']:.1f} | {d.p50:.2f} | {d.p99:.2f} |"
-                   f" {d.max:.1f} | {len(run['errors'].get(op, []))} |")
+        out.append(
+            f"| {label}: {op} | {d.n} | {d.n / run['wall']:.1f} | {d.p50:.2f} | {d.p99:.2f} |"
+            f" {d.max:.1f} | {len(run['errors'].get(op, []))} |"
+        )
     return out
 
 
-def section(runs: list[tuple[str, dict[str, Any]]], args: argparse.Namespace, command: str,
-            load: tuple[float, float]) -> str:
-    date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    table = ["| run: operation | requests | per second | p50 ms | p99 ms | max ms | errors |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+def section(
+    runs: list[tuple[str, dict[str, Any]]], args: argparse.Namespace, command: str, load: tuple[float, float]
+) -> str:
+    date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    table = [
+        "| run: operation | requests | per second | p50 ms | p99 ms | max ms | errors |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     verdicts = []
     for label, run in runs:
         table += rows_for(label, run)
@@ -169,7 +201,8 @@ def section(runs: list[tuple[str, dict[str, Any]]], args: argparse.Namespace, co
             f"- {label}: {errors} errors, p99 {every.p99:.1f} ms (aim: no errors, p99 <= {AIM_P99_MS:g} ms:"
             f" {'met' if errors == 0 and every.p99 <= AIM_P99_MS else '**not met**'}); daemon CPU"
             f" {run['daemon_cpu'] / run['wall']:.0%} of a core, client CPU"
-            f" {run['client_cpu'] / run['wall']:.0%}; daemon RSS at the end {run['rss']:.0f} MB.")
+            f" {run['client_cpu'] / run['wall']:.0%}; daemon RSS at the end {run['rss']:.0f} MB."
+        )
     first_errors = [f"{op}: {msgs[0]}" for _, run in runs for op, msgs in run["errors"].items() if msgs]
     return f"""{SECTION}
 
@@ -209,11 +242,15 @@ async def run(args: argparse.Namespace, home: Path) -> list[tuple[str, dict[str,
         if args.saturation:
             plan.append(("saturation", 0.0, 0.0))
         for label, think, stagger in plan:
-            result = await one_run(daemon.port, agents, args.duration, think, stagger, rng,
-                                   daemon.process.pid)
+            result = await one_run(
+                daemon.port, agents, args.duration, think, stagger, rng, daemon.process.pid
+            )
             every = Dist.of([x for v in result["samples"].values() for x in v])
-            print(f"{label}: {every.n} requests p50 {every.p50:.2f} p99 {every.p99:.2f} ms,"
-                  f" errors {sum(len(v) for v in result['errors'].values())}", file=sys.stderr)
+            print(
+                f"{label}: {every.n} requests p50 {every.p50:.2f} p99 {every.p99:.2f} ms,"
+                f" errors {sum(len(v) for v in result['errors'].values())}",
+                file=sys.stderr,
+            )
             runs.append((label, result))
             await asyncio.sleep(args.settle)
     finally:
@@ -226,10 +263,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--agents", type=int, default=50)
     parser.add_argument("--duration", type=float, default=60.0)
     parser.add_argument("--think", type=float, default=0.5, help="mean think time in seconds")
-    parser.add_argument("--stagger", type=float, default=2.0,
-                        help="realistic agents start within this many seconds")
-    parser.add_argument("--no-saturation", dest="saturation", action="store_false",
-                        help="skip the run without think time")
+    parser.add_argument(
+        "--stagger", type=float, default=2.0, help="realistic agents start within this many seconds"
+    )
+    parser.add_argument(
+        "--no-saturation", dest="saturation", action="store_false", help="skip the run without think time"
+    )
     parser.add_argument("--seed", type=int, default=10_000)
     parser.add_argument("--settle", type=float, default=6.0)
     parser.add_argument("--max-load", type=float, default=1.5)
@@ -254,9 +293,13 @@ def main(argv: list[str] | None = None) -> int:
     FIGURES["load"] = (load_start, load_end)
     for label, result in runs:
         every = Dist.of([x for v in result["samples"].values() for x in v])
-        FIGURES[label] = {"p50": every.p50, "p99": every.p99, "n": every.n,
-                          "rate": every.n / result["wall"],
-                          "errors": sum(len(v) for v in result["errors"].values())}
+        FIGURES[label] = {
+            "p50": every.p50,
+            "p99": every.p99,
+            "n": every.n,
+            "rate": every.n / result["wall"],
+            "errors": sum(len(v) for v in result["errors"].values()),
+        }
     print(text)
     if args.write:
         write_section(SECTION, text)

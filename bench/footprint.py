@@ -25,11 +25,21 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from harness import (Daemon, ProcStat, RawClient, code_state, create_agents, daemon_env,
-                     machine_line, owner_key, query_path, wait_for_quiet)
+from harness import (
+    Daemon,
+    ProcStat,
+    RawClient,
+    code_state,
+    create_agents,
+    daemon_env,
+    machine_line,
+    owner_key,
+    query_path,
+    wait_for_quiet,
+)
 from latency import PROJECTS, search_query
 from results import write_section
 from scale import brief_task, database_size, ingest
@@ -50,9 +60,15 @@ def idle(pid: int, seconds: float) -> dict[str, float]:
     before, wakes, started = ProcStat.read(pid), switches(pid), time.perf_counter()
     time.sleep(seconds)
     after, wall = ProcStat.read(pid), time.perf_counter() - started
-    return {"rss": after.rss_mb, "anon": after.rss_anon_mb, "file": after.rss_file_mb,
-            "cpu": (after.cpu_seconds - before.cpu_seconds) / wall,
-            "wakes": (switches(pid) - wakes) / wall, "threads": after.threads, "seconds": wall}
+    return {
+        "rss": after.rss_mb,
+        "anon": after.rss_anon_mb,
+        "file": after.rss_file_mb,
+        "cpu": (after.cpu_seconds - before.cpu_seconds) / wall,
+        "wakes": (switches(pid) - wakes) / wall,
+        "threads": after.threads,
+        "seconds": wall,
+    }
 
 
 async def work(port: int, home: Path, seed: int, requests: int) -> None:
@@ -65,26 +81,39 @@ async def work(port: int, home: Path, seed: int, requests: int) -> None:
     for i in range(requests):
         kind = i % 3
         if kind == 0:
-            await client.json("GET", query_path(f"/api/workspaces/{workspace}/memory/query",
-                                                q=search_query(rng)))
+            await client.json(
+                "GET", query_path(f"/api/workspaces/{workspace}/memory/query", q=search_query(rng))
+            )
         elif kind == 1:
             await client.json("POST", "/api/agent/bootstrap/context", {"project_key": rng.choice(PROJECTS)})
         else:
-            await client.json("POST", "/api/agent/memory-brief",
-                              {"task": brief_task(rng), "project_key": rng.choice(PROJECTS)})
+            await client.json(
+                "POST",
+                "/api/agent/memory-brief",
+                {"task": brief_task(rng), "project_key": rng.choice(PROJECTS)},
+            )
     await client.close()
 
 
-def section(rows: list[tuple[str, dict[str, float]]], db: tuple[int, int], args, command: str,
-            load: tuple[float, float]) -> str:
-    date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    table = ["| state | RSS MB | anonymous MB | file-backed MB | idle CPU (share of a core) |"
-             " wake-ups per s | threads | aim RSS | met |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+def section(
+    rows: list[tuple[str, dict[str, float]]],
+    db: tuple[int, int],
+    args,
+    command: str,
+    load: tuple[float, float],
+) -> str:
+    date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    table = [
+        "| state | RSS MB | anonymous MB | file-backed MB | idle CPU (share of a core) |"
+        " wake-ups per s | threads | aim RSS | met |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
     for label, r in rows:
-        table.append(f"| {label} | {r['rss']:.0f} | {r['anon']:.0f} | {r['file']:.0f} | {r['cpu']:.2%} |"
-                     f" {r['wakes']:.1f} | {r['threads']:.0f} | <= {AIM_RSS_MB:.0f} |"
-                     f" {'yes' if r['rss'] <= AIM_RSS_MB else '**no**'} |")
+        table.append(
+            f"| {label} | {r['rss']:.0f} | {r['anon']:.0f} | {r['file']:.0f} | {r['cpu']:.2%} |"
+            f" {r['wakes']:.1f} | {r['threads']:.0f} | <= {AIM_RSS_MB:.0f} |"
+            f" {'yes' if r['rss'] <= AIM_RSS_MB else '**no**'} |"
+        )
     return f"""{SECTION}
 
 Command: `{command}` (repository root). Date: {date}. Code: `{code_state()}`.

@@ -17,7 +17,7 @@ import platform
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -27,11 +27,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from results import write_section  # noqa: E402
+
 from state.paths import Paths  # noqa: E402
 from state.secrets import open_secret_store  # noqa: E402
 from state.setup import OWNER_KEY_SECRET  # noqa: E402
 from tests.reliability.test_api_fuzz import (  # noqa: E402
-    EXCLUDED, ThreadedDaemon, check_answer, requests, seed, send,
+    EXCLUDED,
+    ThreadedDaemon,
+    check_answer,
+    requests,
+    seed,
+    send,
 )
 
 SECTION = "## Fuzz soak: property-based requests on every operation"
@@ -50,15 +56,26 @@ def main() -> int:
     http = httpx.Client(base_url=daemon.url, headers={"Authorization": f"Bearer {owner}"}, timeout=10)
     agent = http.post("/api/local/agents", json={"name": "fuzz-agent"}).json()["api_key"]
     doc = http.get("/api/openapi.json").json()
-    operations = [(m.upper(), p, op) for p, item in sorted(doc["paths"].items())
-                  for m, op in sorted(item.items()) if not p.startswith(EXCLUDED)]
-    served = {"url": daemon.url, "owner": owner, "agent": agent, "ids": seed(http),
-              "operations": operations, "client": httpx.Client(base_url=daemon.url, timeout=5.0)}
+    operations = [
+        (m.upper(), p, op)
+        for p, item in sorted(doc["paths"].items())
+        for m, op in sorted(item.items())
+        if not p.startswith(EXCLUDED)
+    ]
+    served = {
+        "url": daemon.url,
+        "owner": owner,
+        "agent": agent,
+        "ids": seed(http),
+        "operations": operations,
+        "client": httpx.Client(base_url=daemon.url, timeout=5.0),
+    }
     statuses: collections.Counter = collections.Counter()
     slowest = [0.0]
 
-    @settings(max_examples=args.examples, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=args.examples, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
     @given(requests(operations, served["ids"]))
     def property_(request):
         began = time.perf_counter()
@@ -76,22 +93,28 @@ def main() -> int:
     elapsed = time.perf_counter() - began
     daemon.stop()
     sent = sum(statuses.values())
-    section = "\n".join([
-        SECTION, "",
-        f"Command: `python bench/fuzz_soak.py --examples {args.examples} --write` (repository root)."
-        f" Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Machine: {platform.system()}"
-        f" {platform.machine()}, {os.cpu_count()} cores (shared).", "",
-        f"{len(operations)} operations from GET /api/openapi.json (upstream endpoints left out: they"
-        " connect to a URL from the request). The properties: an answer within 5 s, no 5xx, errors in"
-        " their dialect's envelope.", "",
-        "| requests | operations | 2xx | 4xx | 5xx | slowest s | wall time s | failure |",
-        "|---:|---:|---:|---:|---:|---:|---:|---|",
-        f"| {sent} | {len(operations)} | {sum(v for k, v in statuses.items() if k < 300)} |"
-        f" {sum(v for k, v in statuses.items() if 400 <= k < 500)} |"
-        f" {sum(v for k, v in statuses.items() if k >= 500)} | {slowest[0]:.2f} | {elapsed:.0f} |"
-        f" {failure or 'none'} |", "",
-        "Statuses: " + ", ".join(f"{k}: {v}" for k, v in sorted(statuses.items())) + ".",
-    ])
+    section = "\n".join(
+        [
+            SECTION,
+            "",
+            f"Command: `python bench/fuzz_soak.py --examples {args.examples} --write` (repository root)."
+            f" Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Machine: {platform.system()}"
+            f" {platform.machine()}, {os.cpu_count()} cores (shared).",
+            "",
+            f"{len(operations)} operations from GET /api/openapi.json (upstream endpoints left out: they"
+            " connect to a URL from the request). The properties: an answer within 5 s, no 5xx, errors in"
+            " their dialect's envelope.",
+            "",
+            "| requests | operations | 2xx | 4xx | 5xx | slowest s | wall time s | failure |",
+            "|---:|---:|---:|---:|---:|---:|---:|---|",
+            f"| {sent} | {len(operations)} | {sum(v for k, v in statuses.items() if k < 300)} |"
+            f" {sum(v for k, v in statuses.items() if 400 <= k < 500)} |"
+            f" {sum(v for k, v in statuses.items() if k >= 500)} | {slowest[0]:.2f} | {elapsed:.0f} |"
+            f" {failure or 'none'} |",
+            "",
+            "Statuses: " + ", ".join(f"{k}: {v}" for k, v in sorted(statuses.items())) + ".",
+        ]
+    )
     print(section)
     if args.write:
         write_section(SECTION, section)

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, quote
+from urllib.parse import quote, urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 # The checkout whose daemon is measured: this one, or another (``MC_BENCH_CODE=DIR``, e.g.
@@ -37,9 +37,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from latency import HOST, percentile  # noqa: E402
 from latency import Daemon as _Daemon  # noqa: E402
 
-__all__ = ["Daemon", "HOST", "RawClient", "HttpError", "owner_key", "create_agents",
-           "load_average", "wait_for_quiet", "machine_line", "code_state", "Dist", "ProcStat",
-           "daemon_env", "ROOT"]
+__all__ = [
+    "Daemon",
+    "HOST",
+    "RawClient",
+    "HttpError",
+    "owner_key",
+    "create_agents",
+    "load_average",
+    "wait_for_quiet",
+    "machine_line",
+    "code_state",
+    "Dist",
+    "ProcStat",
+    "daemon_env",
+    "ROOT",
+]
 
 
 class HttpError(RuntimeError):
@@ -56,7 +69,7 @@ class RawClient:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
-    async def connect(self) -> "RawClient":
+    async def connect(self) -> RawClient:
         self.reader, self.writer = await asyncio.open_connection(HOST, self.port)
         return self
 
@@ -69,8 +82,9 @@ class RawClient:
                 pass
             self.writer = None
 
-    def encode(self, method: str, path: str, body: Any = None,
-               headers: dict[str, str] | None = None) -> bytes:
+    def encode(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    ) -> bytes:
         """The request's bytes: build once, send many times (the client's cost stays small)."""
         lines = [f"{method} {path} HTTP/1.1", f"Host: {HOST}:{self.port}"]
         if self.key:
@@ -113,12 +127,14 @@ class RawClient:
             await self.close()
         return status, body
 
-    async def request(self, method: str, path: str, body: Any = None,
-                      headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    async def request(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, bytes]:
         return await self.send(self.encode(method, path, body, headers))
 
-    async def json(self, method: str, path: str, body: Any = None,
-                   headers: dict[str, str] | None = None) -> dict[str, Any]:
+    async def json(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         """A request whose answer must be 200; returns the decoded JSON."""
         status, data = await self.request(method, path, body, headers)
         if status != 200:
@@ -131,6 +147,7 @@ def query_path(path: str, **params: str) -> str:
 
 
 # -- the installation --------------------------------------------------------------------
+
 
 class Daemon(_Daemon):
     """bench/latency.py's daemon process, started from :data:`CODE`."""
@@ -145,8 +162,12 @@ class Daemon(_Daemon):
 
 
 def daemon_env(home: Path) -> dict[str, str]:
-    env = {**os.environ, "MEMORYCLOUD_HOME": str(home), "MEMORYCLOUD_SECRETS": "file",
-           "PYTHONPATH": str(CODE)}
+    env = {
+        **os.environ,
+        "MEMORYCLOUD_HOME": str(home),
+        "MEMORYCLOUD_SECRETS": "file",
+        "PYTHONPATH": str(CODE),
+    }
     env.pop("MEMORYCLOUD_API_KEY", None)
     return env
 
@@ -157,26 +178,28 @@ def owner_key(home: Path) -> str:
     from state.secrets import open_secret_store
     from state.setup import OWNER_KEY_SECRET
 
-    key = open_secret_store(resolve_paths({"MEMORYCLOUD_HOME": str(home)}).secrets_file).get(
-        OWNER_KEY_SECRET)
+    key = open_secret_store(resolve_paths({"MEMORYCLOUD_HOME": str(home)}).secrets_file).get(OWNER_KEY_SECRET)
     if not key:
         raise RuntimeError("no owner key: start the daemon first")
     return key
 
 
-async def create_agents(port: int, owner: str, count: int, prefix: str = "bench",
-                        runtime: str = "codex") -> list[dict[str, Any]]:
+async def create_agents(
+    port: int, owner: str, count: int, prefix: str = "bench", runtime: str = "codex"
+) -> list[dict[str, Any]]:
     """``count`` agents in the default workspace over ``POST /api/local/agents``."""
     client = await RawClient(port, owner).connect()
     try:
-        return [await client.json("POST", "/api/local/agents",
-                                  {"name": f"{prefix}-{i:03d}", "runtime": runtime})
-                for i in range(count)]
+        return [
+            await client.json("POST", "/api/local/agents", {"name": f"{prefix}-{i:03d}", "runtime": runtime})
+            for i in range(count)
+        ]
     finally:
         await client.close()
 
 
 # -- the machine ---------------------------------------------------------------------------
+
 
 def load_average() -> tuple[float, float, float]:
     return os.getloadavg()
@@ -209,9 +232,11 @@ def machine_line() -> str:
                 break
     except OSError:
         pass
-    return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu}; shared"
-            f" with other work), Python {platform.python_version()}, SQLite {sqlite_version},"
-            f" sqlite-vec {vec_version}")
+    return (
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu}; shared"
+        f" with other work), Python {platform.python_version()}, SQLite {sqlite_version},"
+        f" sqlite-vec {vec_version}"
+    )
 
 
 def code_state() -> str:
@@ -221,14 +246,21 @@ def code_state() -> str:
     if marker.exists():
         return marker.read_text(encoding="utf-8").strip()
     try:
-        out = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=CODE,
-                             capture_output=True, text=True, timeout=10, check=True)
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            cwd=CODE,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return out.stdout.strip()
 
 
 # -- statistics ----------------------------------------------------------------------------
+
 
 @dataclass
 class Dist:
@@ -242,12 +274,18 @@ class Dist:
     max: float
 
     @classmethod
-    def of(cls, samples_ms: list[float]) -> "Dist":
+    def of(cls, samples_ms: list[float]) -> Dist:
         ordered = sorted(samples_ms)
         if not ordered:
             return cls(0, float("nan"), float("nan"), float("nan"), float("nan"), float("nan"))
-        return cls(len(ordered), percentile(ordered, 50), percentile(ordered, 95),
-                   percentile(ordered, 99), statistics.fmean(ordered), ordered[-1])
+        return cls(
+            len(ordered),
+            percentile(ordered, 50),
+            percentile(ordered, 95),
+            percentile(ordered, 99),
+            statistics.fmean(ordered),
+            ordered[-1],
+        )
 
 
 # -- /proc readings ------------------------------------------------------------------------
@@ -264,7 +302,7 @@ class ProcStat:
     threads: int
 
     @classmethod
-    def read(cls, pid: int) -> "ProcStat":
+    def read(cls, pid: int) -> ProcStat:
         status = {}
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             name, _, value = line.partition(":")
@@ -275,8 +313,9 @@ class ProcStat:
 
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         cpu = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime + stime
-        return cls(mb("VmRSS"), mb("RssAnon"), mb("RssFile") + mb("RssShmem"), cpu,
-                   int(status.get("Threads", "0")))
+        return cls(
+            mb("VmRSS"), mb("RssAnon"), mb("RssFile") + mb("RssShmem"), cpu, int(status.get("Threads", "0"))
+        )
 
 
 def self_cpu_seconds() -> float:

@@ -38,13 +38,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import httpx
-from results import RESULTS_PATH as RESULTS_FILE, write_section
+from results import RESULTS_PATH as RESULTS_FILE
+from results import write_section
 
 SECTION = "## Latency over HTTP"
 HOST = "127.0.0.1"
@@ -56,55 +58,162 @@ LABELS = {
     "bootstrap": "`POST /api/agent/bootstrap/context`",
     "delta": "`POST /api/agent/memory-delta`",
 }
-PROJECTS = ("github.com/acme/webapp", "github.com/acme/billing", "github.com/acme/infra",
-            "local/notes")
-DELTA_TYPES = ("task_event", "task_event", "decision", "project_state", "failure", "open_loop",
-               "code_memory")
+PROJECTS = ("github.com/acme/webapp", "github.com/acme/billing", "github.com/acme/infra", "local/notes")
+DELTA_TYPES = ("task_event", "task_event", "decision", "project_state", "failure", "open_loop", "code_memory")
 
 # -- deterministic mixed English / Chinese texts ------------------------------------------
 
 EN_PEOPLE = ("Alice", "Bob", "Mei", "Wei", "Priya", "Carlos", "Yuki", "the user", "the reviewer")
-EN_TECH = ("SQLite", "Postgres", "Redis", "Docker", "Kubernetes", "Python 3.12", "Rust", "TypeScript",
-           "React", "FastAPI", "aiohttp", "pytest", "nginx", "gRPC", "OAuth", "JWT", "S3", "Kafka",
-           "Celery", "Vite", "Tailwind", "GitHub Actions", "Terraform", "sqlite-vec", "uv")
-EN_COMPONENT = ("login flow", "billing service", "search index", "cache layer", "CI pipeline",
-                "deploy script", "database migration", "API gateway", "settings page",
-                "notification worker", "export job", "rate limiter", "webhook handler",
-                "onboarding wizard", "invoice generator", "audit log", "feature flags",
-                "backup cron", "mobile client", "admin dashboard")
-EN_ACTION = ("fixed", "refactored", "decided to keep", "migrated", "benchmarked", "removed",
-             "added retries to", "documented", "rewrote", "split", "profiled", "rolled back")
-EN_REASON = ("it was flaky under load", "the customer asked for it", "p95 latency was too high",
-             "tests kept timing out", "memory use doubled", "the docs were wrong",
-             "it blocked the release", "security review flagged it", "it saves a network hop",
-             "the old library is unmaintained")
-EN_PROBLEM = ("fails on empty input", "leaks connections after a timeout",
-              "returns stale data for five minutes", "ignores the timezone",
-              "double-charges on retry", "logs secrets in debug mode", "needs a feature flag")
+EN_TECH = (
+    "SQLite",
+    "Postgres",
+    "Redis",
+    "Docker",
+    "Kubernetes",
+    "Python 3.12",
+    "Rust",
+    "TypeScript",
+    "React",
+    "FastAPI",
+    "aiohttp",
+    "pytest",
+    "nginx",
+    "gRPC",
+    "OAuth",
+    "JWT",
+    "S3",
+    "Kafka",
+    "Celery",
+    "Vite",
+    "Tailwind",
+    "GitHub Actions",
+    "Terraform",
+    "sqlite-vec",
+    "uv",
+)
+EN_COMPONENT = (
+    "login flow",
+    "billing service",
+    "search index",
+    "cache layer",
+    "CI pipeline",
+    "deploy script",
+    "database migration",
+    "API gateway",
+    "settings page",
+    "notification worker",
+    "export job",
+    "rate limiter",
+    "webhook handler",
+    "onboarding wizard",
+    "invoice generator",
+    "audit log",
+    "feature flags",
+    "backup cron",
+    "mobile client",
+    "admin dashboard",
+)
+EN_ACTION = (
+    "fixed",
+    "refactored",
+    "decided to keep",
+    "migrated",
+    "benchmarked",
+    "removed",
+    "added retries to",
+    "documented",
+    "rewrote",
+    "split",
+    "profiled",
+    "rolled back",
+)
+EN_REASON = (
+    "it was flaky under load",
+    "the customer asked for it",
+    "p95 latency was too high",
+    "tests kept timing out",
+    "memory use doubled",
+    "the docs were wrong",
+    "it blocked the release",
+    "security review flagged it",
+    "it saves a network hop",
+    "the old library is unmaintained",
+)
+EN_PROBLEM = (
+    "fails on empty input",
+    "leaks connections after a timeout",
+    "returns stale data for five minutes",
+    "ignores the timezone",
+    "double-charges on retry",
+    "logs secrets in debug mode",
+    "needs a feature flag",
+)
 ZH_PEOPLE = ("小王", "李雷", "韩梅梅", "张伟", "用户", "产品经理", "运维同事")
-ZH_COMPONENT = ("登录流程", "支付服务", "搜索索引", "缓存层", "持续集成流水线", "部署脚本",
-                "数据库迁移", "网关", "用户设置页面", "通知服务", "导出任务", "限流器",
-                "发票生成器", "审计日志", "记忆系统", "上下文包")
+ZH_COMPONENT = (
+    "登录流程",
+    "支付服务",
+    "搜索索引",
+    "缓存层",
+    "持续集成流水线",
+    "部署脚本",
+    "数据库迁移",
+    "网关",
+    "用户设置页面",
+    "通知服务",
+    "导出任务",
+    "限流器",
+    "发票生成器",
+    "审计日志",
+    "记忆系统",
+    "上下文包",
+)
 ZH_ACTION = ("修复了", "重构了", "决定保留", "迁移了", "优化了", "删除了", "重写了", "回滚了")
-ZH_REASON = ("高负载下不稳定", "客户提出了需求", "延迟太高", "测试一直超时", "内存占用翻倍",
-             "文档写错了", "阻塞了发布", "安全评审发现了问题", "旧的库已经没人维护")
-ZH_PROBLEM = ("空输入时会报错", "超时后连接没有释放", "时区处理不对", "重试时会重复扣款",
-              "调试模式下会打印密钥", "中文分词效果不好")
-ZH_PREFERENCES = ("用户喜欢简洁的回答", "用户偏好中文回复，代码注释用英文", "周五下午不要部署",
-                  "代码评审需要两个人批准", "提交信息要写清楚原因", "先写测试再改代码")
+ZH_REASON = (
+    "高负载下不稳定",
+    "客户提出了需求",
+    "延迟太高",
+    "测试一直超时",
+    "内存占用翻倍",
+    "文档写错了",
+    "阻塞了发布",
+    "安全评审发现了问题",
+    "旧的库已经没人维护",
+)
+ZH_PROBLEM = (
+    "空输入时会报错",
+    "超时后连接没有释放",
+    "时区处理不对",
+    "重试时会重复扣款",
+    "调试模式下会打印密钥",
+    "中文分词效果不好",
+)
+ZH_PREFERENCES = (
+    "用户喜欢简洁的回答",
+    "用户偏好中文回复，代码注释用英文",
+    "周五下午不要部署",
+    "代码评审需要两个人批准",
+    "提交信息要写清楚原因",
+    "先写测试再改代码",
+)
 
 
 def english_text(rng: random.Random) -> str:
     pick = rng.choice
     templates = (
-        lambda: f"{pick(EN_PEOPLE)} {pick(EN_ACTION)} the {pick(EN_COMPONENT)} with {pick(EN_TECH)}"
-                f" because {pick(EN_REASON)}.",
+        lambda: (
+            f"{pick(EN_PEOPLE)} {pick(EN_ACTION)} the {pick(EN_COMPONENT)} with {pick(EN_TECH)}"
+            f" because {pick(EN_REASON)}."
+        ),
         lambda: f"Decision: use {pick(EN_TECH)} for the {pick(EN_COMPONENT)}; {pick(EN_REASON)}.",
         lambda: f"Open loop: the {pick(EN_COMPONENT)} still {pick(EN_PROBLEM)}.",
-        lambda: f"The {pick(EN_COMPONENT)} {pick(EN_PROBLEM)} when {pick(EN_TECH)} is upgraded;"
-                f" {pick(EN_PEOPLE)} will look at it.",
-        lambda: f"Preference: {pick(EN_PEOPLE)} wants {pick(EN_TECH)} examples in answers about"
-                f" the {pick(EN_COMPONENT)}.",
+        lambda: (
+            f"The {pick(EN_COMPONENT)} {pick(EN_PROBLEM)} when {pick(EN_TECH)} is upgraded;"
+            f" {pick(EN_PEOPLE)} will look at it."
+        ),
+        lambda: (
+            f"Preference: {pick(EN_PEOPLE)} wants {pick(EN_TECH)} examples in answers about"
+            f" the {pick(EN_COMPONENT)}."
+        ),
     )
     return pick(templates)()
 
@@ -122,8 +231,10 @@ def chinese_text(rng: random.Random) -> str:
 
 def mixed_text(rng: random.Random) -> str:
     pick = rng.choice
-    return (f"{pick(EN_TECH)} 在{pick(ZH_COMPONENT)}里{pick(ZH_PROBLEM)}, need to check the"
-            f" {pick(EN_COMPONENT)} tomorrow.")
+    return (
+        f"{pick(EN_TECH)} 在{pick(ZH_COMPONENT)}里{pick(ZH_PROBLEM)}, need to check the"
+        f" {pick(EN_COMPONENT)} tomorrow."
+    )
 
 
 def memory_text(rng: random.Random) -> str:
@@ -175,12 +286,13 @@ def typo_query(rng: random.Random) -> str:
     for word in words:
         if len(word) >= 5:
             cut = rng.randrange(1, len(word) - 1)
-            word = word[:cut] + word[cut + 1:]
+            word = word[:cut] + word[cut + 1 :]
         out.append(word)
     return " ".join(out)
 
 
 # -- statistics -----------------------------------------------------------------------------
+
 
 def percentile(sorted_values: list[float], pct: float) -> float:
     """Nearest-rank percentile of an ascending list."""
@@ -196,15 +308,18 @@ class Stats:
     mean: float
 
     @classmethod
-    def of(cls, samples_ms: list[float]) -> "Stats":
+    def of(cls, samples_ms: list[float]) -> Stats:
         ordered = sorted(samples_ms)
-        return cls(percentile(ordered, 50), percentile(ordered, 95), percentile(ordered, 99),
-                   statistics.fmean(ordered))
+        return cls(
+            percentile(ordered, 50),
+            percentile(ordered, 95),
+            percentile(ordered, 99),
+            statistics.fmean(ordered),
+        )
 
     @classmethod
-    def median_of(cls, runs: list["Stats"]) -> "Stats":
-        return cls(*(statistics.median(getattr(r, f) for r in runs)
-                     for f in ("p50", "p95", "p99", "mean")))
+    def median_of(cls, runs: list[Stats]) -> Stats:
+        return cls(*(statistics.median(getattr(r, f) for r in runs) for f in ("p50", "p95", "p99", "mean")))
 
 
 @dataclass
@@ -220,6 +335,7 @@ class Report:
 
 
 # -- the daemon -----------------------------------------------------------------------------
+
 
 @dataclass
 class Daemon:
@@ -239,7 +355,10 @@ class Daemon:
         log = open(self.home / "daemon-stdout.log", "ab")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "daemon", "daemon", "run", "--host", HOST, "--port", str(self.port)],
-            env=self.env, stdout=log, stderr=subprocess.STDOUT)
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         log.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -276,37 +395,53 @@ def add_agent(env: dict[str, str]) -> dict[str, Any]:
     """Create the bench agent with the real CLI; returns its JSON (api_key, workspace_id, id)."""
     out = subprocess.run(
         [sys.executable, "-m", "daemon", "agent", "add", "bench", "--runtime", "codex", "--json"],
-        env=env, check=True, capture_output=True, text=True, timeout=60)
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return json.loads(out.stdout)
 
 
 # -- HTTP helpers ---------------------------------------------------------------------------
 
+
 def check(response: httpx.Response) -> dict[str, Any]:
     if response.status_code != 200:
-        raise RuntimeError(f"{response.request.method} {response.request.url.path}:"
-                           f" {response.status_code} {response.text[:300]}")
+        raise RuntimeError(
+            f"{response.request.method} {response.request.url.path}:"
+            f" {response.status_code} {response.text[:300]}"
+        )
     return response.json()
 
 
 def bootstrap(client: httpx.Client, project_key: str) -> dict[str, Any]:
-    return check(client.post("/api/agent/bootstrap/context",
-                             json={"project_key": project_key, "reason": "agent_startup"}))
+    return check(
+        client.post(
+            "/api/agent/bootstrap/context", json={"project_key": project_key, "reason": "agent_startup"}
+        )
+    )
 
 
 def post_delta(client: httpx.Client, receipt_id: str, body: dict[str, Any]) -> dict[str, Any]:
-    return check(client.post("/api/agent/memory-delta", json=body,
-                             headers={"X-AMP-Context-Receipt": receipt_id}))
+    return check(
+        client.post("/api/agent/memory-delta", json=body, headers={"X-AMP-Context-Receipt": receipt_id})
+    )
 
 
 def http_client(daemon: Daemon, api_key: str) -> httpx.Client:
     """One keep-alive client for the whole measurement."""
-    return httpx.Client(base_url=daemon.url, timeout=30.0,
-                        headers={"Authorization": f"Bearer {api_key}"},
-                        limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
+    return httpx.Client(
+        base_url=daemon.url,
+        timeout=30.0,
+        headers={"Authorization": f"Bearer {api_key}"},
+        limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+    )
 
 
 # -- seeding --------------------------------------------------------------------------------
+
 
 def seed_http(client: httpx.Client, rng: random.Random, count: int) -> float:
     """Write ``count`` memories through POST /api/agent/memory-delta; returns seconds."""
@@ -336,25 +471,33 @@ def seed_store(home: Path, agent_id: str, rng: random.Random, count: int, batch:
                 for _ in range(min(batch, count - first)):
                     body = delta_body(rng)
                     service.record(
-                        identity, workspace_id=identity["workspace_id"],
-                        project_key=body["project_key"], delta_type=body["delta_type"],
-                        summary=body["summary"], why_it_matters=body.get("why_it_matters"),
-                        triggers=body["retrieval_triggers"], importance=body["importance"],
-                        source="memory_delta")
+                        identity,
+                        workspace_id=identity["workspace_id"],
+                        project_key=body["project_key"],
+                        delta_type=body["delta_type"],
+                        summary=body["summary"],
+                        why_it_matters=body.get("why_it_matters"),
+                        triggers=body["retrieval_triggers"],
+                        importance=body["importance"],
+                        source="memory_delta",
+                    )
     finally:
         store.close()
     return time.perf_counter() - started
 
 
-def seed(daemon: Daemon, agent: dict[str, Any], rng: random.Random,
-         args: argparse.Namespace) -> tuple[str, float]:
+def seed(
+    daemon: Daemon, agent: dict[str, Any], rng: random.Random, args: argparse.Namespace
+) -> tuple[str, float]:
     """Seed ``args.memories`` rows by the chosen path; the daemon is running on return."""
     total = args.memories
     if args.seed == "store":
         seconds = seed_store(daemon.home, agent["id"], rng, total)
         daemon.start()
-        return (f"Store (DeltaService.record in-process, daemon stopped), {total / seconds:.0f} rows/s",
-                seconds)
+        return (
+            f"Store (DeltaService.record in-process, daemon stopped), {total / seconds:.0f} rows/s",
+            seconds,
+        )
     daemon.start()
     probe = total if args.seed == "http" else min(total, args.probe)
     with http_client(daemon, agent["api_key"]) as client:
@@ -366,13 +509,16 @@ def seed(daemon: Daemon, agent: dict[str, Any], rng: random.Random,
     daemon.stop()
     seconds = probe_seconds + seed_store(daemon.home, agent["id"], rng, total - probe)
     daemon.start()
-    path = (f"Store (DeltaService.record in-process, daemon stopped): HTTP probe of {probe} deltas"
-            f" took {probe_seconds / probe * 1000:.1f} ms each, projecting {projected:.0f} s"
-            f" > {args.http_budget:.0f} s for {total}; {probe} rows via HTTP, the rest via the Store")
+    path = (
+        f"Store (DeltaService.record in-process, daemon stopped): HTTP probe of {probe} deltas"
+        f" took {probe_seconds / probe * 1000:.1f} ms each, projecting {projected:.0f} s"
+        f" > {args.http_budget:.0f} s for {total}; {probe} rows via HTTP, the rest via the Store"
+    )
     return path, seconds
 
 
 # -- measurement ----------------------------------------------------------------------------
+
 
 def timed(calls: Iterator[Callable[[], Any]]) -> list[float]:
     """Run each call and return its wall time in milliseconds."""
@@ -384,8 +530,9 @@ def timed(calls: Iterator[Callable[[], Any]]) -> list[float]:
     return samples
 
 
-def operation_calls(op: str, client: httpx.Client, workspace_id: str, rng: random.Random,
-                    count: int) -> Iterator[Callable[[], Any]]:
+def operation_calls(
+    op: str, client: httpx.Client, workspace_id: str, rng: random.Random, count: int
+) -> Iterator[Callable[[], Any]]:
     """``count`` ready-to-run requests of one kind (inputs drawn before timing starts)."""
     if op in ("search", "typo_search"):
         path = f"/api/workspaces/{workspace_id}/memory/query"
@@ -401,8 +548,9 @@ def operation_calls(op: str, client: httpx.Client, workspace_id: str, rng: rando
             yield lambda b=body: post_delta(client, receipt, b)
 
 
-def measure(daemon: Daemon, agent: dict[str, Any], rng: random.Random, args: argparse.Namespace,
-            report: Report) -> None:
+def measure(
+    daemon: Daemon, agent: dict[str, Any], rng: random.Random, args: argparse.Namespace, report: Report
+) -> None:
     with http_client(daemon, agent["api_key"]) as client:
         for run in range(1, args.repeat + 1):
             for op in OPERATIONS:
@@ -410,12 +558,16 @@ def measure(daemon: Daemon, agent: dict[str, Any], rng: random.Random, args: arg
                 samples = timed(operation_calls(op, client, agent["workspace_id"], rng, args.requests))
                 stats = Stats.of(samples)
                 report.runs[op].append(stats)
-                print(f"run {run}/{args.repeat} {op:<11} p50 {stats.p50:6.2f} ms  p95 {stats.p95:6.2f}"
-                      f"  p99 {stats.p99:6.2f}  mean {stats.mean:6.2f}", file=sys.stderr)
+                print(
+                    f"run {run}/{args.repeat} {op:<11} p50 {stats.p50:6.2f} ms  p95 {stats.p95:6.2f}"
+                    f"  p99 {stats.p99:6.2f}  mean {stats.mean:6.2f}",
+                    file=sys.stderr,
+                )
 
 
-def inspect_store(home: Path, workspace_id: str, random_seed: int,
-                  sample: int = 200) -> tuple[int, dict[str, float]]:
+def inspect_store(
+    home: Path, workspace_id: str, random_seed: int, sample: int = 200
+) -> tuple[int, dict[str, float]]:
     """After the daemon stopped: live memories, and per search kind the share of queries whose
     results came partly from the vector (KNN) ranking, i.e. that paid for a KNN scan."""
     from state.config import load_settings
@@ -428,9 +580,13 @@ def inspect_store(home: Path, workspace_id: str, random_seed: int,
         shares = {}
         for op, make in (("search", search_query), ("typo_search", typo_query)):
             rng = random.Random(random_seed)
-            used = sum(any(getattr(hit, "vector_rank", None) is not None
-                           for hit in store.search.search(make(rng), [workspace_id], limit=8))
-                       for _ in range(sample))
+            used = sum(
+                any(
+                    getattr(hit, "vector_rank", None) is not None
+                    for hit in store.search.search(make(rng), [workspace_id], limit=8)
+                )
+                for _ in range(sample)
+            )
             shares[op] = used / sample
         return store.memories.count(), shares
     finally:
@@ -439,9 +595,12 @@ def inspect_store(home: Path, workspace_id: str, random_seed: int,
 
 # -- output ---------------------------------------------------------------------------------
 
+
 def markdown_table(report: Report) -> str:
-    lines = ["| operation | p50 ms | p95 ms | p99 ms | mean ms | p50 of each run | target p50 | met |",
-             "|---|---:|---:|---:|---:|---|---:|---|"]
+    lines = [
+        "| operation | p50 ms | p95 ms | p99 ms | mean ms | p50 of each run | target p50 | met |",
+        "|---|---:|---:|---:|---:|---|---:|---|",
+    ]
     for op in OPERATIONS:
         med = Stats.median_of(report.runs[op])
         each = ", ".join(f"{r.p50:.2f}" for r in report.runs[op])
@@ -449,8 +608,10 @@ def markdown_table(report: Report) -> str:
         if op in report.vector_share:
             label += f" ({report.vector_share[op]:.0%} use the KNN scan)"
         met = "yes" if med.p50 <= TARGETS_MS[op] else "**no**"
-        lines.append(f"| {label} | {med.p50:.2f} | {med.p95:.2f} | {med.p99:.2f} | {med.mean:.2f}"
-                     f" | {each} | <= {TARGETS_MS[op]:g} | {met} |")
+        lines.append(
+            f"| {label} | {med.p50:.2f} | {med.p95:.2f} | {med.p99:.2f} | {med.mean:.2f}"
+            f" | {each} | <= {TARGETS_MS[op]:g} | {met} |"
+        )
     return "\n".join(lines)
 
 
@@ -462,15 +623,23 @@ def machine() -> str:
         sqlite_version, vec_version = conn.execute("select sqlite_version(), vec_version()").fetchone()
     finally:
         conn.close()
-    return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores (shared, noisy),"
-            f" Python {platform.python_version()}, SQLite {sqlite_version}, sqlite-vec {vec_version}")
+    return (
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores (shared, noisy),"
+        f" Python {platform.python_version()}, SQLite {sqlite_version}, sqlite-vec {vec_version}"
+    )
 
 
 def code_state() -> str:
     """The commit measured, marked dirty if the working tree had changes (they were measured)."""
     try:
-        out = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=RESULTS_FILE.parent,
-                             capture_output=True, text=True, timeout=10, check=True)
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            cwd=RESULTS_FILE.parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
     except (OSError, subprocess.SubprocessError):
         return "unknown (no git)"
     return out.stdout.strip()
@@ -487,7 +656,7 @@ def settings_summary(home: Path) -> str:
 
 
 def section(report: Report, args: argparse.Namespace, command: str) -> str:
-    date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return f"""{SECTION}
 
 Command: `{command}` (run from the repository root)
@@ -520,18 +689,28 @@ def write_results(text: str) -> None:
 
 # -- main -----------------------------------------------------------------------------------
 
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="Measure search, bootstrap/context and memory-delta latency over HTTP"
-                    " against a real daemon process (loopback only).")
+        " against a real daemon process (loopback only)."
+    )
     parser.add_argument("--memories", type=int, default=10_000, help="memories to seed (default 10000)")
     parser.add_argument("--requests", type=int, default=300, help="timed requests per operation and run")
     parser.add_argument("--warmup", type=int, default=20, help="untimed requests before each measurement")
     parser.add_argument("--repeat", type=int, default=3, help="runs; the report takes medians over runs")
-    parser.add_argument("--seed", choices=("auto", "http", "store"), default="auto",
-                        help="seeding path: auto = HTTP if it projects under --http-budget, else Store")
-    parser.add_argument("--http-budget", type=float, default=60.0,
-                        help="seconds HTTP seeding may take before auto switches to the Store")
+    parser.add_argument(
+        "--seed",
+        choices=("auto", "http", "store"),
+        default="auto",
+        help="seeding path: auto = HTTP if it projects under --http-budget, else Store",
+    )
+    parser.add_argument(
+        "--http-budget",
+        type=float,
+        default=60.0,
+        help="seconds HTTP seeding may take before auto switches to the Store",
+    )
     parser.add_argument("--probe", type=int, default=500, help="HTTP deltas timed by --seed auto")
     parser.add_argument("--random-seed", type=int, default=20240601, help="seed of the text generator")
     parser.add_argument("--write", action="store_true", help=f"update the section in {RESULTS_FILE.name}")
@@ -555,8 +734,7 @@ def run(args: argparse.Namespace, home: Path) -> Report:
         measure(daemon, agent, rng, args, report)
     finally:
         daemon.stop()
-    report.rows_at_end, report.vector_share = inspect_store(home, agent["workspace_id"],
-                                                           args.random_seed)
+    report.rows_at_end, report.vector_share = inspect_store(home, agent["workspace_id"], args.random_seed)
     report.code = code_state()
     report.settings = settings_summary(home)
     return report

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from latency import Daemon, Stats
@@ -41,16 +41,20 @@ def hook_command(repo: Path) -> str:
 def run_launcher(repo: Path, env: dict[str, str], python: str) -> tuple[float, str]:
     command = hook_command(repo).replace("python3", shlex.quote(python), 1)
     started = time.perf_counter()
-    out = subprocess.run(["sh", "-c", command], input=b'{"source": "startup"}',
-                         capture_output=True, env={**env, "CLAUDE_PROJECT_DIR": str(repo)}, timeout=30)
+    out = subprocess.run(
+        ["sh", "-c", command],
+        input=b'{"source": "startup"}',
+        capture_output=True,
+        env={**env, "CLAUDE_PROJECT_DIR": str(repo)},
+        timeout=30,
+    )
     elapsed = (time.perf_counter() - started) * 1000
     if out.returncode != 0:
         raise RuntimeError(f"launcher exited {out.returncode}: {out.stderr.decode()}")
     return elapsed, out.stdout.decode("utf-8")
 
 
-def measure(repo: Path, env: dict[str, str], runs: int, expect_cached: bool,
-            python: str) -> list[float]:
+def measure(repo: Path, env: dict[str, str], runs: int, expect_cached: bool, python: str) -> list[float]:
     samples = []
     for _ in range(runs):
         elapsed, text = run_launcher(repo, env, python)
@@ -65,47 +69,74 @@ def setup_repo(home: Path, env: dict[str, str], daemon: Daemon) -> Path:
     repo.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
     (repo / "AGENTS.md").write_text("# Team rules\n", encoding="utf-8")
-    subprocess.run([sys.executable, "-m", "daemon", "connect", "--runtime", "claude_code",
-                    "--repo", str(repo), "--yes", "--json"], env=env, check=True,
-                   capture_output=True, timeout=60)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "daemon",
+            "connect",
+            "--runtime",
+            "claude_code",
+            "--repo",
+            str(repo),
+            "--yes",
+            "--json",
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     return repo
 
 
 def interpreters() -> list[str]:
     """``python3`` as found on PATH, and the interpreter behind it when PATH holds a shim
     (pyenv's costs a bash script per start, which the user's machine may or may not have)."""
-    real = subprocess.run([PYTHON, "-c", "import sys; print(sys.executable)"],
-                          capture_output=True, text=True).stdout.strip()
+    real = subprocess.run(
+        [PYTHON, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True
+    ).stdout.strip()
     found = shutil.which(PYTHON) or PYTHON
     return [PYTHON] + ([real] if real and os.path.realpath(found) != os.path.realpath(real) else [])
 
 
-def section(rows: list[tuple[str, str, Stats, list[float]]], args: argparse.Namespace,
-            command: str, python_paths: list[str]) -> str:
-    table = [f"| {python} | daemon {state} | {s.p50:.1f} | {s.p95:.1f} | {s.mean:.1f} | "
-             f"{', '.join(f'{v:.1f}' for v in p50s)} | <= {TARGETS_MS[state]:.0f} | "
-             f"{'yes' if s.p50 <= TARGETS_MS[state] else '**no**'} |"
-             for python, state, s, p50s in rows]
-    return "\n".join([
-        SECTION, "",
-        f"Command: `{command}` (repository root). Date: "
-        f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Machine: {platform.system()} "
-        f"{platform.machine()}, {os.cpu_count()} cores (shared, noisy). Interpreters: "
-        + ", ".join(f"`{p}`" for p in python_paths) + ".",
-        "",
-        "The SessionStart command exactly as `memorycloud connect --runtime claude_code` wrote it"
-        " (`python3 -S .../.amp/launcher.py --runtime claude_code`), run through `sh -c` as a"
-        " new process per run, interpreter start-up included: with the daemon up it fetches a"
-        " live context pack and saves the receipt; with the daemon stopped it prints the"
-        f" fallback cache. {args.runs} runs after {args.warmup} warm-up, {args.repeat} repeats;"
-        " figures are medians over repeats. On this machine `python3` on PATH is a pyenv shim"
-        " (a bash script that adds ~60 ms to every start); the second interpreter row is the"
-        " same Python started directly, as on a machine without a shim.",
-        "",
-        "| python3 | state | p50 ms | p95 ms | mean ms | p50 of each repeat | target p50 | met |",
-        "|---|---|---:|---:|---:|---|---:|---|",
-        *table, "",
-    ])
+def section(
+    rows: list[tuple[str, str, Stats, list[float]]],
+    args: argparse.Namespace,
+    command: str,
+    python_paths: list[str],
+) -> str:
+    table = [
+        f"| {python} | daemon {state} | {s.p50:.1f} | {s.p95:.1f} | {s.mean:.1f} | "
+        f"{', '.join(f'{v:.1f}' for v in p50s)} | <= {TARGETS_MS[state]:.0f} | "
+        f"{'yes' if s.p50 <= TARGETS_MS[state] else '**no**'} |"
+        for python, state, s, p50s in rows
+    ]
+    return "\n".join(
+        [
+            SECTION,
+            "",
+            f"Command: `{command}` (repository root). Date: "
+            f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Machine: {platform.system()} "
+            f"{platform.machine()}, {os.cpu_count()} cores (shared, noisy). Interpreters: "
+            + ", ".join(f"`{p}`" for p in python_paths)
+            + ".",
+            "",
+            "The SessionStart command exactly as `memorycloud connect --runtime claude_code` wrote it"
+            " (`python3 -S .../.amp/launcher.py --runtime claude_code`), run through `sh -c` as a"
+            " new process per run, interpreter start-up included: with the daemon up it fetches a"
+            " live context pack and saves the receipt; with the daemon stopped it prints the"
+            f" fallback cache. {args.runs} runs after {args.warmup} warm-up, {args.repeat} repeats;"
+            " figures are medians over repeats. On this machine `python3` on PATH is a pyenv shim"
+            " (a bash script that adds ~60 ms to every start); the second interpreter row is the"
+            " same Python started directly, as on a machine without a shim.",
+            "",
+            "| python3 | state | p50 ms | p95 ms | mean ms | p50 of each repeat | target p50 | met |",
+            "|---|---|---:|---:|---:|---|---:|---|",
+            *table,
+            "",
+        ]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,11 +163,14 @@ def main(argv: list[str] | None = None) -> int:
                     for _ in range(args.repeat):
                         measure(repo, env, args.warmup, cached, python)
                         runs.setdefault((python, state), []).append(
-                            Stats.of(measure(repo, env, args.runs, cached, python)))
+                            Stats.of(measure(repo, env, args.runs, cached, python))
+                        )
         finally:
             daemon.stop()
-    rows = [(python, state, Stats.median_of(values), [s.p50 for s in values])
-            for (python, state), values in runs.items()]
+    rows = [
+        (python, state, Stats.median_of(values), [s.p50 for s in values])
+        for (python, state), values in runs.items()
+    ]
     command = " ".join(shlex.quote(w) for w in ["python", "bench/launcher.py", *(argv or sys.argv[1:])])
     text = section(rows, args, command, pythons)
     print(text)

@@ -29,14 +29,14 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
+import writes
 from harness import Daemon, code_state, create_agents, daemon_env, machine_line, owner_key
 from latency import PROJECTS, delta_body, search_query, typo_query
 from results import write_section
 from scale import brief_task, ingest
-import writes
 
 SECTION = "## Speed and scale: where the time goes"
 
@@ -109,11 +109,17 @@ def build_store(home: Path, count: int):
         with store.transaction():
             for _ in range(min(1000, count - first)):
                 body = delta_body(rng)
-                service.record(identity, workspace_id=identity["workspace_id"],
-                               project_key=body["project_key"], delta_type=body["delta_type"],
-                               summary=body["summary"], why_it_matters=body.get("why_it_matters"),
-                               triggers=body["retrieval_triggers"], importance=body["importance"],
-                               source="memory_delta")
+                service.record(
+                    identity,
+                    workspace_id=identity["workspace_id"],
+                    project_key=body["project_key"],
+                    delta_type=body["delta_type"],
+                    summary=body["summary"],
+                    why_it_matters=body.get("why_it_matters"),
+                    triggers=body["retrieval_triggers"],
+                    importance=body["importance"],
+                    source="memory_delta",
+                )
     store.conn.execute("pragma wal_checkpoint(truncate)")
     return store, identity
 
@@ -128,11 +134,17 @@ def search_steps(store, workspace: str, queries: int) -> list[str]:
     from state import search as search_module
 
     index = store.search
-    rows = ["| queries | whole search | BM25 | documents matched | query vector | vector rerank |"
-            " KNN scan (share of queries) |", "|---|---:|---:|---:|---:|---:|---:|"]
+    rows = [
+        "| queries | whole search | BM25 | documents matched | query vector | vector rerank |"
+        " KNN scan (share of queries) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     rng = random.Random(1)
-    for label, make in (("vocabulary", search_query), ("misspelt", typo_query),
-                        ("a brief's task", brief_task)):
+    for label, make in (
+        ("vocabulary", search_query),
+        ("misspelt", typo_query),
+        ("a brief's task", brief_task),
+    ):
         steps: dict[str, list[float]] = {k: [] for k in ("all", "bm25", "vector", "rerank", "knn")}
         matched: list[int] = []
         scans = 0
@@ -144,8 +156,11 @@ def search_steps(store, workspace: str, queries: int) -> list[str]:
             ms, bm25 = timed(lambda: index._bm25_ranked(terms, [workspace], 50))
             steps["bm25"].append(ms)
             if match:
-                matched.append(store.conn.execute(
-                    "select count(*) from memory_fts where memory_fts match ?", (match,)).fetchone()[0])
+                matched.append(
+                    store.conn.execute(
+                        "select count(*) from memory_fts where memory_fts match ?", (match,)
+                    ).fetchone()[0]
+                )
             ms, vector = timed(lambda: index._query_vector(query))
             steps["vector"].append(ms)
             if vector is None:
@@ -159,9 +174,11 @@ def search_steps(store, workspace: str, queries: int) -> list[str]:
         def med(key: str) -> str:
             return f"{statistics.median(steps[key]):.2f} ms" if steps[key] else "-"
 
-        rows.append(f"| {label} | {med('all')} | {med('bm25')} |"
-                    f" {statistics.median(matched) if matched else 0:.0f} | {med('vector')} |"
-                    f" {med('rerank')} | {med('knn')} ({scans / queries:.0%}) |")
+        rows.append(
+            f"| {label} | {med('all')} | {med('bm25')} |"
+            f" {statistics.median(matched) if matched else 0:.0f} | {med('vector')} |"
+            f" {med('rerank')} | {med('knn')} ({scans / queries:.0%}) |"
+        )
     return rows
 
 
@@ -175,17 +192,22 @@ def pack_steps(store, identity, queries: int) -> list[str]:
     packs = ContextPackService(store)
     briefs = BriefService(store, packs, DeltaService(store, changes), changes)
     rng = random.Random(2)
-    boot = [timed(lambda: packs.build(identity, {"project_key": rng.choice(PROJECTS)}, "http://x"))[0]
-            for _ in range(queries)]
+    boot = [
+        timed(lambda: packs.build(identity, {"project_key": rng.choice(PROJECTS)}, "http://x"))[0]
+        for _ in range(queries)
+    ]
     brief, relevant = [], []
     for _ in range(queries):
         body = {"task": brief_task(rng), "project_key": rng.choice(PROJECTS), "max_items": 8}
         brief.append(timed(lambda: briefs.create(identity, body, "http://x"))[0])
         query = f"{body['task']}\n"
         relevant.append(timed(lambda: briefs._relevant(identity["workspace_id"], query, 8))[0])
-    return ["| operation | p50 | of which the search of the task |", "|---|---:|---:|",
-            f"| bootstrap/context | {statistics.median(boot):.2f} ms | - |",
-            f"| memory-brief | {statistics.median(brief):.2f} ms | {statistics.median(relevant):.2f} ms |"]
+    return [
+        "| operation | p50 | of which the search of the task |",
+        "|---|---:|---:|",
+        f"| bootstrap/context | {statistics.median(boot):.2f} ms | - |",
+        f"| memory-brief | {statistics.median(brief):.2f} ms | {statistics.median(relevant):.2f} ms |",
+    ]
 
 
 # The steps of a memory brief, each timed where it is called (inclusive: a step's time
@@ -201,7 +223,13 @@ BRIEF_STEPS = (
     ("state.amp_records", "AmpRecords", "recent_events", "recent events", "whole brief"),
     ("daemon.runtime.briefs", "BriefService", "_handoff", "hand-off", "whole brief"),
     ("state.suite_records", "SuiteRecords", "installed_lenses", "installed lenses", "whole brief"),
-    ("daemon.runtime.context_packs", "ContextPackService", "compose", "compose the context pack", "whole brief"),
+    (
+        "daemon.runtime.context_packs",
+        "ContextPackService",
+        "compose",
+        "compose the context pack",
+        "whole brief",
+    ),
     ("daemon.runtime.context_packs", "ContextPackService", "save", "store pack and receipt", "whole brief"),
     ("state.amp_records", "AmpRecords", "insert_brief", "store the brief", "whole brief"),
 )
@@ -233,6 +261,7 @@ def brief_steps(store, identity, briefs: int) -> list[str]:
             finally:
                 spent[_label] += time.perf_counter() - started
                 calls[_label] += 1
+
         setattr(cls, name, functools.wraps(original)(timed_step))
     try:
         changes = ContextChanges()
@@ -240,7 +269,7 @@ def brief_steps(store, identity, briefs: int) -> list[str]:
         service = BriefService(store, packs, DeltaService(store, changes), changes)
         rng = random.Random(4)
         encode: list[float] = []
-        for round_ in range(2):  # the first round warms caches and is not counted
+        for _round in range(2):  # the first round warms caches and is not counted
             spent.clear()
             calls.clear()
             encode.clear()
@@ -252,13 +281,19 @@ def brief_steps(store, identity, briefs: int) -> list[str]:
         for cls, name, original in originals:
             setattr(cls, name, original)
     whole = spent["whole brief (in process)"]
-    rows = ["| step | ms per brief | share of the brief | calls per brief | of which |",
-            "|---|---:|---:|---:|---|"]
+    rows = [
+        "| step | ms per brief | share of the brief | calls per brief | of which |",
+        "|---|---:|---:|---:|---|",
+    ]
     for _, _, _, label, parent in BRIEF_STEPS:
-        rows.append(f"| {label} | {spent[label] / briefs * 1000:.2f} | {spent[label] / whole:.0%} |"
-                    f" {calls[label] / briefs:.1f} | {parent or '-'} |")
-    rows.append(f"| the answer's JSON (json.dumps, {len(json.dumps(answer, ensure_ascii=False)) // 1000} KB)"
-                f" | {statistics.mean(encode):.2f} | - | 1.0 | HTTP layer |")
+        rows.append(
+            f"| {label} | {spent[label] / briefs * 1000:.2f} | {spent[label] / whole:.0%} |"
+            f" {calls[label] / briefs:.1f} | {parent or '-'} |"
+        )
+    rows.append(
+        f"| the answer's JSON (json.dumps, {len(json.dumps(answer, ensure_ascii=False)) // 1000} KB)"
+        f" | {statistics.mean(encode):.2f} | - | 1.0 | HTTP layer |"
+    )
     return rows
 
 
@@ -280,10 +315,24 @@ def aggregate(raw: Path, top: int) -> tuple[int, list[tuple[str, float]], list[t
         own[frames[-1]] += n
         for frame in set(frames):
             below[frame] += n
-    skip = ("_run_code", "_run_module_as_main", "<module>", "main (__init__.py)", "cmd_daemon_run",
-            "run (runners.py)", "Runner.run", "BaseEventLoop", "Handle._run", "Thread.",
-            "_bootstrap", "_fix_request_current_app", "Application._handle", "error_middleware",
-            "guard_middleware", "RequestHandler._handle_request")
+    skip = (
+        "_run_code",
+        "_run_module_as_main",
+        "<module>",
+        "main (__init__.py)",
+        "cmd_daemon_run",
+        "run (runners.py)",
+        "Runner.run",
+        "BaseEventLoop",
+        "Handle._run",
+        "Thread.",
+        "_bootstrap",
+        "_fix_request_current_app",
+        "Application._handle",
+        "error_middleware",
+        "guard_middleware",
+        "RequestHandler._handle_request",
+    )
     inclusive = [(f, n / total) for f, n in below.most_common() if not any(s in f for s in skip)]
     return total, [(f, n / total) for f, n in own.most_common(top)], inclusive[:top]
 
@@ -300,30 +349,51 @@ def profile_writes(seconds: float, top: int) -> list[str]:
             daemon.start()
             raw = home / "profile.txt"
             try:
+
                 async def load() -> dict:
                     rng = random.Random(3)
                     agents = await create_agents(daemon.port, owner_key(home), 8)
                     await ingest(daemon.port, agents, 5000, rng, [])
                     await asyncio.sleep(6)
-                    clients = [await writes.open_client(daemon.port, a, rng, f"c{i}")
-                               for i, a in enumerate(agents)]
-                    spy_proc = subprocess.Popen(
-                        [spy, "record", "--pid", str(daemon.process.pid), "-r", "200", "-d",
-                         str(int(seconds)), "-f", "raw", "-o", str(raw)],
-                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    clients = [
+                        await writes.open_client(daemon.port, a, rng, f"c{i}") for i, a in enumerate(agents)
+                    ]
+                    spy_proc = subprocess.Popen(  # noqa: ASYNC220 - runs beside the loop until killed
+                        [
+                            spy,
+                            "record",
+                            "--pid",
+                            str(daemon.process.pid),
+                            "-r",
+                            "200",
+                            "-d",
+                            str(int(seconds)),
+                            "-f",
+                            "raw",
+                            "-o",
+                            str(raw),
+                        ],
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                    )
                     await asyncio.sleep(1)
                     result = writes.Result()
                     await writes.many_clients(clients, kind, rng, seconds - 2, daemon.process.pid, result)
                     await asyncio.to_thread(spy_proc.wait)
                     return {"rate": result.rate[kind]}
+
                 figures = asyncio.run(load())
             finally:
                 daemon.stop()
             total, own, inclusive = aggregate(raw, top)
-        out += [f"{writes.LABELS[kind]}, 8 clients, {figures['rate']:.0f} per second while sampled"
-                f" ({total} samples of the daemon process):", "",
-                "| function (self) | share | function (inclusive) | share |", "|---|---:|---|---:|"]
-        for (f1, s1), (f2, s2) in zip(own, inclusive):
+        out += [
+            f"{writes.LABELS[kind]}, 8 clients, {figures['rate']:.0f} per second while sampled"
+            f" ({total} samples of the daemon process):",
+            "",
+            "| function (self) | share | function (inclusive) | share |",
+            "|---|---:|---|---:|",
+        ]
+        for (f1, s1), (f2, s2) in zip(own, inclusive, strict=False):  # may differ in length
             out.append(f"| `{f1}` | {s1:.1%} | `{f2}` | {s2:.1%} |")
         out.append("")
     return out
@@ -349,23 +419,39 @@ def main(argv: list[str] | None = None) -> int:
             settings = store.settings
             search_rows = search_steps(store, identity["workspace_id"], args.queries)
             pack_rows = pack_steps(store, identity, max(20, args.queries // 2))
-            pack_rows += ["", f"A memory brief step by step ({args.briefs} briefs after as many"
-                          " untimed; steps timed where they are called, so a step includes"
-                          " those it calls):", "", *brief_steps(store, identity, args.briefs)]
+            pack_rows += [
+                "",
+                f"A memory brief step by step ({args.briefs} briefs after as many"
+                " untimed; steps timed where they are called, so a step includes"
+                " those it calls):",
+                "",
+                *brief_steps(store, identity, args.briefs),
+            ]
         finally:
             store.close()
     write_rows = [] if args.no_writes else profile_writes(args.seconds, args.top)
-    text = "\n".join([
-        SECTION, "",
-        f"Command: `{command}` (repository root). Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC."
-        f" Code: `{code_state()}`.",
-        f"Machine: {machine_line()}. 1-minute load average at the start: {load_start:.2f}, at the"
-        f" end: {os.getloadavg()[0]:.2f}.", "",
-        f"In-process, {args.memories} memories in one workspace (written through"
-        f" DeltaService.record in {built:.0f} s); embedder {settings.embedder}, dimension"
-        f" {settings.dimension}, vector_mode {settings.vector_mode}; {args.queries} queries of each kind;"
-        " medians:", "", *search_rows, "", *pack_rows, "", *write_rows, PLAN,
-    ])
+    text = "\n".join(
+        [
+            SECTION,
+            "",
+            f"Command: `{command}` (repository root). Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC."
+            f" Code: `{code_state()}`.",
+            f"Machine: {machine_line()}. 1-minute load average at the start: {load_start:.2f}, at the"
+            f" end: {os.getloadavg()[0]:.2f}.",
+            "",
+            f"In-process, {args.memories} memories in one workspace (written through"
+            f" DeltaService.record in {built:.0f} s); embedder {settings.embedder}, dimension"
+            f" {settings.dimension}, vector_mode {settings.vector_mode}; {args.queries} queries of each kind;"
+            " medians:",
+            "",
+            *search_rows,
+            "",
+            *pack_rows,
+            "",
+            *write_rows,
+            PLAN,
+        ]
+    )
     print(text)
     if args.write:
         write_section(SECTION, text)

@@ -19,14 +19,12 @@ from __future__ import annotations
 import argparse
 import random
 import shutil
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
-
 from harness import CODE, Daemon, daemon_env, machine_line, owner_key  # noqa: F401 (CODE: sys.path)
 from latency import memory_text, search_query
 
@@ -58,8 +56,11 @@ def make_previous_store(home: Path, count: int, rng: random.Random) -> Path:
         for start in range(0, count, 500):
             with store.transaction():
                 for _ in range(start, min(start + 500, count)):
-                    store.memories.create(NewMemory(namespace="wsp_bench", kind="fact",
-                                                    content=memory_text(rng), source="bench"))
+                    store.memories.create(
+                        NewMemory(
+                            namespace="wsp_bench", kind="fact", content=memory_text(rng), source="bench"
+                        )
+                    )
         store.close()
     finally:
         index_builds.current_tokenizer, embedders._FACTORIES["hashing"] = current, factory
@@ -95,8 +96,9 @@ def run(count: int) -> None:
         daemon = Daemon(home=home, env=daemon_env(home))
         daemon.start()
         started = time.perf_counter()
-        http = httpx.Client(base_url=daemon.url, headers={
-            "Authorization": f"Bearer {owner_key(home)}"}, timeout=30)
+        http = httpx.Client(
+            base_url=daemon.url, headers={"Authorization": f"Bearer {owner_key(home)}"}, timeout=30
+        )
         during: list[float] = []
         seen = ""
         while True:
@@ -117,8 +119,9 @@ def run(count: int) -> None:
         print(f"{took:6.1f} s  search index: current")
         job = None
         while job is None or not job["runs"]:  # the run's result, once the trash is gone too
-            job = next(j for j in http.get("/api/local/status").json()["jobs"]
-                       if j["name"] == "rebuild_search_index")
+            job = next(
+                j for j in http.get("/api/local/status").json()["jobs"] if j["name"] == "rebuild_search_index"
+            )
             time.sleep(0.2)
         print(f"rebuild job: {job['last_result']}, whole run {job['last_duration_ms'] / 1000:.1f} s")
         after = []

@@ -48,12 +48,13 @@ import shlex
 import sys
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 from results import RESULTS_PATH, write_section
+
 from state.config import Settings
 from state.memories import NewMemory
 from state.store import Store
@@ -83,7 +84,7 @@ class Config:
     rrf_k: int | None = None  # None: the product's RRF_K
 
     @classmethod
-    def shipped(cls, label: str = "default (as shipped)") -> "Config":
+    def shipped(cls, label: str = "default (as shipped)") -> Config:
         s = Settings()
         return cls(label, s.bm25_weight, s.vector_weight, s.vector_mode)
 
@@ -135,8 +136,7 @@ class Scores:
         return self.sums.get(name, 0.0) / self.n if self.n else 0.0
 
 
-METRIC_NAMES = (*(f"hit@{k}" for k in KS), "R@5", "R@10", "MRR@10",
-                *(f"R@{b}c" for b in BUDGETS))
+METRIC_NAMES = (*(f"hit@{k}" for k in KS), "R@5", "R@10", "MRR@10", *(f"R@{b}c" for b in BUDGETS))
 SHORT_METRICS = ("MRR@10", "hit@1", "hit@5", "hit@10", "R@2000c")
 # (lang, variant, config label, split) -> scores
 Results = dict[tuple[str, str, str, str], Scores]
@@ -192,13 +192,15 @@ def load_queries(data: Path, lang: str, variant: str) -> list[Query]:
     queries = []
     for qi, d in enumerate(dialogues):
         lines = d["dialogue"][1 : d["test-turn"][0]]
-        queries.append(Query(
-            qid=f"madial-{lang}#{d.get('id', qi)}",
-            index=qi,
-            namespace=f"madial-{lang}/user-{d['user-id']}",
-            text=query_text(lines, variant),
-            gold=frozenset(f"madial-{lang}/{r}" for r in d["relevant-id"]),
-        ))
+        queries.append(
+            Query(
+                qid=f"madial-{lang}#{d.get('id', qi)}",
+                index=qi,
+                namespace=f"madial-{lang}/user-{d['user-id']}",
+                text=query_text(lines, variant),
+                gold=frozenset(f"madial-{lang}/{r}" for r in d["relevant-id"]),
+            )
+        )
     return queries
 
 
@@ -219,10 +221,15 @@ def ingest(store: Store, memories: Sequence[Memory]) -> dict[str, str]:
     id_map: dict[str, str] = {}
     with store.transaction():
         for memory in memories:
-            record = store.memories.create(NewMemory(
-                namespace=memory.namespace, kind="event", content=memory.text,
-                source="bench", title="",
-            ))
+            record = store.memories.create(
+                NewMemory(
+                    namespace=memory.namespace,
+                    kind="event",
+                    content=memory.text,
+                    source="bench",
+                    title="",
+                )
+            )
             id_map[record["id"]] = memory.madial_id
     return id_map
 
@@ -258,8 +265,7 @@ def query_metrics(ranked: Sequence[str], gold: frozenset[str]) -> dict[str, floa
     return metrics
 
 
-def budget_recall(ranked: Sequence[str], gold: frozenset[str], lengths: dict[str, int],
-                  budget: int) -> float:
+def budget_recall(ranked: Sequence[str], gold: frozenset[str], lengths: dict[str, int], budget: int) -> float:
     """Share of the gold memories among the leading results that fit in ``budget`` chars."""
     used, read = 0, set()
     for mid in ranked:
@@ -284,12 +290,17 @@ def configured(store: Store, config: Config) -> Iterator[None]:
     try:
         yield
     finally:
-        (search.bm25_weight, search.vector_weight, search.vector_mode,
-         search_module.RRF_K) = saved
+        (search.bm25_weight, search.vector_weight, search.vector_mode, search_module.RRF_K) = saved
 
 
-def evaluate(bench: Bench, queries: Sequence[Query], config: Config, *, budgets: bool = True,
-             misses: list[tuple[Query, list[str]]] | None = None) -> dict[str, Scores]:
+def evaluate(
+    bench: Bench,
+    queries: Sequence[Query],
+    config: Config,
+    *,
+    budgets: bool = True,
+    misses: list[tuple[Query, list[str]]] | None = None,
+) -> dict[str, Scores]:
     """Run every query with ``config``; scores per split (all, even, odd)."""
     scores = {split: Scores() for split in SPLITS}
     with configured(bench.store, config):
@@ -308,8 +319,11 @@ def evaluate(bench: Bench, queries: Sequence[Query], config: Config, *, budgets:
 
 
 def run_grid(
-    data: Path, configs: Sequence[Config], settings: Settings | None = None,
-    variants: Sequence[str] = VARIANTS, budgets: bool = True,
+    data: Path,
+    configs: Sequence[Config],
+    settings: Settings | None = None,
+    variants: Sequence[str] = VARIANTS,
+    budgets: bool = True,
 ) -> Results:
     """Every language x query variant x search config on one store per language."""
     results: Results = {}
@@ -323,11 +337,19 @@ def run_grid(
     return results
 
 
-def objective(results: Results, label: str, split: str,
-              variants: Sequence[str] = SUMMARY_VARIANTS, metric: str = "MRR@10") -> float:
+def objective(
+    results: Results,
+    label: str,
+    split: str,
+    variants: Sequence[str] = SUMMARY_VARIANTS,
+    metric: str = "MRR@10",
+) -> float:
     """Mean of ``metric`` over both languages and ``variants`` for one config and split."""
-    cells = [s for (_, variant, lab, sp), s in results.items()
-             if lab == label and sp == split and variant in variants]
+    cells = [
+        s
+        for (_, variant, lab, sp), s in results.items()
+        if lab == label and sp == split and variant in variants
+    ]
     return sum(s.mean(metric) for s in cells) / len(cells) if cells else float("nan")
 
 
@@ -360,23 +382,28 @@ def _ideas() -> list[Idea]:
     import state.embedders as embedders
     import state.search as search_module
 
-    def query_like_document(self: embedders.HashingEmbedder, text: str,
-                            frequencies: object) -> list[float]:
+    def query_like_document(self: embedders.HashingEmbedder, text: str, frequencies: object) -> list[float]:
         return embedders.HashingEmbedder.embed(self, text)
 
     base = Settings()
     return [
-        Idea("previous search settings (fallback 1:0.25, dimension 512)", [],
-             replace(base, dimension=512, vector_mode="fallback", vector_weight=0.25)),
+        Idea(
+            "previous search settings (fallback 1:0.25, dimension 512)",
+            [],
+            replace(base, dimension=512, vector_mode="fallback", vector_weight=0.25),
+        ),
         Idea("dimension 512", [], replace(base, dimension=512)),
         Idea("dimension 2048", [], replace(base, dimension=2048)),
-        Idea("query embedded like a document (no idf, unseen words kept)",
-             [(embedders.HashingEmbedder, "embed_query", query_like_document)]),
-        Idea("query without idf weights (unseen words still dropped)",
-             [(embedders, "_idf", lambda frequency, total: 1.0)]),
+        Idea(
+            "query embedded like a document (no idf, unseen words kept)",
+            [(embedders.HashingEmbedder, "embed_query", query_like_document)],
+        ),
+        Idea(
+            "query without idf weights (unseen words still dropped)",
+            [(embedders, "_idf", lambda frequency, total: 1.0)],
+        ),
         Idea("no minimum vector similarity", [(search_module, "MIN_VECTOR_SIMILARITY", -1.0)]),
-        Idea("common CJK characters kept in BM25 queries",
-             [(search_module, "MAX_CJK_CHAR_SHARE", 2.0)]),
+        Idea("common CJK characters kept in BM25 queries", [(search_module, "MAX_CJK_CHAR_SHARE", 2.0)]),
     ]
 
 
@@ -384,11 +411,18 @@ def run_ideas(data: Path) -> dict[str, Results]:
     """Each idea on freshly built stores; MRR@10 of vectors alone and the default fusion."""
     out: dict[str, Results] = {}
     for idea in _ideas():
-        configs = (BM25, VECTORS, Config("default settings", idea.settings.bm25_weight,
-                                   idea.settings.vector_weight, idea.settings.vector_mode))
+        configs = (
+            BM25,
+            VECTORS,
+            Config(
+                "default settings",
+                idea.settings.bm25_weight,
+                idea.settings.vector_weight,
+                idea.settings.vector_mode,
+            ),
+        )
         with patched(idea.patches):
-            out[idea.name] = run_grid(data, configs, idea.settings, SUMMARY_VARIANTS,
-                                      budgets=False)
+            out[idea.name] = run_grid(data, configs, idea.settings, SUMMARY_VARIANTS, budgets=False)
     return out
 
 
@@ -396,8 +430,12 @@ def run_ideas(data: Path) -> dict[str, Results]:
 
 
 def embedder_configs() -> tuple[Config, ...]:
-    return (BM25, VECTORS, *(Config(f"always 1:{w:g}", 1.0, w, "always") for w in (0.5, 1.0)),
-            Config("rerank 1:1", 1.0, 1.0, "rerank"))
+    return (
+        BM25,
+        VECTORS,
+        *(Config(f"always 1:{w:g}", 1.0, w, "always") for w in (0.5, 1.0)),
+        Config("rerank 1:1", 1.0, 1.0, "rerank"),
+    )
 
 
 def run_embedder(data: Path, name: str, dimension: int) -> Results:
@@ -420,10 +458,17 @@ def run_embedder(data: Path, name: str, dimension: int) -> Results:
 # -- output ------------------------------------------------------------------------------
 
 
-def results_table(results: Results, configs: Sequence[Config], split: str,
-                  metrics: Sequence[str] = METRIC_NAMES, variants: Sequence[str] = VARIANTS) -> str:
-    rows = ["| lang | query | search | " + " | ".join(metrics) + " |",
-            "| --- | --- | --- | " + " | ".join("---:" for _ in metrics) + " |"]
+def results_table(
+    results: Results,
+    configs: Sequence[Config],
+    split: str,
+    metrics: Sequence[str] = METRIC_NAMES,
+    variants: Sequence[str] = VARIANTS,
+) -> str:
+    rows = [
+        "| lang | query | search | " + " | ".join(metrics) + " |",
+        "| --- | --- | --- | " + " | ".join("---:" for _ in metrics) + " |",
+    ]
     for lang in LANGS:
         for variant in variants:
             for config in configs:
@@ -449,15 +494,19 @@ def best_note(results: Results) -> str:
     gap = scores[best] - scores.get(shipped, float("nan"))
     if best == shipped or gap <= 0:
         return "It is the best row of the even half."
-    return (f"The best even-half row ({best}) is {gap:.3f} higher, inside the noise (a "
-            "paired standard error is about 0.015 here); `auto` was chosen per language "
-            "(bench/RESULTS.md, \"choosing the conversation context\": the rerank helps "
-            "Chinese and costs English, here and on the conversations).")
+    return (
+        f"The best even-half row ({best}) is {gap:.3f} higher, inside the noise (a "
+        "paired standard error is about 0.015 here); `auto` was chosen per language "
+        '(bench/RESULTS.md, "choosing the conversation context": the rerank helps '
+        "Chinese and costs English, here and on the conversations)."
+    )
 
 
 def tune_table(results: Results) -> str:
-    rows = ["| search (bm25:vector) | tuning half (even) | held out (odd) | all |",
-            "| --- | ---: | ---: | ---: |"]
+    rows = [
+        "| search (bm25:vector) | tuning half (even) | held out (odd) | all |",
+        "| --- | ---: | ---: | ---: |",
+    ]
     for config in TUNE_CONFIGS:
         cells = " | ".join(f"{objective(results, config.label, s):.3f}" for s in ("even", "odd", "all"))
         rows.append(f"| {config.label} | {cells} |")
@@ -466,23 +515,31 @@ def tune_table(results: Results) -> str:
 
 def ideas_table(ideas: dict[str, Results], main: Results) -> str:
     labels = ("bm25 only", "vector only", "default settings")
-    rows = ["| variant | " + " | ".join(f"{lab}: even / odd" for lab in labels) + " |",
-            "| --- | " + " | ".join("---:" for _ in labels) + " |"]
-    shipped = {"bm25 only": BM25.label, "vector only": VECTORS.label,
-               "default settings": Config.shipped().label}
-    cells = [f"{objective(main, shipped[lab], 'even'):.3f} / {objective(main, shipped[lab], 'odd'):.3f}"
-             for lab in labels]
+    rows = [
+        "| variant | " + " | ".join(f"{lab}: even / odd" for lab in labels) + " |",
+        "| --- | " + " | ".join("---:" for _ in labels) + " |",
+    ]
+    shipped = {
+        "bm25 only": BM25.label,
+        "vector only": VECTORS.label,
+        "default settings": Config.shipped().label,
+    }
+    cells = [
+        f"{objective(main, shipped[lab], 'even'):.3f} / {objective(main, shipped[lab], 'odd'):.3f}"
+        for lab in labels
+    ]
     rows.append("| as shipped | " + " | ".join(cells) + " |")
     for name, results in ideas.items():
-        cells = [f"{objective(results, lab, 'even'):.3f} / {objective(results, lab, 'odd'):.3f}"
-                 for lab in labels]
+        cells = [
+            f"{objective(results, lab, 'even'):.3f} / {objective(results, lab, 'odd'):.3f}" for lab in labels
+        ]
         rows.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
 def paired(a: Scores, b: Scores) -> tuple[float, float]:
     """Mean per-query MRR@10 difference a - b and its standard error."""
-    diffs = [x - y for x, y in zip(a.mrr, b.mrr)]
+    diffs = [x - y for x, y in zip(a.mrr, b.mrr, strict=True)]
     mean = sum(diffs) / len(diffs)
     variance = sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)
     return mean, math.sqrt(variance / len(diffs))
@@ -491,38 +548,46 @@ def paired(a: Scores, b: Scores) -> tuple[float, float]:
 def verdict(results: Results) -> str:
     """Whether the shipped default beats both single methods, per split, language and query;
     with the paired difference and its standard error, since 80-160 queries are few."""
-    rows = ["| dialogues | lang | query | default | bm25 only | vector only | default - bm25 |"
-            " default - vector | beats both |",
-            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    rows = [
+        "| dialogues | lang | query | default | bm25 only | vector only | default - bm25 |"
+        " default - vector | beats both |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
     shipped = Config.shipped().label
     for split in ("all", "odd"):
         for lang in LANGS:
             for variant in VARIANTS:
-                d, b, v = (results[(lang, variant, lab, split)]
-                           for lab in (shipped, BM25.label, VECTORS.label))
+                d, b, v = (
+                    results[(lang, variant, lab, split)] for lab in (shipped, BM25.label, VECTORS.label)
+                )
                 (db, db_se), (dv, dv_se) = paired(d, b), paired(d, v)
                 name = "all 160" if split == "all" else "held out (odd)"
                 rows.append(
                     f"| {name} | {lang} | {variant} | {d.mean('MRR@10'):.3f} | "
                     f"{b.mean('MRR@10'):.3f} | {v.mean('MRR@10'):.3f} | {db:+.3f} ± {db_se:.3f} | "
-                    f"{dv:+.3f} ± {dv_se:.3f} | {'yes' if db > 0 and dv > 0 else 'no'} |")
+                    f"{dv:+.3f} ± {dv_se:.3f} | {'yes' if db > 0 and dv > 0 else 'no'} |"
+                )
     return "\n".join(rows)
 
 
 def machine_line(seconds: float) -> str:
-    return (f"Date: {dt.date.today().isoformat()}; machine: {platform.machine()} "
-            f"{platform.system()}, {os.cpu_count()} cores, Python {platform.python_version()};"
-            f" run time {seconds:.0f} s.")
+    return (
+        f"Date: {dt.date.today().isoformat()}; machine: {platform.machine()} "
+        f"{platform.system()}, {os.cpu_count()} cores, Python {platform.python_version()};"
+        f" run time {seconds:.0f} s."
+    )
 
 
-def section_markdown(results: Results, command: str, seconds: float,
-                     tuned: Results | None, ideas: dict[str, Results] | None) -> str:
+def section_markdown(
+    results: Results, command: str, seconds: float, tuned: Results | None, ideas: dict[str, Results] | None
+) -> str:
     s = Settings()
-    shipped = Config.shipped().label
     parts = [
-        SECTION_HEADING, "",
+        SECTION_HEADING,
+        "",
         f"Command (repository root, project venv): `{command}`  ",
-        machine_line(seconds), "",
+        machine_line(seconds),
+        "",
         "Data: MADial-Bench (zh 171 memories, en 160; 160 dialogues each), one namespace per "
         "user, each query searches only its own user's memories (83-88 candidates), limit=10, "
         "through `SearchIndex.search` on a real store. Shipped settings: embedder "
@@ -533,62 +598,82 @@ def section_markdown(results: Results, command: str, seconds: float,
         "the first 500 / 2,000 characters of results (a limit-50 search read in rank order; "
         "memories average 34 characters in zh, 111 in en).",
         "",
-        "Headline (official `full` query, all 160 dialogues):", "",
-        headline_table(results), "",
+        "Headline (official `full` query, all 160 dialogues):",
+        "",
+        headline_table(results),
+        "",
         "Does the shipped default beat both BM25 alone and vectors alone (MRR@10)? Differences "
-        "are per-query paired, ± one standard error:", "",
-        verdict(results), "",
-        "All 160 dialogues:", "",
-        results_table(results, MAIN_CONFIGS, "all"), "",
-        "Held out (odd dialogue index, 80 per language; nothing was chosen on them):", "",
+        "are per-query paired, ± one standard error:",
+        "",
+        verdict(results),
+        "",
+        "All 160 dialogues:",
+        "",
+        results_table(results, MAIN_CONFIGS, "all"),
+        "",
+        "Held out (odd dialogue index, 80 per language; nothing was chosen on them):",
+        "",
         results_table(results, MAIN_CONFIGS, "odd"),
     ]
     if tuned:
         parts += [
-            "", "### Tuning (even dialogues only)", "",
+            "",
+            "### Tuning (even dialogues only)",
+            "",
             "How the settings were chosen: every choice (the query weighting of the hashing "
             "embedder, dimension, mode, weights, RRF k, the tokenizer changes) was compared "
             "on the dialogues with an even index only; the odd half took no part and is "
             "reported as held out. MRR@10 below is the mean over zh+en and the `full`+`last2` "
             f"queries. Shipped: {s.bm25_weight:g}:{s.vector_weight:g}, `{s.vector_mode}`, "
             f"RRF k 60. {best_note(tuned)} `rerank` ranks like `always` (a full vector scan) "
-            "at a fraction of the cost at 10k memories.", "",
+            "at a fraction of the cost at 10k memories.",
+            "",
             tune_table(tuned),
         ]
     if ideas:
         parts += [
-            "", "### Variants (fresh stores, monkeypatched; MRR@10, mean over zh+en and "
-            "`full`+`last2`, even / odd)", "",
+            "",
+            "### Variants (fresh stores, monkeypatched; MRR@10, mean over zh+en and "
+            "`full`+`last2`, even / odd)",
+            "",
             "Single CJK characters stay in BM25 queries (they raised BM25's MRR@10 on both "
             "halves when adopted, bench/RESULTS.md history). Common characters are left out "
             "of BM25 queries for speed on large stores; on this small set that changes "
-            "nothing.", "",
+            "nothing.",
+            "",
             ideas_table(ideas, results),
         ]
     return "\n".join(parts) + "\n"
 
 
-def optional_markdown(results: Results, name: str, dimension: int, command: str,
-                      seconds: float) -> str:
+def optional_markdown(results: Results, name: str, dimension: int, command: str, seconds: float) -> str:
     configs = embedder_configs()
     parts = [
-        OPTIONAL_HEADING, "",
+        OPTIONAL_HEADING,
+        "",
         f"Command (repository root, project venv with the extra installed): `{command}`  ",
-        machine_line(seconds), "",
+        machine_line(seconds),
+        "",
         f"Embedder `{name}` (dimension {dimension}); otherwise as in the section above "
         "(same data, queries, metrics and splits). The default stays `hashing`: the optional "
-        "embedders are extras (README, \"Search\"). all-MiniLM-L6-v2 is an English model: "
+        'embedders are extras (README, "Search"). all-MiniLM-L6-v2 is an English model: '
         "on English it lifts the hybrid far above anything lexical, on Chinese it drags it "
         "far below BM25 alone, so use it only for English memories. The `openai:` endpoint "
         "embedder (Ollama and the like) is tested against a local stand-in server "
         "(tests/state/test_search.py), but no real embedding model server runs on the "
         "machine these figures come from, so there are no figures for it here; run this "
-        "command with `--embedder openai:MODEL@URL` where one does.", "",
-        "Official `full` query, all 160 dialogues:", "",
-        results_table(results, configs, "all", SHORT_METRICS, ("full",)), "",
-        "All queries, all dialogues:", "",
-        results_table(results, configs, "all"), "",
-        "Held out (odd dialogues):", "",
+        "command with `--embedder openai:MODEL@URL` where one does.",
+        "",
+        "Official `full` query, all 160 dialogues:",
+        "",
+        results_table(results, configs, "all", SHORT_METRICS, ("full",)),
+        "",
+        "All queries, all dialogues:",
+        "",
+        results_table(results, configs, "all"),
+        "",
+        "Held out (odd dialogues):",
+        "",
         results_table(results, configs, "odd", SHORT_METRICS),
     ]
     return "\n".join(parts) + "\n"
@@ -614,21 +699,35 @@ def print_misses(data: Path, lang: str, variant: str, config: Config, count: int
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
-                        help="MADial-Bench directory with zh/ and en/ (default: %(default)s)")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="MADial-Bench directory with zh/ and en/ (default: %(default)s)",
+    )
     parser.add_argument("--write", action="store_true", help=f"replace our sections of {RESULTS_PATH}")
-    parser.add_argument("--tune", action="store_true",
-                        help="also measure the fusion settings (choose on even dialogues)")
-    parser.add_argument("--ideas", action="store_true",
-                        help="also measure variants of the defaults (monkeypatched copies)")
-    parser.add_argument("--embedder", metavar="NAME",
-                        help="measure this optional embedder instead (its own section)")
-    parser.add_argument("--dimension", type=int, default=0,
-                        help="the optional embedder's dimension (0: ask the embedder)")
-    parser.add_argument("--misses", type=int, default=0, metavar="N",
-                        help="print N hit@5 misses of the shipped search per language")
+    parser.add_argument(
+        "--tune", action="store_true", help="also measure the fusion settings (choose on even dialogues)"
+    )
+    parser.add_argument(
+        "--ideas", action="store_true", help="also measure variants of the defaults (monkeypatched copies)"
+    )
+    parser.add_argument(
+        "--embedder", metavar="NAME", help="measure this optional embedder instead (its own section)"
+    )
+    parser.add_argument(
+        "--dimension", type=int, default=0, help="the optional embedder's dimension (0: ask the embedder)"
+    )
+    parser.add_argument(
+        "--misses",
+        type=int,
+        default=0,
+        metavar="N",
+        help="print N hit@5 misses of the shipped search per language",
+    )
     return parser.parse_args(argv)
 
 
@@ -643,12 +742,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         dimension = args.dimension or make_embedder(args.embedder, Settings().dimension).dimension
         results = run_embedder(args.data, args.embedder, dimension)
         heading = OPTIONAL_HEADING
-        section = optional_markdown(results, args.embedder, dimension, command,
-                                    time.perf_counter() - started)
+        section = optional_markdown(results, args.embedder, dimension, command, time.perf_counter() - started)
     else:
         results = run_grid(args.data, MAIN_CONFIGS)
-        tuned = run_grid(args.data, TUNE_CONFIGS, variants=SUMMARY_VARIANTS, budgets=False) \
-            if args.tune else None
+        tuned = (
+            run_grid(args.data, TUNE_CONFIGS, variants=SUMMARY_VARIANTS, budgets=False) if args.tune else None
+        )
         ideas = run_ideas(args.data) if args.ideas else None
         heading = SECTION_HEADING
         section = section_markdown(results, command, time.perf_counter() - started, tuned, ideas)

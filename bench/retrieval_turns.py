@@ -80,17 +80,19 @@ import shlex
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from results import RESULTS_PATH, write_section
 from retrieval_madial import budget_recall, configured  # the same metric, weights and modes
+from turns_dataset import Dataset, DatasetError, Question, Turn, load
+
 from state.config import Settings
 from state.db import sqlite_module
 from state.memories import NewMemory
 from state.store import Store
-from turns_dataset import Dataset, DatasetError, Question, Turn, load
 
 DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "conversations" / "companion-conversations.json"
 SECTION_HEADING = "## Retrieval quality: long conversations (turn level)"
@@ -105,7 +107,8 @@ TurnKey = tuple[str, str]  # (conversation id, turn id)
 
 # NLTK's English stopword list (nltk_data corpora/stopwords/english, the 179 words of NLTK
 # 3.x), written here so that the baseline needs no download.
-NLTK_ENGLISH_STOPWORDS = frozenset("""
+NLTK_ENGLISH_STOPWORDS = frozenset(
+    """
 i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself
 yourselves he him his himself she she's her hers herself it it's its itself they them their
 theirs themselves what which who whom this that that'll these those am is are was were be
@@ -117,7 +120,8 @@ very s t can will just don don't should should've now d ll m o re ve y ain aren 
 couldn couldn't didn didn't doesn doesn't hadn hadn't hasn hasn't haven haven't isn isn't ma
 mightn mightn't mustn mustn't needn needn't shan shan't shouldn shouldn't wasn wasn't weren
 weren't won won't wouldn wouldn't
-""".split())
+""".split()
+)
 _QUERY_WORD = re.compile(r"\w+(?:'\w+)?")
 
 
@@ -150,10 +154,10 @@ class Config:
     rrf_k: int | None = None  # None: the product's RRF_K
     settings: Settings | None = None
     patches: tuple[Patch, ...] = ()
-    rank: Callable[["Bench", Question, int], list[TurnKey]] | None = field(default=None, compare=False)
+    rank: Callable[[Bench, Question, int], list[TurnKey]] | None = field(default=None, compare=False)
 
     @classmethod
-    def shipped(cls, label: str = "default (as shipped)", **changes: Any) -> "Config":
+    def shipped(cls, label: str = "default (as shipped)", **changes: Any) -> Config:
         s = Settings()
         return cls(label, s.bm25_weight, s.vector_weight, s.vector_mode, **changes)
 
@@ -162,7 +166,7 @@ class Config:
         return (self.settings, tuple((id(o), n, id(v)) for o, n, v in self.patches))
 
 
-def porter_rank(bench: "Bench", question: Question, limit: int) -> list[TurnKey]:
+def porter_rank(bench: Bench, question: Question, limit: int) -> list[TurnKey]:
     return bench.porter.search(question.question, namespace(question.conversation), limit)
 
 
@@ -188,8 +192,10 @@ class PorterIndex:
 
     def __init__(self) -> None:
         self.conn = sqlite_module().connect(":memory:")
-        self.conn.execute("create virtual table turns using fts5(content, namespace UNINDEXED,"
-                          " tokenize='porter unicode61 remove_diacritics 2')")
+        self.conn.execute(
+            "create virtual table turns using fts5(content, namespace UNINDEXED,"
+            " tokenize='porter unicode61 remove_diacritics 2')"
+        )
         self.keys: list[TurnKey] = []
 
     def add_all(self, rows: Iterable[tuple[TurnKey, str, str]]) -> None:
@@ -197,8 +203,10 @@ class PorterIndex:
         with self.conn:
             for key, ns, content in rows:
                 self.keys.append(key)
-                self.conn.execute("insert into turns (rowid, content, namespace) values (?, ?, ?)",
-                                  (len(self.keys) - 1, content, ns))
+                self.conn.execute(
+                    "insert into turns (rowid, content, namespace) values (?, ?, ?)",
+                    (len(self.keys) - 1, content, ns),
+                )
 
     def search(self, question: str, ns: str, limit: int) -> list[TurnKey]:
         match = baseline_query(question)
@@ -206,7 +214,9 @@ class PorterIndex:
             return []
         rows = self.conn.execute(
             "select rowid from turns where turns match ? and namespace = ?"
-            " order by bm25(turns), rowid limit ?", (match, ns, limit)).fetchall()
+            " order by bm25(turns), rowid limit ?",
+            (match, ns, limit),
+        ).fetchall()
         return [self.keys[r[0]] for r in rows]
 
     def close(self) -> None:
@@ -230,8 +240,7 @@ class Bench:
     texts: dict[TurnKey, str]  # turn key -> memory content
 
     def product_rank(self, question: Question, limit: int) -> list[TurnKey]:
-        hits = self.store.search.search(question.question, [namespace(question.conversation)],
-                                        limit=limit)
+        hits = self.store.search.search(question.question, [namespace(question.conversation)], limit=limit)
         return [self.keys[hit.seq] for hit in hits]
 
 
@@ -243,11 +252,17 @@ def ingest(store: Store, turns: Sequence[Turn]) -> dict[int, TurnKey]:
             metadata = {"turn_id": turn.id}
             if turn.date:
                 metadata["session_date"] = turn.date
-            record = store.memories.create(NewMemory(
-                namespace=namespace(turn.conversation), kind="message",
-                content=memory_text(turn), source="bench", title="",
-                provenance={"session_id": turn.session}, metadata=metadata,
-            ))
+            record = store.memories.create(
+                NewMemory(
+                    namespace=namespace(turn.conversation),
+                    kind="message",
+                    content=memory_text(turn),
+                    source="bench",
+                    title="",
+                    provenance={"session_id": turn.session},
+                    metadata=metadata,
+                )
+            )
             keys[record["seq"]] = (turn.conversation, turn.id)
     return keys
 
@@ -274,8 +289,10 @@ def open_bench(turns: Sequence[Turn], settings: Settings | None = None) -> Itera
         try:
             keys = ingest(store, turns)
             texts = {(t.conversation, t.id): memory_text(t) for t in turns}
-            porter.add_all(((t.conversation, t.id), namespace(t.conversation), texts[(t.conversation, t.id)])
-                           for t in turns)
+            porter.add_all(
+                ((t.conversation, t.id), namespace(t.conversation), texts[(t.conversation, t.id)])
+                for t in turns
+            )
             yield Bench(store, porter, keys, texts)
         finally:
             porter.close()
@@ -285,8 +302,9 @@ def open_bench(turns: Sequence[Turn], settings: Settings | None = None) -> Itera
 # -- metrics -----------------------------------------------------------------------------
 
 
-def question_metrics(ranked: Sequence[TurnKey], deep: Sequence[TurnKey], gold: frozenset[TurnKey],
-                     lengths: dict[TurnKey, int]) -> dict[str, float]:
+def question_metrics(
+    ranked: Sequence[TurnKey], deep: Sequence[TurnKey], gold: frozenset[TurnKey], lengths: dict[TurnKey, int]
+) -> dict[str, float]:
     top = list(ranked[:LIMIT])
     first = next((i for i, key in enumerate(top, 1) if key in gold), None)
     metrics = {
@@ -322,7 +340,9 @@ class RunResult:
     configs: list[Config]
     splits: list[str]  # the splits measured ("tune", "report")
     scores: dict[tuple[str, str, str], Scores] = field(default_factory=dict)
-    per_question: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)  # label -> qid -> metrics
+    per_question: dict[str, dict[str, dict[str, float]]] = field(
+        default_factory=dict
+    )  # label -> qid -> metrics
     ranked: dict[str, dict[str, list[TurnKey]]] = field(default_factory=dict)  # label -> qid -> top 10
     texts: dict[TurnKey, str] = field(default_factory=dict)
     seconds: float = 0.0
@@ -352,8 +372,12 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def run(dataset: Dataset, configs: Sequence[Config] = MAIN_CONFIGS, split: str = "all",
-        progress: Progress | None = None) -> RunResult:
+def run(
+    dataset: Dataset,
+    configs: Sequence[Config] = MAIN_CONFIGS,
+    split: str = "all",
+    progress: Progress | None = None,
+) -> RunResult:
     """Measure every config on the questions of ``split`` (tune, report or all)."""
     if split not in SPLIT_CHOICES:
         raise ValueError(f"split must be one of {SPLIT_CHOICES}")
@@ -377,9 +401,11 @@ def run(dataset: Dataset, configs: Sequence[Config] = MAIN_CONFIGS, split: str =
             with patched(group[0].patches):
                 t0 = time.perf_counter()
                 with open_bench(turns, group[0].settings) as bench:
-                    say(f"[{part}] store {gi}/{len(groups)}: {len(turns)} turns of "
+                    say(
+                        f"[{part}] store {gi}/{len(groups)}: {len(turns)} turns of "
                         f"{len({t.conversation for t in turns})} conversations ingested in "
-                        f"{time.perf_counter() - t0:.1f} s")
+                        f"{time.perf_counter() - t0:.1f} s"
+                    )
                     result.texts.update(bench.texts)
                     for config in group:
                         _evaluate(bench, questions, config, part, result, say)
@@ -387,8 +413,9 @@ def run(dataset: Dataset, configs: Sequence[Config] = MAIN_CONFIGS, split: str =
     return result
 
 
-def _evaluate(bench: Bench, questions: Sequence[Question], config: Config, part: str,
-              result: RunResult, say: Progress) -> None:
+def _evaluate(
+    bench: Bench, questions: Sequence[Question], config: Config, part: str, result: RunResult, say: Progress
+) -> None:
     lengths = {key: len(text) for key, text in bench.texts.items()}
     rank = config.rank or (lambda b, q, limit: b.product_rank(q, limit))
     per_question = result.per_question.setdefault(config.label, {})
@@ -438,35 +465,47 @@ def main_table(result: RunResult, split: str, base: str = BASELINE.label) -> str
     """Every config's metrics; with the baseline in the run, R@10 and R@2000c relative to it."""
     versus = base in result.per_question
     extra = [f"{m} vs baseline" for m in HEADLINE] if versus else []
-    rows = ["| search | questions | " + " | ".join([*METRICS, *extra]) + " |",
-            "| --- | ---: | " + " | ".join("---:" for _ in [*METRICS, *extra]) + " |"]
+    rows = [
+        "| search | questions | " + " | ".join([*METRICS, *extra]) + " |",
+        "| --- | ---: | " + " | ".join("---:" for _ in [*METRICS, *extra]) + " |",
+    ]
     for config in result.configs:
         cells = [f"{result.mean(config.label, split, m):.3f}" for m in METRICS]
         if versus:
-            cells += ["" if config.label == base else
-                      relative(result.mean(config.label, split, m), result.mean(base, split, m))
-                      for m in HEADLINE]
+            cells += [
+                ""
+                if config.label == base
+                else relative(result.mean(config.label, split, m), result.mean(base, split, m))
+                for m in HEADLINE
+            ]
         rows.append(f"| {config.label} | {result.count(config.label, split)} | {' | '.join(cells)} |")
     return "\n".join(rows)
 
 
 def versus_table(result: RunResult, label: str = DEFAULT.label, base: str = BASELINE.label) -> str:
-    rows = [f"| split | questions | metric | {label} | {base} | relative | paired difference |",
-            "| --- | ---: | --- | ---: | ---: | ---: | ---: |"]
+    rows = [
+        f"| split | questions | metric | {label} | {base} | relative | paired difference |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: |",
+    ]
     for split in result.report_splits():
         for metric in HEADLINE:
             a, b = result.mean(label, split, metric), result.mean(base, split, metric)
             diff, se = paired(result, label, base, split, metric)
-            rows.append(f"| {split} | {result.count(label, split)} | {metric} | {a:.3f} | {b:.3f} | "
-                        f"{relative(a, b)} | {diff:+.3f} ± {se:.3f} |")
+            rows.append(
+                f"| {split} | {result.count(label, split)} | {metric} | {a:.3f} | {b:.3f} | "
+                f"{relative(a, b)} | {diff:+.3f} ± {se:.3f} |"
+            )
     return "\n".join(rows)
 
 
 def category_table(result: RunResult, split: str, metric: str) -> str:
     categories = result.categories()
-    rows = ["| search | " + " | ".join(f"{c} (n={result.count(result.configs[0].label, split, c)})"
-                                       for c in categories) + " |",
-            "| --- | " + " | ".join("---:" for _ in categories) + " |"]
+    rows = [
+        "| search | "
+        + " | ".join(f"{c} (n={result.count(result.configs[0].label, split, c)})" for c in categories)
+        + " |",
+        "| --- | " + " | ".join("---:" for _ in categories) + " |",
+    ]
     for config in result.configs:
         cells = " | ".join(f"{result.mean(config.label, split, metric, c):.3f}" for c in categories)
         rows.append(f"| {config.label} | {cells} |")
@@ -474,9 +513,11 @@ def category_table(result: RunResult, split: str, metric: str) -> str:
 
 
 def machine_line(seconds: float) -> str:
-    return (f"Date: {dt.date.today().isoformat()}; machine: {platform.machine()} "
-            f"{platform.system()}, {os.cpu_count()} cores, Python {platform.python_version()};"
-            f" run time {seconds:.0f} s.")
+    return (
+        f"Date: {dt.date.today().isoformat()}; machine: {platform.machine()} "
+        f"{platform.system()}, {os.cpu_count()} cores, Python {platform.python_version()};"
+        f" run time {seconds:.0f} s."
+    )
 
 
 def dataset_line(dataset: Dataset, result: RunResult) -> str:
@@ -490,18 +531,25 @@ def dataset_line(dataset: Dataset, result: RunResult) -> str:
     source = Path(dataset.source)
     with contextlib.suppress(ValueError, OSError):
         source = source.resolve().relative_to(Path.cwd())
-    return (f"Dataset `{dataset.name}` ({dataset.shape} shape, `{source}`): "
-            + "; ".join(parts) + "." + (f" Skipped while loading: {skipped}." if skipped else ""))
+    return (
+        f"Dataset `{dataset.name}` ({dataset.shape} shape, `{source}`): "
+        + "; ".join(parts)
+        + "."
+        + (f" Skipped while loading: {skipped}." if skipped else "")
+    )
 
 
 def section_markdown(result: RunResult, command: str, heading: str = SECTION_HEADING) -> str:
     s = Settings()
     dataset = result.dataset
     parts = [
-        heading, "",
+        heading,
+        "",
         f"Command (repository root, project venv): `{command}`  ",
-        machine_line(result.seconds), "",
-        dataset_line(dataset, result), "",
+        machine_line(result.seconds),
+        "",
+        dataset_line(dataset, result),
+        "",
         "One memory per turn (`{speaker}: {text}`, plus ` [shares a photo: {caption}]`), one "
         "namespace per conversation, each question searches only its own conversation, "
         f"through `SearchIndex.search` on a real store (limit {LIMIT}; R@{BUDGET}c reads a "
@@ -510,17 +558,27 @@ def section_markdown(result: RunResult, command: str, heading: str = SECTION_HEA
         "minus NLTK's English stopwords, OR-ed, ranked by `bm25()`, over the same strings and "
         f"namespaces. Shipped settings: embedder `{s.embedder}`, dimension {s.dimension}, "
         f"vector_mode `{s.vector_mode}`, weights {s.bm25_weight:g}:{s.vector_weight:g} "
-        "(bm25:vector). `tune` is the half to choose settings on; `report` is held out.", "",
+        "(bm25:vector). `tune` is the half to choose settings on; `report` is held out.",
+        "",
     ]
     if DEFAULT.label in result.per_question and BASELINE.label in result.per_question:
-        parts += ["The default against the Porter baseline (paired: mean per-question difference"
-                  " ± one standard error):", "", versus_table(result), ""]
+        parts += [
+            "The default against the Porter baseline (paired: mean per-question difference"
+            " ± one standard error):",
+            "",
+            versus_table(result),
+            "",
+        ]
     for split in result.report_splits():
         parts += [f"Split `{split}`:", "", main_table(result, split), ""]
     for split in result.report_splits()[-1:]:
         for metric in HEADLINE:
-            parts += [f"{metric} per category (split `{split}`):", "",
-                      category_table(result, split, metric), ""]
+            parts += [
+                f"{metric} per category (split `{split}`):",
+                "",
+                category_table(result, split, metric),
+                "",
+            ]
     return "\n".join(parts).rstrip("\n") + "\n"
 
 
@@ -531,13 +589,17 @@ def print_misses(result: RunResult, label: str, count: int, base: str = BASELINE
     pq, bq = result.per_question[label], result.per_question.get(base, {})
     misses = [qid for qid in by_id if pq[qid]["R@10"] < 1.0]
     misses.sort(key=lambda qid: -(bq.get(qid, {}).get("R@10", 0.0) - pq[qid]["R@10"]))
-    print(f"\n{len(misses)} of {len(by_id)} questions where {label} misses a gold turn in its "
-          f"top {LIMIT}; first {count} (those the baseline does better on first):")
+    print(
+        f"\n{len(misses)} of {len(by_id)} questions where {label} misses a gold turn in its "
+        f"top {LIMIT}; first {count} (those the baseline does better on first):"
+    )
     for qid in misses[:count]:
         q = by_id[qid]
         top = result.ranked[label][qid]
-        print(f"\n{qid} [{q.category}] {q.question!r}  R@10 {pq[qid]['R@10']:.2f}"
-              f" (baseline {bq.get(qid, {}).get('R@10', float('nan')):.2f})")
+        print(
+            f"\n{qid} [{q.category}] {q.question!r}  R@10 {pq[qid]['R@10']:.2f}"
+            f" (baseline {bq.get(qid, {}).get('R@10', float('nan')):.2f})"
+        )
         for g in q.gold:
             key = (q.conversation, g)
             where = top.index(key) + 1 if key in top else "-"
@@ -548,9 +610,13 @@ def print_misses(result: RunResult, label: str, count: int, base: str = BASELINE
 
 def per_question_json(result: RunResult) -> dict:
     """{search label: {question id: {metrics..., "top": [turn ids]}}}."""
-    return {label: {qid: {**metrics, "top": [key[1] for key in result.ranked[label][qid]]}
-                    for qid, metrics in questions.items()}
-            for label, questions in result.per_question.items()}
+    return {
+        label: {
+            qid: {**metrics, "top": [key[1] for key in result.ranked[label][qid]]}
+            for qid, metrics in questions.items()
+        }
+        for label, questions in result.per_question.items()
+    }
 
 
 # -- main --------------------------------------------------------------------------------
@@ -574,26 +640,51 @@ def load_ideas(spec: str) -> list[Config]:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     epilog=__doc__.split("\n\n", 1)[1],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("dataset", type=Path, nargs="?", default=DEFAULT_DATA,
-                        help="dataset JSON: canonical, LoCoMo or LongMemEval shape "
-                             "(default: %(default)s)")
-    parser.add_argument("--split", choices=SPLIT_CHOICES, default="all",
-                        help="which conversations' questions to measure (default: %(default)s)")
-    parser.add_argument("--ideas", metavar="FILE.py", action="append", default=[],
-                        help="add the Configs returned by FILE's ideas() (or its IDEAS list);"
-                             " may be repeated")
-    parser.add_argument("--misses", type=int, default=0, metavar="N",
-                        help="print N questions where the shipped default misses a gold turn")
-    parser.add_argument("--write", action="store_true",
-                        help=f"replace the section '{SECTION_HEADING[3:]}' of {RESULTS_PATH}")
-    parser.add_argument("--heading", default=SECTION_HEADING,
-                        help="the RESULTS.md section to write (default: %(default)r)")
-    parser.add_argument("--json", type=Path, metavar="FILE",
-                        help="also write every question's metrics and top 10 per search to FILE"
-                             " (to compare two commits question by question)")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "dataset",
+        type=Path,
+        nargs="?",
+        default=DEFAULT_DATA,
+        help="dataset JSON: canonical, LoCoMo or LongMemEval shape (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--split",
+        choices=SPLIT_CHOICES,
+        default="all",
+        help="which conversations' questions to measure (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--ideas",
+        metavar="FILE.py",
+        action="append",
+        default=[],
+        help="add the Configs returned by FILE's ideas() (or its IDEAS list); may be repeated",
+    )
+    parser.add_argument(
+        "--misses",
+        type=int,
+        default=0,
+        metavar="N",
+        help="print N questions where the shipped default misses a gold turn",
+    )
+    parser.add_argument(
+        "--write", action="store_true", help=f"replace the section '{SECTION_HEADING[3:]}' of {RESULTS_PATH}"
+    )
+    parser.add_argument(
+        "--heading", default=SECTION_HEADING, help="the RESULTS.md section to write (default: %(default)r)"
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="also write every question's metrics and top 10 per search to FILE"
+        " (to compare two commits question by question)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return parser.parse_args(argv)
 
@@ -613,9 +704,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     configs = [*MAIN_CONFIGS, *(c for spec in args.ideas for c in load_ideas(spec))]
     progress = None if args.quiet else _stderr
     if progress:
-        progress(f"{dataset.name}: {len(dataset.conversations)} conversations, "
-                 f"{sum(len(c.turns) for c in dataset.conversations)} turns, "
-                 f"{len(dataset.questions)} questions ({dataset.shape} shape)")
+        progress(
+            f"{dataset.name}: {len(dataset.conversations)} conversations, "
+            f"{sum(len(c.turns) for c in dataset.conversations)} turns, "
+            f"{len(dataset.questions)} questions ({dataset.shape} shape)"
+        )
     try:
         result = run(dataset, configs, args.split, progress)
     except ValueError as exc:

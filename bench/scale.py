@@ -29,19 +29,29 @@ import asyncio
 import os
 import random
 import shlex
+import shutil
 import statistics
 import sys
 import tempfile
-import shutil
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness import (Daemon, Dist, RawClient, code_state, create_agents, daemon_env,
-                     machine_line, owner_key, query_path, wait_for_quiet)
-from latency import PROJECTS, delta_body, search_query, typo_query, EN_COMPONENT, ZH_COMPONENT, EN_TECH
+from harness import (
+    Daemon,
+    Dist,
+    RawClient,
+    code_state,
+    create_agents,
+    daemon_env,
+    machine_line,
+    owner_key,
+    query_path,
+    wait_for_quiet,
+)
+from latency import EN_COMPONENT, EN_TECH, PROJECTS, ZH_COMPONENT, delta_body, search_query, typo_query
 from results import write_section
 
 SECTION = "## Speed and scale: 1k to 100k memories in one workspace"
@@ -59,12 +69,14 @@ FIGURES: dict[str, Any] = {}  # the last run's key figures, for bench/speed.py
 def brief_task(rng: random.Random) -> str:
     """A task sentence an agent would start a brief with."""
     pick = rng.choice
-    return pick((
-        lambda: f"Fix the {pick(EN_COMPONENT)}: it fails with {pick(EN_TECH)} after the upgrade",
-        lambda: f"Add retries to the {pick(EN_COMPONENT)} and document why",
-        lambda: f"优化{pick(ZH_COMPONENT)}的性能",
-        lambda: f"Review the {pick(EN_COMPONENT)} change that uses {pick(EN_TECH)}",
-    ))()
+    return pick(
+        (
+            lambda: f"Fix the {pick(EN_COMPONENT)}: it fails with {pick(EN_TECH)} after the upgrade",
+            lambda: f"Add retries to the {pick(EN_COMPONENT)} and document why",
+            lambda: f"优化{pick(ZH_COMPONENT)}的性能",
+            lambda: f"Review the {pick(EN_COMPONENT)} change that uses {pick(EN_TECH)}",
+        )
+    )()
 
 
 @dataclass
@@ -82,17 +94,25 @@ class Level:
 
 # -- ingest --------------------------------------------------------------------------------
 
-async def ingest(port: int, writers: list[dict[str, Any]], count: int, rng: random.Random,
-                 errors: list[str]) -> float:
+
+async def ingest(
+    port: int, writers: list[dict[str, Any]], count: int, rng: random.Random, errors: list[str]
+) -> float:
     """Write ``count`` memory deltas over ``len(writers)`` concurrent connections; seconds."""
     bodies = [delta_body(rng) for _ in range(count)]
     clients = [await RawClient(port, w["api_key"]).connect() for w in writers]
-    receipts = [(await c.json("POST", "/api/agent/bootstrap/context",
-                              {"project_key": PROJECTS[0]}))["receipt_id"] for c in clients]
+    receipts = [
+        (await c.json("POST", "/api/agent/bootstrap/context", {"project_key": PROJECTS[0]}))["receipt_id"]
+        for c in clients
+    ]
     # Each writer sends its share, pre-encoded with its own receipt.
-    shares = [[clients[k].encode("POST", "/api/agent/memory-delta", body,
-                                 {"X-AMP-Context-Receipt": receipts[k]})
-               for body in bodies[k::len(clients)]] for k in range(len(clients))]
+    shares = [
+        [
+            clients[k].encode("POST", "/api/agent/memory-delta", body, {"X-AMP-Context-Receipt": receipts[k]})
+            for body in bodies[k :: len(clients)]
+        ]
+        for k in range(len(clients))
+    ]
 
     async def work(index: int) -> None:
         for raw in shares[index]:
@@ -110,18 +130,29 @@ async def ingest(port: int, writers: list[dict[str, Any]], count: int, rng: rand
 
 # -- measuring -----------------------------------------------------------------------------
 
+
 def requests_for(op: str, client: RawClient, workspace: str, rng: random.Random, n: int) -> list[bytes]:
     if op in ("search", "typo_search"):
         make = search_query if op == "search" else typo_query
-        return [client.encode("GET", query_path(f"/api/workspaces/{workspace}/memory/query",
-                                                q=make(rng))) for _ in range(n)]
+        return [
+            client.encode("GET", query_path(f"/api/workspaces/{workspace}/memory/query", q=make(rng)))
+            for _ in range(n)
+        ]
     if op == "bootstrap":
-        return [client.encode("POST", "/api/agent/bootstrap/context",
-                              {"project_key": rng.choice(PROJECTS), "reason": "agent_startup"})
-                for _ in range(n)]
-    return [client.encode("POST", "/api/agent/memory-brief",
-                          {"task": brief_task(rng), "project_key": rng.choice(PROJECTS)})
-            for _ in range(n)]
+        return [
+            client.encode(
+                "POST",
+                "/api/agent/bootstrap/context",
+                {"project_key": rng.choice(PROJECTS), "reason": "agent_startup"},
+            )
+            for _ in range(n)
+        ]
+    return [
+        client.encode(
+            "POST", "/api/agent/memory-brief", {"task": brief_task(rng), "project_key": rng.choice(PROJECTS)}
+        )
+        for _ in range(n)
+    ]
 
 
 async def timed(client: RawClient, raws: list[bytes]) -> list[float]:
@@ -135,18 +166,22 @@ async def timed(client: RawClient, raws: list[bytes]) -> list[float]:
     return samples
 
 
-async def measure(port: int, agent: dict[str, Any], level: Level, rng: random.Random,
-                  args: argparse.Namespace) -> None:
+async def measure(
+    port: int, agent: dict[str, Any], level: Level, rng: random.Random, args: argparse.Namespace
+) -> None:
     client = await RawClient(port, agent["api_key"]).connect()
     try:
         for run in range(args.repeat):
             for op in OPERATIONS:
                 await timed(client, requests_for(op, client, agent["workspace_id"], rng, args.warmup))
-                dist = Dist.of(await timed(client, requests_for(
-                    op, client, agent["workspace_id"], rng, args.requests)))
+                dist = Dist.of(
+                    await timed(client, requests_for(op, client, agent["workspace_id"], rng, args.requests))
+                )
                 level.runs[op].append(dist)
-                print(f"  {level.size:>7} run {run + 1} {op:<12} p50 {dist.p50:7.2f}"
-                      f"  p99 {dist.p99:7.2f} ms", file=sys.stderr)
+                print(
+                    f"  {level.size:>7} run {run + 1} {op:<12} p50 {dist.p50:7.2f}  p99 {dist.p99:7.2f} ms",
+                    file=sys.stderr,
+                )
     finally:
         await client.close()
 
@@ -166,8 +201,7 @@ def table_sizes(home: Path) -> list[tuple[str, int]]:
 
     conn = connect(resolve_paths({"MEMORYCLOUD_HOME": str(home)}).database, readonly=True)
     try:
-        rows = conn.execute("select name, sum(pgsize) from dbstat group by name"
-                            " order by 2 desc").fetchall()
+        rows = conn.execute("select name, sum(pgsize) from dbstat group by name order by 2 desc").fetchall()
     except Exception:  # dbstat not compiled in
         return []
     finally:
@@ -180,24 +214,38 @@ def table_sizes(home: Path) -> list[tuple[str, int]]:
 AIMS = {"search": {10_000: 10.0, 100_000: 25.0}, "typo_search": {10_000: 10.0, 100_000: 25.0}}
 
 
-def section(levels: list[Level], args: argparse.Namespace, command: str, load: tuple[float, float],
-            tables: list[tuple[str, int]], errors: int, total_ingest: float) -> str:
-    date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    header = "| operation | " + " | ".join(f"{lv.size // 1000}k p50 / p99 ms" for lv in levels) + \
-        f" | growth p50 {levels[0].size // 1000}k→{levels[-1].size // 1000}k |"
+def section(
+    levels: list[Level],
+    args: argparse.Namespace,
+    command: str,
+    load: tuple[float, float],
+    tables: list[tuple[str, int]],
+    errors: int,
+    total_ingest: float,
+) -> str:
+    date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    header = (
+        "| operation | "
+        + " | ".join(f"{lv.size // 1000}k p50 / p99 ms" for lv in levels)
+        + f" | growth p50 {levels[0].size // 1000}k→{levels[-1].size // 1000}k |"
+    )
     lines = [header, "|---|" + "---:|" * len(levels) + "---:|"]
     for op in OPERATIONS:
         cells = [f"{lv.median(op, 'p50'):.2f} / {lv.median(op, 'p99'):.2f}" for lv in levels]
         growth = levels[-1].median(op, "p50") / levels[0].median(op, "p50")
         lines.append(f"| {LABELS[op]} | " + " | ".join(cells) + f" | {growth:.1f}x |")
-    ingest_rows = ["| to size | memories written | seconds | per second | database file MB | WAL MB |",
-                   "|---:|---:|---:|---:|---:|---:|"]
+    ingest_rows = [
+        "| to size | memories written | seconds | per second | database file MB | WAL MB |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
     previous = 0
     for lv in levels:
         written = lv.size - previous
-        ingest_rows.append(f"| {lv.size} | {written} | {lv.ingest_seconds:.1f} |"
-                           f" {written / lv.ingest_seconds:.0f} | {lv.db_bytes / 2**20:.1f} |"
-                           f" {lv.wal_bytes / 2**20:.1f} |")
+        ingest_rows.append(
+            f"| {lv.size} | {written} | {lv.ingest_seconds:.1f} |"
+            f" {written / lv.ingest_seconds:.0f} | {lv.db_bytes / 2**20:.1f} |"
+            f" {lv.wal_bytes / 2**20:.1f} |"
+        )
         previous = lv.size
     last = levels[-1]
     per_100k = (last.db_bytes + last.wal_bytes) / last.live * 100_000 / 2**20
@@ -232,6 +280,7 @@ in the file, {per_100k:.0f} MB with the WAL as it was then (the checkpoint job r
 
 # -- main ----------------------------------------------------------------------------------
 
+
 async def run(args: argparse.Namespace, home: Path) -> tuple[list[Level], list[tuple[str, int]], int]:
     env = daemon_env(home)
     daemon = Daemon(home, env)
@@ -245,8 +294,11 @@ async def run(args: argparse.Namespace, home: Path) -> tuple[list[Level], list[t
         have = 0
         for size in args.sizes:
             seconds = await ingest(daemon.port, writers, size - have, rng, errors)
-            print(f"ingested {size - have} in {seconds:.1f} s ({(size - have) / seconds:.0f}/s);"
-                  f" errors so far {len(errors)}", file=sys.stderr)
+            print(
+                f"ingested {size - have} in {seconds:.1f} s ({(size - have) / seconds:.0f}/s);"
+                f" errors so far {len(errors)}",
+                file=sys.stderr,
+            )
             have = size
             level = Level(size, seconds)
             level.db_bytes, level.wal_bytes = database_size(home)
@@ -264,7 +316,8 @@ async def run(args: argparse.Namespace, home: Path) -> tuple[list[Level], list[t
     conn = connect(resolve_paths({"MEMORYCLOUD_HOME": str(home)}).database, readonly=True)
     try:
         levels[-1].live = conn.execute(
-            "select count(*) from memory_records where deleted_at is null").fetchone()[0]
+            "select count(*) from memory_records where deleted_at is null"
+        ).fetchone()[0]
     finally:
         conn.close()
     for level in levels[:-1]:
@@ -274,17 +327,25 @@ async def run(args: argparse.Namespace, home: Path) -> tuple[list[Level], list[t
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="1000,10000,30000,100000",
-                        help="comma-separated workspace sizes to measure at (ascending)")
+    parser.add_argument(
+        "--sizes",
+        default="1000,10000,30000,100000",
+        help="comma-separated workspace sizes to measure at (ascending)",
+    )
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--max-load", type=float, default=1.5,
-                        help="wait (up to --max-wait s) for the 1-minute load to drop to this")
+    parser.add_argument(
+        "--max-load",
+        type=float,
+        default=1.5,
+        help="wait (up to --max-wait s) for the 1-minute load to drop to this",
+    )
     parser.add_argument("--max-wait", type=float, default=0.0)
     parser.add_argument("--random-seed", type=int, default=20240601)
-    parser.add_argument("--settle", type=float, default=12.0,
-                        help="seconds to wait after each ingest before measuring reads")
+    parser.add_argument(
+        "--settle", type=float, default=12.0, help="seconds to wait after each ingest before measuring reads"
+    )
     parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
     parser.add_argument("--keep-home", action="store_true")
     args = parser.parse_args(argv)
@@ -309,15 +370,22 @@ def main(argv: list[str] | None = None) -> int:
     text = section(levels, args, command, (load_start, load_end), tables, errors, total_ingest)
     last = levels[-1]
     FIGURES.clear()
-    FIGURES.update({
-        "load": (load_start, load_end), "sizes": [lv.size for lv in levels],
-        "ops": {op: {lv.size: (lv.median(op, "p50"), lv.median(op, "p99")) for lv in levels}
-                for op in OPERATIONS},
-        "ingest_seconds": total_ingest, "ingest_rate": last.size / total_ingest,
-        "errors": errors, "db_mb_per_100k": (last.db_bytes + last.wal_bytes) / last.live * 100_000 / 2**20,
-        "db_file_mb_per_100k": last.db_bytes / last.live * 100_000 / 2**20,
-        "max_wal_mb": max(lv.wal_bytes for lv in levels) / 2**20,
-    })
+    FIGURES.update(
+        {
+            "load": (load_start, load_end),
+            "sizes": [lv.size for lv in levels],
+            "ops": {
+                op: {lv.size: (lv.median(op, "p50"), lv.median(op, "p99")) for lv in levels}
+                for op in OPERATIONS
+            },
+            "ingest_seconds": total_ingest,
+            "ingest_rate": last.size / total_ingest,
+            "errors": errors,
+            "db_mb_per_100k": (last.db_bytes + last.wal_bytes) / last.live * 100_000 / 2**20,
+            "db_file_mb_per_100k": last.db_bytes / last.live * 100_000 / 2**20,
+            "max_wal_mb": max(lv.wal_bytes for lv in levels) / 2**20,
+        }
+    )
     print(text)
     if args.write:
         write_section(SECTION, text)

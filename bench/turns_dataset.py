@@ -80,9 +80,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 SPLITS = ("tune", "report")
 
@@ -135,8 +136,7 @@ class Dataset:
     # What loading left out, e.g. {"questions without evidence": 2}
     skipped: dict[str, int] = field(default_factory=dict)
 
-    _index: dict[str, Conversation] = field(default_factory=dict, init=False, repr=False,
-                                            compare=False)
+    _index: dict[str, Conversation] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def conversation(self, conversation_id: str) -> Conversation:
         if len(self._index) != len(self.conversations):
@@ -170,8 +170,7 @@ def load(path: str | Path) -> Dataset:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DatasetError(f"{path}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-                           ) from None
+        raise DatasetError(f"{path}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     return parse(data, str(path), default_name=path.stem)
 
 
@@ -184,9 +183,10 @@ def detect_shape(data: Any, source: str = "<data>") -> str:
         if "haystack_sessions" in data[0] or "question_id" in data[0]:
             return "longmemeval"
     raise DatasetError(
-        f"{source}: unrecognised dataset shape: expected an object with \"conversations\" "
-        "(canonical), or a list of LoCoMo samples (\"sample_id\", \"conversation\", \"qa\") "
-        "or of LongMemEval questions (\"question_id\", \"haystack_sessions\")")
+        f'{source}: unrecognised dataset shape: expected an object with "conversations" '
+        '(canonical), or a list of LoCoMo samples ("sample_id", "conversation", "qa") '
+        'or of LongMemEval questions ("question_id", "haystack_sessions")'
+    )
 
 
 def parse(data: Any, source: str = "<data>", default_name: str = "dataset") -> Dataset:
@@ -208,8 +208,16 @@ class _Reader:
     def fail(self, where: str, message: str) -> DatasetError:
         return DatasetError(f"{self.source}: {where}: {message}")
 
-    def get(self, obj: Any, key: str, where: str, kind: type | tuple[type, ...],
-            *, required: bool = True, nonempty: bool = True) -> Any:
+    def get(
+        self,
+        obj: Any,
+        key: str,
+        where: str,
+        kind: type | tuple[type, ...],
+        *,
+        required: bool = True,
+        nonempty: bool = True,
+    ) -> Any:
         if not isinstance(obj, dict):
             raise self.fail(where, f"expected an object, got {type(obj).__name__}")
         here = f"{where}.{key}" if where else key
@@ -223,7 +231,11 @@ class _Reader:
         if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
             names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
             raise self.fail(here, f"expected {_article(names)}, got {type(value).__name__}")
-        if nonempty and isinstance(value, (str, list)) and not (value.strip() if isinstance(value, str) else value):
+        if (
+            nonempty
+            and isinstance(value, (str, list))
+            and not (value.strip() if isinstance(value, str) else value)
+        ):
             raise self.fail(here, "expected a non-empty " + ("string" if isinstance(value, str) else "list"))
         return value
 
@@ -243,8 +255,9 @@ def _iso_date(reader: _Reader, value: str, where: str) -> str:
     return parsed.isoformat(timespec="minutes")
 
 
-def _add_question(reader: _Reader, questions: list[Question], seen: set[str], question: Question,
-                  where: str) -> None:
+def _add_question(
+    reader: _Reader, questions: list[Question], seen: set[str], question: Question, where: str
+) -> None:
     if question.id in seen:
         raise reader.fail(f"{where}.id", f"duplicate question id {question.id!r}")
     seen.add(question.id)
@@ -300,38 +313,61 @@ def _canonical(reader: _Reader, data: dict, default_name: str) -> Dataset:
         if missing:
             raise reader.fail(f"{where}.gold", f"no turn {missing[0]!r} in conversation {cid!r}")
         date = reader.get(q, "date", where, str, required=False)
-        _add_question(reader, questions, seen, Question(
-            id=reader.get(q, "id", where, str, required=False) or f"{cid}#q{qi}",
-            conversation=cid,
-            question=reader.get(q, "question", where, str),
-            gold=tuple(dict.fromkeys(gold)),
-            category=reader.get(q, "category", where, str, required=False),
-            date=_iso_date(reader, date, f"{where}.date") if date else None,
-        ), where)
+        _add_question(
+            reader,
+            questions,
+            seen,
+            Question(
+                id=reader.get(q, "id", where, str, required=False) or f"{cid}#q{qi}",
+                conversation=cid,
+                question=reader.get(q, "question", where, str),
+                gold=tuple(dict.fromkeys(gold)),
+                category=reader.get(q, "category", where, str, required=False),
+                date=_iso_date(reader, date, f"{where}.date") if date else None,
+            ),
+            where,
+        )
     return Dataset(name, reader.source, "canonical", conversations, questions)
 
 
-def _canonical_turn(reader: _Reader, conversation: Conversation, ids: set[str], turn: Any,
-                    where: str, session: str, date: str | None) -> None:
+def _canonical_turn(
+    reader: _Reader,
+    conversation: Conversation,
+    ids: set[str],
+    turn: Any,
+    where: str,
+    session: str,
+    date: str | None,
+) -> None:
     tid = reader.get(turn, "id", where, str)
     if tid in ids:
         raise reader.fail(f"{where}.id", f"duplicate turn id {tid!r} in conversation {conversation.id!r}")
     ids.add(tid)
-    conversation.turns.append(Turn(
-        id=tid, conversation=conversation.id, session=session,
-        speaker=reader.get(turn, "speaker", where, str),
-        text=reader.get(turn, "text", where, str),
-        date=date,
-        image_caption=reader.get(turn, "image_caption", where, str, required=False, nonempty=False) or None,
-    ))
+    conversation.turns.append(
+        Turn(
+            id=tid,
+            conversation=conversation.id,
+            session=session,
+            speaker=reader.get(turn, "speaker", where, str),
+            text=reader.get(turn, "text", where, str),
+            date=date,
+            image_caption=reader.get(turn, "image_caption", where, str, required=False, nonempty=False)
+            or None,
+        )
+    )
 
 
 # -- LoCoMo ------------------------------------------------------------------------------
 
-_MONTHS = {m.lower(): i for i, m in enumerate(
-    "January February March April May June July August September October November December".split(), 1)}
+_MONTHS = {
+    m.lower(): i
+    for i, m in enumerate(
+        "January February March April May June July August September October November December".split(), 1
+    )
+}
 _LOCOMO_DATE = re.compile(
-    r"^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+)\.?,?\s+(\d{4})\s*$", re.I)
+    r"^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+)\.?,?\s+(\d{4})\s*$", re.I
+)
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 
 
@@ -343,7 +379,8 @@ def locomo_date(text: str) -> str:
     hour, minute, half, day, month_name, year = match.groups()
     month = _MONTHS.get(month_name.lower()) or next(
         (n for name, n in _MONTHS.items() if name.startswith(month_name.lower()) and len(month_name) >= 3),
-        None)
+        None,
+    )
     if month is None:
         raise ValueError(text)
     hour12 = int(hour)
@@ -382,9 +419,10 @@ def _locomo(reader: _Reader, data: list, default_name: str) -> Dataset:
                 try:
                     date = locomo_date(raw_date)
                 except ValueError:
-                    raise reader.fail(f"{cwhere}.{key}_date_time",
-                                      f"not a LoCoMo date such as '1:56 pm on 8 May, 2023': {raw_date!r}"
-                                      ) from None
+                    raise reader.fail(
+                        f"{cwhere}.{key}_date_time",
+                        f"not a LoCoMo date such as '1:56 pm on 8 May, 2023': {raw_date!r}",
+                    ) from None
             for ti, turn in enumerate(reader.get(conv, key, cwhere, list, nonempty=False)):
                 twhere = f"{cwhere}.{key}[{ti}]"
                 tid = reader.get(turn, "dia_id", twhere, str)
@@ -392,13 +430,19 @@ def _locomo(reader: _Reader, data: list, default_name: str) -> Dataset:
                     raise reader.fail(f"{twhere}.dia_id", f"duplicate dia_id {tid!r}")
                 ids.add(tid)
                 caption = turn.get("blip_caption")
-                conversation.turns.append(Turn(
-                    id=tid, conversation=cid, session=key,
-                    speaker=reader.get(turn, "speaker", twhere, str),
-                    text=reader.get(turn, "text", twhere, str, nonempty=False),
-                    date=date,
-                    image_caption=caption.strip() if isinstance(caption, str) and caption.strip() else None,
-                ))
+                conversation.turns.append(
+                    Turn(
+                        id=tid,
+                        conversation=cid,
+                        session=key,
+                        speaker=reader.get(turn, "speaker", twhere, str),
+                        text=reader.get(turn, "text", twhere, str, nonempty=False),
+                        date=date,
+                        image_caption=caption.strip()
+                        if isinstance(caption, str) and caption.strip()
+                        else None,
+                    )
+                )
         if not conversation.turns:
             raise reader.fail(cwhere, "no session_N turns")
         conversations.append(conversation)
@@ -409,19 +453,28 @@ def _locomo(reader: _Reader, data: list, default_name: str) -> Dataset:
             gold = [g for g in named if g in ids]
             if len(gold) < len(named):
                 skipped["evidence ids naming no turn (dropped)"] = (
-                    skipped.get("evidence ids naming no turn (dropped)", 0) + len(named) - len(gold))
+                    skipped.get("evidence ids naming no turn (dropped)", 0) + len(named) - len(gold)
+                )
             if not gold:
-                reason = ("questions without evidence" if not named
-                          else "questions whose evidence names no turn")
+                reason = (
+                    "questions without evidence" if not named else "questions whose evidence names no turn"
+                )
                 skipped[reason] = skipped.get(reason, 0) + 1
                 continue
             category = qa.get("category")
-            _add_question(reader, questions, seen, Question(
-                id=f"{cid}#q{qi}", conversation=cid,
-                question=reader.get(qa, "question", qwhere, str),
-                gold=tuple(gold),
-                category=f"cat{category}" if category is not None else None,
-            ), qwhere)
+            _add_question(
+                reader,
+                questions,
+                seen,
+                Question(
+                    id=f"{cid}#q{qi}",
+                    conversation=cid,
+                    question=reader.get(qa, "question", qwhere, str),
+                    gold=tuple(gold),
+                    category=f"cat{category}" if category is not None else None,
+                ),
+                qwhere,
+            )
     return Dataset(default_name, reader.source, "locomo", conversations, questions, skipped)
 
 
@@ -449,8 +502,9 @@ def _lme_date(reader: _Reader, value: Any, where: str) -> str | None:
     try:
         return longmemeval_date(value)
     except ValueError:
-        raise reader.fail(where, f"not a LongMemEval date such as '2023/05/20 (Sat) 02:21': {value!r}"
-                          ) from None
+        raise reader.fail(
+            where, f"not a LongMemEval date such as '2023/05/20 (Sat) 02:21': {value!r}"
+        ) from None
 
 
 def _longmemeval(reader: _Reader, data: list, default_name: str) -> Dataset:
@@ -465,8 +519,9 @@ def _longmemeval(reader: _Reader, data: list, default_name: str) -> Dataset:
         session_ids = reader.get(item, "haystack_session_ids", where, list, required=False) or []
         dates = reader.get(item, "haystack_dates", where, list, required=False) or []
         if session_ids and len(session_ids) != len(sessions):
-            raise reader.fail(f"{where}.haystack_session_ids",
-                              f"{len(session_ids)} ids for {len(sessions)} sessions")
+            raise reader.fail(
+                f"{where}.haystack_session_ids", f"{len(session_ids)} ids for {len(sessions)} sessions"
+            )
         if dates and len(dates) != len(sessions):
             raise reader.fail(f"{where}.haystack_dates", f"{len(dates)} dates for {len(sessions)} sessions")
         conversation = Conversation(qid, ci, parity_split(ci))
@@ -484,24 +539,36 @@ def _longmemeval(reader: _Reader, data: list, default_name: str) -> Dataset:
                 while tid in ids:  # the same session id twice in one haystack
                     tid += "'"
                 ids.add(tid)
-                conversation.turns.append(Turn(
-                    id=tid, conversation=qid, session=sid,
-                    speaker=reader.get(turn, "role", twhere, str),
-                    text=reader.get(turn, "content", twhere, str, nonempty=False),
-                    date=date,
-                ))
+                conversation.turns.append(
+                    Turn(
+                        id=tid,
+                        conversation=qid,
+                        session=sid,
+                        speaker=reader.get(turn, "role", twhere, str),
+                        text=reader.get(turn, "content", twhere, str, nonempty=False),
+                        date=date,
+                    )
+                )
                 if turn.get("has_answer") is True:
                     gold.append(tid)
         conversations.append(conversation)
         if not gold:
             skipped["questions without has_answer turns"] = (
-                skipped.get("questions without has_answer turns", 0) + 1)
+                skipped.get("questions without has_answer turns", 0) + 1
+            )
             continue
-        _add_question(reader, questions, seen, Question(
-            id=qid, conversation=qid,
-            question=reader.get(item, "question", where, str),
-            gold=tuple(gold),
-            category=reader.get(item, "question_type", where, str, required=False),
-            date=_lme_date(reader, item.get("question_date"), f"{where}.question_date"),
-        ), where)
+        _add_question(
+            reader,
+            questions,
+            seen,
+            Question(
+                id=qid,
+                conversation=qid,
+                question=reader.get(item, "question", where, str),
+                gold=tuple(gold),
+                category=reader.get(item, "question_type", where, str, required=False),
+                date=_lme_date(reader, item.get("question_date"), f"{where}.question_date"),
+            ),
+            where,
+        )
     return Dataset(default_name, reader.source, "longmemeval", conversations, questions, skipped)

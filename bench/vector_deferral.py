@@ -22,7 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from harness import code_state, machine_line
@@ -48,11 +48,17 @@ async def one_round(store, identity, service, bodies, deferred: bool, count: int
         for _ in range(share):
             body = next(bodies)
             with store.transaction():
-                service.record(identity, workspace_id=identity["workspace_id"],
-                               project_key=body["project_key"], delta_type=body["delta_type"],
-                               summary=body["summary"], why_it_matters=body.get("why_it_matters"),
-                               triggers=body["retrieval_triggers"], importance=body["importance"],
-                               source="memory_delta")
+                service.record(
+                    identity,
+                    workspace_id=identity["workspace_id"],
+                    project_key=body["project_key"],
+                    delta_type=body["delta_type"],
+                    summary=body["summary"],
+                    why_it_matters=body.get("why_it_matters"),
+                    triggers=body["retrieval_triggers"],
+                    importance=body["importance"],
+                    source="memory_delta",
+                )
             await asyncio.sleep(0)  # the next writer's turn, as requests interleave
 
     started = time.process_time()
@@ -86,26 +92,32 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.rounds):
             for deferred in (False, True):
                 figures[deferred].append(
-                    await one_round(store, identity, service, bodies, deferred, args.deltas))
+                    await one_round(store, identity, service, bodies, deferred, args.deltas)
+                )
 
     asyncio.run(rounds())
     store.close()
     inline, deferred = (statistics.median(figures[k]) for k in (False, True))
     lines = [
-        SECTION, "",
+        SECTION,
+        "",
         f"Command: `python {shlex.join(['bench/vector_deferral.py', *(argv if argv is not None else sys.argv[1:])])}`"
-        f" (repository root). Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Code: `{code_state()}`.",
+        f" (repository root). Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Code: `{code_state()}`.",
         f"{machine_line()}. 1-minute load average at the start: {load_start:.2f}, at the end:"
-        f" {__import__('os').getloadavg()[0]:.2f}.", "",
+        f" {__import__('os').getloadavg()[0]:.2f}.",
+        "",
         f"In process, {args.memories} memories in one workspace, then {args.rounds} alternating rounds of"
         f" {args.deltas} memory deltas by {WRITERS} writer tasks on one event loop with group commit"
         " (the daemon's way of writing), hashing embedder. CPU time of the process per delta,"
-        " the deferred vectors' catching up included:", "",
-        "| vectors | CPU ms per delta, each round | median | ratio |", "|---|---|---:|---:|",
+        " the deferred vectors' catching up included:",
+        "",
+        "| vectors | CPU ms per delta, each round | median | ratio |",
+        "|---|---|---:|---:|",
         f"| inside the write (the daemon, hashing embedder) | {', '.join(f'{x:.3f}' for x in figures[False])}"
         f" | {inline:.3f} | 1.00 |",
         f"| after it, by the worker (daemon/vector_worker.py) | {', '.join(f'{x:.3f}' for x in figures[True])}"
-        f" | {deferred:.3f} | {deferred / inline:.2f} |", "",
+        f" | {deferred:.3f} | {deferred / inline:.2f} |",
+        "",
         "So the daemon defers only embedders that block (a model, an embedding server: their"
         " embeddings run in the worker's thread, off the event loop); the hashing embedder stays"
         " inside the write. Group commit already sends a batch's vector pages to the WAL once, and"

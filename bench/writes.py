@@ -32,12 +32,23 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness import (Daemon, Dist, ProcStat, RawClient, code_state, create_agents, daemon_env,
-                     machine_line, owner_key, self_cpu_seconds, wait_for_quiet)
+from harness import (
+    Daemon,
+    Dist,
+    ProcStat,
+    RawClient,
+    code_state,
+    create_agents,
+    daemon_env,
+    machine_line,
+    owner_key,
+    self_cpu_seconds,
+    wait_for_quiet,
+)
 from latency import PROJECTS, delta_body, memory_text
 from results import write_section
 from scale import ingest
@@ -65,9 +76,14 @@ class Mem1Turns:
         user = self.rng.randrange(USERS)
         turn = self.turns[user]
         self.turns[user] += 1
-        return {"user_id": f"user-{user:02d}", "session_id": f"{self.tag}-{user}-{turn // TURNS_PER_SESSION}",
-                "messages": [{"role": "user", "content": memory_text(self.rng)},
-                             {"role": "assistant", "content": memory_text(self.rng)}]}
+        return {
+            "user_id": f"user-{user:02d}",
+            "session_id": f"{self.tag}-{user}-{turn // TURNS_PER_SESSION}",
+            "messages": [
+                {"role": "user", "content": memory_text(self.rng)},
+                {"role": "assistant", "content": memory_text(self.rng)},
+            ],
+        }
 
 
 @dataclass
@@ -79,8 +95,9 @@ class Client:
 
     def request(self, kind: str, rng: random.Random) -> bytes:
         if kind == "delta":
-            return self.http.encode("POST", "/api/agent/memory-delta", delta_body(rng),
-                                    {"X-AMP-Context-Receipt": self.receipt})
+            return self.http.encode(
+                "POST", "/api/agent/memory-delta", delta_body(rng), {"X-AMP-Context-Receipt": self.receipt}
+            )
         assert self.mem1 is not None
         return self.http.encode("POST", "/add_messages/", self.mem1.body())
 
@@ -112,8 +129,9 @@ async def single_client(client: Client, kind: str, rng: random.Random, count: in
     return samples
 
 
-async def many_clients(clients: list[Client], kind: str, rng: random.Random, seconds: float,
-                       pid: int, result: Result) -> None:
+async def many_clients(
+    clients: list[Client], kind: str, rng: random.Random, seconds: float, pid: int, result: Result
+) -> None:
     # Bodies are drawn ahead (enough for 3,000 writes per second) so the client only sends.
     per_client = int(seconds * 3000 / len(clients)) + 100
     queues = [[c.request(kind, rng) for _ in range(per_client)] for c in clients]
@@ -163,16 +181,20 @@ async def run(args: argparse.Namespace, home: Path) -> Result:
                 await single_client(single, kind, rng, args.warmup)
                 dist = Dist.of(await single_client(single, kind, rng, args.requests))
                 result.single[kind].append(dist)
-                print(f"single {kind} run {run_index + 1}: p50 {dist.p50:.2f} p99 {dist.p99:.2f} ms",
-                      file=sys.stderr)
+                print(
+                    f"single {kind} run {run_index + 1}: p50 {dist.p50:.2f} p99 {dist.p99:.2f} ms",
+                    file=sys.stderr,
+                )
         await single.http.close()
-        clients = [await open_client(daemon.port, a, rng, f"c{i}")
-                   for i, a in enumerate(agents[:CLIENTS])]
+        clients = [await open_client(daemon.port, a, rng, f"c{i}") for i, a in enumerate(agents[:CLIENTS])]
         for kind in args.kinds:
             await asyncio.sleep(args.settle)
             await many_clients(clients, kind, rng, args.duration, daemon.process.pid, result)
-            print(f"{CLIENTS} clients {kind}: {result.rate[kind]:.0f}/s p50 {result.loaded[kind].p50:.2f}"
-                  f" p99 {result.loaded[kind].p99:.2f} ms errors {result.errors[kind]}", file=sys.stderr)
+            print(
+                f"{CLIENTS} clients {kind}: {result.rate[kind]:.0f}/s p50 {result.loaded[kind].p50:.2f}"
+                f" p99 {result.loaded[kind].p99:.2f} ms errors {result.errors[kind]}",
+                file=sys.stderr,
+            )
         for client in clients:
             await client.http.close()
     finally:
@@ -181,24 +203,32 @@ async def run(args: argparse.Namespace, home: Path) -> Result:
 
 
 def section(result: Result, args: argparse.Namespace, command: str, load: tuple[float, float]) -> str:
-    date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    one = ["| write | p50 ms | p99 ms | per second (1 / mean) | p50 of each round | aim p50 | met |",
-           "|---|---:|---:|---:|---|---:|---|"]
+    date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    one = [
+        "| write | p50 ms | p99 ms | per second (1 / mean) | p50 of each round | aim p50 | met |",
+        "|---|---:|---:|---:|---|---:|---|",
+    ]
     for kind in args.kinds:
         runs = result.single[kind]
         p50 = statistics.median(d.p50 for d in runs)
         p99 = statistics.median(d.p99 for d in runs)
         mean = statistics.median(d.mean for d in runs)
-        one.append(f"| {LABELS[kind]} | {p50:.2f} | {p99:.2f} | {1000 / mean:.0f} |"
-                   f" {', '.join(f'{d.p50:.2f}' for d in runs)} | <= {AIM_P50_MS:g} |"
-                   f" {'yes' if p50 <= AIM_P50_MS else '**no**'} |")
-    many = ["| write | per second | p50 ms | p99 ms | errors | daemon CPU | client CPU | aim | met |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+        one.append(
+            f"| {LABELS[kind]} | {p50:.2f} | {p99:.2f} | {1000 / mean:.0f} |"
+            f" {', '.join(f'{d.p50:.2f}' for d in runs)} | <= {AIM_P50_MS:g} |"
+            f" {'yes' if p50 <= AIM_P50_MS else '**no**'} |"
+        )
+    many = [
+        "| write | per second | p50 ms | p99 ms | errors | daemon CPU | client CPU | aim | met |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
     for kind in args.kinds:
         dist, (daemon_cpu, client_cpu, wall) = result.loaded[kind], result.cpu[kind]
-        many.append(f"| {LABELS[kind]} | {result.rate[kind]:.0f} | {dist.p50:.2f} | {dist.p99:.2f} |"
-                    f" {result.errors[kind]} | {daemon_cpu / wall:.0%} | {client_cpu / wall:.0%} |"
-                    f" >= {AIM_RATE:.0f}/s | {'yes' if result.rate[kind] >= AIM_RATE else '**no**'} |")
+        many.append(
+            f"| {LABELS[kind]} | {result.rate[kind]:.0f} | {dist.p50:.2f} | {dist.p99:.2f} |"
+            f" {result.errors[kind]} | {daemon_cpu / wall:.0%} | {client_cpu / wall:.0%} |"
+            f" >= {AIM_RATE:.0f}/s | {'yes' if result.rate[kind] >= AIM_RATE else '**no**'} |"
+        )
     return f"""{SECTION}
 
 Command: `{command}` (repository root). Date: {date}. Code: `{code_state()}`.
@@ -234,8 +264,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--duration", type=float, default=20.0, help="seconds per sustained run")
-    parser.add_argument("--settle", type=float, default=6.0,
-                        help="pause before each measurement (the WAL checkpoint job runs every 5 s)")
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=6.0,
+        help="pause before each measurement (the WAL checkpoint job runs every 5 s)",
+    )
     parser.add_argument("--max-load", type=float, default=1.5)
     parser.add_argument("--max-wait", type=float, default=0.0)
     parser.add_argument("--random-seed", type=int, default=7)
@@ -260,11 +294,23 @@ def main(argv: list[str] | None = None) -> int:
     load_end = os.getloadavg()[0]
     text = section(result, args, command, (load_start, load_end))
     FIGURES.clear()
-    FIGURES.update({"load": (load_start, load_end), "kinds": {k: {
-        "single": (statistics.median(d.p50 for d in result.single[k]),
-                   statistics.median(d.p99 for d in result.single[k])),
-        "rate": result.rate[k], "loaded": (result.loaded[k].p50, result.loaded[k].p99),
-        "errors": result.errors[k]} for k in args.kinds}})
+    FIGURES.update(
+        {
+            "load": (load_start, load_end),
+            "kinds": {
+                k: {
+                    "single": (
+                        statistics.median(d.p50 for d in result.single[k]),
+                        statistics.median(d.p99 for d in result.single[k]),
+                    ),
+                    "rate": result.rate[k],
+                    "loaded": (result.loaded[k].p50, result.loaded[k].p99),
+                    "errors": result.errors[k],
+                }
+                for k in args.kinds
+            },
+        }
+    )
     print(text)
     if args.write:
         write_section(SECTION, text)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 from aiohttp import web
 
@@ -22,8 +22,8 @@ from daemon.runtime.services import Services
 from state.config import Settings
 from state.group_commit import disable_group_commit, enable_group_commit
 from state.paths import Paths
-from state.setup import ensure_installation
 from state.secrets import open_secret_store
+from state.setup import ensure_installation
 from state.store import Store
 
 

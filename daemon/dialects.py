@@ -10,8 +10,9 @@ A dialect module declares ``ERROR_ENVELOPE`` (an :class:`ErrorEnvelope`) and/or
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -26,7 +27,7 @@ BeforeRequest = Callable[[web.Request, "Endpoint"], None]
 
 @dataclass(frozen=True)
 class ErrorEnvelope:
-    schema: str                    # the envelope's name among the OpenAPI document's schemas
+    schema: str  # the envelope's name among the OpenAPI document's schemas
     serves: Callable[[str], bool]  # whether a request path answers errors in this envelope
     render: RenderError
 
@@ -41,7 +42,8 @@ class Dialects:
         return next((e for e in self.envelopes if e.serves(path)), None)
 
     @classmethod
-    def of(cls, modules: list[Any]) -> "Dialects":
+    def of(cls, modules: list[Any]) -> Dialects:
         return cls(
             tuple(m.ERROR_ENVELOPE for m in modules if hasattr(m, "ERROR_ENVELOPE")),
-            tuple(hook for m in modules for hook in getattr(m, "BEFORE_REQUEST", ())))
+            tuple(hook for m in modules for hook in getattr(m, "BEFORE_REQUEST", ())),
+        )

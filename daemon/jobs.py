@@ -25,9 +25,10 @@ import inspect
 import logging
 import statistics
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
 
 from aiohttp import web
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -78,9 +79,17 @@ class JobBoard:
     def add(self, name: str, func: JobFunc, seconds: float, *, now: bool = False) -> None:
         """Run ``func`` every ``seconds`` (the first time at once with ``now``)."""
         self.states[name] = JobState(name, seconds)
-        first = {"next_run_time": datetime.now(timezone.utc)} if now else {}
-        self.scheduler.add_job(self.run, "interval", seconds=seconds, args=[name, func], id=name,
-                               max_instances=1, coalesce=True, **first)
+        first = {"next_run_time": datetime.now(UTC)} if now else {}
+        self.scheduler.add_job(
+            self.run,
+            "interval",
+            seconds=seconds,
+            args=[name, func],
+            id=name,
+            max_instances=1,
+            coalesce=True,
+            **first,
+        )
 
     async def run(self, name: str, func: JobFunc) -> None:
         state = self.states[name]
@@ -164,8 +173,11 @@ class IndexRebuild:
         try:
             while not self.stopping.is_set():
                 started = time.perf_counter()
-                kind = rebuild_step(self.store, max_records=self.settings.rebuild_batch_records,
-                                    budget_seconds=self.settings.rebuild_batch_ms / 1000)
+                kind = rebuild_step(
+                    self.store,
+                    max_records=self.settings.rebuild_batch_records,
+                    budget_seconds=self.settings.rebuild_batch_ms / 1000,
+                )
                 if kind is None:
                     break
                 flush_now(self.store.conn)
@@ -175,7 +187,7 @@ class IndexRebuild:
                 pause = self.settings.rebuild_pause_ms / 1000 or took
                 try:  # the pause, cut short when the daemon stops
                     await asyncio.wait_for(self.stopping.wait(), timeout=max(pause, 0.001))
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
         finally:
             self.idle.set()
@@ -186,9 +198,11 @@ class IndexRebuild:
             return "nothing to rebuild"
         done = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
         ordered = sorted(self.durations_ms)
-        return (f"{len(ordered)} batches ({done}), median {statistics.median(ordered):.1f} ms,"
-                f" p95 {ordered[int(0.95 * (len(ordered) - 1))]:.1f} ms, longest"
-                f" {ordered[-1]:.1f} ms" + (" (stopped)" if self.stopping.is_set() else ""))
+        return (
+            f"{len(ordered)} batches ({done}), median {statistics.median(ordered):.1f} ms,"
+            f" p95 {ordered[int(0.95 * (len(ordered) - 1))]:.1f} ms, longest"
+            f" {ordered[-1]:.1f} ms" + (" (stopped)" if self.stopping.is_set() else "")
+        )
 
     async def stop(self) -> None:
         """Let the batch in progress end, and run no more (shutdown)."""
@@ -196,8 +210,13 @@ class IndexRebuild:
         await self.idle.wait()
 
 
-def schedule_jobs(board: JobBoard, services: Services, checkpoint_conn: Any,
-                  vectors: VectorWorker, rebuild: IndexRebuild | None = None) -> None:
+def schedule_jobs(
+    board: JobBoard,
+    services: Services,
+    checkpoint_conn: Any,
+    vectors: VectorWorker,
+    rebuild: IndexRebuild | None = None,
+) -> None:
     settings = services.store.settings
 
     async def wal_checkpoint() -> str:
@@ -225,19 +244,30 @@ def schedule_jobs(board: JobBoard, services: Services, checkpoint_conn: Any,
         # WAL busy under steady writes.
         flush_now(services.store.conn)
         busy, pages, done = restart_wal(checkpoint_conn)
-        return (f"{done}/{pages} pages, WAL restarted"
-                f" ({(time.perf_counter() - started) * 1000:.0f} ms on the event loop)"
-                + (" (busy)" if busy else ""))
+        return (
+            f"{done}/{pages} pages, WAL restarted"
+            f" ({(time.perf_counter() - started) * 1000:.0f} ms on the event loop)"
+            + (" (busy)" if busy else "")
+        )
 
     board.add("wal_checkpoint", wal_checkpoint, settings.checkpoint_seconds)
-    board.add("refresh_startup_items", lambda: f"{services.startup.refresh()} installations",
-              settings.refresh_startup_items_minutes * 60)
-    board.add("expire_sync_intents", lambda: f"{services.gate.expire()} expired",
-              settings.expire_sync_intents_minutes * 60)
+    board.add(
+        "refresh_startup_items",
+        lambda: f"{services.startup.refresh()} installations",
+        settings.refresh_startup_items_minutes * 60,
+    )
+    board.add(
+        "expire_sync_intents",
+        lambda: f"{services.gate.expire()} expired",
+        settings.expire_sync_intents_minutes * 60,
+    )
     # Vectors an embedder failed to make (its model server down): the writes were kept.
     board.add("backfill_vectors", vectors.catch_up, BACKFILL_SECONDS)
-    board.add("poll_updates", lambda: f"{services.updates.load_shipped()} new shipped updates",
-              settings.poll_updates_minutes * 60)
+    board.add(
+        "poll_updates",
+        lambda: f"{services.updates.load_shipped()} new shipped updates",
+        settings.poll_updates_minutes * 60,
+    )
     # With an upstream: check its updates (at poll_updates_minutes, or at once after a
     # notice), resume interrupted writes after the acks, push the outbox and pull changes.
     board.add("sync_upstream", services.upstream.sync, settings.sync_upstream_seconds)

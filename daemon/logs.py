@@ -66,8 +66,9 @@ def configure_daemon_logging(paths: Paths, settings: Settings) -> logging.Handle
     fds = tuple(fd for fd in (1, 2) if _same_file(fd, paths.log_file))
     handler: logging.Handler
     if 2 in fds:
-        handler = FollowingFileHandler(paths.log_file, max_bytes=settings.log_max_bytes,
-                                       backups=settings.log_backups, fds=fds)
+        handler = FollowingFileHandler(
+            paths.log_file, max_bytes=settings.log_max_bytes, backups=settings.log_backups, fds=fds
+        )
     else:
         handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter(FORMAT))
@@ -87,8 +88,12 @@ def access_logger(paths: Paths, settings: Settings) -> logging.Logger | None:
         logger.removeHandler(old)
         old.close()
     paths.access_log_file.parent.mkdir(parents=True, exist_ok=True)
-    handler = RotatingFileHandler(paths.access_log_file, maxBytes=settings.log_max_bytes,
-                                  backupCount=settings.log_backups, encoding="utf-8")
+    handler = RotatingFileHandler(
+        paths.access_log_file,
+        maxBytes=settings.log_max_bytes,
+        backupCount=settings.log_backups,
+        encoding="utf-8",
+    )
     handler.setFormatter(logging.Formatter("%(message)s"))  # aiohttp writes the whole line
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)

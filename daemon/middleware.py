@@ -14,15 +14,16 @@ Where AMP defines a body for a failure (428 amp.bootstrap-required.v1), that bod
 from __future__ import annotations
 
 import logging
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
 
 from daemon import keys
 from daemon.http_errors import http_status
-from state.group_commit import collect_commits, wait_commits
 from state.errors import Forbidden, MemoryCloudError
+from state.group_commit import collect_commits, wait_commits
 from state.ids import new_id, now_iso
 from state.storage_errors import storage_error
 
@@ -31,14 +32,25 @@ log = logging.getLogger(__name__)
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
-_HTTP_TYPES = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-               405: "method_not_allowed", 409: "conflict", 413: "payload_too_large",
-               415: "unsupported_media_type"}
+_HTTP_TYPES = {
+    400: "invalid_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+}
 
 
 def error_response(
-    request: web.Request, status: int, error_type: str, message: str,
-    detail: Any = None, extra: dict[str, Any] | None = None,
+    request: web.Request,
+    status: int,
+    error_type: str,
+    message: str,
+    detail: Any = None,
+    extra: dict[str, Any] | None = None,
 ) -> web.Response:
     """An error in the envelope of the dialect that serves the path (daemon/dialects.py), else
     in AMP's."""
@@ -49,8 +61,15 @@ def error_response(
     detail = message if detail is None else detail
     body: dict[str, Any] = {
         "schema": "amp.error.v1",
-        "error": {"id": new_id("err_"), "type": error_type, "status": status,
-                  "message": message, "detail": detail, "path": request.path, "time": now_iso()},
+        "error": {
+            "id": new_id("err_"),
+            "type": error_type,
+            "status": status,
+            "message": message,
+            "detail": detail,
+            "path": request.path,
+            "time": now_iso(),
+        },
         "detail": detail,
     }
     if extra:
@@ -81,8 +100,10 @@ async def guard_middleware(request: web.Request, handler: Handler) -> web.Stream
     host = _host_name(request.host or "").lower()
     hosts = allowed_hosts(request)
     if hosts is not None and host not in hosts:
-        raise Forbidden(f"Host {request.host!r} is not allowed: the daemon only answers loopback"
-                        " names and daemon.allowed_hosts")
+        raise Forbidden(
+            f"Host {request.host!r} is not allowed: the daemon only answers loopback"
+            " names and daemon.allowed_hosts"
+        )
     origin = request.headers.get("Origin")
     if origin is not None:
         allowed = set(request.app[keys.SETTINGS].allowed_origins)
@@ -129,8 +150,9 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
             log.error("storage failure on %s %s: %s", request.method, request.path, exc)
             return error_response(request, http_status(storage), storage.code, storage.message)
         log.exception("unhandled error on %s %s", request.method, request.path)
-        return error_response(request, 500, "internal_error",
-                              "internal error; the daemon log has the details")
+        return error_response(
+            request, 500, "internal_error", "internal error; the daemon log has the details"
+        )
 
 
 @web.middleware

@@ -146,24 +146,31 @@ class Mount:
                     new_state[path] = state[path]
                 else:  # changed here (and maybe there): send with the sha we last saw
                     new_state[path] = self._push_update(path, server, data, known, report) or {
-                        "memory_id": server["id"], "sha256": known or server_sha,
-                        "conflict_local_sha": local_sha}
+                        "memory_id": server["id"],
+                        "sha256": known or server_sha,
+                        "conflict_local_sha": local_sha,
+                    }
         self._save(new_state)
         return report
 
     def _push_new(self, path: str, data: bytes, report: SyncReport) -> dict[str, str] | None:
         try:
-            created = self.client.post(f"{BASE}/{self.store_id}/memories",
-                                       {"path": path, "content": data.decode("utf-8")})
+            created = self.client.post(
+                f"{BASE}/{self.store_id}/memories", {"path": path, "content": data.decode("utf-8")}
+            )
         except (MemoryCloudError, UnicodeDecodeError) as exc:
             report.conflicts.append(f"{path}: not uploaded ({exc})")
             return None
         report.created.append(path)
         return {"memory_id": created["id"], "sha256": created["content_sha256"]}
 
-    def _push_update(self, path: str, server: dict[str, Any], data: bytes, known: str | None,
-                     report: SyncReport) -> dict[str, str] | None:
-        body = {"content": data.decode("utf-8", errors="replace"), "content_sha256": known or server["content_sha256"]}
+    def _push_update(
+        self, path: str, server: dict[str, Any], data: bytes, known: str | None, report: SyncReport
+    ) -> dict[str, str] | None:
+        body = {
+            "content": data.decode("utf-8", errors="replace"),
+            "content_sha256": known or server["content_sha256"],
+        }
         try:
             updated = self.client.post(f"{BASE}/{self.store_id}/memories/{server['id']}", body)
         except MemoryCloudError as exc:

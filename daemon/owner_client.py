@@ -27,7 +27,7 @@ class OwnerClient:
         self.key = key
 
     @classmethod
-    def for_installation(cls, paths: Paths, url: str) -> "OwnerClient":
+    def for_installation(cls, paths: Paths, url: str) -> OwnerClient:
         key = open_secret_store(paths.secrets_file).get(OWNER_KEY_SECRET)
         if not key:
             raise MemoryCloudError("no owner key found; start the daemon once to create it")
@@ -44,8 +44,13 @@ class OwnerClient:
 
     def _send(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         try:
-            response = httpx.request(method, f"{self.url}{path}", timeout=30,
-                                     headers={"Authorization": f"Bearer {self.key}"}, **kwargs)
+            response = httpx.request(
+                method,
+                f"{self.url}{path}",
+                timeout=30,
+                headers={"Authorization": f"Bearer {self.key}"},
+                **kwargs,
+            )
         except httpx.HTTPError as exc:
             raise MemoryCloudError(f"cannot reach the daemon at {self.url}: {exc}") from exc
         if response.status_code >= 400:

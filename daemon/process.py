@@ -47,8 +47,9 @@ class Stopped:
 def _ps(pid: int, field: str) -> str | None:
     """One ``ps`` column for ``pid`` (systems without /proc), or None."""
     try:
-        done = subprocess.run(["ps", "-o", f"{field}=", "-p", str(pid)], capture_output=True,
-                              text=True, timeout=5)
+        done = subprocess.run(
+            ["ps", "-o", f"{field}=", "-p", str(pid)], capture_output=True, text=True, timeout=5
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if done.returncode != 0:
@@ -67,7 +68,7 @@ def process_start(pid: int) -> str | None:
         return None
     # Field 22, starttime (clock ticks after boot); the command name (field 2) is in
     # parentheses and may hold spaces, so count from the last ')'.
-    fields = stat[stat.rindex(")") + 1:].split()
+    fields = stat[stat.rindex(")") + 1 :].split()
     return f"linux:{fields[19]}" if len(fields) > 19 else None
 
 
@@ -87,7 +88,7 @@ def process_command(pid: int) -> list[str] | None:
 
 def _is_daemon_command(words: list[str]) -> bool:
     """``memorycloud daemon run ...`` or ``python [-P] -m daemon daemon run ...``."""
-    return any(words[i:i + 2] == ["daemon", "run"] for i in range(len(words) - 1))
+    return any(words[i : i + 2] == ["daemon", "run"] for i in range(len(words) - 1))
 
 
 def not_our_daemon(pid: int, info: dict[str, Any]) -> str | None:
@@ -147,13 +148,28 @@ def start_detached(paths: Paths, settings: Settings, *, wait_seconds: float = 20
     child exits or does not come up in time.
     """
     paths.ensure()
-    command = [sys.executable, "-m", "daemon", "daemon", "run",
-               "--host", settings.host, "--port", str(settings.port), "--role", settings.role]
+    command = [
+        sys.executable,
+        "-m",
+        "daemon",
+        "daemon",
+        "run",
+        "--host",
+        settings.host,
+        "--port",
+        str(settings.port),
+        "--role",
+        settings.role,
+    ]
     log_handle = open(paths.log_file, "ab")
     offset = log_handle.tell()
     child = subprocess.Popen(
-        command, stdin=subprocess.DEVNULL, stdout=log_handle, stderr=subprocess.STDOUT,
-        start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=log_handle,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     log_handle.close()
     deadline = time.monotonic() + wait_seconds

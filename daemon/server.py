@@ -33,11 +33,15 @@ def _is_loopback(host: str) -> bool:
 
 
 def write_runtime_file(paths: Paths, settings: Settings, port: int) -> None:
-    info: dict[str, Any] = {"pid": os.getpid(), "host": settings.host, "port": port,
-                            "url": f"http://{_url_host(settings.host)}:{port}",
-                            "started_at": now_iso(),
-                            # `daemon stop` tells this process from a later one with its pid.
-                            "process_start": process_start(os.getpid())}
+    info: dict[str, Any] = {
+        "pid": os.getpid(),
+        "host": settings.host,
+        "port": port,
+        "url": f"http://{_url_host(settings.host)}:{port}",
+        "started_at": now_iso(),
+        # `daemon stop` tells this process from a later one with its pid.
+        "process_start": process_start(os.getpid()),
+    }
     write_atomic(paths.runtime_file, json.dumps(info))
     write_atomic(paths.pid_file, str(os.getpid()))
 
@@ -64,8 +68,11 @@ def remove_runtime_files(paths: Paths) -> None:
 async def serve(settings: Settings, paths: Paths) -> None:
     """Serve until SIGTERM or SIGINT, then shut down cleanly (store closed, files removed)."""
     if not _is_loopback(settings.host):
-        log.warning("listening on %s: the daemon is reachable beyond this machine. Serve it"
-                    " behind a TLS-terminating reverse proxy (keys travel in headers).", settings.host)
+        log.warning(
+            "listening on %s: the daemon is reachable beyond this machine. Serve it"
+            " behind a TLS-terminating reverse proxy (keys travel in headers).",
+            settings.host,
+        )
     if settings.role == "cloud":
         log.info("cloud role: serving AMP and the sync extension to the daemons paired here")
     app = create_app(settings, paths)
@@ -79,8 +86,11 @@ async def serve(settings: Settings, paths: Paths) -> None:
         if exc.errno in (errno.EADDRINUSE, errno.EACCES):
             raise PortInUse(
                 f"cannot listen on {settings.host}:{settings.port}: "
-                + ("the port is already in use by another program" if exc.errno == errno.EADDRINUSE
-                   else "permission denied")
+                + (
+                    "the port is already in use by another program"
+                    if exc.errno == errno.EADDRINUSE
+                    else "permission denied"
+                )
                 + ". Choose another with --port or `memorycloud config set port N`."
             ) from exc
         raise
@@ -90,8 +100,12 @@ async def serve(settings: Settings, paths: Paths) -> None:
     except OSError as exc:  # a full disk or a read-only state directory
         await runner.cleanup()
         raise MemoryCloudError(f"cannot write {paths.runtime_file}: {exc.strerror}") from exc
-    log.info("MemoryCloud Companion daemon listening on http://%s:%d (pid %d)",
-             _url_host(settings.host), port, os.getpid())
+    log.info(
+        "MemoryCloud Companion daemon listening on http://%s:%d (pid %d)",
+        _url_host(settings.host),
+        port,
+        os.getpid(),
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -17,9 +17,9 @@ import os
 import plistlib
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 UNIT_NAME = "memorycloud.service"
 LAUNCHD_LABEL = "ai.memorycloud.companion"
@@ -109,32 +109,34 @@ def render_systemd_unit(spec: ServiceSpec) -> str:
     command = " ".join(_sd_word(word) for word in spec.command)
     log = _checked(str(spec.log_file)).replace("%", "%%")
     environment = [_sd_env(k, v) for k, v in sorted({"PYTHONUNBUFFERED": "1", **spec.environment}.items())]
-    return "\n".join([
-        f"# {MARKER}; `memorycloud service uninstall` removes it.",
-        "[Unit]",
-        "Description=MemoryCloud Companion daemon (local memory for AI agents)",
-        # Restart on failure, but a daemon that cannot start (port taken, broken config)
-        # stops being retried after 5 failures in a minute instead of looping for ever.
-        "StartLimitIntervalSec=60",
-        "StartLimitBurst=5",
-        "",
-        "[Service]",
-        "Type=exec",
-        *environment,
-        "# A daemon of this installation started by hand is left alone: the start is skipped.",
-        f"ExecCondition={command} service should-start",
-        f"ExecStart={command} daemon run",
-        "Restart=on-failure",
-        "RestartSec=5",
-        # SIGTERM is the daemon's clean stop (exit 0): no restart after `daemon stop` either.
-        "TimeoutStopSec=20",
-        f"StandardOutput=append:{log}",
-        f"StandardError=append:{log}",
-        "",
-        "[Install]",
-        "WantedBy=default.target",
-        "",
-    ])
+    return "\n".join(
+        [
+            f"# {MARKER}; `memorycloud service uninstall` removes it.",
+            "[Unit]",
+            "Description=MemoryCloud Companion daemon (local memory for AI agents)",
+            # Restart on failure, but a daemon that cannot start (port taken, broken config)
+            # stops being retried after 5 failures in a minute instead of looping for ever.
+            "StartLimitIntervalSec=60",
+            "StartLimitBurst=5",
+            "",
+            "[Service]",
+            "Type=exec",
+            *environment,
+            "# A daemon of this installation started by hand is left alone: the start is skipped.",
+            f"ExecCondition={command} service should-start",
+            f"ExecStart={command} daemon run",
+            "Restart=on-failure",
+            "RestartSec=5",
+            # SIGTERM is the daemon's clean stop (exit 0): no restart after `daemon stop` either.
+            "TimeoutStopSec=20",
+            f"StandardOutput=append:{log}",
+            f"StandardError=append:{log}",
+            "",
+            "[Install]",
+            "WantedBy=default.target",
+            "",
+        ]
+    )
 
 
 def render_launchd_plist(spec: ServiceSpec) -> bytes:
@@ -143,16 +145,19 @@ def render_launchd_plist(spec: ServiceSpec) -> bytes:
         _checked(word)
     # launchd has no start condition: a successful exit when another daemon serves is one.
     script = '"$@" service should-start || exit 0; exec "$@" daemon run'
-    return plistlib.dumps({
-        "Label": LAUNCHD_LABEL,
-        "ProgramArguments": ["/bin/sh", "-c", script, "memorycloud", *spec.command],
-        "EnvironmentVariables": {"PYTHONUNBUFFERED": "1", **spec.environment},
-        "RunAtLoad": True,
-        "KeepAlive": {"SuccessfulExit": False},
-        "ThrottleInterval": 10,
-        "StandardOutPath": str(spec.log_file),
-        "StandardErrorPath": str(spec.log_file),
-    }, sort_keys=True)
+    return plistlib.dumps(
+        {
+            "Label": LAUNCHD_LABEL,
+            "ProgramArguments": ["/bin/sh", "-c", script, "memorycloud", *spec.command],
+            "EnvironmentVariables": {"PYTHONUNBUFFERED": "1", **spec.environment},
+            "RunAtLoad": True,
+            "KeepAlive": {"SuccessfulExit": False},
+            "ThrottleInterval": 10,
+            "StandardOutPath": str(spec.log_file),
+            "StandardErrorPath": str(spec.log_file),
+        },
+        sort_keys=True,
+    )
 
 
 def render(platform: str, spec: ServiceSpec) -> bytes:

@@ -53,8 +53,12 @@ class VectorWorker:
 
     def wake(self) -> None:
         """A write left a vector pending: make it soon (after the request's loop turn)."""
-        if self._task is None and not self._stopping and self.search.pending_vectors \
-                and time.monotonic() >= self._retry_at:
+        if (
+            self._task is None
+            and not self._stopping
+            and self.search.pending_vectors
+            and time.monotonic() >= self._retry_at
+        ):
             self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def catch_up(self) -> str:
@@ -72,8 +76,11 @@ class VectorWorker:
         self.search.on_pending = None
         added = await self._drain()
         if self.search.pending_vectors:
-            log.warning("%d records have no vector yet: they are found by their words, and"
-                        " their vectors are made at the next start", len(self.search.pending_vectors))
+            log.warning(
+                "%d records have no vector yet: they are found by their words, and"
+                " their vectors are made at the next start",
+                len(self.search.pending_vectors),
+            )
         elif added:
             log.info("made the last %d pending vectors", added)
 

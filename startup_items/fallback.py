@@ -8,22 +8,33 @@ launcher never reads half a cache.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from startup_items.runtimes import CACHE_DIR, RECEIPT_PATH, RuntimeSpec
 from state.atomic import write_atomic
 
 
-def write_cache(root: Path, spec: RuntimeSpec, summary: str, *, workspace_id: str,
-                project_key: str) -> Path:
-    now = datetime.now(timezone.utc)
+def write_cache(root: Path, spec: RuntimeSpec, summary: str, *, workspace_id: str, project_key: str) -> Path:
+    now = datetime.now(UTC)
     stamp = now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
     target = root / spec.cache_path()
-    write_atomic(target, json.dumps({
-        "schema": "memorycloud.fallback-cache.v1", "runtime": spec.name,
-        "generated_at": stamp, "workspace_id": workspace_id, "project_key": project_key,
-        "summary_markdown": summary}, ensure_ascii=False, indent=2) + "\n")
+    write_atomic(
+        target,
+        json.dumps(
+            {
+                "schema": "memorycloud.fallback-cache.v1",
+                "runtime": spec.name,
+                "generated_at": stamp,
+                "workspace_id": workspace_id,
+                "project_key": project_key,
+                "summary_markdown": summary,
+            },
+            ensure_ascii=False,
+            indent=2,
+        )
+        + "\n",
+    )
     return target
 
 

@@ -47,9 +47,16 @@ class PlannedFile:
         except ValueError as exc:  # RegionError, or a file that is not UTF-8 text
             error = str(exc) if isinstance(exc, RegionError) else "the file is not UTF-8 text"
             changes = True
-        return {"path": self.path, "region_id": self.region_id, "kind": self.region.kind,
-                "purpose": self.purpose, "content": self.region.render(self.desired),
-                "exists": target.exists(), "changes": changes, "error": error}
+        return {
+            "path": self.path,
+            "region_id": self.region_id,
+            "kind": self.region.kind,
+            "purpose": self.purpose,
+            "content": self.region.render(self.desired),
+            "exists": target.exists(),
+            "changes": changes,
+            "error": error,
+        }
 
 
 @dataclass
@@ -61,9 +68,9 @@ class FileRecord:
     kind: str
     created_file: bool
     created_dirs: list[str]
-    original_text: str | None      # the file before our first write (None: did not exist)
-    written_sha: str | None        # sha256 of the whole file right after our last write
-    region_sha: str | None         # sha256 of the region as extracted after our last write
+    original_text: str | None  # the file before our first write (None: did not exist)
+    written_sha: str | None  # sha256 of the whole file right after our last write
+    region_sha: str | None  # sha256 of the region as extracted after our last write
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,23 +111,28 @@ def find_drift(root: Path, planned: PlannedFile, record: FileRecord | None) -> C
         desired = planned.region.extract(planned.region.apply(text, planned.desired))
         if region == desired:
             return None
-        return Conflict(planned.path, planned.region_id,
-                        "a MemoryCloud region exists here that this daemon did not write")
+        return Conflict(
+            planned.path, planned.region_id, "a MemoryCloud region exists here that this daemon did not write"
+        )
     if sha256_text(region) != record.region_sha:
         what = "was deleted" if region is None else "was edited by hand"
-        return Conflict(planned.path, planned.region_id,
-                        f"the managed region {what} since the daemon wrote it")
+        return Conflict(
+            planned.path, planned.region_id, f"the managed region {what} since the daemon wrote it"
+        )
     return None
 
 
-def drifted(root: Path, files: list[PlannedFile],
-            records: dict[tuple[str, str], FileRecord]) -> list[Conflict]:
+def drifted(
+    root: Path, files: list[PlannedFile], records: dict[tuple[str, str], FileRecord]
+) -> list[Conflict]:
     """Every region whose content on disk is not what the daemon last wrote."""
     return [c for f in files if (c := find_drift(root, f, records.get(f.key)))]
 
 
 def apply_plan(
-    root: Path, files: list[PlannedFile], records: dict[tuple[str, str], FileRecord],
+    root: Path,
+    files: list[PlannedFile],
+    records: dict[tuple[str, str], FileRecord],
 ) -> Outcome:
     """Write every region, or nothing if any region drifted (see module docstring)."""
     outcome = Outcome()
@@ -133,10 +145,16 @@ def apply_plan(
         new_text = planned.region.apply(text, planned.desired)
         previous = records.get(planned.key)
         if previous is None:
-            record = FileRecord(planned.path, planned.region_id, planned.region.kind,
-                                created_file=text is None,
-                                created_dirs=missing_dirs(root, planned.path),
-                                original_text=text, written_sha=None, region_sha=None)
+            record = FileRecord(
+                planned.path,
+                planned.region_id,
+                planned.region.kind,
+                created_file=text is None,
+                created_dirs=missing_dirs(root, planned.path),
+                original_text=text,
+                written_sha=None,
+                region_sha=None,
+            )
         else:
             record = FileRecord(**previous.to_dict())
         if new_text == text:
@@ -166,7 +184,9 @@ def verify_plan(root: Path, files: list[PlannedFile]) -> list[str]:
 
 
 def remove_regions(
-    root: Path, files: list[PlannedFile], records: dict[tuple[str, str], FileRecord],
+    root: Path,
+    files: list[PlannedFile],
+    records: dict[tuple[str, str], FileRecord],
 ) -> Outcome:
     """Undo our regions: restore untouched files exactly, else cut out only our part.
 

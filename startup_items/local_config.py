@@ -23,11 +23,17 @@ SCHEMA = "memorycloud.local-config.v1"
 def local_config_text(paths: Paths) -> str:
     """The file's content for this installation (deterministic: same home, same bytes)."""
     home = os.environ.get("MEMORYCLOUD_HOME")
-    return json.dumps({
-        "schema": SCHEMA,
-        "memorycloud_home": str(Path(home).expanduser().resolve()) if home else None,
-        "credentials_file": str(paths.config_dir / "credentials.json"),
-    }, indent=2) + "\n"
+    return (
+        json.dumps(
+            {
+                "schema": SCHEMA,
+                "memorycloud_home": str(Path(home).expanduser().resolve()) if home else None,
+                "credentials_file": str(paths.config_dir / "credentials.json"),
+            },
+            indent=2,
+        )
+        + "\n"
+    )
 
 
 def find_local_config(start: Path) -> dict | None:

@@ -35,6 +35,7 @@ class Region(Protocol):
 
 # -- Markdown -------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class MarkdownBlock:
     block_id: str
@@ -50,8 +51,11 @@ class MarkdownBlock:
 
     def _pattern(self) -> re.Pattern[str]:
         return re.compile(
-            re.escape(f"<!-- memorycloud:begin {self.block_id}") + r"[^\n]*-->\n(.*?)\n?"
-            + re.escape(self.end), re.S)
+            re.escape(f"<!-- memorycloud:begin {self.block_id}")
+            + r"[^\n]*-->\n(.*?)\n?"
+            + re.escape(self.end),
+            re.S,
+        )
 
     def render(self, desired: str) -> str:
         return f"{self.begin}\n{desired.rstrip()}\n{self.end}"
@@ -68,7 +72,7 @@ class MarkdownBlock:
             return block + "\n"
         match = self._pattern().search(text)
         if match:
-            return text[: match.start()] + block + text[match.end():]
+            return text[: match.start()] + block + text[match.end() :]
         separator = "\n" if text.endswith("\n") else "\n\n"
         return f"{text}{separator}{block}\n"
 
@@ -76,7 +80,7 @@ class MarkdownBlock:
         match = self._pattern().search(text)
         if not match:
             return text
-        before, after = text[: match.start()], text[match.end():]
+        before, after = text[: match.start()], text[match.end() :]
         # Undo what apply() added around the block: the newline after it and the blank line
         # before it. (A file that had no final newline gets one; only an untouched file is
         # restored byte for byte, by the installer, from the original.)
@@ -88,6 +92,7 @@ class MarkdownBlock:
 
 
 # -- JSON --------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class JsonEntries:
@@ -165,8 +170,9 @@ class JsonEntries:
         for dotted in self.array_paths:
             parent, last = self._walk(data, dotted, create=False)
             if parent is not None and isinstance(parent.get(last), list):
-                parent[last] = [e for e in parent[last]
-                                if self.marker not in json.dumps(e, ensure_ascii=False)]
+                parent[last] = [
+                    e for e in parent[last] if self.marker not in json.dumps(e, ensure_ascii=False)
+                ]
 
     def apply(self, text: str | None, desired: dict[str, Any]) -> str:
         data = self._load(text)
@@ -205,6 +211,7 @@ class JsonEntries:
 
 # -- whole files --------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class WholeFile:
     kind: str = "whole_file"
@@ -223,6 +230,7 @@ class WholeFile:
 
 
 # -- TOML -------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class TomlTable:

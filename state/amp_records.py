@@ -22,14 +22,33 @@ class AmpRecords:
 
     # -- context packs and receipts ------------------------------------------------------
 
-    def insert_pack(self, pack_id: str, *, identity_id: str, workspace_id: str,
-                    project_key: str | None, binding_id: str | None, runtime: str,
-                    reason: str, body: dict[str, Any], created_at: str) -> None:
+    def insert_pack(
+        self,
+        pack_id: str,
+        *,
+        identity_id: str,
+        workspace_id: str,
+        project_key: str | None,
+        binding_id: str | None,
+        runtime: str,
+        reason: str,
+        body: dict[str, Any],
+        created_at: str,
+    ) -> None:
         self.conn.execute(
             "insert into context_packs (id, identity_id, workspace_id, project_key,"
             " project_binding_id, runtime, reason, body, created_at) values (?,?,?,?,?,?,?,?,?)",
-            (pack_id, identity_id, workspace_id, project_key, binding_id, runtime, reason,
-             _dumps(body), created_at),
+            (
+                pack_id,
+                identity_id,
+                workspace_id,
+                project_key,
+                binding_id,
+                runtime,
+                reason,
+                _dumps(body),
+                created_at,
+            ),
         )
 
     def pack(self, pack_id: str) -> dict[str, Any]:
@@ -48,9 +67,16 @@ class AmpRecords:
         self.conn.execute(
             "insert into receipts (id, context_pack_id, identity_id, workspace_id, project_key,"
             " summary_sha256, issued_at, expires_at) values (?,?,?,?,?,?,?,?)",
-            (receipt["receipt_id"], receipt["context_pack_id"], identity_id,
-             receipt["workspace_id"], receipt["project_key"], receipt["summary_sha256"],
-             receipt["issued_at"], receipt["expires_at"]),
+            (
+                receipt["receipt_id"],
+                receipt["context_pack_id"],
+                identity_id,
+                receipt["workspace_id"],
+                receipt["project_key"],
+                receipt["summary_sha256"],
+                receipt["issued_at"],
+                receipt["expires_at"],
+            ),
         )
 
     def receipt(self, receipt_id: str) -> dict[str, Any] | None:
@@ -69,20 +95,49 @@ class AmpRecords:
             " workspace_id, project_key, delta_type, summary, why_it_matters, triggers,"
             " importance, source, source_id, memory_id, created_at)"
             " values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (delta["id"], delta.get("receipt_id"), delta.get("context_pack_id"),
-             delta.get("identity_id"), delta["workspace_id"], delta.get("project_key"),
-             delta["delta_type"], delta["summary"], delta.get("why_it_matters"),
-             _dumps(delta.get("retrieval_triggers", [])), delta["importance"], delta["source"],
-             delta.get("source_id"), delta.get("memory_id"), delta["created_at"]),
+            (
+                delta["id"],
+                delta.get("receipt_id"),
+                delta.get("context_pack_id"),
+                delta.get("identity_id"),
+                delta["workspace_id"],
+                delta.get("project_key"),
+                delta["delta_type"],
+                delta["summary"],
+                delta.get("why_it_matters"),
+                _dumps(delta.get("retrieval_triggers", [])),
+                delta["importance"],
+                delta["source"],
+                delta.get("source_id"),
+                delta.get("memory_id"),
+                delta["created_at"],
+            ),
         )
 
-    def insert_card(self, *, workspace_id: str, project_key: str | None, source_type: str,
-                    source_id: str, title: str, body: str, importance: int,
-                    memory_id: str | None) -> dict[str, Any]:
-        card = {"id": new_id("card_"), "workspace_id": workspace_id, "project_key": project_key,
-                "source_type": source_type, "source_id": source_id, "title": title,
-                "body": body, "importance": importance, "memory_id": memory_id,
-                "created_at": now_iso()}
+    def insert_card(
+        self,
+        *,
+        workspace_id: str,
+        project_key: str | None,
+        source_type: str,
+        source_id: str,
+        title: str,
+        body: str,
+        importance: int,
+        memory_id: str | None,
+    ) -> dict[str, Any]:
+        card = {
+            "id": new_id("card_"),
+            "workspace_id": workspace_id,
+            "project_key": project_key,
+            "source_type": source_type,
+            "source_id": source_id,
+            "title": title,
+            "body": body,
+            "importance": importance,
+            "memory_id": memory_id,
+            "created_at": now_iso(),
+        }
         self.conn.execute(
             "insert into summary_cards (id, workspace_id, project_key, source_type, source_id,"
             " title, body, importance, memory_id, created_at) values (?,?,?,?,?,?,?,?,?,?)",
@@ -97,10 +152,20 @@ class AmpRecords:
             "insert into memory_briefs (id, identity_id, workspace_id, project_key, task, request,"
             " brief_markdown, source_counts, context_pack_id, receipt_id, created_at, sources)"
             " values (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (brief["id"], brief["identity_id"], brief["workspace_id"], brief["project_key"],
-             brief["task"], _dumps(brief["request"]), brief["brief_markdown"],
-             _dumps(brief["source_counts"]), brief.get("context_pack_id"),
-             brief.get("receipt_id"), brief["created_at"], _dumps(brief.get("sources") or {})),
+            (
+                brief["id"],
+                brief["identity_id"],
+                brief["workspace_id"],
+                brief["project_key"],
+                brief["task"],
+                _dumps(brief["request"]),
+                brief["brief_markdown"],
+                _dumps(brief["source_counts"]),
+                brief.get("context_pack_id"),
+                brief.get("receipt_id"),
+                brief["created_at"],
+                _dumps(brief.get("sources") or {}),
+            ),
         )
 
     def brief(self, brief_id: str) -> dict[str, Any]:
@@ -117,16 +182,27 @@ class AmpRecords:
         self.conn.execute(
             "insert into brief_events (id, brief_id, event_type, summary, importance, payload,"
             " identity_id, memory_id, delta_id, created_at) values (?,?,?,?,?,?,?,?,?,?)",
-            (event["id"], event["brief_id"], event["event_type"], event["summary"],
-             event["importance"], _dumps(event["payload"]), event.get("identity_id"),
-             event.get("memory_id"), event.get("delta_id"), event["created_at"]),
+            (
+                event["id"],
+                event["brief_id"],
+                event["event_type"],
+                event["summary"],
+                event["importance"],
+                _dumps(event["payload"]),
+                event.get("identity_id"),
+                event.get("memory_id"),
+                event.get("delta_id"),
+                event["created_at"],
+            ),
         )
 
     def event_for_memory(self, memory_id: str) -> dict[str, Any] | None:
         """The brief event a memory record mirrors, if any."""
         row = self.conn.execute(
             "select id, brief_id, event_type, summary, importance, payload from brief_events"
-            " where memory_id = ?", (memory_id,)).fetchone()
+            " where memory_id = ?",
+            (memory_id,),
+        ).fetchone()
         if row is None:
             return None
         event = dict(row)
@@ -154,7 +230,8 @@ class AmpRecords:
             "select e.* from brief_events e join memory_briefs b on b.id = e.brief_id"
             " where b.workspace_id = ? and (e.id = ? or e.brief_id = ?)"
             " order by e.created_at desc limit 1",
-            (workspace_id, code, code)).fetchone()
+            (workspace_id, code, code),
+        ).fetchone()
         return dict(row) if row is not None else None
 
     def latest_handoff(self, workspace_id: str, project_key: str | None) -> dict[str, Any] | None:
@@ -166,7 +243,8 @@ class AmpRecords:
             "select e.* from brief_events e cross join memory_briefs b on b.id = e.brief_id"
             " where b.workspace_id = ? and e.event_type = 'handoff_ready'"
             " and (? is null or b.project_key = ?) order by e.created_at desc, e.id desc limit 1",
-            (workspace_id, project_key, project_key)).fetchone()
+            (workspace_id, project_key, project_key),
+        ).fetchone()
         return dict(row) if row else None
 
     def recent_events(self, workspace_id: str, project_key: str | None, limit: int) -> list[dict[str, Any]]:
@@ -188,8 +266,16 @@ class AmpRecords:
         self.conn.execute(
             "insert into adaptive_runs (id, identity_id, workspace_id, project_key, task, request,"
             " selection, status, created_at) values (?,?,?,?,?,?,?, 'selected', ?)",
-            (run["id"], run["identity_id"], run["workspace_id"], run["project_key"], run["task"],
-             _dumps(run["request"]), _dumps(run["selection"]), run["created_at"]),
+            (
+                run["id"],
+                run["identity_id"],
+                run["workspace_id"],
+                run["project_key"],
+                run["task"],
+                _dumps(run["request"]),
+                _dumps(run["selection"]),
+                run["created_at"],
+            ),
         )
 
     def run(self, run_id: str) -> dict[str, Any]:
@@ -203,7 +289,6 @@ class AmpRecords:
 
     def mark_run_submitted(self, run_id: str, memory_ids: list[str]) -> None:
         self.conn.execute(
-            "update adaptive_runs set status = 'submitted', submitted_at = ?, memory_ids = ?"
-            " where id = ?",
+            "update adaptive_runs set status = 'submitted', submitted_at = ?, memory_ids = ? where id = ?",
             (now_iso(), _dumps(memory_ids), run_id),
         )

@@ -17,10 +17,13 @@ moved within noise. English only: other languages' questions get no cue, as befo
 from __future__ import annotations
 
 import re
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
-_MONTHS = ("january february march april june july august september october november december"
-           " jan feb mar apr jun jul aug sep sept oct nov dec").split()
+_MONTHS = (
+    "january february march april june july august september october november december"
+    " jan feb mar apr jun jul aug sep sept oct nov dec"
+).split()
 _DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 _TEMPORAL = re.compile(
     r"\b(?:" + "|".join(_MONTHS + _DAYS) + r"|weekend|tonight|today|tomorrow|yesterday"
@@ -30,24 +33,39 @@ _TEMPORAL = re.compile(
     r"|(?:19|20)\d\d|\d{1,2}(?:st|nd|rd|th)|\d{1,2}(?::\d\d)? ?(?:am|pm)|o'clock)\b"
     # May the month, not the verb: after a word that takes a month, or before a day.
     r"|\b(?:in|on|since|until|till|by|of|early|late|mid|last|next|this|every)[ -]may\b|\bmay \d",
-    re.IGNORECASE)
-_WHEN = re.compile(r"^\s*when\b|\b(?:what|which) (?:date|day|month|year|time)\b|\bhow long ago\b",
-                   re.IGNORECASE)
-_NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve thirteen"
-                 " fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty"
-                 " fifty sixty seventy eighty ninety").split()
+    re.IGNORECASE,
+)
+_WHEN = re.compile(
+    r"^\s*when\b|\b(?:what|which) (?:date|day|month|year|time)\b|\bhow long ago\b", re.IGNORECASE
+)
+_NUMBER_WORDS = (
+    "one two three four five six seven eight nine ten eleven twelve thirteen"
+    " fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty"
+    " fifty sixty seventy eighty ninety"
+).split()
 _NUMBER = r"(?:\d+|" + "|".join(_NUMBER_WORDS) + r")(?:[- ](?:" + "|".join(_NUMBER_WORDS) + r"))?"
-_AGE = re.compile(r"\b(?:i'm|i am|she's|he's|she is|he is|they're|turns?|turned|aged?)\s+" + _NUMBER
-                  + r"\b|\b" + _NUMBER + r"[- ](?:years?|yrs?)[- ]old\b|\bbirthday\b", re.IGNORECASE)
+_AGE = re.compile(
+    r"\b(?:i'm|i am|she's|he's|she is|he is|they're|turns?|turned|aged?)\s+"
+    + _NUMBER
+    + r"\b|\b"
+    + _NUMBER
+    + r"[- ](?:years?|yrs?)[- ]old\b|\bbirthday\b",
+    re.IGNORECASE,
+)
 _HOW_OLD = re.compile(r"\bhow old\b|\bwhat age\b|\bage\b", re.IGNORECASE)
 
 
 # Words without which neither pattern can match: most texts hold none, and a set lookup of
 # their words is ~6x cheaper than the patterns' scan (bench texts: 42 -> 7 us a text).
 _WORDS = re.compile(r"[a-z0-9]+")
-_TIME_WORDS = frozenset(_MONTHS + _DAYS + (
-    "weekend tonight today tomorrow yesterday ago clock week month year night morning evening"
-    " afternoon summer winter spring autumn may am pm").split())
+_TIME_WORDS = frozenset(
+    _MONTHS
+    + _DAYS
+    + (
+        "weekend tonight today tomorrow yesterday ago clock week month year night morning evening"
+        " afternoon summer winter spring autumn may am pm"
+    ).split()
+)
 _AGE_WORDS = frozenset(_NUMBER_WORDS + ["birthday"])
 
 
@@ -73,7 +91,7 @@ def _states_age(text: str) -> bool:
 
 class Cue(NamedTuple):
     token: str  # never made from ordinary words (state/tokenize.py keeps it whole)
-    asks: Callable[[str], bool]     # the question asks for this kind of answer
+    asks: Callable[[str], bool]  # the question asks for this kind of answer
     answers: Callable[[str], bool]  # the text can answer such a question
 
 

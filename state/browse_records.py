@@ -4,13 +4,18 @@ store's connection."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from state.db import Connection
 
 # The browser's filter names and the columns they narrow.
-FILTER_COLUMNS = (("namespace", "namespace"), ("project_key", "project_key"),
-                  ("kind", "kind"), ("identity_id", "agent"))
+FILTER_COLUMNS = (
+    ("namespace", "namespace"),
+    ("project_key", "project_key"),
+    ("kind", "kind"),
+    ("identity_id", "agent"),
+)
 
 
 def _where(filters: Mapping[str, str | None]) -> tuple[str, list[Any]]:
@@ -29,8 +34,12 @@ class BrowseRecords:
 
     def live_namespaces(self) -> list[str]:
         """Every namespace that holds a live (not deleted) record."""
-        return [r[0] for r in self.conn.execute(
-            "select distinct namespace from memory_records where deleted_at is null")]
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "select distinct namespace from memory_records where deleted_at is null"
+            )
+        ]
 
     def matching_seqs(self, filters: Mapping[str, str | None]) -> set[int]:
         """The seqs of every live record the filters let through."""
@@ -40,6 +49,7 @@ class BrowseRecords:
     def newest_ids(self, filters: Mapping[str, str | None], limit: int) -> list[str]:
         """The ids of the ``limit`` newest live records the filters let through."""
         where, params = _where(filters)
-        rows = self.conn.execute(f"select id from memory_records where {where} order by seq desc limit ?",
-                                 (*params, limit)).fetchall()
+        rows = self.conn.execute(
+            f"select id from memory_records where {where} order by seq desc limit ?", (*params, limit)
+        ).fetchall()
         return [r[0] for r in rows]

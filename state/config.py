@@ -24,21 +24,33 @@ from state.atomic import write_atomic
 from state.errors import ConfigError
 from state.settings import DEFAULT_PORT, NAMES, SECTIONS, Settings, extra_of
 
-__all__ = ["DEFAULT_PORT", "ENV_PREFIX", "NON_SETTING_VARIABLES", "SECTIONS", "Settings",
-           "ensure_config_file", "environment_overrides", "environment_variable", "load_settings",
-           "set_setting", "template"]
+__all__ = [
+    "DEFAULT_PORT",
+    "ENV_PREFIX",
+    "NON_SETTING_VARIABLES",
+    "SECTIONS",
+    "Settings",
+    "ensure_config_file",
+    "environment_overrides",
+    "environment_variable",
+    "load_settings",
+    "set_setting",
+    "template",
+]
 
 log = logging.getLogger(__name__)
 
 ENV_PREFIX = "MEMORYCLOUD_"
 # MEMORYCLOUD_* variables that are not settings (paths, secrets backend, keys): neither read
 # as overrides nor warned about.
-NON_SETTING_VARIABLES = frozenset({
-    "MEMORYCLOUD_HOME",               # moves every directory (state/paths.py)
-    "MEMORYCLOUD_SECRETS",            # "file" forces the file secret store (state/secrets.py)
-    "MEMORYCLOUD_API_KEY",            # the agent key of `memorycloud mcp` (daemon/mcp/stdio.py)
-    "MEMORYCLOUD_EMBEDDER_API_KEY",   # the key of an openai: embedder (state/embedders.py)
-})
+NON_SETTING_VARIABLES = frozenset(
+    {
+        "MEMORYCLOUD_HOME",  # moves every directory (state/paths.py)
+        "MEMORYCLOUD_SECRETS",  # "file" forces the file secret store (state/secrets.py)
+        "MEMORYCLOUD_API_KEY",  # the agent key of `memorycloud mcp` (daemon/mcp/stdio.py)
+        "MEMORYCLOUD_EMBEDDER_API_KEY",  # the key of an openai: embedder (state/embedders.py)
+    }
+)
 
 _HEADER = """\
 # MemoryCloud Companion configuration.
@@ -49,8 +61,8 @@ _HEADER = """\
 # Prose about a whole table; each setting's own comment is its field's description.
 _SECTION_NOTES = {
     "search": "The search defaults are tuned by measurement and may improve between releases,"
-              " so they are left commented out here: a setting you uncomment (or `config set`)"
-              " stays yours.",
+    " so they are left commented out here: a setting you uncomment (or `config set`)"
+    " stays yours.",
     "jobs": "Background jobs: how often each runs, in the unit its name says.",
 }
 
@@ -119,8 +131,12 @@ def _file_values(path: Path, document: tomlkit.TOMLDocument) -> dict[str, Any]:
             continue
         if section not in SECTIONS.values():
             near = _closest(section, set(SECTIONS.values()))
-            log.warning("%s: unknown table [%s] is ignored%s", path, section,
-                        f"; did you mean [{near}]?" if near else "")
+            log.warning(
+                "%s: unknown table [%s] is ignored%s",
+                path,
+                section,
+                f"; did you mean [{near}]?" if near else "",
+            )
             continue
         for key, item in table.items():
             if SECTIONS.get(key) == section:
@@ -148,8 +164,11 @@ def environment_overrides(environ: Mapping[str, str] | None = None) -> dict[str,
             found[variables[variable]] = text
         else:
             near = _closest(variable, variables)
-            log.warning("environment variable %s is not a setting and is ignored%s", variable,
-                        f"; did you mean {near}?" if near else "")
+            log.warning(
+                "environment variable %s is not a setting and is ignored%s",
+                variable,
+                f"; did you mean {near}?" if near else "",
+            )
     return found
 
 
@@ -167,9 +186,11 @@ def load_settings(path: Path, environ: Mapping[str, str] | None = None) -> Setti
         return Settings(**values)
     except ConfigError as exc:
         problems = exc.details.get("errors", [])
-        raise ConfigError("; ".join(f"{origin.get(p['setting'], path)}: {p['problem']}"
-                                    for p in problems) or f"{path}: {exc.message}",
-                          details=exc.details) from None
+        raise ConfigError(
+            "; ".join(f"{origin.get(p['setting'], path)}: {p['problem']}" for p in problems)
+            or f"{path}: {exc.message}",
+            details=exc.details,
+        ) from None
 
 
 def set_setting(path: Path, name: str, raw_value: str) -> Any:
@@ -178,8 +199,11 @@ def set_setting(path: Path, name: str, raw_value: str) -> Any:
     leaves the old file whole."""
     if name not in SECTIONS:
         near = _closest(name, NAMES)
-        raise ConfigError(f"unknown setting {name!r}" + (f"; did you mean {near!r}?" if near else "")
-                          + f" (known: {', '.join(sorted(NAMES))})")
+        raise ConfigError(
+            f"unknown setting {name!r}"
+            + (f"; did you mean {near!r}?" if near else "")
+            + f" (known: {', '.join(sorted(NAMES))})"
+        )
     value = getattr(Settings(**{name: raw_value}), name)
     ensure_config_file(path)
     document = _parse(path)

@@ -19,27 +19,45 @@ class ConflictRecords:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
-    def add_conflict(self, kind: str, subject_id: str | None, path: str | None,
-                     detail: dict[str, Any], *, dedupe: bool = True) -> dict[str, Any]:
+    def add_conflict(
+        self,
+        kind: str,
+        subject_id: str | None,
+        path: str | None,
+        detail: dict[str, Any],
+        *,
+        dedupe: bool = True,
+    ) -> dict[str, Any]:
         """Record an open conflict. With ``dedupe`` an identical open one is reused (a drift
         seen at every refresh); without it every conflict is kept (each losing write)."""
-        existing = self.conn.execute(
-            "select id from conflicts where kind = ? and subject_id is ? and path is ?"
-            " and status = 'open'", (kind, subject_id, path)).fetchone() if dedupe else None
+        existing = (
+            self.conn.execute(
+                "select id from conflicts where kind = ? and subject_id is ? and path is ?"
+                " and status = 'open'",
+                (kind, subject_id, path),
+            ).fetchone()
+            if dedupe
+            else None
+        )
         if existing:
             return self.conflict(existing[0])
         conflict_id = new_id("conf_")
         self.conn.execute(
             "insert into conflicts (id, kind, subject_id, path, detail, status, created_at)"
             " values (?,?,?,?,?, 'open', ?)",
-            (conflict_id, kind, subject_id, path, _dumps(detail), now_iso()))
+            (conflict_id, kind, subject_id, path, _dumps(detail), now_iso()),
+        )
         return self.conflict(conflict_id)
 
     def is_open(self, kind: str, subject_id: str) -> bool:
         """Whether an open conflict of this kind holds ``subject_id``."""
-        return self.conn.execute(
-            "select 1 from conflicts where kind = ? and subject_id = ? and status = 'open'",
-            (kind, subject_id)).fetchone() is not None
+        return (
+            self.conn.execute(
+                "select 1 from conflicts where kind = ? and subject_id = ? and status = 'open'",
+                (kind, subject_id),
+            ).fetchone()
+            is not None
+        )
 
     def update_detail(self, conflict_id: str, detail: dict[str, Any]) -> None:
         self.conn.execute("update conflicts set detail = ? where id = ?", (_dumps(detail), conflict_id))
@@ -62,10 +80,14 @@ class ConflictRecords:
         """Mark one open conflict resolved by ``resolution``; a resolved one stays as it was."""
         self.conn.execute(
             "update conflicts set status = 'resolved', resolved_at = ?, resolution = ?"
-            " where id = ? and status = 'open'", (now_iso(), resolution, conflict_id))
+            " where id = ? and status = 'open'",
+            (now_iso(), resolution, conflict_id),
+        )
 
     def resolve_conflicts(self, subject_id: str, resolution: str) -> int:
         cursor = self.conn.execute(
             "update conflicts set status = 'resolved', resolved_at = ?, resolution = ?"
-            " where subject_id = ? and status = 'open'", (now_iso(), resolution, subject_id))
+            " where subject_id = ? and status = 'open'",
+            (now_iso(), resolution, subject_id),
+        )
         return cursor.rowcount

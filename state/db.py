@@ -15,11 +15,12 @@ start, not at the first search.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Iterator
+from typing import Any
 
 import sqlite_vec
 
@@ -52,14 +53,16 @@ def _stdlib_sqlite() -> ModuleType:
         raise StoreUnavailable(
             f"this Python's SQLite is {sqlite3.sqlite_version}; MemoryCloud needs"
             f" {'.'.join(map(str, MIN_SQLITE))} or newer, which the sqlean.py package brings:"
-            " `pip install sqlean.py` in the environment MemoryCloud runs in")
+            " `pip install sqlean.py` in the environment MemoryCloud runs in"
+        )
     probe = sqlite3.connect(":memory:")
     try:
         probe.enable_load_extension(True)
     except (AttributeError, sqlite3.Error) as exc:
         raise StoreUnavailable(
             "this Python's sqlite3 cannot load extensions (sqlite-vec) and sqlean.py is not"
-            " installed: `pip install sqlean.py` in the environment MemoryCloud runs in") from exc
+            " installed: `pip install sqlean.py` in the environment MemoryCloud runs in"
+        ) from exc
     finally:
         probe.close()
     return sqlite3
@@ -76,9 +79,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     if readonly and target != ":memory:":
         target = f"file:{target}?mode=ro"
     try:
-        conn = module.connect(
-            target, isolation_level=None, check_same_thread=False, uri=readonly
-        )
+        conn = module.connect(target, isolation_level=None, check_same_thread=False, uri=readonly)
         conn.enable_load_extension(True)
         sqlite_vec.load(conn)
         conn.enable_load_extension(False)
@@ -131,12 +132,14 @@ def open_failure(path: Path | str, exc: BaseException) -> MemoryCloudError:
         return StoreUnavailable(
             f"the database file {path} is damaged or is not a MemoryCloud database ({exc}). It"
             " was left as it is: keep a copy, then restore a backup or move it away to start"
-            " empty. `memorycloud doctor` shows what is wrong.")
+            " empty. `memorycloud doctor` shows what is wrong."
+        )
     if "readonly" in text or "read-only" in text or "unable to open" in text or "permission" in text:
         return StoreUnavailable(
             f"cannot write the database {path} ({exc}): the file or its directory"
             f" {Path(path).parent} is read-only for this user. Make it writable, or set"
-            " MEMORYCLOUD_HOME to a writable directory.")
+            " MEMORYCLOUD_HOME to a writable directory."
+        )
     if "full" in text:
         return StorageFull(f"the disk that holds {path} is full ({exc}); free some space and start again")
     if "disk i/o error" in text:

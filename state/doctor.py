@@ -16,17 +16,19 @@ the records copied so far, by design. ``--repair`` is that same rebuild, run to 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from state.db import Connection
 from state import turn_context
+from state.db import Connection
 from state.index_builds import FTS, VECTORS, has_context, read_builds, tokenizer_for
 from state.rebuild import SEARCHABLE, rebuild_now
 from state.search import record_text
 
 # How many ids of each kind of disagreement a report lists (the counts are always complete).
 SAMPLE = 10
+
 
 def integrity_check(conn: Connection, *, quick: bool = False) -> list[str]:
     """SQLite's own check of the file: ``["ok"]`` when the database is sound."""
@@ -47,9 +49,9 @@ class IndexReport:
     name: str
     expected: int
     indexed: int
-    missing: list[int] = field(default_factory=list)     # searchable records not indexed
-    stray: list[int] = field(default_factory=list)       # indexed rows with no searchable record
-    stale: list[int] = field(default_factory=list)       # indexed with other text or namespace
+    missing: list[int] = field(default_factory=list)  # searchable records not indexed
+    stray: list[int] = field(default_factory=list)  # indexed rows with no searchable record
+    stale: list[int] = field(default_factory=list)  # indexed with other text or namespace
     errors: list[str] = field(default_factory=list)
     rebuilding: bool = False  # not compared: a rebuild is filling it (state/rebuild.py)
 
@@ -58,18 +60,29 @@ class IndexReport:
         return not (self.missing or self.stray or self.stale or self.errors)
 
     def describe(self) -> dict[str, Any]:
-        return {"ok": self.ok, "rebuilding": self.rebuilding, "expected": self.expected,
-                "indexed": self.indexed,
-                "missing": len(self.missing), "stray": len(self.stray), "stale": len(self.stale),
-                "examples": {"missing": self.missing[:SAMPLE], "stray": self.stray[:SAMPLE],
-                             "stale": self.stale[:SAMPLE]},
-                "errors": self.errors}
+        return {
+            "ok": self.ok,
+            "rebuilding": self.rebuilding,
+            "expected": self.expected,
+            "indexed": self.indexed,
+            "missing": len(self.missing),
+            "stray": len(self.stray),
+            "stale": len(self.stale),
+            "examples": {
+                "missing": self.missing[:SAMPLE],
+                "stray": self.stray[:SAMPLE],
+                "stale": self.stale[:SAMPLE],
+            },
+            "errors": self.errors,
+        }
 
 
 def _searchable(conn: Connection) -> dict[int, tuple[str, str]]:
     """seq -> (namespace, indexed text) for every record the indexes should hold."""
-    return {seq: (namespace, record_text(title, content, json.loads(triggers)))
-            for seq, namespace, title, content, triggers in conn.execute(SEARCHABLE)}
+    return {
+        seq: (namespace, record_text(title, content, json.loads(triggers)))
+        for seq, namespace, title, content, triggers in conn.execute(SEARCHABLE)
+    }
 
 
 def check_fts(conn: Connection, expected: dict[int, tuple[str, str]]) -> IndexReport:

@@ -27,9 +27,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from state.errors import StoreUnavailable
 
@@ -55,8 +56,9 @@ def savepoint(conn: Connection) -> Iterator[None]:
 
 
 # The group commits the current request's writes joined: (the request's task, futures).
-_PENDING: ContextVar[tuple[asyncio.Task[Any] | None, list[asyncio.Future[None]]] | None] = \
-    ContextVar("pending_commits", default=None)
+_PENDING: ContextVar[tuple[asyncio.Task[Any] | None, list[asyncio.Future[None]]] | None] = ContextVar(
+    "pending_commits", default=None
+)
 
 
 def _note(committed: asyncio.Future[None]) -> None:
@@ -73,11 +75,11 @@ class GroupCommit:
     def __init__(self, conn: Connection, loop: asyncio.AbstractEventLoop) -> None:
         self.conn = conn
         self.loop = loop
-        self.depth = 0          # units open now (0 or 1: nested ones are plain savepoints)
+        self.depth = 0  # units open now (0 or 1: nested ones are plain savepoints)
         self.owner: asyncio.Task[Any] | None = None
         self.committed: asyncio.Future[None] | None = None  # the open group's outcome
         self.after_commit: list[Callable[[], None]] = []
-        self.groups = 0         # COMMITs made (tests and benchmarks read these two)
+        self.groups = 0  # COMMITs made (tests and benchmarks read these two)
         self.units = 0
 
     @contextmanager
@@ -140,14 +142,20 @@ class GroupCommit:
         # A unit of another task would nest inside this one and be rolled back with it: only
         # possible if a unit awaited, which the rules above forbid.
         if self.owner is not None and self.owner is not _current_task():
-            raise RuntimeError("a write transaction spans an await; group commit needs units"
-                               " that run without yielding to the event loop")
+            raise RuntimeError(
+                "a write transaction spans an await; group commit needs units"
+                " that run without yielding to the event loop"
+            )
 
     def _join(self) -> tuple[asyncio.Future[None], bool]:
         """The open group's outcome, and whether this unit opened the group's transaction."""
         if self.committed is not None and not self.conn.in_transaction:
-            self._fail(self.committed, StoreUnavailable(
-                "the database rolled back the transaction of this write; nothing was stored"))
+            self._fail(
+                self.committed,
+                StoreUnavailable(
+                    "the database rolled back the transaction of this write; nothing was stored"
+                ),
+            )
         first = False
         if self.committed is None:
             if not self.conn.in_transaction:
@@ -179,8 +187,9 @@ class GroupCommit:
         callbacks, self.after_commit = self.after_commit, []
         try:
             if not self.conn.in_transaction:
-                raise StoreUnavailable("the database rolled back the transaction of this"
-                                       " write; nothing was stored")
+                raise StoreUnavailable(
+                    "the database rolled back the transaction of this write; nothing was stored"
+                )
             self.conn.execute("commit")
         except BaseException as exc:
             self._abort(committed, exc)  # a failed COMMIT can leave it open (see transaction)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from state.db import Connection
@@ -74,8 +74,7 @@ class IdentityRepository:
     def create_workspace(self, name: str, *, owner_id: str | None, default: bool = False) -> dict[str, Any]:
         workspace_id = new_id("wsp_")
         self.conn.execute(
-            "insert into workspaces (id, name, owner_identity_id, is_default, created_at)"
-            " values (?,?,?,?,?)",
+            "insert into workspaces (id, name, owner_identity_id, is_default, created_at) values (?,?,?,?,?)",
             (workspace_id, name, owner_id, int(default), now_iso()),
         )
         return self.workspace(workspace_id)
@@ -94,7 +93,8 @@ class IdentityRepository:
 
     def agents(self) -> list[dict[str, Any]]:
         rows = self.conn.execute(
-            "select * from identities where kind = 'agent' order by created_at").fetchall()
+            "select * from identities where kind = 'agent' order by created_at"
+        ).fetchall()
         return [_identity(r) for r in rows]
 
     def create_owner(self, name: str = "owner") -> tuple[dict[str, Any], str]:
@@ -109,13 +109,18 @@ class IdentityRepository:
             (identity_id, name, json.dumps(list(OWNER_SCOPES)), now),
         )
         workspace = self.create_workspace("Personal", owner_id=identity_id, default=True)
-        self.conn.execute("update identities set workspace_id = ? where id = ?",
-                          (workspace["id"], identity_id))
+        self.conn.execute(
+            "update identities set workspace_id = ? where id = ?", (workspace["id"], identity_id)
+        )
         key = self.issue_key(identity_id, prefix="mco_")
         return self.get(identity_id), key
 
     def create_agent(
-        self, name: str, runtime: str, *, scopes: list[str] | None = None,
+        self,
+        name: str,
+        runtime: str,
+        *,
+        scopes: list[str] | None = None,
         workspace_id: str | None = None,
     ) -> tuple[dict[str, Any], str]:
         """Create an agent identity and return it with its new key (shown once)."""
@@ -137,8 +142,7 @@ class IdentityRepository:
         self.conn.execute(
             "insert into identities (id, name, kind, runtime, scopes, workspace_id, created_at)"
             " values (?, ?, 'agent', ?, ?, ?, ?)",
-            (identity_id, name, normalize_runtime(runtime), json.dumps(scopes), workspace_id,
-             now_iso()),
+            (identity_id, name, normalize_runtime(runtime), json.dumps(scopes), workspace_id, now_iso()),
         )
         return self.get(identity_id), self.issue_key(identity_id, prefix="mca_")
 
@@ -148,16 +152,17 @@ class IdentityRepository:
             raise InvalidRequest("only agents can be disabled")
         now = now_iso()
         self.conn.execute("update identities set disabled_at = ? where id = ?", (now, identity_id))
-        self.conn.execute("update api_keys set revoked_at = ? where identity_id = ? and revoked_at is null",
-                          (now, identity_id))
+        self.conn.execute(
+            "update api_keys set revoked_at = ? where identity_id = ? and revoked_at is null",
+            (now, identity_id),
+        )
 
     # -- keys --------------------------------------------------------------------------
 
     def issue_key(self, identity_id: str, *, prefix: str) -> str:
         key = prefix + secrets.token_urlsafe(32)
         self.conn.execute(
-            "insert into api_keys (id, identity_id, key_hash, key_prefix, created_at)"
-            " values (?,?,?,?,?)",
+            "insert into api_keys (id, identity_id, key_hash, key_prefix, created_at) values (?,?,?,?,?)",
             (new_id("key_"), identity_id, hash_key(key), key[:10], now_iso()),
         )
         return key
@@ -174,7 +179,12 @@ class IdentityRepository:
     # -- pairing (agent self-registration, approved by the owner) ------------------------
 
     def create_pairing_code(
-        self, name: str, runtime: str, *, ttl_minutes: int = 10, scopes: list[str] | None = None,
+        self,
+        name: str,
+        runtime: str,
+        *,
+        ttl_minutes: int = 10,
+        scopes: list[str] | None = None,
         workspace_id: str | None = None,
     ) -> dict[str, Any]:
         """A one-time code the owner hands to an agent; the agent exchanges it for a key.
@@ -182,21 +192,33 @@ class IdentityRepository:
         if workspace_id is not None:
             self.workspace(workspace_id)
         code = "-".join(secrets.token_hex(2).upper() for _ in range(3))  # e.g. 4F2A-9C01-77DE
-        expires = datetime.now(timezone.utc) + timedelta(minutes=ttl_minutes)
+        expires = datetime.now(UTC) + timedelta(minutes=ttl_minutes)
         self.conn.execute(
             "insert into pairing_codes (code_hash, name, runtime, scopes, created_at, expires_at,"
             " workspace_id) values (?,?,?,?,?,?,?)",
-            (hash_key(code), name, normalize_runtime(runtime),
-             json.dumps(scopes or default_scopes(runtime)), now_iso(), iso_from_datetime(expires),
-             workspace_id),
+            (
+                hash_key(code),
+                name,
+                normalize_runtime(runtime),
+                json.dumps(scopes or default_scopes(runtime)),
+                now_iso(),
+                iso_from_datetime(expires),
+                workspace_id,
+            ),
         )
-        return {"pairing_code": code, "name": name, "runtime": normalize_runtime(runtime),
-                "workspace_id": workspace_id or self.default_workspace()["id"],
-                "expires_at": iso_from_datetime(expires)}
+        return {
+            "pairing_code": code,
+            "name": name,
+            "runtime": normalize_runtime(runtime),
+            "workspace_id": workspace_id or self.default_workspace()["id"],
+            "expires_at": iso_from_datetime(expires),
+        }
 
     def find_workspace(self, name_or_id: str) -> dict[str, Any]:
-        row = self.conn.execute("select * from workspaces where id = ? or name = ?"
-                                " order by created_at limit 1", (name_or_id, name_or_id)).fetchone()
+        row = self.conn.execute(
+            "select * from workspaces where id = ? or name = ? order by created_at limit 1",
+            (name_or_id, name_or_id),
+        ).fetchone()
         if row is None:
             raise NotFound(f"no workspace named {name_or_id!r}")
         return dict(row)
@@ -210,10 +232,11 @@ class IdentityRepository:
             raise NotFound("unknown pairing code: ask the owner to run `memorycloud agent pair`")
         if row["used_at"]:
             raise Gone("this pairing code was already used")
-        if parse_iso(row["expires_at"]) <= datetime.now(timezone.utc):
+        if parse_iso(row["expires_at"]) <= datetime.now(UTC):
             raise Gone("this pairing code has expired: ask the owner for a new one")
-        identity, key = self.create_agent(row["name"], row["runtime"], scopes=json.loads(row["scopes"]),
-                                          workspace_id=row["workspace_id"])
+        identity, key = self.create_agent(
+            row["name"], row["runtime"], scopes=json.loads(row["scopes"]), workspace_id=row["workspace_id"]
+        )
         self.conn.execute(
             "update pairing_codes set used_at = ?, identity_id = ? where code_hash = ?",
             (now_iso(), identity["id"], row["code_hash"]),

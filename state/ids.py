@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 _lock = threading.Lock()
 _last_ms = 0
@@ -59,13 +59,13 @@ def new_id(prefix: str) -> str:
 
 def iso_from_datetime(moment: datetime) -> str:
     """Format an aware datetime as RFC 3339 UTC with milliseconds."""
-    moment = moment.astimezone(timezone.utc)
+    moment = moment.astimezone(UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def now_iso() -> str:
     """The current time as ``2026-05-18T08:00:00.000Z``."""
-    return iso_from_datetime(datetime.now(timezone.utc))
+    return iso_from_datetime(datetime.now(UTC))
 
 
 def parse_iso(value: str) -> datetime:

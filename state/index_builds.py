@@ -17,9 +17,10 @@ tables are plain tables, deleted in short batches later (:func:`empty_trash`).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from state import tokenize, tokenize_v1, tokenize_v2, turn_context
 from state.db import Connection
@@ -71,8 +72,9 @@ class IndexBuild:
 
 def read_builds(conn: Connection) -> dict[str, IndexBuild]:
     """Every index's row (an index without one: nothing known built it)."""
-    rows = conn.execute("select name, built_with, target, cursor, done, started_at,"
-                        " finished_at from index_builds").fetchall()
+    rows = conn.execute(
+        "select name, built_with, target, cursor, done, started_at, finished_at from index_builds"
+    ).fetchall()
     builds = {row[0]: IndexBuild(*row) for row in rows}
     for name in (FTS, VECTORS, SUITES):
         builds.setdefault(name, IndexBuild(name))
@@ -84,11 +86,20 @@ def save_build(conn: Connection, build: IndexBuild) -> None:
     conn.execute(
         "insert or replace into index_builds (name, built_with, target, cursor, done,"
         " started_at, finished_at) values (?,?,?,?,?,?,?)",
-        (build.name, build.built_with, build.target, build.cursor, build.done,
-         build.started_at, build.finished_at))
+        (
+            build.name,
+            build.built_with,
+            build.target,
+            build.cursor,
+            build.done,
+            build.started_at,
+            build.finished_at,
+        ),
+    )
 
 
 # -- identities ----------------------------------------------------------------------------
+
 
 def current_tokenizer() -> tuple[int, ModuleType]:
     """The tokenizer version this code indexes with, and its module."""
@@ -127,6 +138,7 @@ def vector_identity(embedder: Embedder) -> str:
 
 # -- tables --------------------------------------------------------------------------------
 
+
 def table_exists(conn: Connection, name: str) -> bool:
     return conn.execute("select 1 from sqlite_master where name = ?", (name,)).fetchone() is not None
 
@@ -149,20 +161,29 @@ def has_context(tokenizer: ModuleType) -> bool:
 
 def vector_ddl(dimension: int) -> str:
     # Cosine, because each vector is scaled to use int8's whole range (state/embedders.py).
-    return ("create virtual table memory_vec using vec0(namespace text partition key,"
-            f" embedding int8[{dimension}] distance_metric=cosine,"
-            f" coarse bit[{coarse_bits(dimension)}])")
+    return (
+        "create virtual table memory_vec using vec0(namespace text partition key,"
+        f" embedding int8[{dimension}] distance_metric=cosine,"
+        f" coarse bit[{coarse_bits(dimension)}])"
+    )
 
 
 def _shadow_tables(conn: Connection, name: str) -> list[tuple[str, str]]:
     """(name, CREATE statement) of a virtual table's shadow tables: ``<name>_...``, except
     those of another virtual table whose name starts so too (memory_fts_next's)."""
     rows = conn.execute("select name, sql from sqlite_master where type = 'table'").fetchall()
-    virtual = [n for n, sql in rows if n != name and n.startswith(f"{name}_")
-               and (sql or "").lower().startswith("create virtual table")]
-    return [(n, sql) for n, sql in rows
-            if n.startswith(f"{name}_") and n not in virtual
-            and not any(n.startswith(f"{other}_") for other in virtual)]
+    virtual = [
+        n
+        for n, sql in rows
+        if n != name and n.startswith(f"{name}_") and (sql or "").lower().startswith("create virtual table")
+    ]
+    return [
+        (n, sql)
+        for n, sql in rows
+        if n.startswith(f"{name}_")
+        and n not in virtual
+        and not any(n.startswith(f"{other}_") for other in virtual)
+    ]
 
 
 def discard_index(conn: Connection, name: str) -> None:
@@ -181,8 +202,10 @@ def discard_index(conn: Connection, name: str) -> None:
 
 def trash_tables(conn: Connection, of: str = "") -> list[str]:
     """The trash tables left by discard_index (of the index ``of``, if given)."""
-    rows = conn.execute("select name from sqlite_master where type = 'table' and name like ?"
-                        " escape '\\' order by name", (TRASH.replace("_", "\\_") + "%",))
+    rows = conn.execute(
+        "select name from sqlite_master where type = 'table' and name like ? escape '\\' order by name",
+        (TRASH.replace("_", "\\_") + "%",),
+    )
     return [row[0] for row in rows if row[0].split("_", 2)[-1].startswith(of)]
 
 
@@ -204,8 +227,10 @@ def empty_trash(conn: Connection, budget_seconds: float) -> bool:
         rows = 1
         while True:
             before = freed()
-            deleted = conn.execute(f'delete from "{table}" where rowid in (select rowid from'
-                                   f' "{table}" order by rowid limit ?)', (rows,)).rowcount
+            deleted = conn.execute(
+                f'delete from "{table}" where rowid in (select rowid from "{table}" order by rowid limit ?)',
+                (rows,),
+            ).rowcount
             if deleted < rows:
                 conn.execute(f'drop table "{table}"')
                 break
@@ -250,6 +275,12 @@ def describe_identity(identity: str | None) -> str:
 
 
 def as_dict(build: IndexBuild) -> dict[str, Any]:
-    return {"name": build.name, "built_with": build.built_with, "target": build.target,
-            "cursor": build.cursor, "done": build.done, "started_at": build.started_at,
-            "finished_at": build.finished_at}
+    return {
+        "name": build.name,
+        "built_with": build.built_with,
+        "target": build.target,
+        "cursor": build.cursor,
+        "done": build.done,
+        "started_at": build.started_at,
+        "finished_at": build.finished_at,
+    }

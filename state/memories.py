@@ -64,17 +64,17 @@ def _stored_as_given(new: NewMemory) -> bool:
     """Whether SQLite stores each column of ``new`` unchanged (no type affinity converts
     it: text columns get str or None, importance an int), so the inserted values are the
     row."""
-    return (type(new.importance) is int
-            and all(isinstance(v, str) for v in (new.namespace, new.kind, new.title,
-                                                  new.content, new.source))
-            and all(v is None or isinstance(v, str)
-                    for v in (new.project_key, new.path, new.identity_id)))
+    return (
+        type(new.importance) is int
+        and all(isinstance(v, str) for v in (new.namespace, new.kind, new.title, new.content, new.source))
+        and all(v is None or isinstance(v, str) for v in (new.project_key, new.path, new.identity_id))
+    )
 
 
 def row_to_memory(row: Any) -> dict[str, Any]:
     """A record row (a Row, or a tuple of the ``_COLUMNS``) as a plain dict with JSON columns
     decoded."""
-    memory = dict(zip(_NAMES, row)) if type(row) is tuple else dict(row)
+    memory = dict(zip(_NAMES, row, strict=True)) if type(row) is tuple else dict(row)
     memory["triggers"] = _decoded(memory["triggers"])
     memory["provenance"] = _decoded(memory["provenance"])
     memory["metadata"] = _decoded(memory["metadata"])
@@ -101,41 +101,97 @@ class MemoryRepository:
             " importance, triggers, provenance, source, identity_id, content_sha256, version,"
             " created_at, updated_at, metadata) values (?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?)",
             (
-                memory_id, new.namespace, new.project_key, new.path, new.kind, new.title,
-                new.content, new.importance, triggers, provenance, new.source, new.identity_id,
-                digest, now, now, metadata,
+                memory_id,
+                new.namespace,
+                new.project_key,
+                new.path,
+                new.kind,
+                new.title,
+                new.content,
+                new.importance,
+                triggers,
+                provenance,
+                new.source,
+                new.identity_id,
+                digest,
+                now,
+                now,
+                metadata,
             ),
         )
         seq = cursor.lastrowid
-        self._add_version(memory_id, 1, "created", new.title, new.content, digest,
-                          new.importance, new.identity_id, now, path=new.path)
+        self._add_version(
+            memory_id,
+            1,
+            "created",
+            new.title,
+            new.content,
+            digest,
+            new.importance,
+            new.identity_id,
+            now,
+            path=new.path,
+        )
         self.index.add(seq, new.namespace, record_text(new.title, new.content, new.triggers))
         if not _stored_as_given(new):
             return self.get(memory_id)
         # The row as a read would return it, without reading it back (one query less per
         # write): the values are what was inserted, the JSON columns decoded afresh.
         return {
-            "seq": seq, "id": memory_id, "namespace": new.namespace, "project_key": new.project_key,
-            "path": new.path, "kind": new.kind, "title": new.title, "content": new.content,
-            "importance": new.importance, "triggers": json.loads(triggers),
-            "provenance": json.loads(provenance), "source": new.source,
-            "identity_id": new.identity_id, "content_sha256": digest, "version": 1,
-            "created_at": now, "updated_at": now, "deleted_at": None,
+            "seq": seq,
+            "id": memory_id,
+            "namespace": new.namespace,
+            "project_key": new.project_key,
+            "path": new.path,
+            "kind": new.kind,
+            "title": new.title,
+            "content": new.content,
+            "importance": new.importance,
+            "triggers": json.loads(triggers),
+            "provenance": json.loads(provenance),
+            "source": new.source,
+            "identity_id": new.identity_id,
+            "content_sha256": digest,
+            "version": 1,
+            "created_at": now,
+            "updated_at": now,
+            "deleted_at": None,
             "metadata": json.loads(metadata),
         }
 
     def _add_version(
-        self, memory_id: str, version: int, operation: str, title: str, content: str | None,
-        digest: str, importance: int, identity_id: str | None, now: str,
-        *, path: str | None = None,
+        self,
+        memory_id: str,
+        version: int,
+        operation: str,
+        title: str,
+        content: str | None,
+        digest: str,
+        importance: int,
+        identity_id: str | None,
+        now: str,
+        *,
+        path: str | None = None,
     ) -> None:
         size = len(content.encode("utf-8")) if content is not None else None
         self.conn.execute(
             "insert into memory_versions (id, memory_id, version, operation, title, content,"
             " content_sha256, importance, identity_id, created_at, path, size_bytes)"
             " values (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (new_id("memver_"), memory_id, version, operation, title, content, digest,
-             importance, identity_id, now, path, size),
+            (
+                new_id("memver_"),
+                memory_id,
+                version,
+                operation,
+                title,
+                content,
+                digest,
+                importance,
+                identity_id,
+                now,
+                path,
+                size,
+            ),
         )
 
     def _tuples(self, sql: str, params: Any) -> Any:
@@ -146,9 +202,7 @@ class MemoryRepository:
         return cursor.execute(sql, params)
 
     def find(self, memory_id: str) -> dict[str, Any] | None:
-        row = self._tuples(
-            f"select {_COLUMNS} from memory_records where id = ?", (memory_id,)
-        ).fetchone()
+        row = self._tuples(f"select {_COLUMNS} from memory_records where id = ?", (memory_id,)).fetchone()
         return row_to_memory(row) if row else None
 
     def get(self, memory_id: str) -> dict[str, Any]:
@@ -161,14 +215,17 @@ class MemoryRepository:
         if not seqs:
             return {}
         marks = ",".join("?" * len(seqs))
-        rows = self._tuples(
-            f"select {_COLUMNS} from memory_records where seq in ({marks})", seqs
-        ).fetchall()
+        rows = self._tuples(f"select {_COLUMNS} from memory_records where seq in ({marks})", seqs).fetchall()
         return {row[0]: row_to_memory(row) for row in rows}
 
     def update(
-        self, memory_id: str, *, content: str, title: str | None = None,
-        importance: int | None = None, identity_id: str | None = None,
+        self,
+        memory_id: str,
+        *,
+        content: str,
+        title: str | None = None,
+        importance: int | None = None,
+        identity_id: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Replace the content (and optionally title/importance) as a new version."""
@@ -184,13 +241,32 @@ class MemoryRepository:
         self.conn.execute(
             "update memory_records set content = ?, title = ?, importance = ?,"
             " content_sha256 = ?, version = ?, updated_at = ?, metadata = ? where id = ?",
-            (content, title, importance, digest, version, now,
-             json.dumps(merged, ensure_ascii=False), memory_id),
+            (
+                content,
+                title,
+                importance,
+                digest,
+                version,
+                now,
+                json.dumps(merged, ensure_ascii=False),
+                memory_id,
+            ),
         )
-        self._add_version(memory_id, version, "updated", title, content, digest, importance,
-                          identity_id, now, path=current["path"])
-        self.index.replace(current["seq"], current["namespace"],
-                           record_text(title, content, current["triggers"]))
+        self._add_version(
+            memory_id,
+            version,
+            "updated",
+            title,
+            content,
+            digest,
+            importance,
+            identity_id,
+            now,
+            path=current["path"],
+        )
+        self.index.replace(
+            current["seq"], current["namespace"], record_text(title, content, current["triggers"])
+        )
         return self.get(memory_id)
 
     def delete(self, memory_id: str, *, identity_id: str | None = None) -> dict[str, Any]:
@@ -204,9 +280,18 @@ class MemoryRepository:
             "update memory_records set deleted_at = ?, version = ?, updated_at = ? where id = ?",
             (now, version, now, memory_id),
         )
-        self._add_version(memory_id, version, "deleted", current["title"], None,
-                          current["content_sha256"], current["importance"], identity_id, now,
-                          path=current["path"])
+        self._add_version(
+            memory_id,
+            version,
+            "deleted",
+            current["title"],
+            None,
+            current["content_sha256"],
+            current["importance"],
+            identity_id,
+            now,
+            path=current["path"],
+        )
         self.index.remove(current["seq"])
         return self.get(memory_id)
 
@@ -219,22 +304,26 @@ class MemoryRepository:
         if row["redacted_at"]:
             raise Conflict(f"memory version {version_id} is already redacted")
         now = now_iso()
-        self.conn.execute("update memory_versions set content = null, redacted_at = ? where id = ?",
-                          (now, version_id))
+        self.conn.execute(
+            "update memory_versions set content = null, redacted_at = ? where id = ?", (now, version_id)
+        )
         memory = self.get(row["memory_id"])
         retitled = scrub_copies(self.conn, memory, dict(row))
         current = memory["version"] == row["version"] and not memory["deleted_at"]
         if current:
-            self.conn.execute("update memory_records set content = '', updated_at = ? where id = ?",
-                              (now, memory["id"]))
+            self.conn.execute(
+                "update memory_records set content = '', updated_at = ? where id = ?", (now, memory["id"])
+            )
             self.index.remove(memory["seq"])
         elif retitled and not memory["deleted_at"]:
             memory = self.get(memory["id"])
-            self.index.replace(memory["seq"], memory["namespace"],
-                               record_text(memory["title"], memory["content"], memory["triggers"]))
+            self.index.replace(
+                memory["seq"],
+                memory["namespace"],
+                record_text(memory["title"], memory["content"], memory["triggers"]),
+            )
         self.index.forget_deleted()
-        return dict(self.conn.execute("select * from memory_versions where id = ?",
-                                      (version_id,)).fetchone())
+        return dict(self.conn.execute("select * from memory_versions where id = ?", (version_id,)).fetchone())
 
     def versions(self, memory_id: str) -> list[dict[str, Any]]:
         self.get(memory_id)
@@ -247,7 +336,11 @@ class MemoryRepository:
         return [dict(row) for row in rows]
 
     def top_for_context(
-        self, namespace: str, project_key: str | None, limit: int, sources: tuple[str, ...],
+        self,
+        namespace: str,
+        project_key: str | None,
+        limit: int,
+        sources: tuple[str, ...],
     ) -> list[dict[str, Any]]:
         """The memories a context pack summarises: this project's and workspace-wide ones
         from the given sources, most important first, then newest. Bounded by ``limit`` so
@@ -264,13 +357,18 @@ class MemoryRepository:
     def last_write_by_identity(self) -> dict[str | None, str]:
         """Each writing identity's newest record's creation time (deleted records count:
         they were written)."""
-        return {row[0]: row[1] for row in self.conn.execute(
-            "select identity_id, max(created_at) from memory_records group by identity_id")}
+        return {
+            row[0]: row[1]
+            for row in self.conn.execute(
+                "select identity_id, max(created_at) from memory_records group by identity_id"
+            )
+        }
 
     def count(self, namespace: str | None = None) -> int:
         if namespace is None:
             return self.conn.execute(
-                "select count(*) from memory_records where deleted_at is null").fetchone()[0]
+                "select count(*) from memory_records where deleted_at is null"
+            ).fetchone()[0]
         return self.conn.execute(
             "select count(*) from memory_records where namespace = ? and deleted_at is null",
             (namespace,),

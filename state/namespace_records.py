@@ -21,21 +21,21 @@ class NamespaceRecords:
 
     def workspaces(self) -> list[dict[str, Any]]:
         """Every AMP workspace: id, name, whether it is the default one."""
-        rows = self.conn.execute(
-            "select id, name, is_default from workspaces order by created_at, id")
+        rows = self.conn.execute("select id, name, is_default from workspaces order by created_at, id")
         return [{"id": r[0], "name": r[1], "is_default": bool(r[2])} for r in rows]
 
     def memory_stores(self) -> list[dict[str, Any]]:
         """Every Memory Store, archived ones too (their memories stay searchable)."""
-        rows = self.conn.execute(
-            "select id, name, status from memory_stores order by created_at, id")
+        rows = self.conn.execute("select id, name, status from memory_stores order by created_at, id")
         return [{"id": r[0], "name": r[1], "status": r[2]} for r in rows]
 
     def mem1_namespaces(self) -> list[str]:
         """The agent-memory1.0 namespaces that hold at least one memory record."""
         rows = self.conn.execute(
             "select distinct namespace from memory_records where namespace >= ? and namespace < ?"
-            " order by namespace", MEM1_RANGE)
+            " order by namespace",
+            MEM1_RANGE,
+        )
         return [r[0] for r in rows]
 
     def suites(self) -> list[dict[str, Any]]:

@@ -7,9 +7,9 @@ directory under one root, which is what tests and portable installs use.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 import platformdirs
 
@@ -55,7 +55,7 @@ class Paths:
         """Every request, when the ``access_log`` setting is on (daemon/logs.py)."""
         return self.state_dir / "access.log"
 
-    def ensure(self) -> "Paths":
+    def ensure(self) -> Paths:
         """Create the directories (user-only permissions) and return self."""
         for directory in (self.config_dir, self.data_dir, self.state_dir, self.cache_dir):
             directory.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -52,8 +52,11 @@ class ProjectRepository:
         runtime = normalize_runtime(fields.get("runtime") or "generic")
         repo_root = fields.get("repo_root") or ""
         now = now_iso()
-        capabilities = {k: v for k, v in fields.items()
-                        if k not in ("runtime", "repo_root", "git_remote", "supports_files")}
+        capabilities = {
+            k: v
+            for k, v in fields.items()
+            if k not in ("runtime", "repo_root", "git_remote", "supports_files")
+        }
         existing = self.conn.execute(
             "select id from runtime_profiles where identity_id = ? and runtime = ? and repo_root = ?",
             (identity_id, runtime, repo_root),
@@ -63,17 +66,30 @@ class ProjectRepository:
             self.conn.execute(
                 "update runtime_profiles set git_remote = ?, supports_files = ?, capabilities = ?,"
                 " updated_at = ? where id = ?",
-                (fields.get("git_remote"), int(fields.get("supports_files", True)),
-                 json.dumps(capabilities, ensure_ascii=False), now, profile_id),
+                (
+                    fields.get("git_remote"),
+                    int(fields.get("supports_files", True)),
+                    json.dumps(capabilities, ensure_ascii=False),
+                    now,
+                    profile_id,
+                ),
             )
         else:
             profile_id = new_id("rtp_")
             self.conn.execute(
                 "insert into runtime_profiles (id, identity_id, runtime, repo_root, git_remote,"
                 " supports_files, capabilities, created_at, updated_at) values (?,?,?,?,?,?,?,?,?)",
-                (profile_id, identity_id, runtime, repo_root, fields.get("git_remote"),
-                 int(fields.get("supports_files", True)),
-                 json.dumps(capabilities, ensure_ascii=False), now, now),
+                (
+                    profile_id,
+                    identity_id,
+                    runtime,
+                    repo_root,
+                    fields.get("git_remote"),
+                    int(fields.get("supports_files", True)),
+                    json.dumps(capabilities, ensure_ascii=False),
+                    now,
+                    now,
+                ),
             )
         row = self.conn.execute("select * from runtime_profiles where id = ?", (profile_id,)).fetchone()
         profile = dict(row)
@@ -96,13 +112,19 @@ class ProjectRepository:
             rows = self.conn.execute("select * from project_bindings order by created_at")
         else:
             rows = self.conn.execute(
-                "select * from project_bindings where workspace_id = ? order by created_at",
-                (workspace_id,))
+                "select * from project_bindings where workspace_id = ? order by created_at", (workspace_id,)
+            )
         return [_binding(r) for r in rows]
 
     def probe(
-        self, *, workspace_id: str, identity_id: str, runtime: str, project_key: str | None,
-        repo_root: str | None, git_remote: str | None,
+        self,
+        *,
+        workspace_id: str,
+        identity_id: str,
+        runtime: str,
+        project_key: str | None,
+        repo_root: str | None,
+        git_remote: str | None,
     ) -> tuple[dict[str, Any], str]:
         """Find or create the binding for a repository; returns (binding, how it matched).
 
@@ -112,7 +134,8 @@ class ProjectRepository:
         remote = normalize_remote(git_remote)
         root = os.path.normpath(repo_root) if repo_root else None
         rows = self.conn.execute(
-            "select * from project_bindings where workspace_id = ?", (workspace_id,)).fetchall()
+            "select * from project_bindings where workspace_id = ?", (workspace_id,)
+        ).fetchall()
         match, reason = None, "created"
         if remote:
             match = next((r for r in rows if normalize_remote(r["git_remote"]) == remote), None)
@@ -138,7 +161,16 @@ class ProjectRepository:
         self.conn.execute(
             "insert into project_bindings (id, workspace_id, project_key, repo_root, git_remote,"
             " runtime, created_by, created_at, updated_at) values (?,?,?,?,?,?,?,?,?)",
-            (binding_id, workspace_id, key, root, git_remote, normalize_runtime(runtime),
-             identity_id, now, now),
+            (
+                binding_id,
+                workspace_id,
+                key,
+                root,
+                git_remote,
+                normalize_runtime(runtime),
+                identity_id,
+                now,
+                now,
+            ),
         )
         return self.binding(binding_id), reason

@@ -28,16 +28,32 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
 from state.db import Connection, transaction
 from state.ids import now_iso
-from state.index_builds import (FTS, FTS_NEXT, SUITES, VECTORS, IndexBuild, create_fts,
-                                describe_identity, discard_index, empty_trash, read_builds,
-                                save_build, table_exists, tokenizer_for, trash_tables,
-                                vector_ddl, vector_identity, wanted_tokenizer)
+from state.index_builds import (
+    FTS,
+    FTS_NEXT,
+    SUITES,
+    VECTORS,
+    IndexBuild,
+    create_fts,
+    describe_identity,
+    discard_index,
+    empty_trash,
+    read_builds,
+    save_build,
+    table_exists,
+    tokenizer_for,
+    trash_tables,
+    vector_ddl,
+    vector_identity,
+    wanted_tokenizer,
+)
 from state.search import insert_fts_row, insert_vector, record_text
 
 # The records the indexes hold: live, and whose current version is not redacted.
@@ -66,11 +82,14 @@ def plan(store: Any, *, force: bool = False) -> list[str]:
         _reindex_suites(store, builds[SUITES], force)
         if _plan_fts(conn, builds[FTS], force):
             started.append(FTS)
-        if _plan_vectors(conn, builds[VECTORS], vector_identity(store.embedder),
-                         store.embedder.dimension, force):
+        if _plan_vectors(
+            conn, builds[VECTORS], vector_identity(store.embedder), store.embedder.dimension, force
+        ):
             started.append(VECTORS)
-    if started and not conn.execute(
-            "select 1 from memory_records where deleted_at is null limit 1").fetchone():
+    if (
+        started
+        and not conn.execute("select 1 from memory_records where deleted_at is null limit 1").fetchone()
+    ):
         while step(store) is not None:  # nothing to copy: swap and clear up now
             pass
     return started
@@ -80,10 +99,13 @@ def _current(conn: Connection, vectors: str) -> bool:
     """Whether every index is built, or being built, for what this code wants."""
     builds, words = read_builds(conn), wanted_tokenizer()
     fts, vec = builds[FTS], builds[VECTORS]
-    return (builds[SUITES].built_with == words
-            and (fts.target or fts.built_with) == words
-            and (vec.target or vec.built_with) == vectors
-            and table_exists(conn, VECTORS) and (fts.target is None or table_exists(conn, FTS_NEXT)))
+    return (
+        builds[SUITES].built_with == words
+        and (fts.target or fts.built_with) == words
+        and (vec.target or vec.built_with) == vectors
+        and table_exists(conn, VECTORS)
+        and (fts.target is None or table_exists(conn, FTS_NEXT))
+    )
 
 
 def _start(build: IndexBuild, target: str) -> IndexBuild:
@@ -107,8 +129,7 @@ def _plan_fts(conn: Connection, fts: IndexBuild, force: bool) -> bool:
     return True
 
 
-def _plan_vectors(conn: Connection, vectors: IndexBuild, wanted: str, dimension: int,
-                  force: bool) -> bool:
+def _plan_vectors(conn: Connection, vectors: IndexBuild, wanted: str, dimension: int, force: bool) -> bool:
     # The table holds the target's vectors while a rebuild fills it, else built_with's.
     holds = vectors.target if vectors.target is not None else vectors.built_with
     if not force and holds == wanted and table_exists(conn, VECTORS):
@@ -130,8 +151,9 @@ def _reindex_suites(store: Any, suites: IndexBuild, force: bool) -> None:
     save_build(store.conn, replace(suites, built_with=wanted, target=None, finished_at=now_iso()))
 
 
-def step(store: Any, *, max_records: int = BATCH_RECORDS,
-         budget_seconds: float = BATCH_SECONDS) -> str | None:
+def step(
+    store: Any, *, max_records: int = BATCH_RECORDS, budget_seconds: float = BATCH_SECONDS
+) -> str | None:
     """One batch of the first unfinished work, in one transaction: ``"fts"``, ``"vectors"``
     or ``"trash"`` (what it worked on), None when nothing is left. A failing embedder raises
     (the batch is rolled back and the next run tries again; search keeps ranking by words)."""
@@ -150,8 +172,13 @@ def step(store: Any, *, max_records: int = BATCH_RECORDS,
     return None
 
 
-def _copy(conn: Connection, build: IndexBuild, write: Callable[[int, str, str], None],
-          max_records: int, budget_seconds: float) -> tuple[IndexBuild, bool]:
+def _copy(
+    conn: Connection,
+    build: IndexBuild,
+    write: Callable[[int, str, str], None],
+    max_records: int,
+    budget_seconds: float,
+) -> tuple[IndexBuild, bool]:
     """Copy the searchable records after the cursor with ``write(seq, namespace, text)``
     until the budget or ``max_records`` is spent; the advanced build, and whether there was
     nothing left to copy. Only then does the caller finish the rebuild, so the swap's DDL
@@ -160,8 +187,7 @@ def _copy(conn: Connection, build: IndexBuild, write: Callable[[int, str, str], 
     started = time.perf_counter()
     # Read as the copy goes (SQLite steps the query row by row): a batch that stops at its
     # budget pays for no row it does not copy (reading 1,000 ahead cost 5 ms a batch).
-    rows = conn.execute(SEARCHABLE + " and r.seq > ? order by r.seq limit ?",
-                        (build.cursor, max_records))
+    rows = conn.execute(SEARCHABLE + " and r.seq > ? order by r.seq limit ?", (build.cursor, max_records))
     cursor, copied = build.cursor, 0
     for seq, namespace, title, content, triggers in rows:
         write(seq, namespace, record_text(title, content, json.loads(triggers)))
@@ -200,8 +226,9 @@ def _copy_vectors(store: Any, build: IndexBuild, max_records: int, budget: float
     save_build(conn, build)
 
 
-def rebuild_now(store: Any, *, force: bool = True,
-                progress: Callable[[str, int], None] | None = None) -> dict[str, int]:
+def rebuild_now(
+    store: Any, *, force: bool = True, progress: Callable[[str, int], None] | None = None
+) -> dict[str, int]:
     """Rebuild (every index with ``force``) and run the batches to the end, synchronously:
     ``doctor --repair``, with the daemon stopped. The records each index holds afterwards."""
     plan(store, force=force)
@@ -209,8 +236,10 @@ def rebuild_now(store: Any, *, force: bool = True,
         if progress is not None:
             progress(what, read_builds(store.conn)[VECTORS if what == "vectors" else FTS].done)
     conn = store.conn
-    return {"fts": conn.execute("select count(*) from memory_fts").fetchone()[0],
-            "vectors": conn.execute("select count(*) from memory_vec").fetchone()[0]}
+    return {
+        "fts": conn.execute("select count(*) from memory_fts").fetchone()[0],
+        "vectors": conn.execute("select count(*) from memory_vec").fetchone()[0],
+    }
 
 
 def status(conn: Connection) -> dict[str, Any]:
@@ -220,28 +249,44 @@ def status(conn: Connection) -> dict[str, Any]:
     the rebuild count too."""
     builds = read_builds(conn)
     active = next((builds[name] for name in (FTS, VECTORS) if builds[name].rebuilding), None)
-    out: dict[str, Any] = {"state": "current", "indexes": {
-        name: {k: getattr(build, k) for k in ("built_with", "target", "cursor", "done",
-                                              "started_at", "finished_at")}
-        for name, build in builds.items()}}
+    out: dict[str, Any] = {
+        "state": "current",
+        "indexes": {
+            name: {
+                k: getattr(build, k)
+                for k in ("built_with", "target", "cursor", "done", "started_at", "finished_at")
+            }
+            for name, build in builds.items()
+        },
+    }
     if active is None:
         out["text"] = "search index: current"
         return out
-    remaining = conn.execute("select count(*) from memory_records where seq > ? and"
-                             " deleted_at is null", (active.cursor,)).fetchone()[0]
+    remaining = conn.execute(
+        "select count(*) from memory_records where seq > ? and deleted_at is null", (active.cursor,)
+    ).fetchone()[0]
     total = active.done + remaining
     percent = active.done * 100 // total if total else 100
     words = active.name == FTS
-    text = (f"search index: rebuilding {'' if words else 'vectors '}for"
-            f" {describe_identity(active.target)} — {active.done:,} of {total:,} records"
-            f" ({percent} %), started {_clock(active.started_at)}")
+    text = (
+        f"search index: rebuilding {'' if words else 'vectors '}for"
+        f" {describe_identity(active.target)} — {active.done:,} of {total:,} records"
+        f" ({percent} %), started {_clock(active.started_at)}"
+    )
     if words and builds[VECTORS].rebuilding:
         text += "; the vectors follow"
     if not words:
         text += "; search ranks by words until then"
-    out.update(state="rebuilding", index="words" if words else "vectors",
-               reason=describe_identity(active.target), done=active.done, total=total,
-               percent=percent, started_at=active.started_at, text=text)
+    out.update(
+        state="rebuilding",
+        index="words" if words else "vectors",
+        reason=describe_identity(active.target),
+        done=active.done,
+        total=total,
+        percent=percent,
+        started_at=active.started_at,
+        text=text,
+    )
     return out
 
 

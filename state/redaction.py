@@ -88,8 +88,10 @@ def _scrub_json(value: Any, memory_id: str, needles: list[str]) -> Any:
         return value
     if "\n" in value:
         lines = value.split("\n")
-        return "\n".join(f"- {REDACTED} `{memory_id}`" if memory_id in line
-                         or any(n in line for n in needles) else line for line in lines)
+        return "\n".join(
+            f"- {REDACTED} `{memory_id}`" if memory_id in line or any(n in line for n in needles) else line
+            for line in lines
+        )
     if any(n in value for n in needles):
         return REDACTED
     return value
@@ -100,7 +102,9 @@ def scrub_copies(conn: Connection, memory: dict[str, Any], version: dict[str, An
     redaction's transaction). Returns True if the memory's title was scrubbed too (its index
     entry then needs rebuilding)."""
     content, title, memory_id = version["content"] or "", version["title"] or "", memory["id"]
-    title_is_content = bool(title.strip()) and (title in content or _normalized(title) in _normalized(content))
+    title_is_content = bool(title.strip()) and (
+        title in content or _normalized(title) in _normalized(content)
+    )
     provenance = dict(memory["provenance"] or {})
     # The AMP copies written with the memory (delta log, summary card, brief event) hold the
     # text of its first version, and the provenance what the agent wrote along with it.
@@ -111,35 +115,50 @@ def scrub_copies(conn: Connection, memory: dict[str, Any], version: dict[str, An
     if not needles:
         return False
     if title_is_content:
-        conn.execute("update memory_versions set title = ? where memory_id = ? and title = ?",
-                     (REDACTED, memory_id, title))
+        conn.execute(
+            "update memory_versions set title = ? where memory_id = ? and title = ?",
+            (REDACTED, memory_id, title),
+        )
     if origin:
-        conn.execute("update memory_deltas set summary = ?, why_it_matters = null where memory_id = ?",
-                     (REDACTED, memory_id))
-        conn.execute("update summary_cards set title = ?, body = ? where memory_id = ?",
-                     (REDACTED, REDACTED, memory_id))
-        conn.execute("update brief_events set summary = ?, payload = '{}' where memory_id = ?",
-                     (REDACTED, memory_id))
+        conn.execute(
+            "update memory_deltas set summary = ?, why_it_matters = null where memory_id = ?",
+            (REDACTED, memory_id),
+        )
+        conn.execute(
+            "update summary_cards set title = ?, body = ? where memory_id = ?",
+            (REDACTED, REDACTED, memory_id),
+        )
+        conn.execute(
+            "update brief_events set summary = ?, payload = '{}' where memory_id = ?", (REDACTED, memory_id)
+        )
         for key in ("why_it_matters", "payload"):
             if key in provenance:
                 provenance[key] = REDACTED
     message_id = provenance.get("message_id")
     if message_id:  # agent-memory1.0 keeps the message the memory came from
-        conn.execute("update mem1_messages set content = ? where id = ? and instr(?, content) > 0",
-                     (REDACTED, message_id, content))
+        conn.execute(
+            "update mem1_messages set content = ? where id = ? and instr(?, content) > 0",
+            (REDACTED, message_id, content),
+        )
     record_title = memory["title"]
     if title_is_content and record_title == title:
         record_title = REDACTED
-    conn.execute("update memory_records set provenance = ?, title = ? where id = ?",
-                 (json.dumps(provenance, ensure_ascii=False), record_title, memory_id))
+    conn.execute(
+        "update memory_records set provenance = ?, title = ? where id = ?",
+        (json.dumps(provenance, ensure_ascii=False), record_title, memory_id),
+    )
     # Context packs are kept as they were returned; the lines that showed this memory go.
-    rows = conn.execute("select id, body from context_packs where instr(body, ?) > 0"
-                        + " or instr(body, ?) > 0" * len(needles),
-                        (memory_id, *needles)).fetchall()
+    rows = conn.execute(
+        "select id, body from context_packs where instr(body, ?) > 0"
+        + " or instr(body, ?) > 0" * len(needles),
+        (memory_id, *needles),
+    ).fetchall()
     for pack_id, body in rows:
         scrubbed = _scrub_json(json.loads(body), memory_id, needles)
-        conn.execute("update context_packs set body = ? where id = ?",
-                     (json.dumps(scrubbed, ensure_ascii=False), pack_id))
+        conn.execute(
+            "update context_packs set body = ? where id = ?",
+            (json.dumps(scrubbed, ensure_ascii=False), pack_id),
+        )
     return record_title != memory["title"]
 
 

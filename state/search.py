@@ -34,15 +34,24 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Callable, Collection, Iterable
 
+from state import turn_context
 from state.db import Connection, sqlite_module, transaction
 from state.embedders import Embedder, coarse_code, serialize
-from state import turn_context
-from state.index_builds import (FTS, FTS_NEXT, VECTOR_METRIC, VECTORS, IndexBuild, drop_trash,
-                                has_context, read_builds, tokenizer_for, vector_identity)
+from state.index_builds import (
+    FTS,
+    FTS_NEXT,
+    VECTORS,
+    IndexBuild,
+    drop_trash,
+    has_context,
+    read_builds,
+    tokenizer_for,
+    vector_identity,
+)
 from state.redaction import merge_fts_index
 from state.tokenize import fts_match
 
@@ -124,14 +133,20 @@ class TermStatistics:
         missing = [t for t in terms if t not in self._frequencies]
         if missing:
             if not self._vocab:
-                self.conn.execute("create virtual table if not exists temp.memory_fts_vocab"
-                                  " using fts5vocab(main, memory_fts, row)")
+                self.conn.execute(
+                    "create virtual table if not exists temp.memory_fts_vocab"
+                    " using fts5vocab(main, memory_fts, row)"
+                )
                 self._vocab = True
             for start in range(0, len(missing), 500):
-                chunk = missing[start:start + 500]
-                found = dict(self.conn.execute(
-                    "select term, doc from temp.memory_fts_vocab"
-                    f" where term in ({','.join('?' * len(chunk))})", chunk).fetchall())
+                chunk = missing[start : start + 500]
+                found = dict(
+                    self.conn.execute(
+                        "select term, doc from temp.memory_fts_vocab"
+                        f" where term in ({','.join('?' * len(chunk))})",
+                        chunk,
+                    ).fetchall()
+                )
                 for term in chunk:
                     self._frequencies[term] = found.get(term, 0)
         return {t: self._frequencies[t] for t in terms}, documents
@@ -139,8 +154,11 @@ class TermStatistics:
     def _current(self) -> int:
         version = self.conn.execute("pragma data_version").fetchone()[0]
         documents = self.conn.execute("select count(*) from memory_fts_docsize").fetchone()[0]
-        if (version != self._data_version or documents != self._documents
-                or len(self._frequencies) > MAX_CACHED_TERMS):
+        if (
+            version != self._data_version
+            or documents != self._documents
+            or len(self._frequencies) > MAX_CACHED_TERMS
+        ):
             self._frequencies.clear()
             self._data_version, self._documents = version, documents
         return documents
@@ -256,9 +274,13 @@ class SearchIndex:
             return self.embedder.embed(text)
         except Exception as exc:
             if seq not in self.pending_vectors:
-                log.warning("embedder %s failed (%s): record %d is kept and searchable by words;"
-                            " its vector is added when the embedder works again",
-                            self.embedder.name, exc, seq)
+                log.warning(
+                    "embedder %s failed (%s): record %d is kept and searchable by words;"
+                    " its vector is added when the embedder works again",
+                    self.embedder.name,
+                    exc,
+                    seq,
+                )
             self.pending_vectors.add(seq)
             return None
 
@@ -268,16 +290,18 @@ class SearchIndex:
         during a rebuild: it adds every vector anyway."""
         if not self.vectors_ready():
             return 0
-        live = self.conn.execute(
-            "select count(*) from memory_records where deleted_at is null").fetchone()[0]
+        live = self.conn.execute("select count(*) from memory_records where deleted_at is null").fetchone()[0]
         vectors = self.conn.execute("select count(*) from memory_vec").fetchone()[0]
         if vectors >= live:
             return 0
         have = {row[0] for row in self.conn.execute("select rowid from memory_vec")}
         self.pending_vectors |= {
-            seq for (seq,) in self.conn.execute(
-                "select r.seq from memory_records r where r.deleted_at is null and r.content != ''")
-            if seq not in have}
+            seq
+            for (seq,) in self.conn.execute(
+                "select r.seq from memory_records r where r.deleted_at is null and r.content != ''"
+            )
+            if seq not in have
+        }
         return len(self.pending_vectors)
 
     def backfill(self, limit: int = 500) -> int:
@@ -295,14 +319,19 @@ class SearchIndex:
         texts = []
         for seq in sorted(self.pending_vectors)[:limit]:
             row = self.conn.execute(
-                "select namespace, title, content, triggers, deleted_at from memory_records"
-                " where seq = ?", (seq,)).fetchone()
-            if row is None or row["deleted_at"] or not row["content"] \
-                    or not self._wants_vector(seq, builds):
+                "select namespace, title, content, triggers, deleted_at from memory_records where seq = ?",
+                (seq,),
+            ).fetchone()
+            if row is None or row["deleted_at"] or not row["content"] or not self._wants_vector(seq, builds):
                 self.pending_vectors.discard(seq)
                 continue
-            texts.append((seq, row["namespace"], record_text(
-                row["title"], row["content"], json.loads(row["triggers"]))))
+            texts.append(
+                (
+                    seq,
+                    row["namespace"],
+                    record_text(row["title"], row["content"], json.loads(row["triggers"])),
+                )
+            )
         return texts
 
     def embed_texts(self, texts: list[tuple[int, str, str]]) -> list[tuple[int, str, str, list[float]]]:
@@ -327,8 +356,8 @@ class SearchIndex:
             builds = self.builds()
             for seq, namespace, text, vector in embedded:
                 row = self.conn.execute(
-                    "select title, content, triggers, deleted_at from memory_records where seq = ?",
-                    (seq,)).fetchone()
+                    "select title, content, triggers, deleted_at from memory_records where seq = ?", (seq,)
+                ).fetchone()
                 if row is None or row["deleted_at"] or not self._wants_vector(seq, builds):
                     self.pending_vectors.discard(seq)
                     continue
@@ -442,8 +471,9 @@ class SearchIndex:
             return self._bm25(fts_match(terms), namespaces, limit)
         return self._bm25_bounded(rare, common, namespaces, limit)
 
-    def _bm25_bounded(self, rare: list[str], common: list[str], namespaces: list[str],
-                      limit: int) -> list[int]:
+    def _bm25_bounded(
+        self, rare: list[str], common: list[str], namespaces: list[str], limit: int
+    ) -> list[int]:
         """The best of: the records holding a rare term, and the newest records holding only
         common ones. Each expression below names every query term once, so FTS5's bm25()
         gives each record the score the whole OR-query would (same phrases, same IDF: the
@@ -456,9 +486,11 @@ class SearchIndex:
         # which ranks every match in a second cursor and costs ~20 % more per part (in
         # process, 10k store, 1,472 parts: 1.80 -> 1.44 ms); ties in rowid order, as FTS5's
         # sort leaves them, so the same records are kept.
-        part = ("select * from (select r.seq, f.rank as score from memory_fts f"
-                " cross join memory_records r on r.seq = f.rowid where memory_fts match ?"
-                f" and r.namespace in ({marks}) and r.deleted_at is null order by {{}} limit ?)")
+        part = (
+            "select * from (select r.seq, f.rank as score from memory_fts f"
+            " cross join memory_records r on r.seq = f.rowid where memory_fts match ?"
+            f" and r.namespace in ({marks}) and r.deleted_at is null order by {{}} limit ?)"
+        )
         any_common = f"({fts_match(common)})"
         parts: list[str] = []
         params: list[object] = []
@@ -487,8 +519,9 @@ class SearchIndex:
         if not chars:
             return terms
         frequencies, total = self.terms(chars)
-        common = {t for t, n in frequencies.items()
-                  if n > max(MAX_CJK_CHAR_SHARE * total, MIN_COMMON_RECORDS)}
+        common = {
+            t for t, n in frequencies.items() if n > max(MAX_CJK_CHAR_SHARE * total, MIN_COMMON_RECORDS)
+        }
         return [t for t in terms if t not in common] if common else terms
 
     def _query_vector(self, query: str) -> bytes | None:
@@ -502,13 +535,13 @@ class SearchIndex:
             else:
                 embedding = self.embedder.embed(query)
         except Exception as exc:
-            log.warning("embedder %s failed on a query (%s): ranking by words only",
-                        self.embedder.name, exc)
+            log.warning("embedder %s failed on a query (%s): ranking by words only", self.embedder.name, exc)
             return None
         return serialize(embedding) if any(embedding) else None
 
-    def _knn(self, vector: bytes, namespaces: list[str], limit: int,
-             candidates: int | None = None) -> list[int]:
+    def _knn(
+        self, vector: bytes, namespaces: list[str], limit: int, candidates: int | None = None
+    ) -> list[int]:
         """The namespaces' ``limit`` nearest records, nearest first: a scan of all their
         vectors, or in a large namespace the exact distances of the ``candidates`` nearest
         by coarse code (default: COARSE_CANDIDATES, or ``limit`` if more; see
@@ -526,10 +559,14 @@ class SearchIndex:
             else:
                 span = getattr(self.embedder, "coarse_span", len(vector))
                 code = code or coarse_code(vector[:span], document=False)
-                nearest = [row[0] for row in self.conn.execute(
-                    "select rowid from memory_vec where coarse match vec_bit(?) and k = ?"
-                    " and namespace = ?", (code, candidates or max(COARSE_CANDIDATES, limit),
-                                           namespace))]
+                nearest = [
+                    row[0]
+                    for row in self.conn.execute(
+                        "select rowid from memory_vec where coarse match vec_bit(?) and k = ?"
+                        " and namespace = ?",
+                        (code, candidates or max(COARSE_CANDIDATES, limit), namespace),
+                    )
+                ]
                 rows = self._distances(vector, nearest)
             seqs.extend((distance, seq) for seq, distance in rows if _similar(distance))
         seqs.sort()
@@ -541,8 +578,9 @@ class SearchIndex:
         ~0.2 ms at 100k vectors); if that is not there (another sqlite-vec layout), 0: the
         exact scan, as before the coarse pass existed."""
         try:
-            return self.conn.execute("select count(*) from memory_vec_chunks where partition00 = ?",
-                                     (namespace,)).fetchone()[0]
+            return self.conn.execute(
+                "select count(*) from memory_vec_chunks where partition00 = ?", (namespace,)
+            ).fetchone()[0]
         except sqlite_module().OperationalError:
             return 0
 
@@ -557,8 +595,9 @@ class SearchIndex:
 
     def _rerank(self, vector: bytes, seqs: list[int]) -> list[int]:
         """``seqs`` (BM25's candidates) ordered by vector distance, nearest first."""
-        ranked = sorted((distance, seq) for seq, distance in self._distances(vector, seqs)
-                        if _similar(distance))
+        ranked = sorted(
+            (distance, seq) for seq, distance in self._distances(vector, seqs) if _similar(distance)
+        )
         return [seq for _, seq in ranked]
 
     def search(
@@ -590,16 +629,23 @@ class SearchIndex:
         if vectors:
             mode = self.vector_mode
             if mode == "auto":
-                mode = ("rerank" if getattr(self.embedder, "reranks_every_script", False)
-                        or mostly_cjk(tokenizer.query_terms(query), tokenizer) else "fallback")
+                mode = (
+                    "rerank"
+                    if getattr(self.embedder, "reranks_every_script", False)
+                    or mostly_cjk(tokenizer.query_terms(query), tokenizer)
+                    else "fallback"
+                )
             # A scan of the namespace when words find too few (or rank nothing), or always.
             scan = len(bm25) < limit or bm25_weight <= 0 or mode == "always"
             if scan or mode == "rerank":
                 vector = self._query_vector(query)
                 if vector is not None:
                     # The scan's pool, but only as many coarse candidates as the page needs.
-                    knn = (self._knn(vector, namespaces, pool, max(COARSE_CANDIDATES, limit))
-                           if scan else self._rerank(vector, bm25))
+                    knn = (
+                        self._knn(vector, namespaces, pool, max(COARSE_CANDIDATES, limit))
+                        if scan
+                        else self._rerank(vector, bm25)
+                    )
         scores: dict[int, list] = {}
         for rank, seq in enumerate(bm25, 1):
             scores.setdefault(seq, [0.0, None, None])
@@ -614,16 +660,18 @@ class SearchIndex:
         return [SearchHit(seq, s, b, v) for seq, (s, b, v) in ordered[:limit]]
 
 
-def insert_fts_row(conn: Connection, table: str, tokenizer: ModuleType, seq: int,
-                   text: str) -> str:
+def insert_fts_row(conn: Connection, table: str, tokenizer: ModuleType, seq: int, text: str) -> str:
     """Write record ``seq``'s row into the FTS table ``table`` built by ``tokenizer``: its
     tokens, and where the table has them the turns before it (state/turn_context.py). The
     one definition for writes and the rebuild's copy; returns the record's own tokens."""
     token_text = tokenizer.index_text(text)
     if has_context(tokenizer):
         columns = turn_context.context_columns(conn, table, seq)
-        conn.execute(f"insert into {table} (rowid, {', '.join(tokenizer.FTS_COLUMNS)})"
-                     f" values (?, ?{', ?' * len(columns)})", (seq, token_text, *columns))
+        conn.execute(
+            f"insert into {table} (rowid, {', '.join(tokenizer.FTS_COLUMNS)})"
+            f" values (?, ?{', ?' * len(columns)})",
+            (seq, token_text, *columns),
+        )
     else:
         conn.execute(f"insert into {table} (rowid, tokens) values (?, ?)", (seq, token_text))
     return token_text
@@ -646,13 +694,15 @@ def insert_vector(conn: Connection, seq: int, namespace: str, vector: list[float
         nonzero = None if nonzero is None else [i for i in nonzero if i < span]
     else:
         embedding_part = embedding
-    conn.execute("insert into memory_vec (rowid, namespace, embedding, coarse)"
-                 " values (?, ?, vec_int8(?), vec_bit(?))",
-                 (seq, namespace, embedding, coarse_code(embedding_part, nonzero)))
+    conn.execute(
+        "insert into memory_vec (rowid, namespace, embedding, coarse) values (?, ?, vec_int8(?), vec_bit(?))",
+        (seq, namespace, embedding, coarse_code(embedding_part, nonzero)),
+    )
 
 
-def split_rare_terms(terms: list[str], frequencies: dict[str, int],
-                     budget: int) -> tuple[list[str], list[str]]:
+def split_rare_terms(
+    terms: list[str], frequencies: dict[str, int], budget: int
+) -> tuple[list[str], list[str]]:
     """(rare, common): the rarest terms whose document frequencies sum to at most ``budget``
     (a term no record holds, a typo, costs nothing and stays), and the others, each in
     query order."""

@@ -21,8 +21,7 @@ from state.errors import ConfigError
 DEFAULT_PORT = 8517
 
 
-def _setting(default: Any, section: str, description: str, *, commented: bool = False,
-             **bounds: Any) -> Any:
+def _setting(default: Any, section: str, description: str, *, commented: bool = False, **bounds: Any) -> Any:
     """A field: its default, bounds (``gt``/``ge``/``le``), description and TOML section."""
     extra: dict[str, Any] = {"section": section}
     if commented:
@@ -44,106 +43,160 @@ class Settings(BaseModel):
 
     # [daemon]
     host: str = _setting(
-        "127.0.0.1", "daemon",
-        "Address the daemon listens on. Keep it on loopback unless you know why not.")
+        "127.0.0.1", "daemon", "Address the daemon listens on. Keep it on loopback unless you know why not."
+    )
     port: int = _setting(DEFAULT_PORT, "daemon", "TCP port of the daemon.", ge=0, le=65535)
-    max_body_bytes: int = _setting(1_048_576, "daemon", "Largest request body accepted, in bytes.",
-                                   gt=0)
+    max_body_bytes: int = _setting(1_048_576, "daemon", "Largest request body accepted, in bytes.", gt=0)
     allowed_origins: tuple[str, ...] = _setting(
-        (), "daemon", "Extra browser Origins allowed to call the API (none by default: refuses"
-        " CSRF/DNS rebinding).")
+        (),
+        "daemon",
+        "Extra browser Origins allowed to call the API (none by default: refuses CSRF/DNS rebinding).",
+    )
     allowed_hosts: tuple[str, ...] = _setting(
-        (), "daemon", "Host names clients may use besides loopback ones (DNS-rebinding guard),"
+        (),
+        "daemon",
+        "Host names clients may use besides loopback ones (DNS-rebinding guard),"
         " e.g. the public name of a daemon in the cloud role behind a reverse proxy:"
-        ' ["memory.example.com"].')
+        ' ["memory.example.com"].',
+    )
     role: Literal["local", "cloud"] = _setting(
-        "local", "daemon", '"local" (one person, this machine) or "cloud" (serves a team: see'
-        " the README).")
+        "local", "daemon", '"local" (one person, this machine) or "cloud" (serves a team: see the README).'
+    )
 
     # [search]
     embedder: str = _setting(
-        "hashing", "search", 'Embedder for the vector half of hybrid search: "hashing" works'
+        "hashing",
+        "search",
+        'Embedder for the vector half of hybrid search: "hashing" works'
         ' offline with no download. Optional: "sentence-transformers:MODEL" or'
-        ' "openai:MODEL@URL" (README, "Search").', commented=True)
-    dimension: int = _setting(1024, "search", "Dimension of the embedder's vectors.", gt=0,
-                              commented=True)
+        ' "openai:MODEL@URL" (README, "Search").',
+        commented=True,
+    )
+    dimension: int = _setting(1024, "search", "Dimension of the embedder's vectors.", gt=0, commented=True)
     # The hashing vectors' rerank helps Chinese and costs English (tuning halves: MADial-Bench
     # zh MRR@10 0.587 -> 0.612, en 0.552 -> 0.539; English conversations R@10 0.609 ->
     # 0.534), so "auto" reranks CJK queries only (bench/RESULTS.md, state/search.py).
     vector_mode: Literal["auto", "fallback", "rerank", "always"] = _setting(
-        "auto", "search", 'How the vector ranking joins BM25: "auto" (rerank for Chinese,'
+        "auto",
+        "search",
+        'How the vector ranking joins BM25: "auto" (rerank for Chinese,'
         ' Japanese and Korean queries, fallback for the others), "fallback" (vectors only when'
         ' BM25 finds too few: a misspelt query), "rerank" (every query, over BM25\'s candidates,'
         ' plus a vector scan when BM25 finds too few) or "always" (a vector scan every query:'
         " for a semantic embedder). bench/RESULTS.md has the measurements behind the defaults.",
-        commented=True)
-    bm25_weight: float = _setting(1.0, "search", "Weight of the BM25 ranking in the fused"
-                                  " (reciprocal rank) score.", ge=0, commented=True)
-    vector_weight: float = _setting(1.0, "search", "Weight of the vector ranking in the fused"
-                                    " (reciprocal rank) score.", ge=0, commented=True)
+        commented=True,
+    )
+    bm25_weight: float = _setting(
+        1.0,
+        "search",
+        "Weight of the BM25 ranking in the fused (reciprocal rank) score.",
+        ge=0,
+        commented=True,
+    )
+    vector_weight: float = _setting(
+        1.0,
+        "search",
+        "Weight of the vector ranking in the fused (reciprocal rank) score.",
+        ge=0,
+        commented=True,
+    )
 
     # [context]
     summary_budget_chars: int = _setting(
-        6000, "context", "Size budget of a context pack's summary_markdown, in characters.", gt=0)
-    max_items: int = _setting(24, "context", "How many memories a context pack summarises at"
-                              " most.", gt=0)
-    receipt_ttl_hours: float = _setting(24.0, "context", "How long a bootstrap receipt stays"
-                                        " valid, in hours.", gt=0)
+        6000, "context", "Size budget of a context pack's summary_markdown, in characters.", gt=0
+    )
+    max_items: int = _setting(24, "context", "How many memories a context pack summarises at most.", gt=0)
+    receipt_ttl_hours: float = _setting(
+        24.0, "context", "How long a bootstrap receipt stays valid, in hours.", gt=0
+    )
 
     # [sync]
     sync_intent_ttl_hours: float = _setting(
-        24.0, "sync", "How long a write held back by the update gate can still be resumed, in"
-        " hours.", gt=0)
+        24.0, "sync", "How long a write held back by the update gate can still be resumed, in hours.", gt=0
+    )
     upstream_timeout_seconds: float = _setting(
-        10.0, "sync", "Timeout of one request to the upstream, in seconds (local requests never"
-        " wait for it).", gt=0)
+        10.0,
+        "sync",
+        "Timeout of one request to the upstream, in seconds (local requests never wait for it).",
+        gt=0,
+    )
     serve_sync_extension: bool = _setting(
-        True, "sync", 'Serve the sync extension (/api/sync/*, README "The sync extension") to'
+        True,
+        "sync",
+        'Serve the sync extension (/api/sync/*, README "The sync extension") to'
         " downstream daemons. false: they are not served (404), as on an upstream without them;"
-        " downstream daemons then pull through AMP's read endpoints (memory map, memory query).")
+        " downstream daemons then pull through AMP's read endpoints (memory map, memory query).",
+    )
 
     # [jobs]
     checkpoint_seconds: float = _setting(5.0, "jobs", "Interval of the WAL checkpoint job.", gt=0)
     refresh_startup_items_minutes: float = _setting(
-        10.0, "jobs", "Interval of the job that refreshes context packs and fallback caches.",
-        gt=0)
+        10.0, "jobs", "Interval of the job that refreshes context packs and fallback caches.", gt=0
+    )
     expire_sync_intents_minutes: float = _setting(
-        5.0, "jobs", "Interval of the job that expires and resumes sync intents.", gt=0)
-    poll_updates_minutes: float = _setting(30.0, "jobs", "Interval of the platform update poll.",
-                                           gt=0)
+        5.0, "jobs", "Interval of the job that expires and resumes sync intents.", gt=0
+    )
+    poll_updates_minutes: float = _setting(30.0, "jobs", "Interval of the platform update poll.", gt=0)
     sync_upstream_seconds: float = _setting(
-        30.0, "jobs", "Push to and pull from the upstream (when one is connected) this often;"
-        " local writes also trigger it.", gt=0)
+        30.0,
+        "jobs",
+        "Push to and pull from the upstream (when one is connected) this often;"
+        " local writes also trigger it.",
+        gt=0,
+    )
     rebuild_batch_records: int = _setting(
-        1000, "jobs", "After an upgrade that changes how text is indexed, the search index is"
+        1000,
+        "jobs",
+        "After an upgrade that changes how text is indexed, the search index is"
         " rebuilt in the background in batches of at most this many records (searches answer"
-        " from the old index meanwhile).", gt=0, commented=True)
+        " from the old index meanwhile).",
+        gt=0,
+        commented=True,
+    )
     rebuild_batch_ms: float = _setting(
-        20.0, "jobs", "A rebuild batch also ends after this many milliseconds.", gt=0, commented=True)
+        20.0, "jobs", "A rebuild batch also ends after this many milliseconds.", gt=0, commented=True
+    )
     rebuild_pause_ms: float = _setting(
-        0.0, "jobs", "Pause between two rebuild batches, in milliseconds (0: as long as the"
-        " batch took, so requests get at least half the time).", ge=0, commented=True)
+        0.0,
+        "jobs",
+        "Pause between two rebuild batches, in milliseconds (0: as long as the"
+        " batch took, so requests get at least half the time).",
+        ge=0,
+        commented=True,
+    )
 
     # [logging]
     log_max_bytes: int = _setting(
-        5 * 1024 * 1024, "logging", "daemon.log (in the state directory) starts anew when it"
-        " reaches this size, in bytes.", gt=0)
+        5 * 1024 * 1024,
+        "logging",
+        "daemon.log (in the state directory) starts anew when it reaches this size, in bytes.",
+        gt=0,
+    )
     log_backups: int = _setting(
-        3, "logging", "How many rotated logs are kept beside it: daemon.log.1 (the newest),"
-        " daemon.log.2, ...", gt=0)
+        3,
+        "logging",
+        "How many rotated logs are kept beside it: daemon.log.1 (the newest), daemon.log.2, ...",
+        gt=0,
+    )
     access_log: bool = _setting(
-        False, "logging", "An access log of every request (access.log beside daemon.log, rotated"
-        " the same way): off, since the request lines name what agents search for.")
+        False,
+        "logging",
+        "An access log of every request (access.log beside daemon.log, rotated"
+        " the same way): off, since the request lines name what agents search for.",
+    )
 
     def __init__(self, **values: Any) -> None:
         try:
             super().__init__(**values)
         except ValidationError as exc:
-            problems = [{"setting": str(e["loc"][0]) if e["loc"] else "", "problem": describe_error(e)}
-                        for e in exc.errors()]
+            problems = [
+                {"setting": str(e["loc"][0]) if e["loc"] else "", "problem": describe_error(e)}
+                for e in exc.errors()
+            ]
             # details["errors"] lets load_settings say where each bad value came from.
-            raise ConfigError("; ".join(p["problem"] for p in problems),
-                              details={"errors": problems}) from None
+            raise ConfigError(
+                "; ".join(p["problem"] for p in problems), details={"errors": problems}
+            ) from None
 
     @field_validator("*", mode="before")
     @classmethod
@@ -217,8 +270,18 @@ def bounds_text(name: str) -> str:
     return "must be " + " and ".join(f"{words[k]} {v}" for k, v in found.items())
 
 
-_TYPE_ERRORS = ("wrong_type", "int_type", "int_parsing", "int_from_float", "float_type",
-                "float_parsing", "bool_type", "bool_parsing", "string_type", "tuple_type")
+_TYPE_ERRORS = (
+    "wrong_type",
+    "int_type",
+    "int_parsing",
+    "int_from_float",
+    "float_type",
+    "float_parsing",
+    "bool_type",
+    "bool_parsing",
+    "string_type",
+    "tuple_type",
+)
 _BOUND_ERRORS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
 
 
@@ -243,9 +306,12 @@ def describe_settings() -> list[dict[str, Any]]:
     what ``memorycloud config describe`` prints."""
     rows = []
     for name, field in Settings.model_fields.items():
-        row: dict[str, Any] = {"name": name, "section": SECTIONS[name], "type": type_name(name),
-                               "default": list(field.default) if isinstance(field.default, tuple)
-                               else field.default}
+        row: dict[str, Any] = {
+            "name": name,
+            "section": SECTIONS[name],
+            "type": type_name(name),
+            "default": list(field.default) if isinstance(field.default, tuple) else field.default,
+        }
         if field.metadata:
             row["bounds"] = bounds_text(name).removeprefix("must be ")
         if choices(name):

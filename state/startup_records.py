@@ -30,9 +30,18 @@ class StartupRecords:
         self.conn.execute(
             "insert into startup_plans (id, binding_id, runtime, repo_root, credential_ref,"
             " status, body, signature, created_by, created_at) values (?,?,?,?,?,?,?,?,?,?)",
-            (plan["id"], plan["binding_id"], plan["runtime"], plan["repo_root"],
-             plan["credential_ref"], plan["status"], _dumps(plan["body"]), plan["signature"],
-             plan["created_by"], plan["created_at"]),
+            (
+                plan["id"],
+                plan["binding_id"],
+                plan["runtime"],
+                plan["repo_root"],
+                plan["credential_ref"],
+                plan["status"],
+                _dumps(plan["body"]),
+                plan["signature"],
+                plan["created_by"],
+                plan["created_at"],
+            ),
         )
 
     def plan(self, plan_id: str) -> dict[str, Any]:
@@ -46,21 +55,28 @@ class StartupRecords:
             rows = self.conn.execute("select * from startup_plans order by created_at desc")
         else:
             rows = self.conn.execute(
-                "select * from startup_plans where status = ? order by created_at desc", (status,))
+                "select * from startup_plans where status = ? order by created_at desc", (status,)
+            )
         return [_plan(r) for r in rows]
 
     def active_plans(self, binding_id: str | None = None) -> list[dict[str, Any]]:
         """Plans whose files are on disk (applied, installed or fallback_active)."""
-        query = ("select * from startup_plans where status in ('applied', 'installed',"
-                 " 'fallback_active')")
+        query = "select * from startup_plans where status in ('applied', 'installed', 'fallback_active')"
         params: tuple = ()
         if binding_id is not None:
             query += " and binding_id = ?"
             params = (binding_id,)
         return [_plan(r) for r in self.conn.execute(query + " order by created_at", params)]
 
-    def set_status(self, plan_id: str, status: str, *, stamp: str | None = None,
-                   decided_by: str | None = None, body: dict[str, Any] | None = None) -> None:
+    def set_status(
+        self,
+        plan_id: str,
+        status: str,
+        *,
+        stamp: str | None = None,
+        decided_by: str | None = None,
+        body: dict[str, Any] | None = None,
+    ) -> None:
         now = now_iso()
         sets, params = ["status = ?"], [status]
         if stamp:
@@ -72,24 +88,28 @@ class StartupRecords:
         if body is not None:
             sets.append("body = ?")
             params.append(_dumps(body))
-        self.conn.execute(f"update startup_plans set {', '.join(sets)} where id = ?",
-                          (*params, plan_id))
+        self.conn.execute(f"update startup_plans set {', '.join(sets)} where id = ?", (*params, plan_id))
 
     def touch_refresh(self, plan_id: str) -> None:
-        self.conn.execute("update startup_plans set last_refresh_at = ? where id = ?",
-                          (now_iso(), plan_id))
+        self.conn.execute("update startup_plans set last_refresh_at = ? where id = ?", (now_iso(), plan_id))
 
     # -- managed regions -------------------------------------------------------------------
 
     def regions(self, repo_root: str) -> dict[tuple[str, str], dict[str, Any]]:
         rows = self.conn.execute(
-            "select path, region_id, record, owners from managed_regions where repo_root = ?",
-            (repo_root,)).fetchall()
-        return {(r["path"], r["region_id"]): {"record": json.loads(r["record"]),
-                                              "owners": json.loads(r["owners"])} for r in rows}
+            "select path, region_id, record, owners from managed_regions where repo_root = ?", (repo_root,)
+        ).fetchall()
+        return {
+            (r["path"], r["region_id"]): {
+                "record": json.loads(r["record"]),
+                "owners": json.loads(r["owners"]),
+            }
+            for r in rows
+        }
 
-    def save_region(self, repo_root: str, path: str, region_id: str, record: dict[str, Any],
-                    owners: list[str]) -> None:
+    def save_region(
+        self, repo_root: str, path: str, region_id: str, record: dict[str, Any], owners: list[str]
+    ) -> None:
         self.conn.execute(
             "insert into managed_regions (repo_root, path, region_id, record, owners, updated_at)"
             " values (?,?,?,?,?,?) on conflict (repo_root, path, region_id) do update set"
@@ -100,12 +120,14 @@ class StartupRecords:
     def delete_region(self, repo_root: str, path: str, region_id: str) -> None:
         self.conn.execute(
             "delete from managed_regions where repo_root = ? and path = ? and region_id = ?",
-            (repo_root, path, region_id))
+            (repo_root, path, region_id),
+        )
 
     # -- hook runs (m0015) -------------------------------------------------------------------
 
-    def record_hook_run(self, binding_id: str, runtime: str, event: str, source: str | None,
-                        identity_id: str | None) -> None:
+    def record_hook_run(
+        self, binding_id: str, runtime: str, event: str, source: str | None, identity_id: str | None
+    ) -> None:
         """Count one run of a startup item's hook; the last run's time and source are kept."""
         now = now_iso()
         self.conn.execute(
@@ -114,11 +136,14 @@ class StartupRecords:
             " on conflict (binding_id, runtime, event) do update set source = excluded.source,"
             " identity_id = excluded.identity_id, last_run_at = excluded.last_run_at,"
             " runs = runs + 1",
-            (binding_id, runtime, event, source, identity_id, now, now))
+            (binding_id, runtime, event, source, identity_id, now, now),
+        )
 
     def hook_runs(self, binding_id: str, runtime: str) -> dict[str, dict[str, Any]]:
         """The runs of one binding's hooks for one runtime, by event."""
         rows = self.conn.execute(
             "select event, source, first_run_at, last_run_at, runs from startup_hook_runs"
-            " where binding_id = ? and runtime = ?", (binding_id, runtime)).fetchall()
+            " where binding_id = ? and runtime = ?",
+            (binding_id, runtime),
+        ).fetchall()
         return {r["event"]: dict(r) for r in rows}

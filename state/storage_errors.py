@@ -23,18 +23,25 @@ def storage_error(exc: BaseException) -> MemoryCloudError | None:
         return None
     text = str(exc).lower()
     if "full" in text:  # "database or disk is full"
-        return StorageFull(f"the disk is full: {_NOTHING_STORED}. Free some space and retry;"
-                           " reading still works.")
+        return StorageFull(
+            f"the disk is full: {_NOTHING_STORED}. Free some space and retry; reading still works."
+        )
     if "readonly" in text or "read-only" in text:
-        return StoreUnavailable(f"the database is read-only (check the permissions of the data"
-                                f" directory): {_NOTHING_STORED}; reading still works.")
+        return StoreUnavailable(
+            f"the database is read-only (check the permissions of the data"
+            f" directory): {_NOTHING_STORED}; reading still works."
+        )
     if "malformed" in text or "not a database" in text or "corrupt" in text:
-        return StoreUnavailable("the database file is damaged: the daemon cannot use this part"
-                                " of it. Stop the daemon and run `memorycloud doctor`.")
+        return StoreUnavailable(
+            "the database file is damaged: the daemon cannot use this part"
+            " of it. Stop the daemon and run `memorycloud doctor`."
+        )
     if "disk i/o error" in text:
-        return StoreUnavailable(f"the disk failed a read or write (I/O error; is it full or"
-                                f" failing?): {_NOTHING_STORED}.")
+        return StoreUnavailable(
+            f"the disk failed a read or write (I/O error; is it full or failing?): {_NOTHING_STORED}."
+        )
     if "locked" in text or "busy" in text:
-        return StoreUnavailable(f"the database is busy (another program holds a lock):"
-                                f" {_NOTHING_STORED}; retry in a moment.")
+        return StoreUnavailable(
+            f"the database is busy (another program holds a lock): {_NOTHING_STORED}; retry in a moment."
+        )
     return None

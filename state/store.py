@@ -37,8 +37,10 @@ class Store:
         self.settings = settings
         self.embedder = make_embedder(settings.embedder, settings.dimension)
         self.search = SearchIndex(
-            conn, self.embedder,
-            bm25_weight=settings.bm25_weight, vector_weight=settings.vector_weight,
+            conn,
+            self.embedder,
+            bm25_weight=settings.bm25_weight,
+            vector_weight=settings.vector_weight,
             vector_mode=settings.vector_mode,
         )
         self.identities = IdentityRepository(conn)
@@ -52,7 +54,7 @@ class Store:
         self.upstream = UpstreamRecords(conn)
 
     @classmethod
-    def open(cls, path: Path | str, settings: Settings | None = None) -> "Store":
+    def open(cls, path: Path | str, settings: Settings | None = None) -> Store:
         """Open (creating if needed) and migrate. If the tokenizer or the embedder changed,
         the search indexes' rebuild is only recorded here: it runs in the background
         (state/rebuild.py), so opening stays fast at any size."""

@@ -6,10 +6,10 @@ import json
 from types import ModuleType
 from typing import Any
 
+from state import tokenize
 from state.db import Connection
 from state.errors import NotFound
 from state.ids import new_id, now_iso
-from state import tokenize
 from state.tokenize import fts_query
 
 
@@ -22,8 +22,9 @@ def semver_key(version: str) -> tuple:
 
 def _catalog_tokens(suite: dict[str, Any], tokenizer: ModuleType = tokenize) -> str:
     """What the catalog search finds a suite by: its slug, title, summary and tags."""
-    return tokenizer.index_text(f"{suite['slug']} {suite['title']} {suite['summary']}"
-                                f" {' '.join(suite['tags'])}")
+    return tokenizer.index_text(
+        f"{suite['slug']} {suite['title']} {suite['summary']} {' '.join(suite['tags'])}"
+    )
 
 
 def _suite(row: Any) -> dict[str, Any]:
@@ -46,11 +47,25 @@ class SuiteRecords:
         row = self.conn.execute("select * from suites where slug = ?", (slug,)).fetchone()
         return _suite(row) if row else None
 
-    def add_version(self, *, slug: str, title: str, summary: str, version: str, legacy: bool,
-                    manifest: dict[str, Any], files: dict[str, str], file_sha: dict[str, str],
-                    archive_sha256: str, identity_id: str | None, tags: list[str],
-                    size_bytes: int, changelog: str, archive: bytes | None = None,
-                    package: dict[str, Any] | None = None) -> dict[str, Any]:
+    def add_version(
+        self,
+        *,
+        slug: str,
+        title: str,
+        summary: str,
+        version: str,
+        legacy: bool,
+        manifest: dict[str, Any],
+        files: dict[str, str],
+        file_sha: dict[str, str],
+        archive_sha256: str,
+        identity_id: str | None,
+        tags: list[str],
+        size_bytes: int,
+        changelog: str,
+        archive: bytes | None = None,
+        package: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Store one version (creating the suite on its first); call inside a transaction.
 
         ``package`` holds the suite's own attributes when it is created (visibility,
@@ -67,9 +82,23 @@ class SuiteRecords:
                 "insert into suites (id, slug, title, summary, latest_version, legacy, created_by,"
                 " created_at, updated_at, visibility, persona_type, license, tags, price_cents)"
                 " values (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (suite_id, slug, title, summary, version, int(legacy), identity_id, now, now,
-                 package.get("visibility", "public"), package.get("persona_type", persona),
-                 license_, json.dumps(tags, ensure_ascii=False), package.get("price_cents", 0)))
+                (
+                    suite_id,
+                    slug,
+                    title,
+                    summary,
+                    version,
+                    int(legacy),
+                    identity_id,
+                    now,
+                    now,
+                    package.get("visibility", "public"),
+                    package.get("persona_type", persona),
+                    license_,
+                    json.dumps(tags, ensure_ascii=False),
+                    package.get("price_cents", 0),
+                ),
+            )
         else:
             suite_id = suite["id"]
             # An older version imported later is kept, but never becomes the latest.
@@ -77,21 +106,43 @@ class SuiteRecords:
                 self.conn.execute(
                     "update suites set title = ?, summary = ?, latest_version = ?, legacy = ?,"
                     " license = ?, tags = ?, updated_at = ? where id = ?",
-                    (title, summary, version, int(legacy), license_,
-                     json.dumps(tags, ensure_ascii=False), now, suite_id))
+                    (
+                        title,
+                        summary,
+                        version,
+                        int(legacy),
+                        license_,
+                        json.dumps(tags, ensure_ascii=False),
+                        now,
+                        suite_id,
+                    ),
+                )
             self.conn.execute("delete from suite_fts where slug = ?", (slug,))
         version_id = new_id("suitever_")
         self.conn.execute(
             "insert into suite_versions (id, suite_id, version, manifest, archive_sha256,"
             " created_by, created_at, changelog, size_bytes, archive) values (?,?,?,?,?,?,?,?,?,?)",
-            (version_id, suite_id, version, json.dumps(manifest, ensure_ascii=False),
-             archive_sha256, identity_id, now, changelog, size_bytes, archive))
+            (
+                version_id,
+                suite_id,
+                version,
+                json.dumps(manifest, ensure_ascii=False),
+                archive_sha256,
+                identity_id,
+                now,
+                changelog,
+                size_bytes,
+                archive,
+            ),
+        )
         self.conn.executemany(
             "insert into suite_files (version_id, path, content, sha256) values (?,?,?,?)",
-            [(version_id, path, content, file_sha[path]) for path, content in sorted(files.items())])
+            [(version_id, path, content, file_sha[path]) for path, content in sorted(files.items())],
+        )
         current = self.suite(slug)
-        self.conn.execute("insert into suite_fts (slug, tokens) values (?, ?)",
-                          (slug, _catalog_tokens(current)))
+        self.conn.execute(
+            "insert into suite_fts (slug, tokens) values (?, ?)", (slug, _catalog_tokens(current))
+        )
         return current
 
     def reindex(self, tokenizer: ModuleType) -> int:
@@ -99,11 +150,14 @@ class SuiteRecords:
         calls this when it changed); the number of suites indexed. Call inside a transaction."""
         self.conn.execute("drop table if exists suite_fts")
         option = tokenizer.FTS_TOKENIZER.replace("'", "''")
-        self.conn.execute("create virtual table suite_fts using fts5(slug unindexed, tokens,"
-                          f" tokenize = '{option}')")
+        self.conn.execute(
+            f"create virtual table suite_fts using fts5(slug unindexed, tokens, tokenize = '{option}')"
+        )
         suites = [_suite(row) for row in self.conn.execute("select * from suites")]
-        self.conn.executemany("insert into suite_fts (slug, tokens) values (?, ?)",
-                              [(s["slug"], _catalog_tokens(s, tokenizer)) for s in suites])
+        self.conn.executemany(
+            "insert into suite_fts (slug, tokens) values (?, ?)",
+            [(s["slug"], _catalog_tokens(s, tokenizer)) for s in suites],
+        )
         return len(suites)
 
     def count(self, slug: str, counter: str) -> None:
@@ -117,7 +171,8 @@ class SuiteRecords:
         rows = self.conn.execute(
             "select id, version, archive_sha256, size_bytes, changelog, created_by, created_at"
             " from suite_versions where suite_id = ? order by created_at, id",
-            (suite["id"],)).fetchall()
+            (suite["id"],),
+        ).fetchall()
         return [dict(r) for r in rows]
 
     def version_info(self, suite: dict[str, Any], version: str | None = None) -> dict[str, Any]:
@@ -127,7 +182,9 @@ class SuiteRecords:
         row = self.conn.execute(
             "select id, suite_id, version, manifest, archive_sha256, size_bytes, changelog,"
             " created_by, created_at, archive is not null as verbatim from suite_versions"
-            " where suite_id = ? and version = ?", (suite["id"], version)).fetchone()
+            " where suite_id = ? and version = ?",
+            (suite["id"], version),
+        ).fetchone()
         if row is None:
             raise NotFound(f"memory suite {suite['slug']} has no version {version}")
         result = dict(row)
@@ -136,14 +193,12 @@ class SuiteRecords:
 
     def archive(self, version_id: str) -> bytes | None:
         """The zip kept verbatim for this version (an import), or None (rebuilt from files)."""
-        row = self.conn.execute("select archive from suite_versions where id = ?",
-                                (version_id,)).fetchone()
+        row = self.conn.execute("select archive from suite_versions where id = ?", (version_id,)).fetchone()
         return bytes(row[0]) if row and row[0] is not None else None
 
     def set_size(self, version_id: str, size_bytes: int) -> None:
         """Remember a version's archive size (versions stored before sizes were kept)."""
-        self.conn.execute("update suite_versions set size_bytes = ? where id = ?",
-                          (size_bytes, version_id))
+        self.conn.execute("update suite_versions set size_bytes = ? where id = ?", (size_bytes, version_id))
 
     def version(self, slug: str, version: str | None = None) -> dict[str, Any]:
         """One version (the latest by default) with its manifest and files."""
@@ -151,15 +206,22 @@ class SuiteRecords:
         result = self.version_info(suite, version)
         row = result
         files = self.conn.execute(
-            "select path, content, sha256 from suite_files where version_id = ? order by path",
-            (row["id"],)).fetchall()
+            "select path, content, sha256 from suite_files where version_id = ? order by path", (row["id"],)
+        ).fetchall()
         result["files"] = {f["path"]: f["content"] for f in files}
         result["file_sha256"] = {f["path"]: f["sha256"] for f in files}
         result["suite"] = suite
         return result
 
-    def catalog(self, query: str | None, limit: int, *, offset: int = 0, tag: str | None = None,
-                public_only: bool = False) -> list[dict[str, Any]]:
+    def catalog(
+        self,
+        query: str | None,
+        limit: int,
+        *,
+        offset: int = 0,
+        tag: str | None = None,
+        public_only: bool = False,
+    ) -> list[dict[str, Any]]:
         """Suites matching the query (best first) or all (newest first), optionally only the
         public ones and only those with a tag."""
         where, params = [], []
@@ -173,12 +235,14 @@ class SuiteRecords:
             rows = self.conn.execute(
                 "select s.* from suite_fts f join suites s on s.slug = f.slug"
                 f" where suite_fts match ?{filters} order by bm25(suite_fts) limit ? offset ?",
-                (match, *params, limit, offset))
+                (match, *params, limit, offset),
+            )
         else:
             filters = f" where {' and '.join(where)}" if where else ""
-            rows = self.conn.execute(f"select s.* from suites s{filters}"
-                                     " order by s.updated_at desc, s.id desc limit ? offset ?",
-                                     (*params, limit, offset))
+            rows = self.conn.execute(
+                f"select s.* from suites s{filters} order by s.updated_at desc, s.id desc limit ? offset ?",
+                (*params, limit, offset),
+            )
         return [_suite(r) for r in rows]
 
     def created_by(self, identity_id: str | None) -> list[dict[str, Any]]:
@@ -186,14 +250,14 @@ class SuiteRecords:
         if identity_id is None:
             rows = self.conn.execute("select * from suites order by created_at desc, id desc")
         else:
-            rows = self.conn.execute("select * from suites where created_by = ?"
-                                     " order by created_at desc, id desc", (identity_id,))
+            rows = self.conn.execute(
+                "select * from suites where created_by = ? order by created_at desc, id desc", (identity_id,)
+            )
         return [_suite(r) for r in rows]
 
     def slugs_like(self, base: str) -> set[str]:
         """Taken slugs among ``base`` and ``base-2``, ``base-3`` ... (for unique slugs)."""
-        rows = self.conn.execute("select slug from suites where slug = ? or slug like ?",
-                                 (base, f"{base}-%"))
+        rows = self.conn.execute("select slug from suites where slug = ? or slug like ?", (base, f"{base}-%"))
         return {r[0] for r in rows}
 
     def add_installed(self, installed: dict[str, Any]) -> None:
@@ -203,35 +267,63 @@ class SuiteRecords:
             "insert into installed_open_memories (id, workspace_id, project_key, suite_id, slug,"
             " version, title, provenance, archive_sha256, memory_ids, conflict_ids, steps,"
             " retrieval_test, installed_by, installed_at) values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (installed["id"], installed["workspace_id"], installed["project_key"],
-             installed["suite_id"], installed["slug"], installed["version"], installed["title"],
-             json.dumps(installed["provenance"], ensure_ascii=False), installed["archive_sha256"],
-             json.dumps(installed["memory_ids"]), json.dumps(installed["conflict_ids"]),
-             json.dumps(installed["steps"], ensure_ascii=False),
-             json.dumps(installed["retrieval_test"], ensure_ascii=False),
-             installed["installed_by"], installed["installed_at"]))
+            (
+                installed["id"],
+                installed["workspace_id"],
+                installed["project_key"],
+                installed["suite_id"],
+                installed["slug"],
+                installed["version"],
+                installed["title"],
+                json.dumps(installed["provenance"], ensure_ascii=False),
+                installed["archive_sha256"],
+                json.dumps(installed["memory_ids"]),
+                json.dumps(installed["conflict_ids"]),
+                json.dumps(installed["steps"], ensure_ascii=False),
+                json.dumps(installed["retrieval_test"], ensure_ascii=False),
+                installed["installed_by"],
+                installed["installed_at"],
+            ),
+        )
 
     def installed(self, imem_id: str) -> Any:
         """One installed open memory's row (its JSON columns as text), or None."""
-        return self.conn.execute("select * from installed_open_memories where id = ?",
-                                 (imem_id,)).fetchone()
+        return self.conn.execute("select * from installed_open_memories where id = ?", (imem_id,)).fetchone()
 
-    def installed_lenses(self, workspace_id: str, project_key: str | None,
-                         limit: int = 3, facts: int = 3) -> list[dict[str, Any]]:
+    def installed_lenses(
+        self, workspace_id: str, project_key: str | None, limit: int = 3, facts: int = 3
+    ) -> list[dict[str, Any]]:
         """The newest suites installed in a workspace, each with its first few facts."""
         rows = self.conn.execute(
             "select id, slug, title, version, memory_ids from installed_open_memories"
             " where workspace_id = ? and (project_key is null or ? is null or project_key = ?)"
             " order by installed_at desc limit ?",
-            (workspace_id, project_key, project_key, limit)).fetchall()
+            (workspace_id, project_key, project_key, limit),
+        ).fetchall()
         lenses = []
         for row in rows:
             ids = json.loads(row["memory_ids"])
             marks = ",".join("?" * len(ids[:facts]))
-            contents = [r[0] for r in self.conn.execute(
-                f"select content from memory_records where id in ({marks}) and deleted_at is null"
-                " order by seq", ids[:facts])] if ids else []
-            lenses.append({"installed_memory_id": row["id"], "slug": row["slug"],
-                           "title": row["title"], "version": row["version"],
-                           "memory_count": len(ids), "facts": contents})
+            contents = (
+                [
+                    r[0]
+                    for r in self.conn.execute(
+                        f"select content from memory_records where id in ({marks}) and deleted_at is null"
+                        " order by seq",
+                        ids[:facts],
+                    )
+                ]
+                if ids
+                else []
+            )
+            lenses.append(
+                {
+                    "installed_memory_id": row["id"],
+                    "slug": row["slug"],
+                    "title": row["title"],
+                    "version": row["version"],
+                    "memory_count": len(ids),
+                    "facts": contents,
+                }
+            )
         return lenses

@@ -73,11 +73,46 @@ _CAMEL = regex.compile(r"(?<=\p{Ll})(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})")
 
 # The Snowball stemmer for a word, by the script of its first letter (the block it starts
 # in): the main language written in that script. Hebrew has no Snowball stemmer here.
-_SCRIPT_STARTS = [0x0000, 0x0370, 0x0400, 0x0530, 0x0590, 0x0600, 0x0700, 0x0900, 0x0980,
-                  0x0B80, 0x0C00, 0x1E00, 0x1F00, 0x2000, 0xFB50, 0xFE00, 0xFE70, 0xFF00]
-_SCRIPT_STEMMERS = ["english", "greek", "russian", "armenian", None, "arabic", None, "hindi",
-                    None, "tamil", None, "english", "greek", None, "arabic", None, "arabic",
-                    None]
+_SCRIPT_STARTS = [
+    0x0000,
+    0x0370,
+    0x0400,
+    0x0530,
+    0x0590,
+    0x0600,
+    0x0700,
+    0x0900,
+    0x0980,
+    0x0B80,
+    0x0C00,
+    0x1E00,
+    0x1F00,
+    0x2000,
+    0xFB50,
+    0xFE00,
+    0xFE70,
+    0xFF00,
+]
+_SCRIPT_STEMMERS = [
+    "english",
+    "greek",
+    "russian",
+    "armenian",
+    None,
+    "arabic",
+    None,
+    "hindi",
+    None,
+    "tamil",
+    None,
+    "english",
+    "greek",
+    None,
+    "arabic",
+    None,
+    "arabic",
+    None,
+]
 _STEMMERS = {name: Stemmer.Stemmer(name) for name in set(_SCRIPT_STEMMERS) if name}
 
 
@@ -148,8 +183,7 @@ def _word_tokens(word: str, for_query: bool, lemmas: bool = False) -> tuple[str,
     parts = [p for piece in word.split("_") for p in _CAMEL.split(piece) if p]
     if len(parts) > 1:  # an identifier: the whole of it, and each part
         whole = _strip_diacritics(folded)
-        return (whole, *(_stem(p.casefold()) for p in parts
-                         if not (for_query and p.casefold() in STOPWORDS)))
+        return (whole, *(_stem(p.casefold()) for p in parts if not (for_query and p.casefold() in STOPWORDS)))
     if not parts or (for_query and folded in STOPWORDS):
         return ()
     return (_stem(LEMMAS.get(folded, folded) if lemmas else folded),)

@@ -9,8 +9,30 @@ a change to ``tokens`` itself needs a version of its own, and a frozen copy here
 
 from __future__ import annotations
 
-from state.tokenize import (FTS_COLUMNS, FTS_TOKENIZER, STOP_TOKENS, fts_match,  # noqa: F401
-                            is_cjk, is_cjk_char, last_distinct, tokens)
+from state.tokenize import (
+    FTS_COLUMNS,
+    FTS_TOKENIZER,
+    STOP_TOKENS,
+    fts_match,
+    is_cjk,
+    is_cjk_char,
+    last_distinct,
+    tokens,
+)
+
+# The frozen tokenizers' shared interface (state/index_builds.py uses the module itself).
+__all__ = [
+    "FTS_COLUMNS",
+    "FTS_TOKENIZER",
+    "STOP_TOKENS",
+    "TOKENIZER_VERSION",
+    "fts_match",
+    "index_text",
+    "is_cjk",
+    "is_cjk_char",
+    "query_terms",
+    "tokens",
+]
 
 TOKENIZER_VERSION = 2
 

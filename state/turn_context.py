@@ -38,13 +38,17 @@ RANK = "bm25(1.0" + f", {CONTEXT_WEIGHT}" * CONTEXT_TURNS + ")"
 COLUMNS = tuple(f"before{n}" for n in range(1, CONTEXT_TURNS + 1))
 
 # Matches the partial index of migration m0018 (so each lookup is one index probe).
-_CHAIN = ("namespace = ? and json_extract(provenance, '$.session_id') = ?"
-          " and deleted_at is null and kind != 'summary'")
+_CHAIN = (
+    "namespace = ? and json_extract(provenance, '$.session_id') = ?"
+    " and deleted_at is null and kind != 'summary'"
+)
 # A turn stored without a session id (an AMP memory delta, a local memory: one namespace per
 # conversation) chains to the records before it in its namespace of the same kind that have
 # no session id either; matches the partial index of migration m0020.
-_LOOSE_CHAIN = ("namespace = ? and kind = ? and json_extract(provenance, '$.session_id') is null"
-                " and deleted_at is null and kind != 'summary'")
+_LOOSE_CHAIN = (
+    "namespace = ? and kind = ? and json_extract(provenance, '$.session_id') is null"
+    " and deleted_at is null and kind != 'summary'"
+)
 # Which records without a session id are turns: kind "message", or a text that starts with a
 # speaker ("Caroline: ...", "user: ...", "Dr. Lee: ...", "助手：..."). Ungated, the chain
 # cost MADial-Bench (independent memories, no session ids) 0.045 MRR@10 in Chinese and 0.025
@@ -66,7 +70,9 @@ def chain_of(conn: Connection, seq: int, *, holders: bool = False) -> tuple[str,
     else a redacted record's words stay searchable in a turn's context column."""
     row = conn.execute(
         "select namespace, json_extract(provenance, '$.session_id'), kind, substr(content, 1, 80)"
-        " from memory_records where seq = ?", (seq,)).fetchone()
+        " from memory_records where seq = ?",
+        (seq,),
+    ).fetchone()
     if row is None or row[2] == "summary":
         return None
     if row[1] is not None:
@@ -89,13 +95,16 @@ def following(conn: Connection, seq: int) -> list[int]:
     return _nearest(conn, seq, ">", "asc", chain_of(conn, seq, holders=True))
 
 
-def _nearest(conn: Connection, seq: int, side: str, order: str,
-             chain: tuple[str, tuple[str, str]] | None) -> list[int]:
+def _nearest(
+    conn: Connection, seq: int, side: str, order: str, chain: tuple[str, tuple[str, str]] | None
+) -> list[int]:
     if chain is None:
         return []
     where, params = chain
-    rows = conn.execute(f"select seq from memory_records where {where} and seq {side} ?"
-                        f" order by seq {order} limit ?", (*params, seq, CONTEXT_TURNS))
+    rows = conn.execute(
+        f"select seq from memory_records where {where} and seq {side} ? order by seq {order} limit ?",
+        (*params, seq, CONTEXT_TURNS),
+    )
     return [row[0] for row in rows]
 
 
@@ -104,9 +113,15 @@ def context_columns(conn: Connection, table: str, seq: int) -> tuple[str, ...]:
     each of the turns before it ('' where there is none, or it has no row there: a redacted
     turn, or one a rebuild has not copied yet, which cannot happen as it copies in order)."""
     seqs = preceding(conn, seq)
-    tokens = dict(conn.execute(
-        f"select rowid, tokens from {table} where rowid in ({','.join('?' * len(seqs))})",
-        seqs).fetchall()) if seqs else {}
+    tokens = (
+        dict(
+            conn.execute(
+                f"select rowid, tokens from {table} where rowid in ({','.join('?' * len(seqs))})", seqs
+            ).fetchall()
+        )
+        if seqs
+        else {}
+    )
     columns = [tokens.get(s, "") for s in seqs]
     return tuple(columns + [""] * (CONTEXT_TURNS - len(columns)))
 
@@ -121,5 +136,6 @@ def refresh_following(conn: Connection, table: str, seq: int) -> None:
         columns = context_columns(conn, table, later)
         assignments = ", ".join(f"{name} = ?" for name in COLUMNS)
         changed = " or ".join(f"{name} != ?" for name in COLUMNS)
-        conn.execute(f"update {table} set {assignments} where rowid = ? and ({changed})",
-                     (*columns, later, *columns))
+        conn.execute(
+            f"update {table} set {assignments} where rowid = ? and ({changed})", (*columns, later, *columns)
+        )

@@ -41,15 +41,25 @@ class UpdateRecords:
             "insert or ignore into platform_updates (id, version, severity, title, summary,"
             " requires_repull, next_actions, source, published_at, published_by)"
             " values (?,?,?,?,?,?,?,?,?,?)",
-            (update["id"], update["version"], update["severity"], update["title"],
-             update["summary"], _dumps(update.get("requires_repull", [])),
-             _dumps(update.get("next_actions", [])), update["source"],
-             update.get("published_at") or now_iso(), update.get("published_by")))
+            (
+                update["id"],
+                update["version"],
+                update["severity"],
+                update["title"],
+                update["summary"],
+                _dumps(update.get("requires_repull", [])),
+                _dumps(update.get("next_actions", [])),
+                update["source"],
+                update.get("published_at") or now_iso(),
+                update.get("published_by"),
+            ),
+        )
         return cursor.rowcount == 1
 
     def updates(self) -> list[dict[str, Any]]:
         rows = self.conn.execute(
-            "select * from platform_updates where withdrawn_at is null order by published_at, id")
+            "select * from platform_updates where withdrawn_at is null order by published_at, id"
+        )
         return [_update(r) for r in rows]
 
     def update(self, update_id: str) -> dict[str, Any]:
@@ -62,13 +72,13 @@ class UpdateRecords:
         rows = self.conn.execute("select * from update_acks where identity_id = ?", (identity_id,))
         return {(r["update_id"], r["update_version"]): dict(r) for r in rows}
 
-    def ack(self, identity_id: str, update: dict[str, Any], seen_version: str | None,
-            acked_by: str) -> bool:
+    def ack(self, identity_id: str, update: dict[str, Any], seen_version: str | None, acked_by: str) -> bool:
         """Record an ack at the update's own version; False if it was already acked."""
         cursor = self.conn.execute(
             "insert or ignore into update_acks (identity_id, update_id, update_version,"
             " seen_version, acked_by, acked_at) values (?,?,?,?,?,?)",
-            (identity_id, update["id"], update["version"], seen_version, acked_by, now_iso()))
+            (identity_id, update["id"], update["version"], seen_version, acked_by, now_iso()),
+        )
         return cursor.rowcount == 1
 
     # -- sync intents ------------------------------------------------------------------------
@@ -78,10 +88,21 @@ class UpdateRecords:
             "insert into sync_intents (id, identity_id, endpoint, method, path, path_params, body,"
             " importance, blocking_updates, status, created_at, expires_at, headers)"
             " values (?,?,?,?,?,?,?,?,?, 'blocked', ?, ?, ?)",
-            (intent["id"], intent["identity_id"], intent["endpoint"], intent["method"],
-             intent["path"], _dumps(intent["path_params"]), _dumps(intent["body"]),
-             intent["importance"], _dumps(intent["blocking_updates"]), intent["created_at"],
-             intent["expires_at"], _dumps(intent.get("headers") or {})))
+            (
+                intent["id"],
+                intent["identity_id"],
+                intent["endpoint"],
+                intent["method"],
+                intent["path"],
+                _dumps(intent["path_params"]),
+                _dumps(intent["body"]),
+                intent["importance"],
+                _dumps(intent["blocking_updates"]),
+                intent["created_at"],
+                intent["expires_at"],
+                _dumps(intent.get("headers") or {}),
+            ),
+        )
 
     def intent(self, intent_id: str) -> dict[str, Any]:
         row = self.conn.execute("select * from sync_intents where id = ?", (intent_id,)).fetchone()
@@ -103,16 +124,18 @@ class UpdateRecords:
         cursor = self.conn.execute(
             "update sync_intents set status = ?, result = ?, finished_at = ?"
             " where id = ? and status = 'blocked'",
-            (status, _dumps(result) if result is not None else None, now_iso(), intent_id))
+            (status, _dumps(result) if result is not None else None, now_iso(), intent_id),
+        )
         return cursor.rowcount == 1
 
     def set_intent_result(self, intent_id: str, result: Any) -> None:
         """The answer of a resumed intent's replayed write."""
-        self.conn.execute("update sync_intents set result = ? where id = ?",
-                          (_dumps(result), intent_id))
+        self.conn.execute("update sync_intents set result = ? where id = ?", (_dumps(result), intent_id))
 
     def expire_intents(self, now: str) -> int:
         cursor = self.conn.execute(
             "update sync_intents set status = 'expired', finished_at = ?"
-            " where status = 'blocked' and expires_at <= ?", (now, now))
+            " where status = 'blocked' and expires_at <= ?",
+            (now, now),
+        )
         return cursor.rowcount

@@ -34,7 +34,9 @@ class UpstreamRecords:
             else:
                 self.conn.execute(
                     "insert into upstream_state (key, value) values (?, ?)"
-                    " on conflict (key) do update set value = excluded.value", (key, str(value)))
+                    " on conflict (key) do update set value = excluded.value",
+                    (key, str(value)),
+                )
 
     def forget(self) -> None:
         """Disconnect: the state, links and unsent outbox go; the local memory stays."""
@@ -47,7 +49,8 @@ class UpstreamRecords:
         rows = self.conn.execute(
             "select * from upstream_outbox where status = 'pending'"
             " and (next_attempt_at is null or next_attempt_at <= ?) order by seq limit ?",
-            (now, limit)).fetchall()
+            (now, limit),
+        ).fetchall()
         return [dict(r) for r in rows]
 
     def entries(self, status: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
@@ -66,17 +69,22 @@ class UpstreamRecords:
         self.conn.execute(
             "update upstream_outbox set status = ?, result = ?, last_error = ?, finished_at = ?,"
             " attempts = attempts + 1 where seq = ?",
-            (status, _dumps(result) if result is not None else None, error, now_iso(), seq))
+            (status, _dumps(result) if result is not None else None, error, now_iso(), seq),
+        )
 
     def retry_later(self, seq: int, error: str, next_attempt_at: str) -> None:
         self.conn.execute(
             "update upstream_outbox set attempts = attempts + 1, last_error = ?, next_attempt_at = ?"
-            " where seq = ?", (error, next_attempt_at, seq))
+            " where seq = ?",
+            (error, next_attempt_at, seq),
+        )
 
     def interrupt(self, seq: int, intent_id: str | None, detail: Any) -> None:
         self.conn.execute(
             "update upstream_outbox set status = 'interrupted', upstream_sync_intent_id = ?,"
-            " result = ?, attempts = attempts + 1 where seq = ?", (intent_id, _dumps(detail), seq))
+            " result = ?, attempts = attempts + 1 where seq = ?",
+            (intent_id, _dumps(detail), seq),
+        )
 
     def enqueue_suite_sync(self, slug: str, body: dict[str, Any]) -> None:
         """A suite sync has no memory record to point at: keep its request (no files)."""
@@ -84,19 +92,24 @@ class UpstreamRecords:
             return
         self.conn.execute(
             "insert into upstream_outbox (memory_id, version, operation, body, created_at)"
-            " values (?, 0, 'suite_sync', ?, ?)", (f"suite:{slug}", _dumps(body), now_iso()))
+            " values (?, 0, 'suite_sync', ?, ?)",
+            (f"suite:{slug}", _dumps(body), now_iso()),
+        )
 
     def cover_suite_syncs(self, slug: str) -> None:
         """The suite was sent whole: its pending syncs are in it already."""
-        self.conn.execute("update upstream_outbox set status = 'sent', finished_at = ?,"
-                          " result = '{\"covered_by\":\"import\"}' where memory_id = ?"
-                          " and operation = 'suite_sync' and status = 'pending'",
-                          (now_iso(), f"suite:{slug}"))
+        self.conn.execute(
+            "update upstream_outbox set status = 'sent', finished_at = ?,"
+            ' result = \'{"covered_by":"import"}\' where memory_id = ?'
+            " and operation = 'suite_sync' and status = 'pending'",
+            (now_iso(), f"suite:{slug}"),
+        )
 
     def requeue(self, seq: int) -> None:
         """Send this change again (an interrupted write the upstream cannot resume)."""
-        self.conn.execute("update upstream_outbox set status = 'pending', next_attempt_at = null"
-                          " where seq = ?", (seq,))
+        self.conn.execute(
+            "update upstream_outbox set status = 'pending', next_attempt_at = null where seq = ?", (seq,)
+        )
 
     def backfill(self, namespace: str) -> int:
         """Queue every live record of a namespace (connecting a store that has memory) that
@@ -109,7 +122,8 @@ class UpstreamRecords:
             " and id not in (select memory_id from upstream_outbox"
             "                where status in ('pending', 'interrupted', 'held'))"
             " and (namespace = ? or namespace like 'memstore!_%' escape '!') order by seq",
-            (now_iso(), namespace))
+            (now_iso(), namespace),
+        )
         return cursor.rowcount
 
     def supersede_older(self, memory_id: str, seq: int) -> None:
@@ -117,30 +131,41 @@ class UpstreamRecords:
         self.conn.execute(
             "update upstream_outbox set status = 'superseded', finished_at = ? where memory_id = ?"
             " and seq < ? and status = 'pending' and operation != 'redacted'",
-            (now_iso(), memory_id, seq))
+            (now_iso(), memory_id, seq),
+        )
 
     def hold(self, memory_id: str) -> None:
         """A conflict waits for a person: the record's pending changes are held."""
-        self.conn.execute("update upstream_outbox set status = 'held' where memory_id = ?"
-                          " and status = 'pending' and operation != 'redacted'", (memory_id,))
+        self.conn.execute(
+            "update upstream_outbox set status = 'held' where memory_id = ?"
+            " and status = 'pending' and operation != 'redacted'",
+            (memory_id,),
+        )
 
     def release(self, memory_id: str, *, resend: bool) -> None:
         """After the person decided: held changes are covered; ``resend`` queues the record's
         current state again (keep current)."""
-        self.conn.execute("update upstream_outbox set status = 'superseded', finished_at = ?"
-                          " where memory_id = ? and status = 'held'", (now_iso(), memory_id))
+        self.conn.execute(
+            "update upstream_outbox set status = 'superseded', finished_at = ?"
+            " where memory_id = ? and status = 'held'",
+            (now_iso(), memory_id),
+        )
         if resend:
-            row = self.conn.execute("select version from memory_records where id = ?",
-                                    (memory_id,)).fetchone()
+            row = self.conn.execute(
+                "select version from memory_records where id = ?", (memory_id,)
+            ).fetchone()
             if row:
                 self.conn.execute(
                     "insert into upstream_outbox (memory_id, version, operation, created_at)"
-                    " values (?, ?, 'updated', ?)", (memory_id, row[0], now_iso()))
+                    " values (?, ?, 'updated', ?)",
+                    (memory_id, row[0], now_iso()),
+                )
 
     def drop_echo(self, memory_id: str, since_seq: int) -> None:
         """Changes that came from the upstream are not sent back to it."""
-        self.conn.execute("delete from upstream_outbox where memory_id = ? and seq > ?",
-                          (memory_id, since_seq))
+        self.conn.execute(
+            "delete from upstream_outbox where memory_id = ? and seq > ?", (memory_id, since_seq)
+        )
 
     def last_seq(self) -> int:
         return self.conn.execute("select coalesce(max(seq), 0) from upstream_outbox").fetchone()[0]
@@ -148,8 +173,10 @@ class UpstreamRecords:
     def counts(self) -> dict[str, int]:
         """Outbox entries by status: the unsent (pending, held, interrupted) and the finished
         (sent, superseded, skipped, discarded) alike."""
-        return {r[0]: r[1] for r in self.conn.execute(
-            "select status, count(*) from upstream_outbox group by status")}
+        return {
+            r[0]: r[1]
+            for r in self.conn.execute("select status, count(*) from upstream_outbox group by status")
+        }
 
     # -- links --------------------------------------------------------------------------
 
@@ -158,13 +185,21 @@ class UpstreamRecords:
         return dict(row) if row else None
 
     def link_by_upstream(self, upstream_id: str) -> dict[str, Any] | None:
-        row = self.conn.execute("select * from upstream_links where upstream_id = ?",
-                                (upstream_id,)).fetchone()
+        row = self.conn.execute(
+            "select * from upstream_links where upstream_id = ?", (upstream_id,)
+        ).fetchone()
         return dict(row) if row else None
 
-    def save_link(self, local_id: str, upstream_id: str, kind: str, *,
-                  upstream_version: int | None, local_version: int | None,
-                  synced_sha256: str | None) -> None:
+    def save_link(
+        self,
+        local_id: str,
+        upstream_id: str,
+        kind: str,
+        *,
+        upstream_version: int | None,
+        local_version: int | None,
+        synced_sha256: str | None,
+    ) -> None:
         self.conn.execute(
             "insert into upstream_links (local_id, upstream_id, kind, upstream_version,"
             " local_version, synced_sha256, updated_at) values (?,?,?,?,?,?,?)"
@@ -172,16 +207,17 @@ class UpstreamRecords:
             " kind = excluded.kind, upstream_version = excluded.upstream_version,"
             " local_version = excluded.local_version, synced_sha256 = excluded.synced_sha256,"
             " updated_at = excluded.updated_at",
-            (local_id, upstream_id, kind, upstream_version, local_version, synced_sha256, now_iso()))
+            (local_id, upstream_id, kind, upstream_version, local_version, synced_sha256, now_iso()),
+        )
 
-    def mark_pulled(self, local_id: str, *, upstream_updated_at: str,
-                    upstream_sha256: str | None) -> None:
+    def mark_pulled(self, local_id: str, *, upstream_updated_at: str, upstream_sha256: str | None) -> None:
         """What the read-endpoint pull last saw of the upstream's record (``save_link`` keeps
         these as they are)."""
         self.conn.execute(
             "update upstream_links set upstream_updated_at = ?,"
             " upstream_sha256 = coalesce(?, upstream_sha256), updated_at = ? where local_id = ?",
-            (upstream_updated_at, upstream_sha256, now_iso(), local_id))
+            (upstream_updated_at, upstream_sha256, now_iso(), local_id),
+        )
 
     # -- the changes feed (cloud role) --------------------------------------------------------
 
@@ -197,7 +233,8 @@ class UpstreamRecords:
             f" from sync_changelog c join memory_records r on r.id = c.memory_id"
             f" join memory_versions v on v.memory_id = c.memory_id and v.version = c.version"
             f" where c.seq > ? and r.namespace in ({marks}) order by c.seq limit ?",
-            (cursor, *namespaces, limit)).fetchall()
+            (cursor, *namespaces, limit),
+        ).fetchall()
         out = []
         for row in rows:
             change = dict(row)
@@ -215,17 +252,22 @@ class UpstreamRecords:
         row = self.conn.execute(
             "select id from memory_records where namespace = ? and identity_id = ?"
             " and json_extract(provenance, '$.origin_memory_id') = ?",
-            (namespace, identity_id, origin_memory_id)).fetchone()
+            (namespace, identity_id, origin_memory_id),
+        ).fetchone()
         return row[0] if row else None
 
     # -- idempotent responses -----------------------------------------------------------------
 
     def response(self, identity_id: str, key: str) -> tuple[int, Any] | None:
-        row = self.conn.execute("select status, body from idempotent_responses where identity_id = ?"
-                                " and key = ?", (identity_id, key)).fetchone()
+        row = self.conn.execute(
+            "select status, body from idempotent_responses where identity_id = ? and key = ?",
+            (identity_id, key),
+        ).fetchone()
         return (row[0], json.loads(row[1])) if row else None
 
     def remember_response(self, identity_id: str, key: str, status: int, body: Any) -> None:
         self.conn.execute(
             "insert or ignore into idempotent_responses (identity_id, key, status, body, created_at)"
-            " values (?,?,?,?,?)", (identity_id, key, status, _dumps(body), now_iso()))
+            " values (?,?,?,?,?)",
+            (identity_id, key, status, _dumps(body), now_iso()),
+        )

@@ -22,15 +22,15 @@ class WorkspaceRecords:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
-    def newest(self, namespaces: list[str], *, limit: int, kind: str | None = None,
-               project_key: str | None = None) -> list[dict[str, Any]]:
+    def newest(
+        self, namespaces: list[str], *, limit: int, kind: str | None = None, project_key: str | None = None
+    ) -> list[dict[str, Any]]:
         """Live records of these namespaces, last changed first; ``kind`` exactly, and with a
         ``project_key`` only that project's and workspace-wide ones."""
         if not namespaces:
             return []
         marks = ",".join("?" * len(namespaces))
-        query = (f"select {_COLUMNS} from memory_records where namespace in ({marks})"
-                 " and deleted_at is null")
+        query = f"select {_COLUMNS} from memory_records where namespace in ({marks}) and deleted_at is null"
         params: list[Any] = list(namespaces)
         if kind is not None:
             query += " and kind = ?"
@@ -38,26 +38,32 @@ class WorkspaceRecords:
         if project_key is not None:
             query += " and (project_key is null or project_key = ?)"
             params.append(project_key)
-        rows = self.conn.execute(query + " order by updated_at desc, seq desc limit ?",
-                                 (*params, limit)).fetchall()
+        rows = self.conn.execute(
+            query + " order by updated_at desc, seq desc limit ?", (*params, limit)
+        ).fetchall()
         return [row_to_memory(row) for row in rows]
 
-    def code_memories(self, namespaces: list[str], *, project_key: str, text: str,
-                      limit: int) -> list[dict[str, Any]]:
+    def code_memories(
+        self, namespaces: list[str], *, project_key: str, text: str, limit: int
+    ) -> list[dict[str, Any]]:
         """Live ``code_memory`` records of these namespaces that belong to the project (its
         project key, or the key named in the content), holding ``text`` (ASCII case-insensitive,
         in the title, content or triggers) when given; last changed first."""
         if not namespaces:
             return []
         marks = ",".join("?" * len(namespaces))
-        query = (f"select {_COLUMNS} from memory_records where namespace in ({marks})"
-                 " and deleted_at is null and kind = 'code_memory'"
-                 " and (project_key = ? or content like ? escape '!')")
+        query = (
+            f"select {_COLUMNS} from memory_records where namespace in ({marks})"
+            " and deleted_at is null and kind = 'code_memory'"
+            " and (project_key = ? or content like ? escape '!')"
+        )
         params: list[Any] = [*namespaces, project_key, _like(project_key)]
         if text:
-            query += (" and (title like ? escape '!' or content like ? escape '!'"
-                      " or triggers like ? escape '!')")
+            query += (
+                " and (title like ? escape '!' or content like ? escape '!' or triggers like ? escape '!')"
+            )
             params += [_like(text)] * 3
-        rows = self.conn.execute(query + " order by updated_at desc, seq desc limit ?",
-                                 (*params, limit)).fetchall()
+        rows = self.conn.execute(
+            query + " order by updated_at desc, seq desc limit ?", (*params, limit)
+        ).fetchall()
         return [row_to_memory(row) for row in rows]

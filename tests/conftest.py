@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient
@@ -80,8 +81,15 @@ class Api:
     def auth(self, key: str | None = None) -> dict[str, str]:
         return {"Authorization": f"Bearer {key or self.agent_key}"}
 
-    async def post(self, path: str, body: Any = None, *, key: str | None = None,
-                   headers: dict[str, str] | None = None, status: int | None = 200) -> Any:
+    async def post(
+        self,
+        path: str,
+        body: Any = None,
+        *,
+        key: str | None = None,
+        headers: dict[str, str] | None = None,
+        status: int | None = 200,
+    ) -> Any:
         response = await self.client.post(path, json=body, headers={**self.auth(key), **(headers or {})})
         data = await response.json()
         if status is not None:
@@ -100,8 +108,7 @@ class Api:
 
     async def delta(self, receipt_id: str, **body: Any) -> dict[str, Any]:
         body.setdefault("summary", "something changed")
-        return await self.post("/api/agent/memory-delta", body,
-                               headers={"X-AMP-Context-Receipt": receipt_id})
+        return await self.post("/api/agent/memory-delta", body, headers={"X-AMP-Context-Receipt": receipt_id})
 
     def new_agent(self, name: str, **kwargs: Any) -> str:
         with self.store.transaction():

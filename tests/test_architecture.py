@@ -42,8 +42,11 @@ def _imports(path: Path) -> set[str]:
 def test_import_directions(package):
     offenders = []
     for path in (ROOT / package).rglob("*.py"):
-        bad = {name.split(".")[0] for name in _imports(path) - ALLOWED.get(package, set())
-               if name.split(".")[0] in FORBIDDEN[package]}
+        bad = {
+            name.split(".")[0]
+            for name in _imports(path) - ALLOWED.get(package, set())
+            if name.split(".")[0] in FORBIDDEN[package]
+        }
         if bad:
             offenders.append(f"{path.relative_to(ROOT)} imports {sorted(bad)}")
     # The CLI may open the TUI: that one lazy import is the entry point, not a dependency.
@@ -135,8 +138,11 @@ def package_imports(package_dir: Path, package: str) -> tuple[dict[str, set[str]
                         if alias.name.startswith("_") and source != name:
                             private.append(f"{name} imports {alias.name} from {source}")
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
-                    and not node.attr.startswith("__")):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
                 target = ast.unparse(node.value)
                 target = aliases.get(target, target)
                 if target in modules and target != name:
@@ -154,7 +160,7 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
         state[node] = 1
         for target in sorted(edges.get(node, ())):
             if state.get(target) == 1:
-                found.append(path[path.index(target):] + [target] if target in path else [node, target])
+                found.append(path[path.index(target) :] + [target] if target in path else [node, target])
             elif target not in state:
                 visit(target, [*path, target])
         state[node] = 2
@@ -185,8 +191,11 @@ def test_the_cli_checks_find_a_cycle_and_a_private_import(tmp_path):
     edges, private = package_imports(package, "pkg.cli")
     assert edges["pkg.cli"] == {"pkg.cli.a", "pkg.cli.b"}
     assert cycles(edges) == [["pkg.cli.a", "pkg.cli.b", "pkg.cli.a"]]
-    assert sorted(private) == ["pkg.cli.a imports _helper from pkg.cli.b",
-                               "pkg.cli.b uses pkg.cli.a._secret", "pkg.cli.c uses pkg.cli.b._other"]
+    assert sorted(private) == [
+        "pkg.cli.a imports _helper from pkg.cli.b",
+        "pkg.cli.b uses pkg.cli.a._secret",
+        "pkg.cli.c uses pkg.cli.b._other",
+    ]
 
 
 # -- the generic request path knows no dialect ---------------------------------------------
@@ -200,8 +209,9 @@ def test_the_generic_request_path_imports_no_dialect(module):
     """A dialect's per-request work and error envelope are registered by the dialect
     (daemon/dialects.py); the wrapper and the middleware import no dialect module
     (daemon.api.<dialect>, daemon.runtime.mem1)."""
-    dialect_modules = {f"daemon.api.{p.stem}" for p in (ROOT / "daemon" / "api").glob("*.py")
-                       if p.stem != "__init__"} | {"daemon.runtime.mem1"}
+    dialect_modules = {
+        f"daemon.api.{p.stem}" for p in (ROOT / "daemon" / "api").glob("*.py") if p.stem != "__init__"
+    } | {"daemon.runtime.mem1"}
     assert _imports(ROOT / module) & dialect_modules == set()
 
 
@@ -228,7 +238,8 @@ def sql_uses(path: Path) -> list[str]:
         id(node.body[0].value)
         for node in ast.walk(tree)
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-        and node.body and isinstance(node.body[0], ast.Expr)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
         and isinstance(node.body[0].value, ast.Constant)
     }
     found = []
@@ -238,10 +249,14 @@ def sql_uses(path: Path) -> list[str]:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             found += [f"{node.lineno}: import {n}" for n in names if n.split(".")[0] in SQLITE_MODULES]
-        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
-              and id(node) not in docstrings and SQL_TEXT.match(node.value)):
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and SQL_TEXT.match(node.value)
+        ):
             found.append(f"{node.lineno}: SQL {node.value.strip()[:40]!r}")
-    return sorted(found, key=lambda s: int(s.split(':')[0]))
+    return sorted(found, key=lambda s: int(s.split(":")[0]))
 
 
 def test_no_sql_outside_the_repositories():
@@ -267,9 +282,15 @@ def test_the_sql_check_finds_each_form(tmp_path):
         '    return "update claims set released_at = ?", "Update the plan: set it free", rows\n'
     )
     assert sql_uses(planted) == [
-        "2: import sqlite3", "3: import sqlean", "6: .execute()", "7: .executemany()",
-        "7: SQL 'insert into t values (?)'", "8: SQL 'select id from memory_records where name'",
+        "2: import sqlite3",
+        "3: import sqlean",
+        "6: .execute()",
+        "7: .executemany()",
+        "7: SQL 'insert into t values (?)'",
+        "8: SQL 'select id from memory_records where name'",
         "9: SQL 'update claims set released_at = ?'",
     ]
-    planted.write_text('"""Select the rows from the table."""\ndef f(job):\n    return job.run("update it")\n')
+    planted.write_text(
+        '"""Select the rows from the table."""\ndef f(job):\n    return job.run("update it")\n'
+    )
     assert sql_uses(planted) == []  # prose and other calls are not SQL

@@ -19,7 +19,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("daemon", "state", "startup_items", "tui")
 # Reads relative to a module: Path(__file__).parent / "x", importlib.resources.files(...) / "x".
-READS = re.compile(r"""(?:Path\(__file__\)\.(?:resolve\(\)\.)?parent|files\([^)]*\))\s*(?:/|\.joinpath\()\s*["']([^"']+)["']""")
+READS = re.compile(
+    r"""(?:Path\(__file__\)\.(?:resolve\(\)\.)?parent|files\([^)]*\))\s*(?:/|\.joinpath\()\s*["']([^"']+)["']"""
+)
 
 
 @pytest.fixture(scope="module")
@@ -30,12 +32,27 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, source / name)
     for package in PACKAGES:  # a copy: building in place would write build/ into the checkout
-        shutil.copytree(ROOT / package, source / package,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(
+            ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        )
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-         "--quiet", "-w", str(tmp / "dist"), str(source)],
-        capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--quiet",
+            "-w",
+            str(tmp / "dist"),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert built.returncode == 0, built.stderr
     (path,) = (tmp / "dist").glob("memorycloud_companion-*.whl")
     return path
@@ -47,8 +64,9 @@ def _members(wheel: Path) -> set[str]:
 
 
 def test_every_tracked_package_file_is_in_the_wheel(wheel):
-    listed = subprocess.run(["git", "ls-files", "--", *PACKAGES], cwd=ROOT, capture_output=True,
-                            text=True, check=True).stdout.split()
+    listed = subprocess.run(
+        ["git", "ls-files", "--", *PACKAGES], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
     # Deleted but not yet committed files are still listed by git; only what exists counts.
     tracked = {name for name in listed if (ROOT / name).is_file()}
     assert {"startup_items/launcher.py", "daemon/cli/__init__.py", "state/migrations/__init__.py"} <= tracked
@@ -92,6 +110,7 @@ build_parser().parse_args(["service", "status"])
 print("ok")
 """
     # -P: not the checkout's directories; cwd elsewhere for the same reason.
-    ran = subprocess.run([sys.executable, "-P", "-c", script], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=60)
+    ran = subprocess.run(
+        [sys.executable, "-P", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
     assert ran.returncode == 0 and ran.stdout.strip() == "ok", ran.stderr

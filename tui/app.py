@@ -24,8 +24,18 @@ from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import (DataTable, Footer, Header, Input, Select, Static, TabbedContent,
-                             TabPane, Tabs, TextArea)
+from textual.widgets import (
+    DataTable,
+    Footer,
+    Header,
+    Input,
+    Select,
+    Static,
+    TabbedContent,
+    TabPane,
+    Tabs,
+    TextArea,
+)
 
 from tui.client import DaemonClient, DaemonError
 from tui.formats import Formats
@@ -37,16 +47,24 @@ from tui.panes.intents import IntentsPane
 from tui.panes.memories import MemoriesPane
 from tui.panes.setup import SetupPane
 
-TABS = (("home", "1 Home", HomePane), ("memories", "2 Memories", MemoriesPane),
-        ("setup", "3 Startup setup", SetupPane), ("conflicts", "4 Conflicts", ConflictsPane),
-        ("intents", "5 Updates & writes", IntentsPane), ("agents", "6 Agents", AgentsPane))
+TABS = (
+    ("home", "1 Home", HomePane),
+    ("memories", "2 Memories", MemoriesPane),
+    ("setup", "3 Startup setup", SetupPane),
+    ("conflicts", "4 Conflicts", ConflictsPane),
+    ("intents", "5 Updates & writes", IntentsPane),
+    ("agents", "6 Agents", AgentsPane),
+)
 
 
-def status_text(status: dict[str, Any] | None, error: str | None = None,
-                formats: Formats | None = None) -> str:
+def status_text(
+    status: dict[str, Any] | None, error: str | None = None, formats: Formats | None = None
+) -> str:
     if error:
-        return (f"[b red]Daemon unreachable[/]  {error}\n"
-                "Start it with `memorycloud daemon start`; this screen reconnects by itself.")
+        return (
+            f"[b red]Daemon unreachable[/]  {error}\n"
+            "Start it with `memorycloud daemon start`; this screen reconnects by itself."
+        )
     if status is None:
         return "Connecting to the daemon..."
     formats = formats or Formats()
@@ -55,17 +73,21 @@ def status_text(status: dict[str, Any] | None, error: str | None = None,
     waiting = sum(inbox.values()) if inbox else 0
     # A rebuild of the search index after an upgrade: a third line, the daemon's own words.
     rebuild = status.get("search_index") or {}
-    rebuilding = (f"\n[b yellow]{escape(rebuild['text'])}[/]"
-                  if rebuild.get("state") == "rebuilding" else "")
-    return (f"[b green]Daemon running[/] v{status['version']} :{status['port']}"
-            f" up {formats.span(status['uptime_seconds'])} · {counts['memories']} memories ·"
-            f" {counts['agents']} agents · {formats.size(status['store_bytes'])}\n"
-            # Both lines fit in 80 columns.
-            + (f"Inbox: {inbox.get('startup_plans_to_approve', 0)} to approve ·"
-               f" {inbox.get('conflicts', 0)} conflicts · {inbox.get('agents_with_pending_updates', 0)}"
-               f" pending updates · {inbox.get('blocked_sync_intents', 0)} blocked writes" if waiting else
-               "Inbox: all clear (nothing to approve, no conflicts, updates or blocked writes)")
-            + rebuilding)
+    rebuilding = f"\n[b yellow]{escape(rebuild['text'])}[/]" if rebuild.get("state") == "rebuilding" else ""
+    return (
+        f"[b green]Daemon running[/] v{status['version']} :{status['port']}"
+        f" up {formats.span(status['uptime_seconds'])} · {counts['memories']} memories ·"
+        f" {counts['agents']} agents · {formats.size(status['store_bytes'])}\n"
+        # Both lines fit in 80 columns.
+        + (
+            f"Inbox: {inbox.get('startup_plans_to_approve', 0)} to approve ·"
+            f" {inbox.get('conflicts', 0)} conflicts · {inbox.get('agents_with_pending_updates', 0)}"
+            f" pending updates · {inbox.get('blocked_sync_intents', 0)} blocked writes"
+            if waiting
+            else "Inbox: all clear (nothing to approve, no conflicts, updates or blocked writes)"
+        )
+        + rebuilding
+    )
 
 
 class CompanionApp(App[None]):
@@ -94,11 +116,13 @@ class CompanionApp(App[None]):
     #inbox, #updates { height: auto; padding: 1 1; }
     #write { height: auto; max-height: 12; padding: 0 1; }
     """
-    BINDINGS = [Binding("ctrl+q", "quit", "Quit"), Binding("ctrl+r", "reload", "Reload"),
-                Binding("/", "search", "Search"),
-                Binding("escape", "leave_input", "Leave the box", show=False),
-                *[Binding(str(i), f"show('{tab}')", label, show=False)
-                  for i, (tab, label, _) in enumerate(TABS, 1)]]
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit"),
+        Binding("ctrl+r", "reload", "Reload"),
+        Binding("/", "search", "Search"),
+        Binding("escape", "leave_input", "Leave the box", show=False),
+        *[Binding(str(i), f"show('{tab}')", label, show=False) for i, (tab, label, _) in enumerate(TABS, 1)],
+    ]
 
     def __init__(self, client: DaemonClient, formats: Formats | None = None) -> None:
         """``formats`` writes times, sizes and paths (tests pass one with a pinned clock)."""
@@ -143,8 +167,7 @@ class CompanionApp(App[None]):
         if not widget.is_attached:  # closed while the daemon answered
             return
         widget.update(status_text(status, formats=self.formats))
-        widget.set_class((status.get("search_index") or {}).get("state") == "rebuilding",
-                         "rebuilding")
+        widget.set_class((status.get("search_index") or {}).get("state") == "rebuilding", "rebuilding")
         if self.reachable is False:  # it came back: reload everything
             self.action_reload(all_panes=True)
         elif self.screen is self.screen_stack[0]:
@@ -156,15 +179,19 @@ class CompanionApp(App[None]):
         """Every action is in the command palette: the tabs, and the active tab's keys."""
         yield from super().get_system_commands(screen)
         for tab, label, _ in TABS:
-            yield SystemCommand(f"Go to {label[2:]}", f"Show the {label[2:]} tab",
-                                lambda tab=tab: self.action_show(tab))
+            yield SystemCommand(
+                f"Go to {label[2:]}", f"Show the {label[2:]} tab", lambda tab=tab: self.action_show(tab)
+            )
         yield SystemCommand("Reload", "Fetch the visible tab again", self.action_reload)
         pane = self._active()
         if pane is not None:
             for binding in pane.BINDINGS:
                 if isinstance(binding, Binding):
-                    yield SystemCommand(binding.description, f"key {binding.key} on this tab",
-                                        lambda action=binding.action, pane=pane: pane.run_action(action))
+                    yield SystemCommand(
+                        binding.description,
+                        f"key {binding.key} on this tab",
+                        lambda action=binding.action, pane=pane: pane.run_action(action),
+                    )
 
     def _active(self) -> Pane | None:
         active = self.query_one(TabbedContent).active

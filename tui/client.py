@@ -18,14 +18,16 @@ class DaemonClient:
     def __init__(self, url: str, key: str, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.url = url
         self._client = httpx.AsyncClient(
-            base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=10,
-            transport=transport)
+            base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=10, transport=transport
+        )
 
-    async def request(self, method: str, path: str, body: dict[str, Any] | None = None,
-                      **params: Any) -> dict[str, Any]:
+    async def request(
+        self, method: str, path: str, body: dict[str, Any] | None = None, **params: Any
+    ) -> dict[str, Any]:
         try:
-            response = await self._client.request(method, path, json=body,
-                                                  params={k: v for k, v in params.items() if v} or None)
+            response = await self._client.request(
+                method, path, json=body, params={k: v for k, v in params.items() if v} or None
+            )
         except httpx.HTTPError as exc:
             raise DaemonError(f"cannot reach the daemon at {self.url}: {exc}") from exc
         if response.status_code >= 400:

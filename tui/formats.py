@@ -15,18 +15,22 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 def system_clock() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Formats:
     """Turns volatile values into text. Subclass or configure it to pin them (tests)."""
 
-    def __init__(self, clock: Callable[[], datetime] = system_clock, home: str | None = None,
-                 aliases: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], datetime] = system_clock,
+        home: str | None = None,
+        aliases: Mapping[str, str] | None = None,
+    ) -> None:
         """``clock``: now, as an aware datetime. ``home``: shown as ``~`` in paths (default:
         the user's home). ``aliases``: substrings of daemon text shown as something else."""
         self.clock = clock
@@ -44,7 +48,7 @@ class Formats:
             moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             return None
-        return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
     def ago(self, value: str | None, missing: str = "-") -> str:
         """Relative to now: "just now", "5 min ago", "in 10 min", "3 d ago"."""
@@ -63,7 +67,7 @@ class Formats:
         moment = self.instant(value)
         if moment is None:
             return missing
-        return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
     @staticmethod
     def span(seconds: float) -> str:
@@ -94,8 +98,8 @@ class Formats:
             return "-"
         value = self.text(value)
         if self.home and (value == self.home or value.startswith(self.home + "/")):
-            value = "~" + value[len(self.home):]
-        return value if not width or len(value) <= width else "…" + value[-(width - 1):]
+            value = "~" + value[len(self.home) :]
+        return value if not width or len(value) <= width else "…" + value[-(width - 1) :]
 
     def text(self, value: str) -> str:
         """Free text from the daemon (file contents, request bodies) as shown: exact, but for

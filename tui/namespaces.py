@@ -41,8 +41,7 @@ class Namespaces:
         if item is None:
             what = f"namespace `{namespace}`"
         elif item["kind"] == "mem1_scope":
-            what = (f"agent-memory1.0 user **{item['user_id']}**, scope **{item['scope_id']}**"
-                    f" (`{namespace}`)")
+            what = f"agent-memory1.0 user **{item['user_id']}**, scope **{item['scope_id']}** (`{namespace}`)"
         else:
             what = f"{KIND.get(item['kind'], item['kind'])} **{item['name']}** (`{namespace}`)"
         return f"{what}, project **{project_key}**" if project_key else what

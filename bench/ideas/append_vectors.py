@@ -33,7 +33,8 @@ _search = search.SearchIndex.search
 def appended(self, query, namespaces, **kwargs):
     tokenizer = search.tokenizer_for(self.builds()[search.FTS].built_with)
     if self.vector_mode in ("auto", "fallback") and not (
-            self.vector_mode == "auto" and search.mostly_cjk(tokenizer.query_terms(query), tokenizer)):
+        self.vector_mode == "auto" and search.mostly_cjk(tokenizer.query_terms(query), tokenizer)
+    ):
         saved = self.vector_weight
         self.vector_weight = min(saved, 0.001) if saved > 0 else saved
         try:
@@ -47,5 +48,7 @@ APPEND = (search.SearchIndex, "search", appended)
 
 
 def ideas() -> list[Config]:
-    return [Config.shipped("shipped + vectors appended", patches=(APPEND,)),
-            Config.shipped("best + vectors appended", patches=(*BEST, APPEND))]
+    return [
+        Config.shipped("shipped + vectors appended", patches=(APPEND,)),
+        Config.shipped("best + vectors appended", patches=(*BEST, APPEND)),
+    ]

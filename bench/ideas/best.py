@@ -25,8 +25,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from retrieval_turns import Config
 import retrieval_turns as rt
+from retrieval_turns import Config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cues import AGE_CUE, IRR_PHOTO, TIME_CUE, context_patches, cue_patches  # noqa: E402
@@ -43,9 +43,13 @@ def ideas() -> list[Config]:
         Config.shipped("best", patches=BEST),
         Config.shipped("best, no session id", patches=(*BEST, NO_SESSION)),
         Config.shipped("best, no session id + fallback", patches=(*BEST, NO_SESSION, *FALLBACK)),
-        Config.shipped("best, no session id + fallback, context 2 x 0.3",
-                       patches=(*BEST, NO_SESSION, *FALLBACK, *context_patches(2, 0.3))),
-        Config.shipped("best, no session id + fallback, context 3 x 0.2",
-                       patches=(*BEST, NO_SESSION, *FALLBACK, *context_patches(3, 0.2))),
+        Config.shipped(
+            "best, no session id + fallback, context 2 x 0.3",
+            patches=(*BEST, NO_SESSION, *FALLBACK, *context_patches(2, 0.3)),
+        ),
+        Config.shipped(
+            "best, no session id + fallback, context 3 x 0.2",
+            patches=(*BEST, NO_SESSION, *FALLBACK, *context_patches(3, 0.2)),
+        ),
         Config.shipped("best + fallback (session ids kept)", patches=(*BEST, *FALLBACK)),
     ]

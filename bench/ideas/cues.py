@@ -37,18 +37,22 @@ from retrieval_turns import Config
 import state.search as search
 import state.tokenize as tokenize
 import state.turn_context as turn_context
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from irregular import IRREGULAR, lemma_patches  # noqa: E402
 
-PHOTO = {w: "photo" for w in "picture pictures pic pics photograph photographs snapshot snapshots"
-         " photos".split()}
+PHOTO = {
+    w: "photo" for w in "picture pictures pic pics photograph photographs snapshot snapshots photos".split()
+}
 IMAGE = {"image": "photo", "images": "photo"}
 # The same person or thing in another register or spelling, which Snowball keeps apart.
-FAMILY = {**{w: "mother" for w in "mom moms mum mums mommy mummy mama mamma".split()},
-          **{w: "father" for w in "dad dads daddy papa".split()},
-          **{w: "grandmother" for w in "grandma grandmas granny grannies nana gran".split()},
-          **{w: "grandfather" for w in "grandpa grandpas granddad grandad".split()},
-          **{w: "child" for w in "kid kids kiddo".split()}}
+FAMILY = {
+    **{w: "mother" for w in "mom moms mum mums mommy mummy mama mamma".split()},
+    **{w: "father" for w in "dad dads daddy papa".split()},
+    **{w: "grandmother" for w in "grandma grandmas granny grannies nana gran".split()},
+    **{w: "grandfather" for w in "grandpa grandpas granddad grandad".split()},
+    **{w: "child" for w in "kid kids kiddo".split()},
+}
 _SPELLING = """colour color | colours colors | coloured colored | favourite favorite
 favourites favorites | favour favor | neighbour neighbor | neighbours neighbors
 neighbourhood neighborhood | honour honor | humour humor | flavour flavor | flavours flavors
@@ -59,11 +63,14 @@ organise organize | organised organized | realise realize | realised realized
 recognise recognize | apologise apologize | practise practice | mould mold | aeroplane airplane
 programme program | cheque check | tyre tire | pyjamas pajamas | mum mom | catalogue catalog
 dialogue dialog | defence defense | licence license | offence offense | analyse analyze"""
-SPELLING = {uk: us for uk, us in (e.split() for e in _SPELLING.replace("\n", " | ").split("|"))
-            if uk != "mum"}
+SPELLING = {
+    uk: us for uk, us in (e.split() for e in _SPELLING.replace("\n", " | ").split("|")) if uk != "mum"
+}
 
-_MONTHS = ("january february march april june july august september october november december"
-           " jan feb mar apr jun jul aug sep sept oct nov dec").split()
+_MONTHS = (
+    "january february march april june july august september october november december"
+    " jan feb mar apr jun jul aug sep sept oct nov dec"
+).split()
 _DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 TEMPORAL = re.compile(
     r"\b(?:" + "|".join(_MONTHS + _DAYS) + r"|weekend|tonight|today|tomorrow|yesterday"
@@ -71,11 +78,14 @@ TEMPORAL = re.compile(
     r"|spring|autumn|" + "|".join(_DAYS) + r")"
     r"|\d+ (?:days?|weeks?|months?|years?) ago|ago"
     r"|(?:19|20)\d\d|\d{1,2}(?:st|nd|rd|th)|\d{1,2}(?::\d\d)? ?(?:am|pm)|o'clock)\b"
-    r"|\bMay\b", re.IGNORECASE)
+    r"|\bMay\b",
+    re.IGNORECASE,
+)
 # "May" the month is written with a capital; case-insensitively it would be the modal verb.
 TEMPORAL_MAY = re.compile(r"\bmay\b", re.IGNORECASE)
-WHEN = re.compile(r"^\s*when\b|\b(?:what|which) (?:date|day|month|year|time)\b|\bhow long ago\b",
-                  re.IGNORECASE)
+WHEN = re.compile(
+    r"^\s*when\b|\b(?:what|which) (?:date|day|month|year|time)\b|\bhow long ago\b", re.IGNORECASE
+)
 TIME_TOKEN = "__time__"
 
 
@@ -92,7 +102,7 @@ def time_cue_patches(twice: bool = False) -> tuple:
 
     def patched_tokens(text: str, *, for_query: bool = False) -> list[str]:
         out = tokens(text, for_query=for_query)
-        if (WHEN.search(text) if for_query else _temporal(text)):
+        if WHEN.search(text) if for_query else _temporal(text):
             out.append(TIME_TOKEN)
         return out
 
@@ -133,15 +143,18 @@ def repeat_patches(share: float | None = None, names: bool = False) -> tuple:
         match = tokenize.fts_match([*terms, *(t for t in terms if t in doubled)])
         return self._bm25(match, namespaces, limit)
 
-    return ((search.SearchIndex, "_bm25_ranked", _bm25_ranked),
-            (search.SearchIndex, "search", search_method))
+    return ((search.SearchIndex, "_bm25_ranked", _bm25_ranked), (search.SearchIndex, "search", search_method))
 
 
 def context_patches(turns: int, weight: float) -> tuple:
     columns = tuple(f"before{n}" for n in range(1, turns + 1))
     rank = "bm25(1.0" + f", {weight}" * turns + ")"
-    return ((turn_context, "CONTEXT_TURNS", turns), (turn_context, "COLUMNS", columns),
-            (turn_context, "RANK", rank), (tokenize, "FTS_COLUMNS", ("tokens", *columns)))
+    return (
+        (turn_context, "CONTEXT_TURNS", turns),
+        (turn_context, "COLUMNS", columns),
+        (turn_context, "RANK", rank),
+        (tokenize, "FTS_COLUMNS", ("tokens", *columns)),
+    )
 
 
 IRR = lemma_patches(IRREGULAR)
@@ -171,26 +184,38 @@ def round2() -> list[Config]:
         Config.shipped("irr + photo + time cue", patches=(*IRR_PHOTO, *time)),
         Config.shipped("irr + photo + time cue x2", patches=(*IRR_PHOTO, *time_cue_patches(True))),
         Config.shipped("irr + photo + family", patches=lemma_patches({**IRREGULAR, **PHOTO, **FAMILY})),
-        Config.shipped("irr + photo + spelling",
-                       patches=lemma_patches({**IRREGULAR, **PHOTO, **SPELLING})),
-        Config.shipped("irr + photo + family + spelling + time cue", patches=(
-            *lemma_patches({**IRREGULAR, **PHOTO, **FAMILY, **SPELLING}), *time)),
+        Config.shipped("irr + photo + spelling", patches=lemma_patches({**IRREGULAR, **PHOTO, **SPELLING})),
+        Config.shipped(
+            "irr + photo + family + spelling + time cue",
+            patches=(*lemma_patches({**IRREGULAR, **PHOTO, **FAMILY, **SPELLING}), *time),
+        ),
     ]
 
 
 # -- round 3: more answer-type cues (a question's kind -> a token on turns that can answer it)
 
 AGE_Q = re.compile(r"\bhow old\b|\bwhat age\b|\bage\b", re.IGNORECASE)
-_NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve thirteen"
-                 " fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty"
-                 " fifty sixty seventy eighty ninety").split()
+_NUMBER_WORDS = (
+    "one two three four five six seven eight nine ten eleven twelve thirteen"
+    " fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty"
+    " fifty sixty seventy eighty ninety"
+).split()
 _NUM = r"(?:\d+|" + "|".join(_NUMBER_WORDS) + r")(?:[- ](?:" + "|".join(_NUMBER_WORDS) + r"))?"
-AGE = re.compile(r"\b(?:i'm|i am|she's|he's|she is|he is|they're|turns?|turned|aged?)\s+" + _NUM
-                 + r"\b|\b" + _NUM + r"[- ](?:years?|yrs?)[- ]old\b|\bbirthday\b", re.IGNORECASE)
+AGE = re.compile(
+    r"\b(?:i'm|i am|she's|he's|she is|he is|they're|turns?|turned|aged?)\s+"
+    + _NUM
+    + r"\b|\b"
+    + _NUM
+    + r"[- ](?:years?|yrs?)[- ]old\b|\bbirthday\b",
+    re.IGNORECASE,
+)
 COUNT_Q = re.compile(r"\bhow (?:many|much)\b", re.IGNORECASE)
 COUNT = re.compile(r"\b" + _NUM + r"\b|\b(?:a couple|a few|several|dozen)\b", re.IGNORECASE)
-WHERE_Q = re.compile(r"^\s*where\b|\bwhich (?:city|town|country|place|neighbou?rhood|restaurant"
-                     r"|shop|store|park|school)\b", re.IGNORECASE)
+WHERE_Q = re.compile(
+    r"^\s*where\b|\bwhich (?:city|town|country|place|neighbou?rhood|restaurant"
+    r"|shop|store|park|school)\b",
+    re.IGNORECASE,
+)
 # A place: a capitalised word after a preposition of place, not at the sentence start.
 WHERE = re.compile(r"\b(?:in|at|to|from|near|around|outside)\s+(?:the\s+)?[A-Z][\w'’-]+")
 
@@ -219,14 +244,19 @@ WHERE_CUE = (WHERE_Q, lambda t: WHERE.search(t) is not None, "__place__")
 def round3() -> list[Config]:
     return [
         Config.shipped("irr + photo + time cue", patches=(*IRR_PHOTO, *cue_patches([TIME_CUE]))),
-        Config.shipped("irr + photo + time + age cue",
-                       patches=(*IRR_PHOTO, *cue_patches([TIME_CUE, AGE_CUE]))),
-        Config.shipped("irr + photo + time + count cue",
-                       patches=(*IRR_PHOTO, *cue_patches([TIME_CUE, COUNT_CUE]))),
-        Config.shipped("irr + photo + time + place cue",
-                       patches=(*IRR_PHOTO, *cue_patches([TIME_CUE, WHERE_CUE]))),
-        Config.shipped("irr + photo + time + age + count + place cues",
-                       patches=(*IRR_PHOTO, *cue_patches([TIME_CUE, AGE_CUE, COUNT_CUE, WHERE_CUE]))),
+        Config.shipped(
+            "irr + photo + time + age cue", patches=(*IRR_PHOTO, *cue_patches([TIME_CUE, AGE_CUE]))
+        ),
+        Config.shipped(
+            "irr + photo + time + count cue", patches=(*IRR_PHOTO, *cue_patches([TIME_CUE, COUNT_CUE]))
+        ),
+        Config.shipped(
+            "irr + photo + time + place cue", patches=(*IRR_PHOTO, *cue_patches([TIME_CUE, WHERE_CUE]))
+        ),
+        Config.shipped(
+            "irr + photo + time + age + count + place cues",
+            patches=(*IRR_PHOTO, *cue_patches([TIME_CUE, AGE_CUE, COUNT_CUE, WHERE_CUE])),
+        ),
     ]
 
 

@@ -110,6 +110,7 @@ def ideas() -> list[Config]:
         Config.shipped("irregular forms", patches=lemma_patches(IRREGULAR)),
         Config.shipped("irregular verbs only", patches=lemma_patches(table(_VERBS))),
         Config.shipped("irregular forms + left", patches=lemma_patches(table(_VERBS, _NOUNS, LEFT))),
-        Config.shipped("irregular forms + comparatives",
-                       patches=lemma_patches(table(_VERBS, _NOUNS, COMPARATIVES))),
+        Config.shipped(
+            "irregular forms + comparatives", patches=lemma_patches(table(_VERBS, _NOUNS, COMPARATIVES))
+        ),
     ]

@@ -53,8 +53,7 @@ def context_patches(stop: bool = False, distinct: bool = False, cap: int | None 
 
 def index_without_stopwords() -> tuple:
     def index_text(text: str) -> str:
-        return " ".join([*tokenize.tokens(text, for_query=True, lemmas=True),
-                         *answer_cues.index_cues(text)])
+        return " ".join([*tokenize.tokens(text, for_query=True, lemmas=True), *answer_cues.index_cues(text)])
 
     return ((tokenize, "index_text", index_text),)
 
@@ -63,8 +62,12 @@ def ideas() -> list[Config]:
     return [
         Config.shipped("context without stopwords", patches=context_patches(stop=True)),
         Config.shipped("index without stopwords", patches=index_without_stopwords()),
-        Config.shipped("index without stopwords, context distinct",
-                       patches=(*index_without_stopwords(), *context_patches(distinct=True))),
-        Config.shipped("index without stopwords, context capped at 12",
-                       patches=(*index_without_stopwords(), *context_patches(cap=12))),
+        Config.shipped(
+            "index without stopwords, context distinct",
+            patches=(*index_without_stopwords(), *context_patches(distinct=True)),
+        ),
+        Config.shipped(
+            "index without stopwords, context capped at 12",
+            patches=(*index_without_stopwords(), *context_patches(cap=12)),
+        ),
     ]

@@ -13,6 +13,8 @@ MINILM = replace(Settings(), embedder="sentence-transformers:all-MiniLM-L6-v2")
 
 
 def ideas() -> list[Config]:
-    return [Config("minilm: vector only", 0.0, 1.0, "always", settings=MINILM),
-            Config("minilm: always 1:1", 1.0, 1.0, "always", settings=MINILM),
-            Config("minilm: rerank 1:1", 1.0, 1.0, "rerank", settings=MINILM)]
+    return [
+        Config("minilm: vector only", 0.0, 1.0, "always", settings=MINILM),
+        Config("minilm: always 1:1", 1.0, 1.0, "always", settings=MINILM),
+        Config("minilm: rerank 1:1", 1.0, 1.0, "rerank", settings=MINILM),
+    ]

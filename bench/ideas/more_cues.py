@@ -29,11 +29,16 @@ from retrieval_turns import Config
 import state.answer_cues as answer_cues
 import state.tokenize as tokenize
 
-_NUMBERS = {w: str(n) for n, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
-    " fifteen sixteen seventeen eighteen nineteen twenty".split())}
-_NUMBERS.update({w: str(10 * n) for n, w in enumerate(
-    "thirty forty fifty sixty seventy eighty ninety".split(), 3)})
+_NUMBERS = {
+    w: str(n)
+    for n, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+        " fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+_NUMBERS.update(
+    {w: str(10 * n) for n, w in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), 3)}
+)
 _NUMBERS.pop("zero")
 
 
@@ -43,32 +48,43 @@ def lemma_patches(extra: dict[str, str]) -> tuple:
     return ((tokenize, "LEMMAS", table), (tokenize, "_word_tokens", word_tokens))
 
 
-WHO_Q = re.compile(r"^\s*who\b|\bwho (?:did|does|is|was|were|will|has|had)\b|\bwhose\b|\bwhom\b",
-                   re.IGNORECASE)
+WHO_Q = re.compile(
+    r"^\s*who\b|\bwho (?:did|does|is|was|were|will|has|had)\b|\bwhose\b|\bwhom\b", re.IGNORECASE
+)
 NAMED = re.compile(r"\b[a-z][\w']*,? (?:(?:Mr|Mrs|Ms|Dr)\.? )?[A-Z][a-z]+")
-WHERE_Q = re.compile(r"^\s*where\b|\bwhich (?:city|town|country|place|neighbou?rhood|restaurant"
-                     r"|shop|store|park|school|beach|studio)\b", re.IGNORECASE)
-PLACE = re.compile(r"\b(?:in|at|to|from|near|around|outside|inside|under|behind) (?:the|a|an|my|our"
-                   r"|his|her|their) \w+|\b(?:in|at|to|from|near) [A-Z]\w+")
+WHERE_Q = re.compile(
+    r"^\s*where\b|\bwhich (?:city|town|country|place|neighbou?rhood|restaurant"
+    r"|shop|store|park|school|beach|studio)\b",
+    re.IGNORECASE,
+)
+PLACE = re.compile(
+    r"\b(?:in|at|to|from|near|around|outside|inside|under|behind) (?:the|a|an|my|our"
+    r"|his|her|their) \w+|\b(?:in|at|to|from|near) [A-Z]\w+"
+)
 
 
 def cue_patches(*cues: answer_cues.Cue) -> tuple:
     return ((answer_cues, "CUES", (*answer_cues.CUES, *cues)),)
 
 
-WHO = answer_cues.Cue("__cue_person", lambda q: WHO_Q.search(q) is not None,
-                      lambda t: NAMED.search(t) is not None)
-WHERE = answer_cues.Cue("__cue_place", lambda q: WHERE_Q.search(q) is not None,
-                        lambda t: PLACE.search(t) is not None)
+WHO = answer_cues.Cue(
+    "__cue_person", lambda q: WHO_Q.search(q) is not None, lambda t: NAMED.search(t) is not None
+)
+WHERE = answer_cues.Cue(
+    "__cue_place", lambda q: WHERE_Q.search(q) is not None, lambda t: PLACE.search(t) is not None
+)
 
 
 def _context_without_cues():
     import state.turn_context as turn_context
+
     original = turn_context.context_columns
 
     def context_columns(conn, table, seq):
-        return tuple(" ".join(t for t in column.split() if not t.startswith("__cue_"))
-                     for column in original(conn, table, seq))
+        return tuple(
+            " ".join(t for t in column.split() if not t.startswith("__cue_"))
+            for column in original(conn, table, seq)
+        )
 
     return ((turn_context, "context_columns", context_columns),)
 
@@ -83,5 +99,7 @@ def _ideas_round1() -> list[Config]:
 
 def ideas() -> list[Config]:
     """Round 1 (the three above) and the cues kept out of the context columns."""
-    return [*_ideas_round1(),
-            Config.shipped("v3, cues not in the context columns", patches=_context_without_cues())]
+    return [
+        *_ideas_round1(),
+        Config.shipped("v3, cues not in the context columns", patches=_context_without_cues()),
+    ]

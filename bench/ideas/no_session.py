@@ -28,17 +28,16 @@ to reproduce the figures, run them on that tree::
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 
-from typing import Collection, Sequence
-
-from retrieval_turns import Config, namespace
 import retrieval_turns as rt
+from retrieval_turns import Config, namespace
+from turns_dataset import Turn
 
+import state.turn_context as turn_context
 from state.db import Connection
 from state.memories import NewMemory
 from state.store import Store
-import state.turn_context as turn_context
-from turns_dataset import Turn
 
 
 def ingest_without_session(kind: str = "message", as_delta: bool = False):
@@ -53,23 +52,31 @@ def ingest_without_session(kind: str = "message", as_delta: bool = False):
                 if turn.date:
                     metadata["session_date"] = turn.date
                 content = rt.memory_text(turn)
-                record = store.memories.create(NewMemory(
-                    namespace=namespace(turn.conversation), kind=kind, content=content,
-                    source="memory_delta" if as_delta else "bench",
-                    title=content[:200] if as_delta else "",
-                    provenance={"delta_id": f"mdelta_{turn.conversation}_{turn.id}"} if as_delta else {},
-                    metadata=metadata,
-                ))
+                record = store.memories.create(
+                    NewMemory(
+                        namespace=namespace(turn.conversation),
+                        kind=kind,
+                        content=content,
+                        source="memory_delta" if as_delta else "bench",
+                        title=content[:200] if as_delta else "",
+                        provenance={"delta_id": f"mdelta_{turn.conversation}_{turn.id}"} if as_delta else {},
+                        metadata=metadata,
+                    )
+                )
                 keys[record["seq"]] = (turn.conversation, turn.id)
         return keys
 
     return ingest
 
 
-_SESSION = ("namespace = ? and json_extract(provenance, '$.session_id') = ?"
-            " and deleted_at is null and kind != 'summary'")
-_NO_SESSION = ("namespace = ? and kind = ? and json_extract(provenance, '$.session_id') is null"
-               " and deleted_at is null and kind != 'summary'")
+_SESSION = (
+    "namespace = ? and json_extract(provenance, '$.session_id') = ?"
+    " and deleted_at is null and kind != 'summary'"
+)
+_NO_SESSION = (
+    "namespace = ? and kind = ? and json_extract(provenance, '$.session_id') is null"
+    " and deleted_at is null and kind != 'summary'"
+)
 
 
 # A dialogue turn's content starts with its speaker: one to four words and a colon
@@ -79,12 +86,12 @@ SPEAKER = re.compile(r"\s*[^\W\d_][\w'.\-]*(?: [\w'.\-]+){0,3} ?(?::(?:\s|$)|\uf
 
 # Turn-like as a SQL expression, so that a partial index could hold exactly those records
 # (the loose chain of 33539fd gates with a regular expression instead: same figures here).
-TURN_LIKE = ("(kind = 'message' or instr(substr(content, 1, 42), ': ') > 1"
-             " or instr(substr(content, 1, 42), '：') > 1)")
+TURN_LIKE = (
+    "(kind = 'message' or instr(substr(content, 1, 42), ': ') > 1 or instr(substr(content, 1, 42), '：') > 1)"
+)
 
 
-def fallback_nearest(kinds: Collection[str] | None = None, speaker: bool = False,
-                     product_gate: bool = False):
+def fallback_nearest(kinds: Collection[str] | None = None, speaker: bool = False, product_gate: bool = False):
     """turn_context's preceding/following with the fallback chain (namespace, kind) for
     records without a session id; ``kinds``: only those kinds get it (None: any kind but
     summaries); ``speaker``: only records whose content starts with a speaker label;
@@ -96,7 +103,8 @@ def fallback_nearest(kinds: Collection[str] | None = None, speaker: bool = False
         row = conn.execute(
             "select namespace, json_extract(provenance, '$.session_id'), kind,"
             f" substr(content, 1, 64), {TURN_LIKE} from memory_records where seq = ?",
-            (seq,)).fetchone()
+            (seq,),
+        ).fetchone()
         if row is None or row[2] == "summary":
             return None
         if row[1] is not None:
@@ -114,12 +122,16 @@ def fallback_nearest(kinds: Collection[str] | None = None, speaker: bool = False
         if chain is None or chain[0] is None:
             return []
         where, params = chain
-        rows = conn.execute(f"select seq from memory_records where {where} and seq {side} ?"
-                            f" order by seq {order} limit ?", (*params, seq, turn_context.CONTEXT_TURNS))
+        rows = conn.execute(
+            f"select seq from memory_records where {where} and seq {side} ? order by seq {order} limit ?",
+            (*params, seq, turn_context.CONTEXT_TURNS),
+        )
         return [row[0] for row in rows]
 
-    return ((turn_context, "preceding", lambda conn, seq: nearest(conn, seq, "<", "desc")),
-            (turn_context, "following", lambda conn, seq: nearest(conn, seq, ">", "asc")))
+    return (
+        (turn_context, "preceding", lambda conn, seq: nearest(conn, seq, "<", "desc")),
+        (turn_context, "following", lambda conn, seq: nearest(conn, seq, ">", "asc")),
+    )
 
 
 def no_session(label: str, *extra: tuple, kind: str = "message", as_delta: bool = False) -> Config:
@@ -141,11 +153,19 @@ def ideas() -> list[Config]:
         no_session("no session id, AMP delta + fallback", FALLBACK, kind="task_event", as_delta=True),
         no_session("no session id + fallback (messages only)", FALLBACK_MESSAGES),
         no_session("no session id + fallback (speaker-labelled turns)", FALLBACK_SPEAKER),
-        no_session("no session id, AMP delta + fallback (speaker-labelled)", FALLBACK_SPEAKER,
-                   kind="task_event", as_delta=True),
+        no_session(
+            "no session id, AMP delta + fallback (speaker-labelled)",
+            FALLBACK_SPEAKER,
+            kind="task_event",
+            as_delta=True,
+        ),
         no_session("no session id + fallback (product gate)", FALLBACK_PRODUCT),
-        no_session("no session id, AMP delta + fallback (product gate)", FALLBACK_PRODUCT,
-                   kind="task_event", as_delta=True),
+        no_session(
+            "no session id, AMP delta + fallback (product gate)",
+            FALLBACK_PRODUCT,
+            kind="task_event",
+            as_delta=True,
+        ),
         Config.shipped("session ids + fallback", patches=FALLBACK),
         Config.shipped("session ids + fallback (speaker-labelled)", patches=FALLBACK_SPEAKER),
         Config.shipped("session ids + fallback (product gate)", patches=FALLBACK_PRODUCT),

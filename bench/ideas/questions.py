@@ -38,11 +38,15 @@ from cues import AGE_CUE, IRR_PHOTO, TIME_CUE, TIME_TOKEN, _temporal, cue_patche
 BASE = (*IRR_PHOTO, APPEND)
 BEST = (*BASE, *cue_patches([TIME_CUE, AGE_CUE]))
 
-FILLERS = frozenset("likely kind type sort specific specifically exactly particular thing things"
-                    " something anything".split())
+FILLERS = frozenset(
+    "likely kind type sort specific specifically exactly particular thing things something anything".split()
+)
 
-WHEN_LONG = re.compile(r"^\s*when\b|\b(?:what|which) (?:date|day|month|year|time)\b"
-                       r"|\bhow long\b", re.IGNORECASE)
+WHEN_LONG = re.compile(
+    r"^\s*when\b|\b(?:what|which) (?:date|day|month|year|time)\b"
+    r"|\bhow long\b",
+    re.IGNORECASE,
+)
 
 
 def filler_patches() -> tuple:
@@ -51,8 +55,11 @@ def filler_patches() -> tuple:
     return ((tokenize, "STOPWORDS", stop), (tokenize, "_word_tokens", word_tokens))
 
 
-_PARTS = re.compile(r",?\s+and\s+(?=(?:what|why|how|where|when|who|which|whom|whose|did|does|do"
-                    r"|is|was|were|are|has|had)\b)|;\s*|\?\s+(?=\S)", re.IGNORECASE)
+_PARTS = re.compile(
+    r",?\s+and\s+(?=(?:what|why|how|where|when|who|which|whom|whose|did|does|do"
+    r"|is|was|were|are|has|had)\b)|;\s*|\?\s+(?=\S)",
+    re.IGNORECASE,
+)
 
 
 def split_rank(weight: float = 1.0):
@@ -72,6 +79,7 @@ def split_rank(weight: float = 1.0):
                 scores[key] = scores.get(key, 0.0) + weight / (search.RRF_K + r)
         order = sorted(scores, key=lambda key: -scores[key])
         return order[:limit]
+
     return rank
 
 

@@ -75,9 +75,12 @@ def speaker_rank(weight: float):
             scores[key] += weight / (search.RRF_K + r)
         order = sorted(ranked, key=lambda key: -scores[key])  # stable: ties keep the order
         return order[:limit]
+
     return rank
 
 
 def ideas() -> list[Config]:
-    return [Config.shipped(f"best + speaker prior {w:g}", patches=BEST, rank=speaker_rank(w))
-            for w in (0.1, 0.25, 0.5, 1.0)]
+    return [
+        Config.shipped(f"best + speaker prior {w:g}", patches=BEST, rank=speaker_rank(w))
+        for w in (0.1, 0.25, 0.5, 1.0)
+    ]

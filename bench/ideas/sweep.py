@@ -3,6 +3,7 @@
 usage: python bench/ideas/sweep.py [--split tune] [--madial] [--no-turns]
        [--only LABEL-SUBSTR ...] IDEAS.py ...
 """
+
 from __future__ import annotations
 
 import argparse
@@ -11,8 +12,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import retrieval_turns as rt  # noqa: E402
 import retrieval_madial as rm  # noqa: E402
+import retrieval_turns as rt  # noqa: E402
 from turns_dataset import load  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "conversations"
@@ -32,8 +33,9 @@ def main() -> None:
     for spec in args.ideas:
         configs += rt.load_ideas(spec)
     if args.only:
-        configs = [c for c in configs if c in (rt.BASELINE, rt.DEFAULT)
-                   or any(o in c.label for o in args.only)]
+        configs = [
+            c for c in configs if c in (rt.BASELINE, rt.DEFAULT) or any(o in c.label for o in args.only)
+        ]
     t0 = time.time()
     rows: dict[str, dict[str, float]] = {c.label: {} for c in configs}
     results = {}
@@ -69,11 +71,14 @@ def main() -> None:
         r = rows[c.label]
         cells = [f"{r[k]:.3f}" if k in r else "" for k in cols]
         if turn_cols:
-            cells += [f"{sum(r[k] for k in turn_cols if k.endswith('R@10')):.3f}",
-                      f"{sum(r[k] for k in turn_cols if k.endswith('2000c')):.3f}"]
+            cells += [
+                f"{sum(r[k] for k in turn_cols if k.endswith('R@10')):.3f}",
+                f"{sum(r[k] for k in turn_cols if k.endswith('2000c')):.3f}",
+            ]
         print(f"| {c.label} | " + " | ".join(cells) + " |")
     if args.json:
         import json
+
         args.json.write_text(json.dumps({s: rt.per_question_json(r) for s, r in results.items()}))
 
 

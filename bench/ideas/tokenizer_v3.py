@@ -31,8 +31,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from retrieval_turns import Config
 import retrieval_turns as rt
+from retrieval_turns import Config
 
 import state.tokenize as tokenize
 
@@ -106,8 +106,10 @@ def ideas() -> list[Config]:
         Config.shipped("v3 lemmas + cues", patches=V3),
         Config.shipped("v3 + vectors appended", patches=(*V3, APPEND)),
         Config.shipped("v3 + vectors appended, no session id", patches=(*V3, APPEND, NO_SESSION)),
-        Config.shipped("v3 + vectors appended, no session id + fallback",
-                       patches=(*V3, APPEND, NO_SESSION, *FALLBACK)),
-        Config.shipped("v3 + vectors appended + fallback (session ids kept)",
-                       patches=(*V3, APPEND, *FALLBACK)),
+        Config.shipped(
+            "v3 + vectors appended, no session id + fallback", patches=(*V3, APPEND, NO_SESSION, *FALLBACK)
+        ),
+        Config.shipped(
+            "v3 + vectors appended + fallback (session ids kept)", patches=(*V3, APPEND, *FALLBACK)
+        ),
     ]

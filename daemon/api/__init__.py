@@ -14,23 +14,52 @@ def all_endpoints(role: str = "local", sync_extension: bool = True) -> list[Endp
     as on an upstream that never had it: downstream daemons pull through the AMP read
     endpoints of amp_workspaces instead."""
     from daemon.api import (
-        amp_adaptive, amp_briefs, amp_context, amp_identity, amp_methods, amp_onboarding,
+        amp_adaptive,
+        amp_briefs,
+        amp_context,
+        amp_identity,
+        amp_methods,
+        amp_onboarding,
         amp_registration,
         amp_startup,
-        amp_updates, amp_workspaces, local, local_memories, local_upstream, mcp_http, mem1,
-        protocol, stores, suites, sync_feed, openapi,
+        amp_updates,
+        amp_workspaces,
+        local,
+        local_memories,
+        local_upstream,
+        mcp_http,
+        mem1,
+        openapi,
+        protocol,
+        stores,
+        suites,
+        sync_feed,
     )
 
     # GET /health answers both agent-memory1.0 and MemoryCloud clients: served in every role.
-    machine_dialects = [e for e in mem1.ENDPOINTS if e.path == "/health"] if role == "cloud" else [
-        *stores.ENDPOINTS, *mem1.ENDPOINTS, *mcp_http.ENDPOINTS]
+    machine_dialects = (
+        [e for e in mem1.ENDPOINTS if e.path == "/health"]
+        if role == "cloud"
+        else [*stores.ENDPOINTS, *mem1.ENDPOINTS, *mcp_http.ENDPOINTS]
+    )
     return [
-        *protocol.ENDPOINTS, *amp_identity.ENDPOINTS, *amp_registration.ENDPOINTS, *amp_onboarding.ENDPOINTS, *amp_context.ENDPOINTS,
+        *protocol.ENDPOINTS,
+        *amp_identity.ENDPOINTS,
+        *amp_registration.ENDPOINTS,
+        *amp_onboarding.ENDPOINTS,
+        *amp_context.ENDPOINTS,
         *amp_workspaces.ENDPOINTS,
-        *amp_briefs.ENDPOINTS, *amp_adaptive.ENDPOINTS, *amp_startup.ENDPOINTS,
-        *amp_updates.ENDPOINTS, *suites.ENDPOINTS, *amp_methods.ENDPOINTS,
-        *machine_dialects, *(sync_feed.ENDPOINTS if sync_extension else []),
-        *local.ENDPOINTS, *local_memories.ENDPOINTS, *local_upstream.ENDPOINTS,
+        *amp_briefs.ENDPOINTS,
+        *amp_adaptive.ENDPOINTS,
+        *amp_startup.ENDPOINTS,
+        *amp_updates.ENDPOINTS,
+        *suites.ENDPOINTS,
+        *amp_methods.ENDPOINTS,
+        *machine_dialects,
+        *(sync_feed.ENDPOINTS if sync_extension else []),
+        *local.ENDPOINTS,
+        *local_memories.ENDPOINTS,
+        *local_upstream.ENDPOINTS,
         *openapi.ENDPOINTS,
     ]
 

@@ -15,23 +15,39 @@ from state.errors import InvalidRequest, ValidationFailed
 
 # The MemoryCloud reference's fields (MemoryRouteRequest, MemoryFormSubmitRequest); memory_type
 # and importance are ours.
-SELECT = RequestSchema("memory-route", (
-    Field("task", str, required=True, min_length=4, max_length=5000),
-    Field("what_i_remember", str, required=True, min_length=1, max_length=20000),
-    Field("environment", dict, default={}),
-    Field("workspace_id", str, max_length=80),
-    Field("project_key", str, max_length=120),
-    Field("memory_type", str, max_length=80, description="skip routing: " + ", ".join(FORMS_BY_TYPE)),
-))
+SELECT = RequestSchema(
+    "memory-route",
+    (
+        Field("task", str, required=True, min_length=4, max_length=5000),
+        Field("what_i_remember", str, required=True, min_length=1, max_length=20000),
+        Field("environment", dict, default={}),
+        Field("workspace_id", str, max_length=80),
+        Field("project_key", str, max_length=120),
+        Field("memory_type", str, max_length=80, description="skip routing: " + ", ".join(FORMS_BY_TYPE)),
+    ),
+)
 
-SUBMIT = RequestSchema("memory-form-submit", (
-    Field("payload", dict, required=True),
-    Field("visibility", str, default="workspace", max_length=20,
-          description="private, workspace or public (a local workspace is never public beyond"
-                      " this machine: public is stored like workspace)"),
-    Field("importance", int, minimum=1, maximum=5,
-          description="default: 4 for workspace and public, 3 for private (as the reference)"),
-))
+SUBMIT = RequestSchema(
+    "memory-form-submit",
+    (
+        Field("payload", dict, required=True),
+        Field(
+            "visibility",
+            str,
+            default="workspace",
+            max_length=20,
+            description="private, workspace or public (a local workspace is never public beyond"
+            " this machine: public is stored like workspace)",
+        ),
+        Field(
+            "importance",
+            int,
+            minimum=1,
+            maximum=5,
+            description="default: 4 for workspace and public, 3 for private (as the reference)",
+        ),
+    ),
+)
 
 
 async def list_templates(request: web.Request, call: Call) -> dict[str, Any]:
@@ -41,42 +57,75 @@ async def list_templates(request: web.Request, call: Call) -> dict[str, Any]:
 async def select(request: web.Request, call: Call) -> dict[str, Any]:
     kind = call.body.get("memory_type")
     if kind and kind not in FORMS_BY_TYPE:
-        raise ValidationFailed(f"field 'memory_type' must be one of: {', '.join(FORMS_BY_TYPE)}",
-                               details={"field": "memory_type"})
+        raise ValidationFailed(
+            f"field 'memory_type' must be one of: {', '.join(FORMS_BY_TYPE)}",
+            details={"field": "memory_type"},
+        )
     return call.services.adaptive.select(call.require_identity(), call.body, call.base_url)
 
 
 async def get_form(request: web.Request, call: Call) -> dict[str, Any]:
-    return call.services.adaptive.form(call.require_identity(), request.match_info["run_id"],
-                                       call.base_url)
+    return call.services.adaptive.form(call.require_identity(), request.match_info["run_id"], call.base_url)
 
 
 async def submit(request: web.Request, call: Call) -> dict[str, Any]:
     if call.body["visibility"] not in VISIBILITIES:
-        raise InvalidRequest(f"field 'visibility' must be one of: {', '.join(VISIBILITIES)}",
-                             details={"field": "visibility"})
+        raise InvalidRequest(
+            f"field 'visibility' must be one of: {', '.join(VISIBILITIES)}", details={"field": "visibility"}
+        )
     identity = call.require_identity()
     run_id = request.match_info["run_id"]
     # The gate comes before the run is looked up, as the reference orders it: a gated agent
     # is told to update first whatever the run, and its write is kept as it was sent.
-    warning = call.services.gate.admit(identity, GatedWrite(
-        "adaptive_memory_submit", "POST", request.path, {"run_id": run_id}, call.body,
-        submit_importance(call.body), headers=write_headers(request.headers)), call.base_url)
+    warning = call.services.gate.admit(
+        identity,
+        GatedWrite(
+            "adaptive_memory_submit",
+            "POST",
+            request.path,
+            {"run_id": run_id},
+            call.body,
+            submit_importance(call.body),
+            headers=write_headers(request.headers),
+        ),
+        call.base_url,
+    )
     result = call.services.adaptive.submit(identity, run_id, call.body)
     return {**result, "update_notice": warning} if warning else result
 
 
 ENDPOINTS = [
-    Endpoint("GET", "/api/memory/templates", list_templates,
-             "The memory forms, keyed by memory type.", auth="none",
-             response_schema="amp.memory-templates.v1"),
-    Endpoint("POST", "/api/memory/router/select", select,
-             "Route what you remember to a memory form (a run).", scope="memory:write",
-             request=SELECT, response_schema="amp.memory-route.v1"),
-    Endpoint("GET", "/api/memory/forms/{run_id}", get_form,
-             "A run: its form, the router's result, selected or stored.",
-             response_schema="amp.memory-form.v1"),
-    Endpoint("POST", "/api/memory/forms/{run_id}/submit", submit,
-             "Submit the filled form; stores a workspace memory that enters context packs.",
-             scope="memory:write", request=SUBMIT, response_schema="amp.adaptive-memory.v1"),
+    Endpoint(
+        "GET",
+        "/api/memory/templates",
+        list_templates,
+        "The memory forms, keyed by memory type.",
+        auth="none",
+        response_schema="amp.memory-templates.v1",
+    ),
+    Endpoint(
+        "POST",
+        "/api/memory/router/select",
+        select,
+        "Route what you remember to a memory form (a run).",
+        scope="memory:write",
+        request=SELECT,
+        response_schema="amp.memory-route.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/api/memory/forms/{run_id}",
+        get_form,
+        "A run: its form, the router's result, selected or stored.",
+        response_schema="amp.memory-form.v1",
+    ),
+    Endpoint(
+        "POST",
+        "/api/memory/forms/{run_id}/submit",
+        submit,
+        "Submit the filled form; stores a workspace memory that enters context packs.",
+        scope="memory:write",
+        request=SUBMIT,
+        response_schema="amp.adaptive-memory.v1",
+    ),
 ]

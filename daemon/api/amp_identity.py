@@ -10,39 +10,59 @@ from daemon.api.amp_updates import with_notice
 from daemon.endpoints import Call, Endpoint
 from daemon.runtime.access import public_identity, public_workspace
 from daemon.validation import Field, RequestSchema
-from state.errors import Forbidden
 
 # The MemoryCloud reference's fields (AgentRuntimeProfileRequest, ProjectProbeRequest).
-PROFILE = RequestSchema("agent-runtime-profile", (
-    Field("runtime", str, max_length=80, default="generic", description="codex, claude_code, ..."),
-    Field("runtime_version", str, max_length=120),
-    Field("supports_files", bool, default=True),
-    Field("supports_mcp", bool, default=False),
-    Field("supports_project_rules", bool, default=True,
-          description="whether the runtime reads project rule files (AGENTS.md, rules ...)"),
-    Field("cwd", str, max_length=1000),
-    Field("repo_root", str, max_length=1000),
-    Field("git_remote", str, max_length=1000),
-    Field("git_branch", str, max_length=200),
-    Field("git_head", str, max_length=120),
-    Field("project_files", list, default=[], items=str, max_items=500, max_length=1000,
-          description="files the runtime sees at the repository's top"),
-    Field("metadata", dict, default={}),
-))
+PROFILE = RequestSchema(
+    "agent-runtime-profile",
+    (
+        Field("runtime", str, max_length=80, default="generic", description="codex, claude_code, ..."),
+        Field("runtime_version", str, max_length=120),
+        Field("supports_files", bool, default=True),
+        Field("supports_mcp", bool, default=False),
+        Field(
+            "supports_project_rules",
+            bool,
+            default=True,
+            description="whether the runtime reads project rule files (AGENTS.md, rules ...)",
+        ),
+        Field("cwd", str, max_length=1000),
+        Field("repo_root", str, max_length=1000),
+        Field("git_remote", str, max_length=1000),
+        Field("git_branch", str, max_length=200),
+        Field("git_head", str, max_length=120),
+        Field(
+            "project_files",
+            list,
+            default=[],
+            items=str,
+            max_items=500,
+            max_length=1000,
+            description="files the runtime sees at the repository's top",
+        ),
+        Field("metadata", dict, default={}),
+    ),
+)
 
-PROBE = RequestSchema("project-probe", (
-    Field("workspace_id", str, max_length=80),
-    Field("project_key", str, max_length=160,
-          description="empty: derived from repo_root, cwd or git_remote, else the default"),
-    Field("runtime", str, max_length=80, default="generic"),
-    Field("cwd", str, max_length=1000),
-    Field("repo_root", str, max_length=1000),
-    Field("git_remote", str, max_length=1000),
-    Field("git_branch", str, max_length=200),
-    Field("git_head", str, max_length=120),
-    Field("project_files", list, default=[], items=str, max_items=500, max_length=1000),
-    Field("environment", dict, default={}),
-))
+PROBE = RequestSchema(
+    "project-probe",
+    (
+        Field("workspace_id", str, max_length=80),
+        Field(
+            "project_key",
+            str,
+            max_length=160,
+            description="empty: derived from repo_root, cwd or git_remote, else the default",
+        ),
+        Field("runtime", str, max_length=80, default="generic"),
+        Field("cwd", str, max_length=1000),
+        Field("repo_root", str, max_length=1000),
+        Field("git_remote", str, max_length=1000),
+        Field("git_branch", str, max_length=200),
+        Field("git_head", str, max_length=120),
+        Field("project_files", list, default=[], items=str, max_items=500, max_length=1000),
+        Field("environment", dict, default={}),
+    ),
+)
 
 
 async def me(request: web.Request, call: Call) -> dict[str, Any]:
@@ -53,26 +73,35 @@ async def me(request: web.Request, call: Call) -> dict[str, Any]:
 async def session(request: web.Request, call: Call) -> dict[str, Any]:
     if call.identity is None:
         return {"schema": "amp.session.v1", "authenticated": False, "user": None}
-    return with_notice(call, {"schema": "amp.session.v1", "authenticated": True,
-                              "user": public_identity(call.identity)})
+    return with_notice(
+        call, {"schema": "amp.session.v1", "authenticated": True, "user": public_identity(call.identity)}
+    )
 
 
 async def bindings_me(request: web.Request, call: Call) -> dict[str, Any]:
     identity = call.require_identity()
     store = call.services.store
-    workspace_ids = ([w["id"] for w in store.identities.workspaces()] if identity["kind"] == "owner"
-                     else [identity["workspace_id"]])
+    workspace_ids = (
+        [w["id"] for w in store.identities.workspaces()]
+        if identity["kind"] == "owner"
+        else [identity["workspace_id"]]
+    )
     bindings = [
         {**binding, "status": "active"}
-        for workspace_id in workspace_ids for binding in store.projects.bindings(workspace_id)
+        for workspace_id in workspace_ids
+        for binding in store.projects.bindings(workspace_id)
     ]
-    return with_notice(call, {
-        "schema": "amp.agent-bindings.v1",
-        "agent": {"id": identity["id"], "handle": identity["name"], "auth_type": identity["auth_type"]},
-        "workspaces": [public_workspace(store.identities.workspace(w)) for w in workspace_ids],
-        "bindings": bindings,
-        "pending_requests": [],
-    }, always=True)
+    return with_notice(
+        call,
+        {
+            "schema": "amp.agent-bindings.v1",
+            "agent": {"id": identity["id"], "handle": identity["name"], "auth_type": identity["auth_type"]},
+            "workspaces": [public_workspace(store.identities.workspace(w)) for w in workspace_ids],
+            "bindings": bindings,
+            "pending_requests": [],
+        },
+        always=True,
+    )
 
 
 async def profile(request: web.Request, call: Call) -> dict[str, Any]:
@@ -107,14 +136,38 @@ Machine-readable API description: {base}/api/protocol/schema
 
 ENDPOINTS = [
     Endpoint("GET", "/api/me", me, "The calling identity.", response_schema="amp.identity.v1"),
-    Endpoint("GET", "/api/session", session, "Whether the key is valid, and whose (never 401).",
-             auth="optional", response_schema="amp.session.v1"),
-    Endpoint("GET", "/api/agent/bindings/me", bindings_me, "The caller's workspaces and project bindings.",
-             response_schema="amp.agent-bindings.v1"),
+    Endpoint(
+        "GET",
+        "/api/session",
+        session,
+        "Whether the key is valid, and whose (never 401).",
+        auth="optional",
+        response_schema="amp.session.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/api/agent/bindings/me",
+        bindings_me,
+        "The caller's workspaces and project bindings.",
+        response_schema="amp.agent-bindings.v1",
+    ),
     # Any key may describe its runtime (the reference checks no scope here).
-    Endpoint("POST", "/api/agent/runtime/profile", profile, "Submit the runtime type and capabilities.",
-             request=PROFILE, response_schema="amp.agent-runtime-profile.v1"),
-    Endpoint("POST", "/api/agent/project/probe", probe, "Bind a local repository to a workspace project.",
-             scope="memory:read", request=PROBE, response_schema="amp.project-binding.v1"),
+    Endpoint(
+        "POST",
+        "/api/agent/runtime/profile",
+        profile,
+        "Submit the runtime type and capabilities.",
+        request=PROFILE,
+        response_schema="amp.agent-runtime-profile.v1",
+    ),
+    Endpoint(
+        "POST",
+        "/api/agent/project/probe",
+        probe,
+        "Bind a local repository to a workspace project.",
+        scope="memory:read",
+        request=PROBE,
+        response_schema="amp.project-binding.v1",
+    ),
     Endpoint("GET", "/agent/start", agent_start, "How an agent connects (text).", auth="none"),
 ]

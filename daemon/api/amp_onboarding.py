@@ -33,21 +33,42 @@ async def navigation(request: web.Request, call: Call) -> dict[str, Any]:
         if call.services.updates.pending(identity):
             steps.append({"do": "check_updates", "endpoint": f"{base}/api/agent/updates/check"})
         if call.services.gate.list(identity, "blocked"):
-            steps.append({"do": "resume_sync_intents",
-                          "endpoint": f"{base}/api/agent/sync-intents?status=blocked"})
+            steps.append(
+                {"do": "resume_sync_intents", "endpoint": f"{base}/api/agent/sync-intents?status=blocked"}
+            )
         steps.append({"do": "bootstrap_context", "endpoint": f"{base}/api/agent/bootstrap/context"})
     return with_notice(call, onboarding.navigation(base, steps), always=True)
 
 
 ENDPOINTS = [
-    Endpoint("GET", "/api/agent/autostart", autostart, "Quick Connect steps (+ notices).",
-             auth="optional", response_schema="amp.agent-autostart.v1"),
-    Endpoint("GET", "/agent/start.json", autostart, "The autostart document (reference path).",
-             auth="optional", response_schema="amp.agent-autostart.v1"),
-    Endpoint("GET", "/api/agent/discovery", discovery, "What this daemon offers (+ notices).",
-             auth="optional"),
-    Endpoint("GET", "/agent/discovery.json", discovery, "The discovery document (reference path).",
-             auth="optional"),
-    Endpoint("GET", "/api/agent/navigation", navigation, "What to do next (+ notices).",
-             auth="optional", response_schema="amp.agent-navigation.v1"),
+    Endpoint(
+        "GET",
+        "/api/agent/autostart",
+        autostart,
+        "Quick Connect steps (+ notices).",
+        auth="optional",
+        response_schema="amp.agent-autostart.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/agent/start.json",
+        autostart,
+        "The autostart document (reference path).",
+        auth="optional",
+        response_schema="amp.agent-autostart.v1",
+    ),
+    Endpoint(
+        "GET", "/api/agent/discovery", discovery, "What this daemon offers (+ notices).", auth="optional"
+    ),
+    Endpoint(
+        "GET", "/agent/discovery.json", discovery, "The discovery document (reference path).", auth="optional"
+    ),
+    Endpoint(
+        "GET",
+        "/api/agent/navigation",
+        navigation,
+        "What to do next (+ notices).",
+        auth="optional",
+        response_schema="amp.agent-navigation.v1",
+    ),
 ]

@@ -14,29 +14,66 @@ from daemon.endpoints import Call, Endpoint
 from daemon.validation import Field, RequestSchema
 from state.errors import Forbidden, ValidationFailed
 
-PLAN = RequestSchema("startup-item-install-plan", (
-    Field("runtime", str, default="generic", max_length=80,
-          description="claude_code, codex, gemini_cli, cursor, openclaw, generic (others: generic)"),
-    Field("workspace_id", str, max_length=80, description="without project_binding_id"),
-    Field("project_key", str, max_length=160,
-          description="without project_binding_id: the workspace's binding of this project"),
-    Field("project_binding_id", str, max_length=80, description="from POST /api/agent/project/probe"),
-    Field("credential_ref", str, default="memorycloud_default", min_length=1, max_length=120,
-          description="name of the key the launcher uses; never the key itself"),
-    Field("install_mode", str, default="", max_length=80,
-          description="how to write the startup item; each runtime has one here"),
-))
+PLAN = RequestSchema(
+    "startup-item-install-plan",
+    (
+        Field(
+            "runtime",
+            str,
+            default="generic",
+            max_length=80,
+            description="claude_code, codex, gemini_cli, cursor, openclaw, generic (others: generic)",
+        ),
+        Field("workspace_id", str, max_length=80, description="without project_binding_id"),
+        Field(
+            "project_key",
+            str,
+            max_length=160,
+            description="without project_binding_id: the workspace's binding of this project",
+        ),
+        Field("project_binding_id", str, max_length=80, description="from POST /api/agent/project/probe"),
+        Field(
+            "credential_ref",
+            str,
+            default="memorycloud_default",
+            min_length=1,
+            max_length=120,
+            description="name of the key the launcher uses; never the key itself",
+        ),
+        Field(
+            "install_mode",
+            str,
+            default="",
+            max_length=80,
+            description="how to write the startup item; each runtime has one here",
+        ),
+    ),
+)
 
-CONFIRM = RequestSchema("startup-item-confirm", (
-    Field("startup_item_id", str, min_length=4, max_length=80, aliases=("hook_install_id", "plan_id"),
-          description="the plan's startup_item_id (legacy: hook_install_id; ours: plan_id)"),
-    Field("status", str, default="installed", max_length=40,
-          description="installed, verified or fallback (anything else: installed)"),
-    Field("observed_signature", str, max_length=200),
-    Field("hook_active", bool, description="false if the runtime's hook does not run here"),
-    Field("installed_paths", list, default=[], items=str, max_items=50, max_length=500),
-    Field("notes", str, max_length=1000),
-))
+CONFIRM = RequestSchema(
+    "startup-item-confirm",
+    (
+        Field(
+            "startup_item_id",
+            str,
+            min_length=4,
+            max_length=80,
+            aliases=("hook_install_id", "plan_id"),
+            description="the plan's startup_item_id (legacy: hook_install_id; ours: plan_id)",
+        ),
+        Field(
+            "status",
+            str,
+            default="installed",
+            max_length=40,
+            description="installed, verified or fallback (anything else: installed)",
+        ),
+        Field("observed_signature", str, max_length=200),
+        Field("hook_active", bool, description="false if the runtime's hook does not run here"),
+        Field("installed_paths", list, default=[], items=str, max_items=50, max_length=500),
+        Field("notes", str, max_length=1000),
+    ),
+)
 # The reference needs both to plan (skill:install is the endpoint's scope).
 PLAN_READ_SCOPE = "memory:read"
 
@@ -44,16 +81,16 @@ PLAN_READ_SCOPE = "memory:read"
 def _confirm_body(call: Call) -> dict[str, Any]:
     if not call.body.get("startup_item_id"):
         # The reference raises this one itself: 422 with a message, not a field error list.
-        raise ValidationFailed("give startup_item_id (or hook_install_id)",
-                               details={"missing_fields": ["startup_item_id"]})
+        raise ValidationFailed(
+            "give startup_item_id (or hook_install_id)", details={"missing_fields": ["startup_item_id"]}
+        )
     return call.body
 
 
 def _plan(call: Call, *, legacy: bool) -> dict[str, Any]:
     identity = call.require_identity()
     if identity["kind"] != "owner" and PLAN_READ_SCOPE not in identity["scopes"]:
-        raise Forbidden(f"scope required: {PLAN_READ_SCOPE}",
-                        details={"required_scope": PLAN_READ_SCOPE})
+        raise Forbidden(f"scope required: {PLAN_READ_SCOPE}", details={"required_scope": PLAN_READ_SCOPE})
     return call.services.startup.create_plan(identity, call.body, call.base_url, legacy=legacy)
 
 
@@ -70,23 +107,46 @@ async def confirm(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def legacy_confirm(request: web.Request, call: Call) -> dict[str, Any]:
-    return call.services.startup.confirm(call.require_identity(), _confirm_body(call), call.base_url,
-                                         legacy=True)
+    return call.services.startup.confirm(
+        call.require_identity(), _confirm_body(call), call.base_url, legacy=True
+    )
 
 
 ENDPOINTS = [
-    Endpoint("POST", "/api/agent/startup-items/install-plan", install_plan,
-             "What a startup item would write for a binding and runtime; pending a person's"
-             " approval (needs memory:read too).",
-             scope="skill:install", request=PLAN, response_schema="amp.startup-item-install-plan.v1"),
+    Endpoint(
+        "POST",
+        "/api/agent/startup-items/install-plan",
+        install_plan,
+        "What a startup item would write for a binding and runtime; pending a person's"
+        " approval (needs memory:read too).",
+        scope="skill:install",
+        request=PLAN,
+        response_schema="amp.startup-item-install-plan.v1",
+    ),
     # Any key of the workspace may report what it sees (the reference checks no scope).
-    Endpoint("POST", "/api/agent/startup-items/confirm", confirm,
-             "Check the signature and the files on disk; record installed or fallback_active.",
-             request=CONFIRM, response_schema="amp.startup-item-confirm.v1"),
-    Endpoint("POST", "/api/agent/native-hooks/install-plan", legacy_install_plan,
-             "Legacy alias of startup-items/install-plan.", scope="skill:install", request=PLAN,
-             response_schema="amp.native-hook-install-plan.v1"),
-    Endpoint("POST", "/api/agent/native-hooks/confirm", legacy_confirm,
-             "Legacy alias of startup-items/confirm.", request=CONFIRM,
-             response_schema="amp.native-hook-confirm.v1"),
+    Endpoint(
+        "POST",
+        "/api/agent/startup-items/confirm",
+        confirm,
+        "Check the signature and the files on disk; record installed or fallback_active.",
+        request=CONFIRM,
+        response_schema="amp.startup-item-confirm.v1",
+    ),
+    Endpoint(
+        "POST",
+        "/api/agent/native-hooks/install-plan",
+        legacy_install_plan,
+        "Legacy alias of startup-items/install-plan.",
+        scope="skill:install",
+        request=PLAN,
+        response_schema="amp.native-hook-install-plan.v1",
+    ),
+    Endpoint(
+        "POST",
+        "/api/agent/native-hooks/confirm",
+        legacy_confirm,
+        "Legacy alias of startup-items/confirm.",
+        request=CONFIRM,
+        response_schema="amp.native-hook-confirm.v1",
+    ),
 ]

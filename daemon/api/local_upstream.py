@@ -12,20 +12,42 @@ from state.errors import NotFound
 
 BASE = "/api/local/upstream"
 
-CONNECT = RequestSchema("upstream-connect", (
-    Field("url", str, required=True, min_length=1, max_length=2000,
-          description="the upstream's base URL, e.g. https://memory.example.com"),
-    Field("pairing_code", str, max_length=80,
-          description="a pairing code from the upstream's owner (daemon in the cloud role)"),
-    Field("api_key", str, max_length=400, description="reuse an existing key on the upstream"),
-    Field("handle", str, max_length=40, description="this daemon's name there"),
-    Field("backfill", bool, default=True, description="also send the memory kept so far"),
-))
+CONNECT = RequestSchema(
+    "upstream-connect",
+    (
+        Field(
+            "url",
+            str,
+            required=True,
+            min_length=1,
+            max_length=2000,
+            description="the upstream's base URL, e.g. https://memory.example.com",
+        ),
+        Field(
+            "pairing_code",
+            str,
+            max_length=80,
+            description="a pairing code from the upstream's owner (daemon in the cloud role)",
+        ),
+        Field("api_key", str, max_length=400, description="reuse an existing key on the upstream"),
+        Field("handle", str, max_length=40, description="this daemon's name there"),
+        Field("backfill", bool, default=True, description="also send the memory kept so far"),
+    ),
+)
 
-ACK = RequestSchema("upstream-ack", (
-    Field("update_ids", list, items=str, max_items=200, max_length=200,
-          description="update ids to ack (default: every pending one)"),
-))
+ACK = RequestSchema(
+    "upstream-ack",
+    (
+        Field(
+            "update_ids",
+            list,
+            items=str,
+            max_items=200,
+            max_length=200,
+            description="update ids to ack (default: every pending one)",
+        ),
+    ),
+)
 
 
 async def status(request: web.Request, call: Call) -> dict[str, Any]:
@@ -35,8 +57,12 @@ async def status(request: web.Request, call: Call) -> dict[str, Any]:
 async def connect(request: web.Request, call: Call) -> dict[str, Any]:
     body = call.body
     return await call.services.upstream.connect(
-        body["url"], pairing_code=body.get("pairing_code"), key=body.get("api_key"),
-        handle=body.get("handle"), backfill=body["backfill"])
+        body["url"],
+        pairing_code=body.get("pairing_code"),
+        key=body.get("api_key"),
+        handle=body.get("handle"),
+        backfill=body["backfill"],
+    )
 
 
 async def disconnect(request: web.Request, call: Call) -> dict[str, Any]:
@@ -60,17 +86,38 @@ async def discard(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 ENDPOINTS = [
-    Endpoint("GET", BASE, status, "Upstream connection, backlog, last sync and error, pending"
-             " updates and interrupted writes.", owner_only=True,
-             response_schema="memorycloud.upstream-status.v1"),
-    Endpoint("POST", BASE + "/connect", connect, "Register on (or reuse a key for) an upstream"
-             " and start syncing.", owner_only=True, request=CONNECT,
-             response_schema="memorycloud.upstream-status.v1"),
-    Endpoint("POST", BASE + "/disconnect", disconnect, "Stop syncing; local memory stays.",
-             owner_only=True),
+    Endpoint(
+        "GET",
+        BASE,
+        status,
+        "Upstream connection, backlog, last sync and error, pending updates and interrupted writes.",
+        owner_only=True,
+        response_schema="memorycloud.upstream-status.v1",
+    ),
+    Endpoint(
+        "POST",
+        BASE + "/connect",
+        connect,
+        "Register on (or reuse a key for) an upstream and start syncing.",
+        owner_only=True,
+        request=CONNECT,
+        response_schema="memorycloud.upstream-status.v1",
+    ),
+    Endpoint("POST", BASE + "/disconnect", disconnect, "Stop syncing; local memory stays.", owner_only=True),
     Endpoint("POST", BASE + "/sync", sync_now, "Run one sync round now.", owner_only=True),
-    Endpoint("POST", BASE + "/updates/ack", ack, "Ack the upstream's pending updates (after"
-             " applying them); interrupted writes then resume.", owner_only=True, request=ACK),
-    Endpoint("POST", BASE + "/outbox/{seq}/discard", discard,
-             "Give up an interrupted or pending push; the local record stays.", owner_only=True),
+    Endpoint(
+        "POST",
+        BASE + "/updates/ack",
+        ack,
+        "Ack the upstream's pending updates (after applying them); interrupted writes then resume.",
+        owner_only=True,
+        request=ACK,
+    ),
+    Endpoint(
+        "POST",
+        BASE + "/outbox/{seq}/discard",
+        discard,
+        "Give up an interrupted or pending push; the local record stays.",
+        owner_only=True,
+    ),
 ]

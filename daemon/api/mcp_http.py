@@ -22,8 +22,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import OrderedDict
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -81,8 +82,11 @@ class McpHttp:
                 from daemon.mcp.server import build_server
 
                 manager = StreamableHTTPSessionManager(
-                    build_server(self._context), json_response=True, max_sessions=MAX_SESSIONS,
-                    session_idle_timeout=IDLE_SECONDS)
+                    build_server(self._context),
+                    json_response=True,
+                    max_sessions=MAX_SESSIONS,
+                    session_idle_timeout=IDLE_SECONDS,
+                )
                 self._task = await _run_in_own_task(manager, self._stopping)
                 self._manager = manager
         return self._manager
@@ -93,7 +97,7 @@ class McpHttp:
             await self._task
         await self.api.aclose()
 
-    def _context(self, ctx: "ServerRequestContext[Any]") -> ToolContext:
+    def _context(self, ctx: ServerRequestContext[Any]) -> ToolContext:
         request = ctx.request
         if request is None:  # the SDK attaches the HTTP request to every message it routes
             raise RuntimeError("MCP request without its HTTP request")
@@ -126,7 +130,9 @@ class McpHttp:
         return await call_asgi(manager.handle_request, request, body, extra_scope={"user": user})
 
 
-async def _run_in_own_task(manager: "StreamableHTTPSessionManager", stopping: asyncio.Event) -> asyncio.Task[None]:
+async def _run_in_own_task(
+    manager: StreamableHTTPSessionManager, stopping: asyncio.Event
+) -> asyncio.Task[None]:
     """Run the session manager until ``stopping`` is set. Its task group lives in one task of
     its own: anyio requires a task group to be entered and left by the same task."""
     started = asyncio.Event()
@@ -156,8 +162,9 @@ async def mcp_context(app: web.Application) -> AsyncIterator[None]:
 
 
 def _error(status: int, code: int, message: str) -> web.Response:
-    return web.json_response({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}},
-                             status=status)
+    return web.json_response(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, status=status
+    )
 
 
 def _valid_message(message: Any) -> bool:
@@ -171,14 +178,23 @@ def _valid_message(message: Any) -> bool:
     return True
 
 
-async def _batch(mcp: McpHttp, request: web.Request, identity: dict[str, Any], batch: list[Any]) -> web.Response:
+async def _batch(
+    mcp: McpHttp, request: web.Request, identity: dict[str, Any], batch: list[Any]
+) -> web.Response:
     """A 2025-03-26 batch, one message at a time through the SDK; answers in order."""
     answers: list[Any] = []
     for message in batch:
-        if not _valid_message(message) or (isinstance(message, dict) and message.get("method") == "initialize"):
+        if not _valid_message(message) or (
+            isinstance(message, dict) and message.get("method") == "initialize"
+        ):
             # 2025-03-26: initialize MUST NOT be part of a batch.
-            answers.append({"jsonrpc": "2.0", "id": message.get("id") if isinstance(message, dict) else None,
-                            "error": {"code": INVALID_REQUEST, "message": "invalid request"}})
+            answers.append(
+                {
+                    "jsonrpc": "2.0",
+                    "id": message.get("id") if isinstance(message, dict) else None,
+                    "error": {"code": INVALID_REQUEST, "message": "invalid request"},
+                }
+            )
             continue
         answer = await mcp.forward(request, identity, json.dumps(message).encode("utf-8"))
         if answer.text:
@@ -201,8 +217,11 @@ async def post(request: web.Request, call: Call) -> web.StreamResponse:
         state = mcp.states.get(session_id) if session_id else None
         if payload and state is not None and state.protocol_version == BATCH_REVISION:
             return await _batch(mcp, request, identity, payload)
-        return _error(400, INVALID_REQUEST, "invalid request: JSON-RPC batches are not accepted"
-                      " (MCP removed them in 2025-06-18)")
+        return _error(
+            400,
+            INVALID_REQUEST,
+            "invalid request: JSON-RPC batches are not accepted (MCP removed them in 2025-06-18)",
+        )
     if not _valid_message(payload):
         return _error(400, INVALID_REQUEST, "invalid request: not a JSON-RPC 2.0 message")
     answer = await mcp.forward(request, identity, body)
@@ -234,8 +253,7 @@ async def get(request: web.Request, call: Call) -> web.StreamResponse:
 
 
 ENDPOINTS = [
-    Endpoint("POST", "/mcp", post, "MCP over streamable HTTP (JSON-RPC in, JSON out).",
-             scope="memory:read"),
+    Endpoint("POST", "/mcp", post, "MCP over streamable HTTP (JSON-RPC in, JSON out).", scope="memory:read"),
     Endpoint("DELETE", "/mcp", delete, "End an MCP session (Mcp-Session-Id).", scope="memory:read"),
     Endpoint("GET", "/mcp", get, "No server-to-client stream (405).", scope="memory:read"),
 ]

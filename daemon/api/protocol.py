@@ -34,16 +34,27 @@ SCHEMAS = {
 
 
 MANIFEST_EXAMPLE = {
-    "schema": "amp.memory.v1", "title": "Ops Handbook", "summary": "How the team ships",
-    "version": "1.0.0", "license": "CC-BY-4.0", "provenance": {"source_type": "self_authored"},
-    "tags": ["ops"], "files": {"MEMORY.md": {"sha256": "<hex of the file>", "bytes": 0}},
+    "schema": "amp.memory.v1",
+    "title": "Ops Handbook",
+    "summary": "How the team ships",
+    "version": "1.0.0",
+    "license": "CC-BY-4.0",
+    "provenance": {"source_type": "self_authored"},
+    "tags": ["ops"],
+    "files": {"MEMORY.md": {"sha256": "<hex of the file>", "bytes": 0}},
 }
 SUITE_MANIFEST_EXAMPLE = {
-    "schema": "amp.memory-suite.v1", "suite_id": "ops-handbook", "title": "Ops Handbook",
-    "version": "1.0.0", "license": "CC-BY-4.0", "provenance": {"source_type": "self_authored"},
-    "ontology": [{"id": "long_term_markdown", "path": "MEMORY.md"},
-                 {"id": "working_markdown", "path": "memory/*.md"},
-                 {"id": "reflection_markdown", "path": "DREAMS.md"}],
+    "schema": "amp.memory-suite.v1",
+    "suite_id": "ops-handbook",
+    "title": "Ops Handbook",
+    "version": "1.0.0",
+    "license": "CC-BY-4.0",
+    "provenance": {"source_type": "self_authored"},
+    "ontology": [
+        {"id": "long_term_markdown", "path": "MEMORY.md"},
+        {"id": "working_markdown", "path": "memory/*.md"},
+        {"id": "reflection_markdown", "path": "DREAMS.md"},
+    ],
 }
 
 
@@ -52,34 +63,58 @@ def _suite_format() -> dict[str, Any]:
     return {
         "suite_schema": "amp.memory-suite.v1",
         "agent_binding_schema": "amp.agent-bindings.v1",
-        "concepts": {"memory_suite": "portable memory: long-term, working and reflection layers",
-                     "context_pack": "what an agent session starts from (amp.context-pack.v1)",
-                     "memory_delta": "a change written back with a receipt (amp.memory-delta.v1)"},
+        "concepts": {
+            "memory_suite": "portable memory: long-term, working and reflection layers",
+            "context_pack": "what an agent session starts from (amp.context-pack.v1)",
+            "memory_delta": "a change written back with a receipt (amp.memory-delta.v1)",
+        },
         "required_files": ["manifest.json"],
-        "recommended_files": ["suite/manifest.json", "MEMORY.md", "memory/YYYY-MM-DD.md",
-                              "DREAMS.md", "agent.instructions.md", "install/openclaw.json"],
+        "recommended_files": [
+            "suite/manifest.json",
+            "MEMORY.md",
+            "memory/YYYY-MM-DD.md",
+            "DREAMS.md",
+            "agent.instructions.md",
+            "install/openclaw.json",
+        ],
         "manifest_required_fields": ["schema", "title", "version", "license", "provenance"],
         "manifest_example": MANIFEST_EXAMPLE,
         "suite_manifest_example": SUITE_MANIFEST_EXAMPLE,
-        "install_mapping": {"target": "openclaw", "long_term": "MEMORY.md",
-                            "work_memory": "memory/*.md", "reflections": "DREAMS.md"},
+        "install_mapping": {
+            "target": "openclaw",
+            "long_term": "MEMORY.md",
+            "work_memory": "memory/*.md",
+            "reflections": "DREAMS.md",
+        },
         "compatibility": {"openclaw": True, "generic_agent": True, "codex_skill_runtime": True},
         "tool_install": {"skills": "/api/agent/skills", "pull": "/api/agent/skills/{skill_id}/pull"},
-        "memory_takeover": {"import": "POST /api/memories/import (a zip; legacy capsules too)",
-                            "needs": "the person's approval to import memories from elsewhere"},
-        "agent_binding": {"register": "POST /api/agent/register with the person's pairing code",
-                          "bindings": "GET /api/agent/bindings/me"},
+        "memory_takeover": {
+            "import": "POST /api/memories/import (a zip; legacy capsules too)",
+            "needs": "the person's approval to import memories from elsewhere",
+        },
+        "agent_binding": {
+            "register": "POST /api/agent/register with the person's pairing code",
+            "bindings": "GET /api/agent/bindings/me",
+        },
         # Handoffs between accounts, memory integrations and local-deployment catalogs are
         # features of the hosted service; this daemon has none (reference_differences).
         **{key: None for key in NO_SUCH_FEATURE},
     }
 
 
-NO_SUCH_FEATURE = ("handoff_schema", "delegated_handoff_schema", "agent_binding_request_schema",
-                   "memory_takeover_policy_schema", "memory_integration_schema",
-                   "memory_integration_recommendation_schema", "memory_local_deployment_schema",
-                   "memory_local_route_schema", "memory_integrations", "memory_local_deployments",
-                   "project_handoff")
+NO_SUCH_FEATURE = (
+    "handoff_schema",
+    "delegated_handoff_schema",
+    "agent_binding_request_schema",
+    "memory_takeover_policy_schema",
+    "memory_integration_schema",
+    "memory_integration_recommendation_schema",
+    "memory_local_deployment_schema",
+    "memory_local_route_schema",
+    "memory_integrations",
+    "memory_local_deployments",
+    "project_handoff",
+)
 
 
 async def protocol_schema(request: web.Request, call: Call) -> dict[str, Any]:
@@ -101,16 +136,27 @@ async def protocol_schema(request: web.Request, call: Call) -> dict[str, Any]:
         "endpoints": [endpoint.describe() for endpoint in endpoints],
         "errors": {
             "envelope": "amp.error.v1",
-            "statuses": {"400": "malformed request or JSON", "401": "missing or invalid key",
-                         "403": "scope, ownership or guard refusal", "404": "unknown id",
-                         "409": "conflict", "413": "body too large",
-                         "422": "missing field or wrong type", "428": "bootstrap receipt required"},
+            "statuses": {
+                "400": "malformed request or JSON",
+                "401": "missing or invalid key",
+                "403": "scope, ownership or guard refusal",
+                "404": "unknown id",
+                "409": "conflict",
+                "413": "body too large",
+                "422": "missing field or wrong type",
+                "428": "bootstrap receipt required",
+            },
         },
     }
 
 
 ENDPOINTS = [
-    Endpoint("GET", "/api/protocol/schema", protocol_schema,
-             "This description: schemas, endpoints, auth and errors.", auth="none",
-             response_schema="amp.memory.v1"),
+    Endpoint(
+        "GET",
+        "/api/protocol/schema",
+        protocol_schema,
+        "This description: schemas, endpoints, auth and errors.",
+        auth="none",
+        response_schema="amp.memory.v1",
+    ),
 ]

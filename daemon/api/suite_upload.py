@@ -8,7 +8,7 @@ through aiohttp's client_max_size; nothing larger than the limit is held in memo
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 import aiohttp
 from aiohttp import web
@@ -38,9 +38,11 @@ async def _read_limited(read: Callable[[int], Awaitable[bytes]], limit: int) -> 
 
 
 def _missing() -> ValidationFailed:
-    return ValidationFailed("send the suite zip: the 'file' part of a multipart form, or the zip"
-                            " as the body (Content-Type: application/zip)",
-                            details={"missing_fields": ["file"]})
+    return ValidationFailed(
+        "send the suite zip: the 'file' part of a multipart form, or the zip"
+        " as the body (Content-Type: application/zip)",
+        details={"missing_fields": ["file"]},
+    )
 
 
 async def read_upload(request: web.Request, limit: int = MAX_UPLOAD_BYTES) -> bytes:

@@ -14,8 +14,7 @@ import argparse
 import sys
 
 from daemon import __version__
-from daemon.cli import (agents, config, doctor, lifecycle, mcp, service, startup, stores, updates,
-                        upstream)
+from daemon.cli import agents, config, doctor, lifecycle, mcp, service, startup, stores, updates, upstream
 from state.errors import MemoryCloudError
 from state.paths import resolve_paths
 
@@ -25,8 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memorycloud",
         description="MemoryCloud Companion: local memory for AI agents (AMP on localhost).\n"
-                    "With no command: start the daemon if needed and open the TUI.",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        "With no command: start the daemon if needed and open the TUI.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"memorycloud {__version__}")
     parser.set_defaults(func=lifecycle.cmd_tui)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")

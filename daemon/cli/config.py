@@ -8,8 +8,7 @@ import argparse
 from typing import Any
 
 from daemon.cli.context import add_command, emit
-from state.config import (SECTIONS, environment_overrides, environment_variable, load_settings,
-                          set_setting)
+from state.config import SECTIONS, environment_overrides, environment_variable, load_settings, set_setting
 from state.paths import Paths
 from state.settings import describe_settings
 
@@ -23,8 +22,8 @@ def cmd_config_show(args: argparse.Namespace, paths: Paths) -> int:
     data = {name: _plain(getattr(settings, name)) for name in SECTIONS}
     overridden = {name: environment_variable(name) for name in environment_overrides()}
     text = f"# {paths.config_file}\n" + "\n".join(
-        f"{k} = {v!r}" + (f"  # from {overridden[k]}" if k in overridden else "")
-        for k, v in data.items())
+        f"{k} = {v!r}" + (f"  # from {overridden[k]}" if k in overridden else "") for k, v in data.items()
+    )
     emit(args, {"file": str(paths.config_file), "settings": data, "environment": overridden}, text)
     return 0
 
@@ -43,10 +42,15 @@ def cmd_config_describe(args: argparse.Namespace, paths: Paths) -> int:
     lines = []
     for row in rows:
         facts = [row["type"], f"default {row['default']!r}"]
-        facts += [row[k] if k == "bounds" else "one of " + ", ".join(map(repr, row[k]))
-                  for k in ("bounds", "choices") if k in row]
-        lines.append(f"[{row['section']}] {row['name']} ({'; '.join(facts)};"
-                     f" env {environment_variable(row['name'])})\n    {row['description']}")
+        facts += [
+            row[k] if k == "bounds" else "one of " + ", ".join(map(repr, row[k]))
+            for k in ("bounds", "choices")
+            if k in row
+        ]
+        lines.append(
+            f"[{row['section']}] {row['name']} ({'; '.join(facts)};"
+            f" env {environment_variable(row['name'])})\n    {row['description']}"
+        )
     emit(args, {"settings": rows}, "\n".join(lines))
     return 0
 
@@ -59,5 +63,9 @@ def add_commands(sub: Any) -> None:
     p = add_command(csub, "set", cmd_config_set, "change one setting in config.toml (comments are kept)")
     p.add_argument("key", choices=sorted(SECTIONS))
     p.add_argument("value")
-    add_command(csub, "describe", cmd_config_describe,
-                "every setting: section, type, default, bounds, meaning, environment variable")
+    add_command(
+        csub,
+        "describe",
+        cmd_config_describe,
+        "every setting: section, type, default, bounds, meaning, environment variable",
+    )

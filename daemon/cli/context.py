@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from daemon.owner_client import OwnerClient
 from daemon.process import find_running, start_detached
@@ -33,8 +34,8 @@ def emit(args: argparse.Namespace, data: Any, text: str) -> None:
 def settings(args: argparse.Namespace, paths: Paths) -> Settings:
     """The config file's settings with the command line's ``--host/--port/--role`` on top."""
     return load_settings(paths.config_file).with_overrides(
-        host=getattr(args, "host", None), port=getattr(args, "port", None),
-        role=getattr(args, "role", None))
+        host=getattr(args, "host", None), port=getattr(args, "port", None), role=getattr(args, "role", None)
+    )
 
 
 def open_store(paths: Paths) -> Store:
@@ -60,8 +61,9 @@ def client(paths: Paths, *, start: bool = False) -> OwnerClient:
     return OwnerClient.for_installation(paths, running.url)
 
 
-def add_command(parent: Any, name: str, func: Command, help_text: str, *, json_flag: bool = True,
-                address: bool = False) -> argparse.ArgumentParser:
+def add_command(
+    parent: Any, name: str, func: Command, help_text: str, *, json_flag: bool = True, address: bool = False
+) -> argparse.ArgumentParser:
     """Add the subcommand ``name`` running ``func`` to the subparsers ``parent``; ``json_flag``
     gives it ``--json``, ``address`` the daemon's ``--host/--port/--role``."""
     p = parent.add_parser(name, help=help_text, description=help_text)
@@ -71,7 +73,10 @@ def add_command(parent: Any, name: str, func: Command, help_text: str, *, json_f
     if address:
         p.add_argument("--host", help="address to listen on (default from config: 127.0.0.1)")
         p.add_argument("--port", type=int, help="port (default from config: 8517)")
-        p.add_argument("--role", choices=("local", "cloud"),
-                       help="local (default): this machine's agents; cloud: serve a team's"
-                            " daemons as their upstream (see README, 'Team upstream')")
+        p.add_argument(
+            "--role",
+            choices=("local", "cloud"),
+            help="local (default): this machine's agents; cloud: serve a team's"
+            " daemons as their upstream (see README, 'Team upstream')",
+        )
     return p

@@ -49,9 +49,16 @@ def startup_items(store: Any) -> list[dict[str, Any]]:
     from daemon.runtime.hook_runs import HookRunService
 
     runs = HookRunService(store)
-    return [{"plan_id": p["id"], "runtime": p["runtime"], "repo_root": p["repo_root"],
-             "status": p["status"], "hook": runs.describe(p)}
-            for p in store.startup.active_plans()]
+    return [
+        {
+            "plan_id": p["id"],
+            "runtime": p["runtime"],
+            "repo_root": p["repo_root"],
+            "status": p["status"],
+            "hook": runs.describe(p),
+        }
+        for p in store.startup.active_plans()
+    ]
 
 
 def cmd_doctor(args: argparse.Namespace, paths: Paths) -> int:
@@ -59,16 +66,24 @@ def cmd_doctor(args: argparse.Namespace, paths: Paths) -> int:
 
     running = find_running(paths)
     if args.repair and running is not None:
-        raise MemoryCloudError(f"the daemon is running (pid {running.pid}): stop it first with"
-                               " `memorycloud daemon stop`, then run `memorycloud doctor --repair`")
+        raise MemoryCloudError(
+            f"the daemon is running (pid {running.pid}): stop it first with"
+            " `memorycloud daemon stop`, then run `memorycloud doctor --repair`"
+        )
     integrity = _integrity(paths)
     report: dict[str, Any] = {"version": __version__, "python": sys.version.split()[0]}
     if integrity != ["ok"] and not only_search_index_damaged(integrity):
-        report.update(integrity=integrity[:20], database=str(paths.database),
-                      advice="the database file is damaged: the daemon will not use it. Keep a copy,"
-                             " then restore a backup; --repair only rebuilds search indexes.")
-        emit(args, report, "\n".join([f"integrity  FAILED ({paths.database})", *integrity[:20],
-                                      report["advice"]]))
+        report.update(
+            integrity=integrity[:20],
+            database=str(paths.database),
+            advice="the database file is damaged: the daemon will not use it. Keep a copy,"
+            " then restore a backup; --repair only rebuilds search indexes.",
+        )
+        emit(
+            args,
+            report,
+            "\n".join([f"integrity  FAILED ({paths.database})", *integrity[:20], report["advice"]]),
+        )
         return 1
     store = open_store(paths)
     try:
@@ -77,52 +92,75 @@ def cmd_doctor(args: argparse.Namespace, paths: Paths) -> int:
             repaired = rebuild_indexes(store)
             integrity = integrity_check(store.conn)
         indexes = check_indexes(store.conn)
-        report.update({
-            **store.versions(),
-            "secrets_backend": open_secret_store(paths.secrets_file).describe(),
-            "embedder": f"{store.embedder.name} ({store.embedder.dimension} dimensions)",
-            "config_file": str(paths.config_file),
-            "database": str(paths.database),
-            "log_file": str(paths.log_file),
-            "memories": store.memories.count(),
-            # A damaged FTS index only: its own report below says so, and --repair fixes it.
-            "integrity": "ok" if integrity == ["ok"] else "search index damaged",
-            "search_index": index_status(store.conn),
-            "indexes": {name: index.describe() for name, index in indexes.items()},
-            "startup_items": startup_items(store),
-        })
+        report.update(
+            {
+                **store.versions(),
+                "secrets_backend": open_secret_store(paths.secrets_file).describe(),
+                "embedder": f"{store.embedder.name} ({store.embedder.dimension} dimensions)",
+                "config_file": str(paths.config_file),
+                "database": str(paths.database),
+                "log_file": str(paths.log_file),
+                "memories": store.memories.count(),
+                # A damaged FTS index only: its own report below says so, and --repair fixes it.
+                "integrity": "ok" if integrity == ["ok"] else "search index damaged",
+                "search_index": index_status(store.conn),
+                "indexes": {name: index.describe() for name, index in indexes.items()},
+                "startup_items": startup_items(store),
+            }
+        )
     finally:
         store.close()
     if repaired is not None:
         report["repaired"] = repaired
     report["daemon"] = f"running (pid {running.pid}, {running.url})" if running else "not running"
     healthy = all(index.ok for index in indexes.values())
-    lines = [f"{k:<16}  {v}" for k, v in report.items()
-             if k not in ("indexes", "repaired", "startup_items", "search_index")]
+    lines = [
+        f"{k:<16}  {v}"
+        for k, v in report.items()
+        if k not in ("indexes", "repaired", "startup_items", "search_index")
+    ]
     rebuild = report["search_index"]
-    lines.append(f"{'search index':<16}  {rebuild['text'].removeprefix('search index: ')}" + (
-        " (the daemon continues it; `memorycloud doctor --repair` with the daemon stopped"
-        " finishes it now)" if rebuild["state"] == "rebuilding" else ""))
+    lines.append(
+        f"{'search index':<16}  {rebuild['text'].removeprefix('search index: ')}"
+        + (
+            " (the daemon continues it; `memorycloud doctor --repair` with the daemon stopped"
+            " finishes it now)"
+            if rebuild["state"] == "rebuilding"
+            else ""
+        )
+    )
     for name, index in indexes.items():
         d = index.describe()
-        lines.append(f"{'index ' + name:<16}  " + (
-            "rebuilding (checked once it is complete)" if index.rebuilding else
-            f"ok ({d['indexed']} rows)" if index.ok else
-            f"DISAGREES: {d['missing']} missing, {d['stray']} stray, {d['stale']} stale"
-            + (f"; {'; '.join(d['errors'])}" if d["errors"] else "")
-            + " (run `memorycloud doctor --repair` with the daemon stopped)"))
+        lines.append(
+            f"{'index ' + name:<16}  "
+            + (
+                "rebuilding (checked once it is complete)"
+                if index.rebuilding
+                else f"ok ({d['indexed']} rows)"
+                if index.ok
+                else f"DISAGREES: {d['missing']} missing, {d['stray']} stray, {d['stale']} stale"
+                + (f"; {'; '.join(d['errors'])}" if d["errors"] else "")
+                + " (run `memorycloud doctor --repair` with the daemon stopped)"
+            )
+        )
     if repaired is not None:
         lines.append(f"{'repaired':<16}  rebuilt {repaired['fts']} index entries")
     for item in report["startup_items"]:
-        lines.append(f"{'startup item':<16}  {item['plan_id']} {item['runtime']} in"
-                     f" {item['repo_root']}: {item['hook']['text']}")
+        lines.append(
+            f"{'startup item':<16}  {item['plan_id']} {item['runtime']} in"
+            f" {item['repo_root']}: {item['hook']['text']}"
+        )
     emit(args, report, "\n".join(lines))
     return 0 if healthy else 1
 
 
 def add_commands(sub: Any) -> None:
     """Register ``doctor [--repair]``."""
-    p = add_command(sub, "doctor", cmd_doctor,
-                    "check the installation, the database file and its search indexes")
-    p.add_argument("--repair", action="store_true",
-                   help="rebuild the FTS and vector indexes from the records (daemon stopped)")
+    p = add_command(
+        sub, "doctor", cmd_doctor, "check the installation, the database file and its search indexes"
+    )
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="rebuild the FTS and vector indexes from the records (daemon stopped)",
+    )

@@ -46,19 +46,31 @@ from state.errors import MemoryCloudError
 from state.paths import Paths
 
 SERVER = "memorycloud"
-PROJECT_FILES = {"claude_code": ".mcp.json", "gemini_cli": ".gemini/settings.json", "cursor": ".cursor/mcp.json"}
+PROJECT_FILES = {
+    "claude_code": ".mcp.json",
+    "gemini_cli": ".gemini/settings.json",
+    "cursor": ".cursor/mcp.json",
+}
 # The runtime's own variable for its project directory, where it expands one in MCP entries.
 PROJECT_ARG = {"claude_code": "${CLAUDE_PROJECT_DIR:-.}", "cursor": "${workspaceFolder}"}
-INSTALL_HINT = "install it with `pipx install memorycloud-companion` (or `uv tool install memorycloud-companion`)"
+INSTALL_HINT = (
+    "install it with `pipx install memorycloud-companion` (or `uv tool install memorycloud-companion`)"
+)
 
 
 def _target(runtime: str, repo: Path, config: str | None) -> tuple[Path, str, Any]:
     """(root, relative file, region) for a runtime's MCP configuration."""
     if runtime == "codex":
-        path = Path(config) if config else Path(os.environ.get("CODEX_HOME", "~/.codex")).expanduser() / "config.toml"
+        path = (
+            Path(config)
+            if config
+            else Path(os.environ.get("CODEX_HOME", "~/.codex")).expanduser() / "config.toml"
+        )
         return path.parent, path.name, TomlTable(f"mcp_servers.{SERVER}")
     if runtime not in PROJECT_FILES:
-        raise MemoryCloudError(f"MCP install supports claude_code, codex, gemini_cli and cursor; not {runtime}")
+        raise MemoryCloudError(
+            f"MCP install supports claude_code, codex, gemini_cli and cursor; not {runtime}"
+        )
     if config:
         path = Path(config)
         return path.parent, path.name, JsonEntries(key_paths=(f"mcpServers.{SERVER}",))
@@ -107,10 +119,14 @@ def server_entry(runtime: str, credential_ref: str) -> dict[str, Any]:
     if runtime == "codex":
         # This installation's own command, absolute: the user-level config is this machine's.
         command, *prefix = default_command()
-        entry: dict[str, Any] = {"command": command, "args": [*prefix, *args],
-                                 # Importing the SDK takes longer than Codex's 1 s grace for
-                                 # optional servers: without these it drops our tools.
-                                 "required": True, "startup_timeout_sec": 30}
+        entry: dict[str, Any] = {
+            "command": command,
+            "args": [*prefix, *args],
+            # Importing the SDK takes longer than Codex's 1 s grace for
+            # optional servers: without these it drops our tools.
+            "required": True,
+            "startup_timeout_sec": 30,
+        }
         home = os.environ.get("MEMORYCLOUD_HOME")
         if home:  # Codex passes servers only a few variables: name the home here
             env = tomlkit.inline_table()
@@ -133,8 +149,10 @@ def _path_warning() -> str | None:
         return None
     script = Path(sys.executable).parent / "memorycloud"
     where = f", or add {script.parent} to PATH" if script.is_file() else ""
-    return (f"`memorycloud` is not on PATH, so the runtime cannot start the MCP server the"
-            f" project file names: {INSTALL_HINT}{where}")
+    return (
+        f"`memorycloud` is not on PATH, so the runtime cannot start the MCP server the"
+        f" project file names: {INSTALL_HINT}{where}"
+    )
 
 
 def _local_files(paths: Paths) -> list[PlannedFile]:
@@ -145,7 +163,9 @@ def _local_files(paths: Paths) -> list[PlannedFile]:
 
 def _apply(root: Path, planned: list[PlannedFile], stored: dict[str, dict[str, Any]]) -> list[str]:
     """Write ``planned`` under ``root`` (all or nothing) and record it; the paths written."""
-    records = {p.key: FileRecord(**stored[str(root / p.path)]) for p in planned if str(root / p.path) in stored}
+    records = {
+        p.key: FileRecord(**stored[str(root / p.path)]) for p in planned if str(root / p.path) in stored
+    }
     outcome = apply_plan(root, planned, records)
     if outcome.conflicts:
         conflict = outcome.conflicts[0]
@@ -167,12 +187,19 @@ def register(paths: Paths, runtime: str, repo: Path, config: str | None = None) 
     key = str(root / relative)
     # Local files first: if the registration itself conflicts, they are harmless alone.
     written = _apply(repo.resolve(), _local_files(paths), stored) if runtime in PROJECT_FILES else []
-    written += _apply(root, [PlannedFile(relative, f"mcp:{runtime}", region, desired, "MCP server registration")],
-                      stored)
+    written += _apply(
+        root, [PlannedFile(relative, f"mcp:{runtime}", region, desired, "MCP server registration")], stored
+    )
     _save_records(paths, stored)
     warnings = [w for w in [_path_warning()] if w] if runtime in PROJECT_FILES else []
-    return {"runtime": runtime, "file": key, "entry": json.loads(json.dumps(entry)),
-            "written": key in written, "files_written": written, "warnings": warnings}
+    return {
+        "runtime": runtime,
+        "file": key,
+        "entry": json.loads(json.dumps(entry)),
+        "written": key in written,
+        "files_written": written,
+        "warnings": warnings,
+    }
 
 
 def cmd_mcp(args: argparse.Namespace, paths: Paths) -> int:
@@ -188,8 +215,12 @@ def cmd_install(args: argparse.Namespace, paths: Paths) -> int:
     result = register(paths, args.runtime, Path(args.repo or "."), args.config)
     for warning in result["warnings"]:
         print(f"memorycloud: warning: {warning}", file=sys.stderr)
-    emit(args, result, f"{'registered' if result['written'] else 'already registered'}: MemoryCloud MCP"
-                       f" server in {result['file']}")
+    emit(
+        args,
+        result,
+        f"{'registered' if result['written'] else 'already registered'}: MemoryCloud MCP"
+        f" server in {result['file']}",
+    )
     return 0
 
 
@@ -241,20 +272,36 @@ def cmd_uninstall(args: argparse.Namespace, paths: Paths) -> int:
 
 def add_commands(sub: Any) -> None:
     """Register ``mcp`` (serve on stdio) and its actions ``install|uninstall``."""
-    p = sub.add_parser("mcp", help="serve MCP on stdio (and install it into agent runtimes)",
-                       description="With no action: serve MCP on stdio for an agent runtime.")
+    p = sub.add_parser(
+        "mcp",
+        help="serve MCP on stdio (and install it into agent runtimes)",
+        description="With no action: serve MCP on stdio for an agent runtime.",
+    )
     p.set_defaults(func=cmd_mcp)
-    p.add_argument("--credential-ref", default="memorycloud_default",
-                   help="key name in the credentials file (or set MEMORYCLOUD_API_KEY)")
-    p.add_argument("--home", help="the MemoryCloud home to use (default: MEMORYCLOUD_HOME, then"
-                   " the project's .amp/local.json, then the platform's directories)")
-    p.add_argument("--project", help="the runtime's project directory, where .amp/local.json is"
-                   " looked for (default: the working directory)")
+    p.add_argument(
+        "--credential-ref",
+        default="memorycloud_default",
+        help="key name in the credentials file (or set MEMORYCLOUD_API_KEY)",
+    )
+    p.add_argument(
+        "--home",
+        help="the MemoryCloud home to use (default: MEMORYCLOUD_HOME, then"
+        " the project's .amp/local.json, then the platform's directories)",
+    )
+    p.add_argument(
+        "--project",
+        help="the runtime's project directory, where .amp/local.json is"
+        " looked for (default: the working directory)",
+    )
     p.add_argument("--verbose", action="store_true", help="log start-up and progress on stderr")
     actions = p.add_subparsers(title="mcp actions", metavar="ACTION")
-    for name, func, text in (("install", cmd_install, "register the MCP server in a runtime's config"),
-                             ("uninstall", cmd_uninstall, "remove exactly that registration")):
+    for name, func, text in (
+        ("install", cmd_install, "register the MCP server in a runtime's config"),
+        ("uninstall", cmd_uninstall, "remove exactly that registration"),
+    ):
         action = add_command(actions, name, func, text)
         action.add_argument("--runtime", required=True, help="claude_code, codex, gemini_cli, cursor")
-        action.add_argument("--repo", help="repository for project-level configs (default: current directory)")
+        action.add_argument(
+            "--repo", help="repository for project-level configs (default: current directory)"
+        )
         action.add_argument("--config", help="the config file to edit instead of the runtime's default")

@@ -17,8 +17,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from daemon import service_units as units
 from daemon.cli.context import add_command, emit
@@ -38,7 +39,8 @@ class NotSupported(MemoryCloudError):
 def _not_supported(platform: str) -> NotSupported:
     return NotSupported(
         f"a login service is not supported yet on {platform}: start the daemon with"
-        " `memorycloud daemon start` (for example from a Task Scheduler task at log on)")
+        " `memorycloud daemon start` (for example from a Task Scheduler task at log on)"
+    )
 
 
 def _manager(platform: str) -> str:
@@ -60,8 +62,14 @@ def _run(args: list[str], environ: Mapping[str, str]) -> tuple[int, str]:
     if tool is None:
         return 127, f"{args[0]} not found"
     try:
-        done = subprocess.run([tool, *args[1:]], capture_output=True, text=True, timeout=30,
-                              env=dict(environ), stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [tool, *args[1:]],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=dict(environ),
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         return 124, f"{' '.join(args)} did not answer within 30 s"
     if done.returncode == 0:
@@ -83,10 +91,12 @@ def _home_environment(paths: Paths, environ: Mapping[str, str]) -> dict[str, str
     return {"MEMORYCLOUD_HOME": str(root), **carried}
 
 
-def spec_for(paths: Paths, environ: Mapping[str, str],
-             command: tuple[str, ...] | None = None) -> units.ServiceSpec:
-    return units.ServiceSpec(command or units.default_command(), paths.log_file,
-                             _home_environment(paths, environ))
+def spec_for(
+    paths: Paths, environ: Mapping[str, str], command: tuple[str, ...] | None = None
+) -> units.ServiceSpec:
+    return units.ServiceSpec(
+        command or units.default_command(), paths.log_file, _home_environment(paths, environ)
+    )
 
 
 def _systemctl(*args: str) -> list[str]:
@@ -108,8 +118,13 @@ def _write(path: Path, content: bytes) -> bool:
     return True
 
 
-def install(paths: Paths, *, platform: str = sys.platform, environ: Mapping[str, str] | None = None,
-            command: tuple[str, ...] | None = None) -> dict[str, Any]:
+def install(
+    paths: Paths,
+    *,
+    platform: str = sys.platform,
+    environ: Mapping[str, str] | None = None,
+    command: tuple[str, ...] | None = None,
+) -> dict[str, Any]:
     """Write the unit and, where the service manager answers, enable and start it."""
     environ = os.environ if environ is None else environ
     manager = _manager(platform)
@@ -122,10 +137,18 @@ def install(paths: Paths, *, platform: str = sys.platform, environ: Mapping[str,
     changed = _write(path, units.render(platform, spec))
     by_hand = find_running(paths)
     result: dict[str, Any] = {
-        "manager": manager, "unit": str(path), "changed": changed, "command": list(spec.command),
-        "environment": spec.environment, "log": str(paths.log_file), "enabled": False,
-        "started": False, "manual": [], "reason": None,
-        "running_by_hand": by_hand.pid if by_hand else None}
+        "manager": manager,
+        "unit": str(path),
+        "changed": changed,
+        "command": list(spec.command),
+        "environment": spec.environment,
+        "log": str(paths.log_file),
+        "enabled": False,
+        "started": False,
+        "manual": [],
+        "reason": None,
+        "running_by_hand": by_hand.pid if by_hand else None,
+    }
     if manager == units.SYSTEMD:
         code, text = _run(_systemctl("daemon-reload"), environ)
         if code == 0:
@@ -137,8 +160,10 @@ def install(paths: Paths, *, platform: str = sys.platform, environ: Mapping[str,
             result["reason"] = text
             # Enabling is only a symlink: systemctl does it without a running manager.
             result["enabled"] = _run(_systemctl("enable", units.UNIT_NAME), environ)[0] == 0
-            result["manual"] = ["systemctl --user daemon-reload",
-                                f"systemctl --user enable --now {units.UNIT_NAME}"]
+            result["manual"] = [
+                "systemctl --user daemon-reload",
+                f"systemctl --user enable --now {units.UNIT_NAME}",
+            ]
     else:
         domain = f"gui/{_uid()}"
         if existed:  # bootstrap refuses a loaded label: unload the old definition first
@@ -163,16 +188,22 @@ def _remove_empty_parents(path: Path, root: Path) -> None:
             return
 
 
-def uninstall(paths: Paths, *, platform: str = sys.platform,
-              environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+def uninstall(
+    paths: Paths, *, platform: str = sys.platform, environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """Stop and disable the service, then remove the unit and what enabling it created."""
     environ = os.environ if environ is None else environ
     manager = _manager(platform)
     path = units.unit_path(platform, environ)
     root = units.unit_root(platform, environ)
     assert path is not None and root is not None
-    result: dict[str, Any] = {"manager": manager, "unit": str(path), "removed": path.exists(),
-                              "stopped": False, "reason": None}
+    result: dict[str, Any] = {
+        "manager": manager,
+        "unit": str(path),
+        "removed": path.exists(),
+        "stopped": False,
+        "reason": None,
+    }
     if not path.exists():
         return result
     if manager == units.SYSTEMD:
@@ -199,8 +230,9 @@ def uninstall(paths: Paths, *, platform: str = sys.platform,
     return result
 
 
-def status(paths: Paths, *, platform: str = sys.platform,
-           environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+def status(
+    paths: Paths, *, platform: str = sys.platform, environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """Installed, enabled, active, the unit path and the MEMORYCLOUD_HOME it serves."""
     environ = os.environ if environ is None else environ
     manager = units.manager_for(platform)
@@ -209,10 +241,19 @@ def status(paths: Paths, *, platform: str = sys.platform,
     path = units.unit_path(platform, environ)
     assert path is not None
     result: dict[str, Any] = {
-        "supported": True, "platform": platform, "manager": manager,
-        "description": describe_manager(platform), "unit": str(path), "installed": path.exists(),
-        "enabled": None, "active": None, "main_pid": None, "home": None,
-        "this_installation": None, "reason": None}
+        "supported": True,
+        "platform": platform,
+        "manager": manager,
+        "description": describe_manager(platform),
+        "unit": str(path),
+        "installed": path.exists(),
+        "enabled": None,
+        "active": None,
+        "main_pid": None,
+        "home": None,
+        "this_installation": None,
+        "reason": None,
+    }
     if not path.exists():
         return result
     home = units.unit_home(platform, path.read_bytes())
@@ -222,9 +263,13 @@ def status(paths: Paths, *, platform: str = sys.platform,
         code, text = _run(_systemctl("is-enabled", units.UNIT_NAME), environ)
         word = text.split()[0] if text else ""
         # is-enabled works without a running manager (it reads the unit directories).
-        result["enabled"] = (True if word in ("enabled", "enabled-runtime") else
-                             False if word in ("disabled", "masked", "linked", "static", "indirect")
-                             else None)
+        result["enabled"] = (
+            True
+            if word in ("enabled", "enabled-runtime")
+            else False
+            if word in ("disabled", "masked", "linked", "static", "indirect")
+            else None
+        )
         code, text = _run(_systemctl("show", units.UNIT_NAME, "-p", "ActiveState", "-p", "MainPID"), environ)
         if code == 0:
             props = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
@@ -240,7 +285,9 @@ def status(paths: Paths, *, platform: str = sys.platform,
             result["active"] = fields.get("state") == "running"
             result["main_pid"] = int(fields["pid"]) if fields.get("pid", "").isdigit() else None
             code, text = _run(["launchctl", "print-disabled", domain], environ)
-            disabled = f'"{units.LAUNCHD_LABEL}" => disabled' in text or f'"{units.LAUNCHD_LABEL}" => true' in text
+            disabled = (
+                f'"{units.LAUNCHD_LABEL}" => disabled' in text or f'"{units.LAUNCHD_LABEL}" => true' in text
+            )
             result["enabled"] = not disabled if code == 0 else None
         else:
             result["reason"] = text
@@ -250,6 +297,7 @@ def status(paths: Paths, *, platform: str = sys.platform,
 def _state(state: dict[str, Any]) -> str:
     def word(value: bool | None, yes: str, no: str) -> str:
         return "unknown" if value is None else (yes if value else no)
+
     text = word(state["enabled"], "enabled", "not enabled")
     if state["reason"]:
         return f"{text}, active unknown: the service manager did not answer ({state['reason']})"
@@ -262,8 +310,13 @@ def describe_status(state: dict[str, Any], running_pid: int | None = None) -> st
         return state["message"]
     if not state["installed"]:
         return f"not started at login: `memorycloud service install` ({state['unit']} not installed)"
-    other = "" if state["this_installation"] else (
-        f"; it serves MEMORYCLOUD_HOME={state['home'] or '(the default directories)'}, not this installation")
+    other = (
+        ""
+        if state["this_installation"]
+        else (
+            f"; it serves MEMORYCLOUD_HOME={state['home'] or '(the default directories)'}, not this installation"
+        )
+    )
     if running_pid is not None and state["main_pid"] == running_pid:
         return f"managed by {state['description']} ({_state(state)}; {state['unit']}){other}"
     line = f"{state['description']} installed ({_state(state)}; {state['unit']}){other}"
@@ -272,8 +325,9 @@ def describe_status(state: dict[str, Any], running_pid: int | None = None) -> st
     return line
 
 
-def service_hint(paths: Paths, *, platform: str = sys.platform,
-                 environ: Mapping[str, str] | None = None) -> str | None:
+def service_hint(
+    paths: Paths, *, platform: str = sys.platform, environ: Mapping[str, str] | None = None
+) -> str | None:
     """A one-line suggestion when no login service serves this installation, else None."""
     state = status(paths, platform=platform, environ=environ)
     if not state["supported"]:
@@ -281,28 +335,37 @@ def service_hint(paths: Paths, *, platform: str = sys.platform,
     if not state["installed"]:
         return "the daemon is not started at login: `memorycloud service install`"
     if not state["this_installation"]:
-        return ("the login service serves another MEMORYCLOUD_HOME: `memorycloud service install`"
-                " here replaces it")
+        return (
+            "the login service serves another MEMORYCLOUD_HOME: `memorycloud service install`"
+            " here replaces it"
+        )
     return None
 
 
 # -- commands ------------------------------------------------------------------------------
 
+
 def cmd_install(args: argparse.Namespace, paths: Paths) -> int:
     result = install(paths)
-    lines = [f"{'wrote' if result['changed'] else 'unchanged'} {result['unit']}",
-             f"runs: {' '.join(result['command'])} daemon run"
-             + "".join(f" ({k}={v})" for k, v in result["environment"].items()),
-             f"log: {result['log']}"]
+    lines = [
+        f"{'wrote' if result['changed'] else 'unchanged'} {result['unit']}",
+        f"runs: {' '.join(result['command'])} daemon run"
+        + "".join(f" ({k}={v})" for k, v in result["environment"].items()),
+        f"log: {result['log']}",
+    ]
     if result["started"]:
         lines.append("enabled and started: it starts at every login and restarts on failure")
     else:
-        lines.append(f"{'enabled for the next login; ' if result['enabled'] else ''}the service"
-                     f" manager did not answer here ({result['reason']})."
-                     " In your login session, run:\n  " + " && ".join(result["manual"]))
+        lines.append(
+            f"{'enabled for the next login; ' if result['enabled'] else ''}the service"
+            f" manager did not answer here ({result['reason']})."
+            " In your login session, run:\n  " + " && ".join(result["manual"])
+        )
     if result["running_by_hand"]:
-        lines.append(f"a daemon started by hand is running (pid {result['running_by_hand']}): the service"
-                     " leaves it alone; `memorycloud daemon stop` and then start the service to hand over")
+        lines.append(
+            f"a daemon started by hand is running (pid {result['running_by_hand']}): the service"
+            " leaves it alone; `memorycloud daemon stop` and then start the service to hand over"
+        )
     emit(args, result, "\n".join(lines))
     return 0
 
@@ -312,10 +375,11 @@ def cmd_uninstall(args: argparse.Namespace, paths: Paths) -> int:
     if not result["removed"]:
         text = f"not installed ({result['unit']} does not exist)"
     else:
-        text = (f"removed {result['unit']}"
-                + ("; the service was stopped and disabled" if result["stopped"] else
-                   f"; the service manager did not answer ({result['reason']}),"
-                   " so nothing was running under it"))
+        text = f"removed {result['unit']}" + (
+            "; the service was stopped and disabled"
+            if result["stopped"]
+            else f"; the service manager did not answer ({result['reason']}), so nothing was running under it"
+        )
     emit(args, result, text)
     return 0
 
@@ -332,8 +396,11 @@ def cmd_should_start(args: argparse.Namespace, paths: Paths) -> int:
     running = find_running(paths)
     if running is None:
         return 0
-    print(f"memorycloud service: a daemon of this installation already runs (pid {running.pid},"
-          f" {running.url}); the service does not start a second one", file=sys.stderr)
+    print(
+        f"memorycloud service: a daemon of this installation already runs (pid {running.pid},"
+        f" {running.url}); the service does not start a second one",
+        file=sys.stderr,
+    )
     return 1
 
 
@@ -344,6 +411,8 @@ def add_commands(sub: Any) -> None:
     add_command(ssub, "install", cmd_install, "write the login service, enable and start it")
     add_command(ssub, "uninstall", cmd_uninstall, "stop and disable the login service and remove its file")
     add_command(ssub, "status", cmd_status, "is the login service installed, enabled, active")
-    p = ssub.add_parser("should-start", help="exit 0 unless a daemon of this installation already"
-                        " runs (the service's start condition)")
+    p = ssub.add_parser(
+        "should-start",
+        help="exit 0 unless a daemon of this installation already runs (the service's start condition)",
+    )
     p.set_defaults(func=cmd_should_start)

@@ -32,14 +32,23 @@ def by_path(files: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]
 
 
 def plan_text(plan: dict[str, Any], *, contents: bool = False) -> str:
-    lines = [f"plan {plan['plan_id']}  [{plan['status']}]  {plan['runtime']} in {plan['repo_root']}",
-             f"project {plan['project_key']} ({plan['project_binding_id']}), key via credential_ref"
-             f" '{plan['credential_ref']}' (no key is written to the repository)"]
+    lines = [
+        f"plan {plan['plan_id']}  [{plan['status']}]  {plan['runtime']} in {plan['repo_root']}",
+        f"project {plan['project_key']} ({plan['project_binding_id']}), key via credential_ref"
+        f" '{plan['credential_ref']}' (no key is written to the repository)",
+    ]
     for path, items in by_path(plan["files"]):
         changes = any(i["changes"] for i in items)
         # A plan's file list is what it was to do when planned; once applied, it is done.
-        state = ("written" if plan["status"] in ACTIVE else "unchanged" if not changes
-                 else "update" if items[0]["exists"] else "create")
+        state = (
+            "written"
+            if plan["status"] in ACTIVE
+            else "unchanged"
+            if not changes
+            else "update"
+            if items[0]["exists"]
+            else "create"
+        )
         kinds = ", ".join(dict.fromkeys(i["kind"] for i in items))
         purposes = "; ".join(dict.fromkeys(i["purpose"] for i in items))
         lines.append(f"  {state:<9} {path}  ({kinds}: {purposes})")
@@ -56,10 +65,17 @@ def plan_text(plan: dict[str, Any], *, contents: bool = False) -> str:
 
 
 def cmd_setup_list(args: argparse.Namespace, paths: Paths) -> int:
-    plans = client(paths).get("/api/local/startup/plans", **({"status": args.status} if args.status else {}))["plans"]
-    text = "\n".join(f"{p['plan_id']}  {p['status']:<16} {p['runtime']:<12} {p['repo_root']}"
-                     + (f"\n    {p['hook']['text']}" if p.get("hook") and p["status"] in ACTIVE else "")
-                     for p in plans) or "no startup-item plans"
+    plans = client(paths).get("/api/local/startup/plans", **({"status": args.status} if args.status else {}))[
+        "plans"
+    ]
+    text = (
+        "\n".join(
+            f"{p['plan_id']}  {p['status']:<16} {p['runtime']:<12} {p['repo_root']}"
+            + (f"\n    {p['hook']['text']}" if p.get("hook") and p["status"] in ACTIVE else "")
+            for p in plans
+        )
+        or "no startup-item plans"
+    )
     emit(args, plans, text)
     return 0
 
@@ -92,9 +108,13 @@ def cmd_setup_remove(args: argparse.Namespace, paths: Paths) -> int:
     if runtime in MCP_RUNTIMES:
         # `connect` registered the MCP server; the last plan that needs it takes it away again
         # (Cursor's is per repository, Codex's in the user's config serves every repository).
-        others = [p for p in owner.get("/api/local/startup/plans")["plans"]
-                  if p["status"] in ACTIVE and p["runtime"] == runtime
-                  and (runtime == "codex" or p["repo_root"] == result["repo_root"])]
+        others = [
+            p
+            for p in owner.get("/api/local/startup/plans")["plans"]
+            if p["status"] in ACTIVE
+            and p["runtime"] == runtime
+            and (runtime == "codex" or p["repo_root"] == result["repo_root"])
+        ]
         if not others:
             result["mcp"] = unregister_mcp(runtime, Path(result["repo_root"]), paths)
             text += f"\nMCP server: {result['mcp']['text']}"
@@ -104,8 +124,10 @@ def cmd_setup_remove(args: argparse.Namespace, paths: Paths) -> int:
 
 def cmd_setup_conflicts(args: argparse.Namespace, paths: Paths) -> int:
     conflicts = client(paths).get("/api/local/conflicts")["conflicts"]
-    text = "\n".join(f"{c['id']}  {c['kind']}  {c['path']}: {c['detail'].get('reason', '')}"
-                     for c in conflicts) or "no open conflicts"
+    text = (
+        "\n".join(f"{c['id']}  {c['kind']}  {c['path']}: {c['detail'].get('reason', '')}" for c in conflicts)
+        or "no open conflicts"
+    )
     emit(args, conflicts, text)
     return 0
 
@@ -120,9 +142,15 @@ def _git(repo: Path, *argv: str) -> str | None:
 
 def detect_runtime(repo: Path) -> str:
     """A guess from what the repository already has; generic when nothing tells."""
-    for marker, runtime in ((".claude", "claude_code"), ("CLAUDE.md", "claude_code"),
-                            (".codex", "codex"), (".gemini", "gemini_cli"), ("GEMINI.md", "gemini_cli"),
-                            (".cursor", "cursor"), ("MEMORY.md", "openclaw")):
+    for marker, runtime in (
+        (".claude", "claude_code"),
+        ("CLAUDE.md", "claude_code"),
+        (".codex", "codex"),
+        (".gemini", "gemini_cli"),
+        ("GEMINI.md", "gemini_cli"),
+        (".cursor", "cursor"),
+        ("MEMORY.md", "openclaw"),
+    ):
         if (repo / marker).exists():
             return runtime
     return "generic"
@@ -135,18 +163,31 @@ def cmd_connect(args: argparse.Namespace, paths: Paths) -> int:
     runtime = args.runtime or detect_runtime(repo)
     remote = _git(repo, "config", "--get", "remote.origin.url")
     owner = client(paths, start=True)
-    owner.post("/api/agent/runtime/profile", {"runtime": runtime, "repo_root": str(repo),
-                                               **({"git_remote": remote} if remote else {})})
-    probe = owner.post("/api/agent/project/probe", {"runtime": runtime, "repo_root": str(repo),
-                                                     **({"git_remote": remote} if remote else {})})
-    plan = owner.post("/api/agent/startup-items/install-plan", {
-        "runtime": runtime, "project_binding_id": probe["project_binding_id"],
-        "credential_ref": args.credential_ref})
+    owner.post(
+        "/api/agent/runtime/profile",
+        {"runtime": runtime, "repo_root": str(repo), **({"git_remote": remote} if remote else {})},
+    )
+    probe = owner.post(
+        "/api/agent/project/probe",
+        {"runtime": runtime, "repo_root": str(repo), **({"git_remote": remote} if remote else {})},
+    )
+    plan = owner.post(
+        "/api/agent/startup-items/install-plan",
+        {
+            "runtime": runtime,
+            "project_binding_id": probe["project_binding_id"],
+            "credential_ref": args.credential_ref,
+        },
+    )
     if not args.json:
         print(plan_text(plan, contents=args.show_contents))
     if not args.yes:
         if not sys.stdin.isatty():
-            emit(args, plan, f"not approved (no terminal to ask): run `memorycloud setup approve {plan['plan_id']}`")
+            emit(
+                args,
+                plan,
+                f"not approved (no terminal to ask): run `memorycloud setup approve {plan['plan_id']}`",
+            )
             return 0
         answer = input("Write these files? [y/N] ").strip().lower()
         if answer not in ("y", "yes"):
@@ -157,26 +198,37 @@ def cmd_connect(args: argparse.Namespace, paths: Paths) -> int:
     if result["status"] == "conflict":
         emit(args, result, plan_text(result) + "\nnothing was written; see `memorycloud setup conflicts`")
         return 1
-    confirmed = owner.post("/api/agent/startup-items/confirm", {
-        "plan_id": plan["plan_id"], "observed_signature": plan["signature"]})
+    confirmed = owner.post(
+        "/api/agent/startup-items/confirm",
+        {"plan_id": plan["plan_id"], "observed_signature": plan["signature"]},
+    )
     runtime = plan["runtime"]  # resolved: an alias or an unknown runtime named by the person
     registration = register_mcp(runtime, repo, paths) if runtime in MCP_RUNTIMES else None
     steps = next_steps(runtime)
     lines = [f"{confirmed['status']}: the files are written in {repo}."]
     if registration is not None:
         lines.append(f"MCP server: {registration['text']}")
-    lines += [f"Sessions get their memory this way: {steps.memory_arrives}.",
-              f"Still to do: {steps.todo}.",
-              "`memorycloud setup list` shows when the hook last ran." if RUNTIMES[runtime].has_hook
-              else ""]
+    lines += [
+        f"Sessions get their memory this way: {steps.memory_arrives}.",
+        f"Still to do: {steps.todo}.",
+        "`memorycloud setup list` shows when the hook last ran." if RUNTIMES[runtime].has_hook else "",
+    ]
     # After a reboot nothing starts the daemon, and every session falls back to the cache.
     hint = service_hint(paths)
     if hint:
         lines.append(f"Tip: {hint}.")
-    emit(args, {**result, "status": confirmed["status"], "next_steps": steps.todo,
-                "memory_arrives": steps.memory_arrives, "service_hint": hint,
-                **({"mcp": registration} if registration else {})},
-         "\n".join(line for line in lines if line))
+    emit(
+        args,
+        {
+            **result,
+            "status": confirmed["status"],
+            "next_steps": steps.todo,
+            "memory_arrives": steps.memory_arrives,
+            "service_hint": hint,
+            **({"mcp": registration} if registration else {}),
+        },
+        "\n".join(line for line in lines if line),
+    )
     return 0
 
 
@@ -196,8 +248,10 @@ def register_mcp(runtime: str, repo: Path, paths: Paths) -> dict[str, Any]:
     try:
         result = mcp.register(paths, runtime, repo)
     except MemoryCloudError as exc:
-        return {"registered": False, "text": f"not registered ({exc.message}); run"
-                f" `memorycloud mcp install --runtime {runtime}`"}
+        return {
+            "registered": False,
+            "text": f"not registered ({exc.message}); run `memorycloud mcp install --runtime {runtime}`",
+        }
     done = "registered" if result["written"] else "already registered"
     text = "; ".join([f"{done} in {result['file']}", *result["warnings"]])
     return {"registered": True, "text": text, "data": result}
@@ -209,22 +263,34 @@ def add_commands(sub: Any) -> None:
     ssub = setup.add_subparsers(title="setup commands", metavar="ACTION", required=True)
     p = add_command(ssub, "list", cmd_setup_list, "list install plans")
     p.add_argument("--status", help="pending_approval, applied, installed, fallback_active, ...")
-    for name, func, text in (("show", cmd_setup_show, "show a plan with the exact files it writes"),
-                             ("approve", cmd_setup_approve, "approve a plan: the daemon writes its files"),
-                             ("reject", cmd_setup_reject, "reject a plan: nothing is written"),
-                             ("remove", cmd_setup_remove, "undo an installation exactly")):
+    for name, func, text in (
+        ("show", cmd_setup_show, "show a plan with the exact files it writes"),
+        ("approve", cmd_setup_approve, "approve a plan: the daemon writes its files"),
+        ("reject", cmd_setup_reject, "reject a plan: nothing is written"),
+        ("remove", cmd_setup_remove, "undo an installation exactly"),
+    ):
         p = add_command(ssub, name, func, text)
         p.add_argument("plan", help="plan id (splan_...)")
         if name == "approve":
-            p.add_argument("--overwrite", action="store_true",
-                           help="replace managed regions you edited by hand (after a conflict)")
+            p.add_argument(
+                "--overwrite",
+                action="store_true",
+                help="replace managed regions you edited by hand (after a conflict)",
+            )
     add_command(ssub, "conflicts", cmd_setup_conflicts, "managed regions edited by hand, waiting for you")
-    p = add_command(sub, "connect", cmd_connect,
-            "connect this repository: plan the startup item, show it, ask, install")
-    p.add_argument("--runtime", help="claude_code, codex, gemini_cli, cursor, openclaw, generic"
-                                     " (default: guessed from the repository)")
+    p = add_command(
+        sub, "connect", cmd_connect, "connect this repository: plan the startup item, show it, ask, install"
+    )
+    p.add_argument(
+        "--runtime",
+        help="claude_code, codex, gemini_cli, cursor, openclaw, generic"
+        " (default: guessed from the repository)",
+    )
     p.add_argument("--repo", help="repository directory (default: the current one)")
-    p.add_argument("--credential-ref", default="memorycloud_default",
-                   help="name under which the launcher's key is kept (default memorycloud_default)")
+    p.add_argument(
+        "--credential-ref",
+        default="memorycloud_default",
+        help="name under which the launcher's key is kept (default memorycloud_default)",
+    )
     p.add_argument("--yes", action="store_true", help="approve without asking")
     p.add_argument("--show-contents", action="store_true", help="print what each file will contain")

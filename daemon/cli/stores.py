@@ -30,8 +30,12 @@ def resolve_store(owner: OwnerClient, name_or_id: str) -> str:
 
 def cmd_stores_list(args: argparse.Namespace, paths: Paths) -> int:
     stores = client(paths).get(BASE, limit=100)["data"]
-    emit(args, stores, "\n".join(f"{s['id']}  {s['status']:<8} {s['entry_count']:>5} memories"
-                                 f"  {s['name']}" for s in stores) or "no memory stores")
+    emit(
+        args,
+        stores,
+        "\n".join(f"{s['id']}  {s['status']:<8} {s['entry_count']:>5} memories  {s['name']}" for s in stores)
+        or "no memory stores",
+    )
     return 0
 
 

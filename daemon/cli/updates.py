@@ -11,8 +11,9 @@ from state.paths import Paths
 
 def cmd_updates_list(args: argparse.Namespace, paths: Paths) -> int:
     data = client(paths).get("/api/local/updates")
-    lines = [f"{u['update_id']}  {u['severity']:<11} {u['version']:<36} {u['title']}"
-             for u in data["updates"]]
+    lines = [
+        f"{u['update_id']}  {u['severity']:<11} {u['version']:<36} {u['title']}" for u in data["updates"]
+    ]
     for agent in data["agents"]:
         lines.append(f"agent {agent['name']}: " + (", ".join(agent["pending"]) or "up to date"))
     emit(args, data, "\n".join(lines) or "no updates")
@@ -20,13 +21,22 @@ def cmd_updates_list(args: argparse.Namespace, paths: Paths) -> int:
 
 
 def cmd_updates_publish(args: argparse.Namespace, paths: Paths) -> int:
-    body = {"title": args.title, "summary": args.summary, "severity": args.severity,
-            "requires_repull": args.repull or [], "next_actions": args.action or []}
+    body = {
+        "title": args.title,
+        "summary": args.summary,
+        "severity": args.severity,
+        "requires_repull": args.repull or [],
+        "next_actions": args.action or [],
+    }
     if args.version:
         body["version"] = args.version
     update = client(paths).post("/api/local/updates", body)
-    emit(args, update, f"published {update['update_id']} ({update['severity']}, version"
-                       f" {update['version']}): agents see it on their next check")
+    emit(
+        args,
+        update,
+        f"published {update['update_id']} ({update['severity']}, version"
+        f" {update['version']}): agents see it on their next check",
+    )
     return 0
 
 
@@ -37,16 +47,23 @@ def cmd_updates_ack(args: argparse.Namespace, paths: Paths) -> int:
     result = client(paths).post(f"/api/local/agents/{args.agent}/updates/ack", body)
     acked = result.get("acked_now", [])
     remaining = [u["update_id"] for u in result["pending_updates"]]
-    emit(args, result, f"acked for {args.agent}: {', '.join(acked) or 'nothing new'}"
-                       + (f"; still pending: {', '.join(remaining)}" if remaining else "; up to date"))
+    emit(
+        args,
+        result,
+        f"acked for {args.agent}: {', '.join(acked) or 'nothing new'}"
+        + (f"; still pending: {', '.join(remaining)}" if remaining else "; up to date"),
+    )
     return 0
 
 
 def cmd_intents(args: argparse.Namespace, paths: Paths) -> int:
     params = {"status": args.status} if args.status else {}
     intents = client(paths).get("/api/local/sync-intents", **params)["sync_intents"]
-    text = "\n".join(f"{i['sync_intent_id']}  {i['status']:<9} {i['endpoint']:<24} importance"
-                     f" {i['importance']}  expires {i['expires_at']}" for i in intents)
+    text = "\n".join(
+        f"{i['sync_intent_id']}  {i['status']:<9} {i['endpoint']:<24} importance"
+        f" {i['importance']}  expires {i['expires_at']}"
+        for i in intents
+    )
     emit(args, intents, text or "no sync intents")
     return 0
 
@@ -58,8 +75,12 @@ def add_commands(sub: Any) -> None:
     p = add_command(usub, "publish", cmd_updates_publish, "publish an update for your agents")
     p.add_argument("--title", required=True)
     p.add_argument("--summary", required=True, help="what changed and what agents must do")
-    p.add_argument("--severity", choices=("required", "recommended"), default="recommended",
-                   help="required updates hold back agents' important writes until acked")
+    p.add_argument(
+        "--severity",
+        choices=("required", "recommended"),
+        default="recommended",
+        help="required updates hold back agents' important writes until acked",
+    )
     p.add_argument("--version", help="this update's own version (default: dated)")
     p.add_argument("--repull", action="append", metavar="SKILL", help="a skill agents must re-pull")
     p.add_argument("--action", action="append", metavar="TEXT", help="a next action for agents")

@@ -38,12 +38,16 @@ def describe(status: dict[str, Any]) -> str:
     if status.get("last_error"):
         lines.append(f"last error    {status['last_error']} ({status['last_error_at']})")
     for update in status.get("pending_updates", []):
-        lines.append(f"update        {update.get('update_id') or update.get('id')}"
-                     f" {update.get('severity')}: {update.get('title')}"
-                     "  (memorycloud upstream ack)")
+        lines.append(
+            f"update        {update.get('update_id') or update.get('id')}"
+            f" {update.get('severity')}: {update.get('title')}"
+            "  (memorycloud upstream ack)"
+        )
     for entry in status.get("interrupted", []):
-        lines.append(f"interrupted   #{entry['seq']} {entry['title']!r} (sync intent"
-                     f" {entry['upstream_sync_intent_id']}): resumes after the ack")
+        lines.append(
+            f"interrupted   #{entry['seq']} {entry['title']!r} (sync intent"
+            f" {entry['upstream_sync_intent_id']}): resumes after the ack"
+        )
     return "\n".join(lines)
 
 
@@ -54,10 +58,12 @@ def cmd_connect(args: argparse.Namespace, paths: Paths) -> int:
             body[name] = getattr(args, name)
     if args.api_key_stdin:
         import sys
+
         body["api_key"] = sys.stdin.readline().strip()
     status = client(paths).post("/api/local/upstream/connect", body)
-    emit(args, status, f"connected; {status['queued']} existing record(s) queued to send\n"
-                       + describe(status))
+    emit(
+        args, status, f"connected; {status['queued']} existing record(s) queued to send\n" + describe(status)
+    )
     return 0
 
 
@@ -88,8 +94,12 @@ def cmd_discard(args: argparse.Namespace, paths: Paths) -> int:
 
 def cmd_disconnect(args: argparse.Namespace, paths: Paths) -> int:
     result = client(paths).post("/api/local/upstream/disconnect")
-    emit(args, result, f"disconnected; {result['dropped_backlog']} unsent change(s) dropped from"
-                       " the outbox, local memory kept")
+    emit(
+        args,
+        result,
+        f"disconnected; {result['dropped_backlog']} unsent change(s) dropped from"
+        " the outbox, local memory kept",
+    )
     return 0
 
 
@@ -100,8 +110,11 @@ def add_commands(sub: Any) -> None:
     p.add_argument("url", help="e.g. https://memory.example.com or http://10.0.0.5:8517")
     p.add_argument("--pairing-code", help="from the upstream's owner (`memorycloud agent pair` there)")
     p.add_argument("--handle", help="this daemon's name on the upstream (default: companion-HOSTNAME)")
-    p.add_argument("--api-key-stdin", action="store_true",
-                   help="reuse an existing upstream key, read from stdin (never pass keys as arguments)")
+    p.add_argument(
+        "--api-key-stdin",
+        action="store_true",
+        help="reuse an existing upstream key, read from stdin (never pass keys as arguments)",
+    )
     p.add_argument("--no-backfill", action="store_true", help="do not send the memory kept so far")
     add_command(usub, "status", cmd_status, "connection, backlog, last sync, pending updates")
     add_command(usub, "sync", cmd_sync, "run one sync round now")

@@ -25,10 +25,11 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 from urllib.parse import quote, unquote
 
 import httpx
@@ -39,8 +40,13 @@ MAX_CONTENT_CHARS = 3900
 SUMMARY_RECALL = 5  # summaries are long: the skill recalls at most five, whatever top_k is
 PAGE_FALLBACK_MIN = 10
 PAGE_SCORE = 0.5  # a page is not ranked: its items get a neutral score
-FLAGS = ("enable_long_term_mem", "enable_semantic_memory", "enable_episodic_memory",
-         "enable_summary_memory", "enable_user_profile")
+FLAGS = (
+    "enable_long_term_mem",
+    "enable_semantic_memory",
+    "enable_episodic_memory",
+    "enable_summary_memory",
+    "enable_user_profile",
+)
 
 
 @dataclass(frozen=True)
@@ -55,7 +61,7 @@ class Config:
     default_scope_id: str
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> "Config":
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
         if env is None:
             env = os.environ
         return cls(
@@ -107,11 +113,13 @@ class CircuitBreaker:
 
     def status(self) -> dict[str, Any]:
         with self._locked() as state:
-            return {"open": time.time() < state["breaker_open_until"],
-                    "failure_count": state["failure_count"],
-                    "threshold": self.config.breaker_threshold,
-                    "cooldown_seconds": _number(self.config.breaker_cooldown),
-                    "breaker_open_until": state["breaker_open_until"]}
+            return {
+                "open": time.time() < state["breaker_open_until"],
+                "failure_count": state["failure_count"],
+                "threshold": self.config.breaker_threshold,
+                "cooldown_seconds": _number(self.config.breaker_cooldown),
+                "breaker_open_until": state["breaker_open_until"],
+            }
 
 
 def _number(value: float) -> int | float:
@@ -130,8 +138,9 @@ class Mem1Client:
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self.config.api_key}"} if self.config.api_key else {}
         try:
-            response = httpx.post(f"{self.config.base_url}{path}", json=body, headers=headers,
-                                  timeout=self.config.timeout)
+            response = httpx.post(
+                f"{self.config.base_url}{path}", json=body, headers=headers, timeout=self.config.timeout
+            )
         except httpx.HTTPError as exc:
             self.breaker.record(False)
             raise RuntimeError(f"连接失败: {exc}") from exc
@@ -162,8 +171,12 @@ class Mem1Client:
         if operation not in ("status", "trace") and not params.get("user_id"):
             return {**base, "success": False, "error": "user_id is required"}
         if operation != "status" and self.breaker.is_open():
-            paused = {**base, "success": False, "error": "circuit breaker open: memory calls paused",
-                      "breaker_open": True}
+            paused = {
+                **base,
+                "success": False,
+                "error": "circuit breaker open: memory calls paused",
+                "breaker_open": True,
+            }
             return {**paused, "results": []} if operation == "search" else paused
         self._warnings = []
         try:
@@ -177,8 +190,10 @@ class Mem1Client:
         return {**base, **result, "breaker_open": self.breaker.is_open()}
 
     def _who(self, params: dict[str, Any]) -> dict[str, str]:
-        return {"user_id": params["user_id"],
-                "scope_id": params.get("scope_id") or self.config.default_scope_id}
+        return {
+            "user_id": params["user_id"],
+            "scope_id": params.get("scope_id") or self.config.default_scope_id,
+        }
 
     # -- operations ----------------------------------------------------------------------------
 
@@ -189,45 +204,80 @@ class Mem1Client:
         query, top_k = params.get("query") or "业务关键词", int(params.get("top_k", 5))
         threshold = float(params.get("threshold", 0.0))
         variables = self._post("/get_variables/", who).get("variables", {})
-        vector = self._post("/search_memory/", {"query": query, "num": top_k, **who,
-                                                "threshold": threshold})["results"]
-        summary = self._post("/search_user_history_summary/", {"query": query, "num": SUMMARY_RECALL,
-                                                               **who, "threshold": threshold})["results"]
-        paged = [] if vector or summary else [
-            {**item, "score": PAGE_SCORE} for item in self._post(
-                "/get_user_mem_by_page/", {**who, "page_idx": 1,
-                                           "page_size": max(top_k, PAGE_FALLBACK_MIN)})["results"]]
+        vector = self._post("/search_memory/", {"query": query, "num": top_k, **who, "threshold": threshold})[
+            "results"
+        ]
+        summary = self._post(
+            "/search_user_history_summary/",
+            {"query": query, "num": SUMMARY_RECALL, **who, "threshold": threshold},
+        )["results"]
+        paged = (
+            []
+            if vector or summary
+            else [
+                {**item, "score": PAGE_SCORE}
+                for item in self._post(
+                    "/get_user_mem_by_page/",
+                    {**who, "page_idx": 1, "page_size": max(top_k, PAGE_FALLBACK_MIN)},
+                )["results"]
+            ]
+        )
         seen, results = set(), []
-        for source, items in (("vector_search", vector), ("summary_search", summary), ("page_retrieval", paged)):
+        for source, items in (
+            ("vector_search", vector),
+            ("summary_search", summary),
+            ("page_retrieval", paged),
+        ):
             for item in items:
                 key = item.get("mem_id") or item.get("content")
                 if key in seen:
                     continue
                 seen.add(key)
-                results.append({"content": item["content"], "type": item.get("type"),
-                                "score": item.get("score", 1.0), "source": source,
-                                "mem_id": item.get("mem_id")})
+                results.append(
+                    {
+                        "content": item["content"],
+                        "type": item.get("type"),
+                        "score": item.get("score", 1.0),
+                        "source": source,
+                        "mem_id": item.get("mem_id"),
+                    }
+                )
         results = results[:top_k]  # the seed's top_k is the limit of the merged results
-        return {"success": True, "scope_id": who["scope_id"], "total_results": len(results),
-                "variables": variables, "results": results,
-                "search_summary": f"共召回 {len(results)} 条记忆：画像变量 {len(variables)} 项 + 向量搜索"
-                                  f" {len(vector)} 条 + 摘要搜索 {len(summary)} 条 + 页面检索 {len(paged)} 条"}
+        return {
+            "success": True,
+            "scope_id": who["scope_id"],
+            "total_results": len(results),
+            "variables": variables,
+            "results": results,
+            "search_summary": f"共召回 {len(results)} 条记忆：画像变量 {len(variables)} 项 + 向量搜索"
+            f" {len(vector)} 条 + 摘要搜索 {len(summary)} 条 + 页面检索 {len(paged)} 条",
+        }
 
     def op_get(self, params: dict[str, Any]) -> dict[str, Any]:
         """One page of ``top_k`` memories with their timestamps and ``source_id`` (what a
         trace takes), and the real total."""
         top_k = int(params.get("top_k", 20))
-        page = self._post("/get_user_mem_by_page_with_total/",
-                          {**self._who(params), "page_idx": 1, "page_size": top_k})
-        return {"success": True, "scope_id": self._who(params)["scope_id"], "results": page["results"],
-                "total_results": len(page["results"]), "total_global": page.get("total", len(page["results"]))}
+        page = self._post(
+            "/get_user_mem_by_page_with_total/", {**self._who(params), "page_idx": 1, "page_size": top_k}
+        )
+        return {
+            "success": True,
+            "scope_id": self._who(params)["scope_id"],
+            "results": page["results"],
+            "total_results": len(page["results"]),
+            "total_global": page.get("total", len(page["results"])),
+        }
 
     @staticmethod
     def _messages(params: dict[str, Any]) -> list[dict[str, str]]:
-        messages = params.get("messages") or [{"role": params.get("role") or "assistant",
-                                               "content": params.get("content") or ""}]
-        return [{"role": str(m.get("role") or "user"), "content": str(m["content"])[:MAX_CONTENT_CHARS]}
-                for m in messages if isinstance(m, dict) and str(m.get("content") or "").strip()]
+        messages = params.get("messages") or [
+            {"role": params.get("role") or "assistant", "content": params.get("content") or ""}
+        ]
+        return [
+            {"role": str(m.get("role") or "user"), "content": str(m["content"])[:MAX_CONTENT_CHARS]}
+            for m in messages
+            if isinstance(m, dict) and str(m.get("content") or "").strip()
+        ]
 
     def _buffer_path(self, user_id: str) -> Path:
         # Percent-encoded: a user id such as "../x" stays inside the state directory
@@ -241,8 +291,11 @@ class Mem1Client:
     def op_save(self, params: dict[str, Any]) -> dict[str, Any]:
         messages = self._messages(params)
         if not messages:
-            return {"success": False, "mode": "filtered",
-                    "error": "没有可写入的消息内容（全部为空或仅包含空白字符）"}
+            return {
+                "success": False,
+                "mode": "filtered",
+                "error": "没有可写入的消息内容（全部为空或仅包含空白字符）",
+            }
         if params.get("buffer"):
             path = self._buffer_path(params["user_id"])
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -250,15 +303,28 @@ class Mem1Client:
                 self.op_flush(params)  # over the threshold already: flush first, then append
             with open(path, "a", encoding="utf-8") as handle:
                 for message in messages:
-                    handle.write(json.dumps({**message, **self._who(params),
-                                             "session_id": params.get("session_id") or ""},
-                                            ensure_ascii=False) + "\n")
+                    handle.write(
+                        json.dumps(
+                            {**message, **self._who(params), "session_id": params.get("session_id") or ""},
+                            ensure_ascii=False,
+                        )
+                        + "\n"
+                    )
             total = self._buffer_chars(path)
             if total >= self.config.buffer_chars_threshold:
                 flushed = self.op_flush(params)
-                return {"success": True, "mode": "buffered_flushed", "flushed_count": flushed["flushed_count"]}
-            return {"success": True, "mode": "buffered", "buffered_messages": len(messages),
-                    "buffer_total_chars": total, "buffer_threshold": self.config.buffer_chars_threshold}
+                return {
+                    "success": True,
+                    "mode": "buffered_flushed",
+                    "flushed_count": flushed["flushed_count"],
+                }
+            return {
+                "success": True,
+                "mode": "buffered",
+                "buffered_messages": len(messages),
+                "buffer_total_chars": total,
+                "buffer_threshold": self.config.buffer_chars_threshold,
+            }
         body = {**self._who(params), "messages": messages, **self._flags(params)}
         if params.get("session_id"):  # the seed's default "" leaves the server's own default
             body["session_id"] = params["session_id"]
@@ -267,7 +333,9 @@ class Mem1Client:
 
     @staticmethod
     def _buffer_chars(path: Path) -> int:
-        return sum(len(json.loads(line)["content"]) for line in path.read_text(encoding="utf-8").splitlines() if line)
+        return sum(
+            len(json.loads(line)["content"]) for line in path.read_text(encoding="utf-8").splitlines() if line
+        )
 
     def op_flush(self, params: dict[str, Any]) -> dict[str, Any]:
         """Write the buffer, one add_messages per scope and session. A message keeps the
@@ -279,7 +347,11 @@ class Mem1Client:
         lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
         groups: dict[tuple[str, str, str], list[dict[str, str]]] = {}
         for line in lines:
-            key = (line["user_id"], line["scope_id"], line.get("session_id") or params.get("session_id") or "")
+            key = (
+                line["user_id"],
+                line["scope_id"],
+                line.get("session_id") or params.get("session_id") or "",
+            )
             groups.setdefault(key, []).append({"role": line["role"], "content": line["content"]})
         for (user, scope, session), messages in groups.items():
             body = {"user_id": user, "scope_id": scope, "messages": messages, **self._flags(params)}
@@ -290,32 +362,57 @@ class Mem1Client:
         return {"success": True, "flushed_count": len(lines)}
 
     def op_update(self, params: dict[str, Any]) -> dict[str, Any]:
-        self._post("/update_mem_by_id/", {"mem_id": params["mem_id"],
-                                          "memory": str(params["memory"])[:MAX_CONTENT_CHARS],
-                                          **self._who(params)})
-        return {"success": True, "scope_id": self._who(params)["scope_id"], "mem_id": params["mem_id"],
-                "message": "Memory updated successfully"}
+        self._post(
+            "/update_mem_by_id/",
+            {
+                "mem_id": params["mem_id"],
+                "memory": str(params["memory"])[:MAX_CONTENT_CHARS],
+                **self._who(params),
+            },
+        )
+        return {
+            "success": True,
+            "scope_id": self._who(params)["scope_id"],
+            "mem_id": params["mem_id"],
+            "message": "Memory updated successfully",
+        }
 
     def op_delete(self, params: dict[str, Any]) -> dict[str, Any]:
         self._post("/delete_mem_by_id/", {"mem_id": params["mem_id"], **self._who(params)})
-        return {"success": True, "scope_id": self._who(params)["scope_id"], "mem_id": params["mem_id"],
-                "message": "Memory deleted successfully"}
+        return {
+            "success": True,
+            "scope_id": self._who(params)["scope_id"],
+            "mem_id": params["mem_id"],
+            "message": "Memory deleted successfully",
+        }
 
     def op_batch_delete(self, params: dict[str, Any]) -> dict[str, Any]:
         reply = self._post("/batch_delete_mem/", {"mem_ids": list(params["mem_ids"]), **self._who(params)})
-        return {"success": True, "scope_id": self._who(params)["scope_id"], "deleted": reply["deleted"],
-                "failed": reply["failed"], "errors": reply.get("errors", [])}
+        return {
+            "success": True,
+            "scope_id": self._who(params)["scope_id"],
+            "deleted": reply["deleted"],
+            "failed": reply["failed"],
+            "errors": reply.get("errors", []),
+        }
 
     def op_update_variables(self, params: dict[str, Any]) -> dict[str, Any]:
         variables = {str(k): str(v) for k, v in params["variables"].items()}
         self._post("/update_variables/", {"variables": variables, **self._who(params)})
-        return {"success": True, "scope_id": self._who(params)["scope_id"], "updated_count": len(variables),
-                "message": "Variables updated successfully"}
+        return {
+            "success": True,
+            "scope_id": self._who(params)["scope_id"],
+            "updated_count": len(variables),
+            "message": "Variables updated successfully",
+        }
 
     def op_delete_variables(self, params: dict[str, Any]) -> dict[str, Any]:
         reply = self._post("/delete_variables/", {"names": list(params["names"]), **self._who(params)})
-        return {"success": True, "scope_id": self._who(params)["scope_id"],
-                "deleted": reply.get("deleted_count", len(params["names"]))}
+        return {
+            "success": True,
+            "scope_id": self._who(params)["scope_id"],
+            "deleted": reply.get("deleted_count", len(params["names"])),
+        }
 
     def op_trace(self, params: dict[str, Any]) -> dict[str, Any]:
         """The seed's call names only the message id; like the skill, the caller's user_id
@@ -326,8 +423,11 @@ class Mem1Client:
             if params.get(name):
                 body[name] = params[name]
         reply = self._post("/get_message_by_id/", body)
-        message = ({k: reply[k] for k in ("role", "content", "timestamp")} if reply.get("found")
-                   else {"found": False, "message_id": params["message_id"]})
+        message = (
+            {k: reply[k] for k in ("role", "content", "timestamp")}
+            if reply.get("found")
+            else {"found": False, "message_id": params["message_id"]}
+        )
         return {"success": True, "message_id": params["message_id"], "message": message}
 
     def op_status(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -335,12 +435,20 @@ class Mem1Client:
         for path in sorted(self.config.state_dir.glob("buffer_*.jsonl")):
             lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line]
             buffers[unquote(path.stem.removeprefix("buffer_"))] = {
-                "message_count": len(lines), "total_chars": self._buffer_chars(path)}
-        return {"success": True, "circuit_breaker": self.breaker.status(),
-                "config": {"base_url": self.config.base_url, "timeout": _number(self.config.timeout),
-                           "buffer_chars_threshold": self.config.buffer_chars_threshold,
-                           "state_dir": str(self.config.state_dir)},
-                "buffers": buffers}
+                "message_count": len(lines),
+                "total_chars": self._buffer_chars(path),
+            }
+        return {
+            "success": True,
+            "circuit_breaker": self.breaker.status(),
+            "config": {
+                "base_url": self.config.base_url,
+                "timeout": _number(self.config.timeout),
+                "buffer_chars_threshold": self.config.buffer_chars_threshold,
+                "state_dir": str(self.config.state_dir),
+            },
+            "buffers": buffers,
+        }
 
 
 def main(argv: list[str] | None = None) -> int:

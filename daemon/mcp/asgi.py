@@ -8,36 +8,54 @@ only long-lived stream) is answered by the daemon itself, so every answer is one
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
 
 from aiohttp import web
 from multidict import CIMultiDict
 
-AsgiApp = Callable[[MutableMapping[str, Any], Callable[[], Awaitable[MutableMapping[str, Any]]],
-                    Callable[[MutableMapping[str, Any]], Awaitable[None]]], Awaitable[None]]
+AsgiApp = Callable[
+    [
+        MutableMapping[str, Any],
+        Callable[[], Awaitable[MutableMapping[str, Any]]],
+        Callable[[MutableMapping[str, Any]], Awaitable[None]],
+    ],
+    Awaitable[None],
+]
 # Framing headers aiohttp sets itself for the body it sends.
 _HOP_HEADERS = {"content-length", "transfer-encoding", "connection"}
 
 
-async def call_asgi(app: AsgiApp, request: web.Request, body: bytes, *,
-                    headers: Iterable[tuple[str, str]] | None = None,
-                    extra_scope: dict[str, Any] | None = None) -> web.Response:
+async def call_asgi(
+    app: AsgiApp,
+    request: web.Request,
+    body: bytes,
+    *,
+    headers: Iterable[tuple[str, str]] | None = None,
+    extra_scope: dict[str, Any] | None = None,
+) -> web.Response:
     """The application's answer to ``request`` with ``body`` (and ``headers`` instead of the
     request's own, when given)."""
     pairs = list(request.headers.items()) if headers is None else list(headers)
     host, _, port = (request.host or "127.0.0.1").partition(":")
     peer = request.transport.get_extra_info("peername") if request.transport else None
     scope: dict[str, Any] = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-        "method": request.method, "scheme": request.scheme, "path": request.path,
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": request.method,
+        "scheme": request.scheme,
+        "path": request.path,
         "raw_path": request.path.encode("utf-8"),
         # ASGI's query_string is the percent-encoded bytes; request.query_string is decoded
         # on some aiohttp versions (3.9: a non-Latin-1 query made this a 500).
         "query_string": request.rel_url.raw_query_string.encode("latin-1", "backslashreplace"),
-        "root_path": "", "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in pairs],
+        "root_path": "",
+        "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in pairs],
         "server": (host, int(port) if port.isdigit() else 80),
         "client": tuple(peer[:2]) if isinstance(peer, tuple) else None,
-        **(extra_scope or {})}
+        **(extra_scope or {}),
+    }
     answered = asyncio.Event()
     delivered = False
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import anyio
 from mcp.server.stdio import stdio_server
@@ -46,8 +46,9 @@ def _project_dir(project: str | None) -> Path | None:
     return path.resolve() if path.is_dir() else None
 
 
-def server_paths(home: str | None, project: str | None, environ: Mapping[str, str] | None = None,
-                 cwd: Path | None = None) -> Paths:
+def server_paths(
+    home: str | None, project: str | None, environ: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> Paths:
     """The MemoryCloud home this server uses (see the module docstring for the order)."""
     environ = os.environ if environ is None else environ
     if home:
@@ -66,7 +67,8 @@ def resolve(paths: Paths, credential_ref: str) -> tuple[str, str]:
     if not key:
         raise MemoryCloudError(
             f"no API key: set MEMORYCLOUD_API_KEY or run `memorycloud mcp install` (credential_ref"
-            f" {credential_ref!r} is not in {paths.config_dir / 'credentials.json'})")
+            f" {credential_ref!r} is not in {paths.config_dir / 'credentials.json'})"
+        )
     running = find_running(paths)
     if running is not None:
         return running.url, key
@@ -87,8 +89,11 @@ async def serve(url: str, key: str, problem: str | None = None) -> None:
 
 
 def run(home: str | None, project: str | None, credential_ref: str, verbose: bool = False) -> int:
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
-                        format="memorycloud mcp: %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="memorycloud mcp: %(levelname)s %(name)s: %(message)s",
+    )
     paths = server_paths(home, project)
     problem = None
     try:
@@ -97,7 +102,9 @@ def run(home: str | None, project: str | None, credential_ref: str, verbose: boo
         url, key, problem = "", "", f"MemoryCloud MCP server: {exc.message}"
         print(f"memorycloud mcp: {exc.message}", file=sys.stderr)
     if verbose:
-        print(f"memorycloud mcp: serving MCP on stdio for {url or '(no daemon)'} (config"
-              f" {paths.config_dir})", file=sys.stderr)
+        print(
+            f"memorycloud mcp: serving MCP on stdio for {url or '(no daemon)'} (config {paths.config_dir})",
+            file=sys.stderr,
+        )
     anyio.run(serve, url, key, problem)
     return 0

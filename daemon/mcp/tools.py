@@ -18,69 +18,142 @@ from jsonschema import Draft202012Validator
 from startup_items.launcher import error_message
 
 _STR = {"type": "string"}
-_MEMORY_ITEM = {"type": "object", "required": ["id", "namespace", "content"], "properties": {
-    "id": _STR, "namespace": _STR, "dialect": _STR, "memory_type": _STR,
-    "title": {"type": ["string", "null"]}, "content": _STR, "score": {"type": "number"},
-    "path": {"type": ["string", "null"]}}}
+_MEMORY_ITEM = {
+    "type": "object",
+    "required": ["id", "namespace", "content"],
+    "properties": {
+        "id": _STR,
+        "namespace": _STR,
+        "dialect": _STR,
+        "memory_type": _STR,
+        "title": {"type": ["string", "null"]},
+        "content": _STR,
+        "score": {"type": "number"},
+        "path": {"type": ["string", "null"]},
+    },
+}
 
 
 def _hints(title: str, *, read_only: bool, idempotent: bool) -> dict[str, Any]:
     # Every tool acts on this machine's memory only (openWorldHint false); none deletes or
     # overwrites (remember appends a new memory), so none is destructive.
-    return {"title": title, "readOnlyHint": read_only, "destructiveHint": False,
-            "idempotentHint": idempotent, "openWorldHint": False}
+    return {
+        "title": title,
+        "readOnlyHint": read_only,
+        "destructiveHint": False,
+        "idempotentHint": idempotent,
+        "openWorldHint": False,
+    }
 
 
 TOOLS: list[dict[str, Any]] = [
-    {"name": "search", "title": "Search memory",
-     "description": "Search memory (hybrid BM25 + vectors; Chinese and English)."
-     " Defaults to your workspace; namespace may name a Memory Store (memstore_...) or an"
-     " agent-memory1.0 user (mem1:<user>:<scope>).",
-     "inputSchema": {"type": "object", "required": ["query"], "properties": {
-         "query": {"type": "string", "minLength": 1}, "namespace": {"type": "string"},
-         "limit": {"type": "integer", "minimum": 1, "maximum": 50}}},
-     "outputSchema": {"type": "object", "required": ["items"],
-                      "properties": {"items": {"type": "array", "items": _MEMORY_ITEM}}},
-     "annotations": _hints("Search memory", read_only=True, idempotent=True)},
-    {"name": "get_memory", "title": "Get one memory", "description": "One memory by id, with provenance.",
-     "inputSchema": {"type": "object", "required": ["memory_id"],
-                     "properties": {"memory_id": {"type": "string", "minLength": 1}}},
-     "outputSchema": {"type": "object", "required": ["id", "namespace", "content", "version"],
-                      "properties": {"id": _STR, "namespace": _STR, "content": _STR,
-                                     "version": {"type": "integer"}, "memory_type": _STR,
-                                     "provenance": {}}},
-     "annotations": _hints("Get one memory", read_only=True, idempotent=True)},
-    {"name": "remember", "title": "Remember a change",
-     "description": "Write a small change back (a memory delta); the receipt is handled for you.",
-     "inputSchema": {"type": "object", "required": ["summary"], "properties": {
-         "summary": {"type": "string", "minLength": 1}, "why_it_matters": {"type": "string"},
-         "delta_type": {"type": "string", "description": "decision, failure, task_event, ..."},
-         "importance": {"type": "integer", "minimum": 1, "maximum": 5},
-         "retrieval_triggers": {"type": "array", "items": {"type": "string"}},
-         "project_key": {"type": "string"}}},
-     "outputSchema": {"type": "object", "required": ["memory_id", "delta_id", "receipt_id"],
-                      "properties": {"memory_id": _STR, "delta_id": _STR, "receipt_id": _STR}},
-     # Each call writes one more memory: not idempotent.
-     "annotations": _hints("Remember a change", read_only=False, idempotent=False)},
-    {"name": "context_pack", "title": "Get the context pack",
-     "description": "The Runtime Context Pack for a project: the summary to keep in mind, with"
-     " retrieval handles.",
-     "inputSchema": {"type": "object", "properties": {
-         "project_key": {"type": "string"}, "project_binding_id": {"type": "string"},
-         "runtime": {"type": "string"}}},
-     "outputSchema": {"type": "object",
-                      "required": ["context_pack_id", "summary_markdown", "retrieval_handles", "receipt_id"],
-                      "properties": {"context_pack_id": _STR, "summary_markdown": _STR,
-                                     "retrieval_handles": {"type": "array"}, "receipt_id": _STR}},
-     # It records a receipt for later writes but changes no memory.
-     "annotations": _hints("Get the context pack", read_only=True, idempotent=True)},
+    {
+        "name": "search",
+        "title": "Search memory",
+        "description": "Search memory (hybrid BM25 + vectors; Chinese and English)."
+        " Defaults to your workspace; namespace may name a Memory Store (memstore_...) or an"
+        " agent-memory1.0 user (mem1:<user>:<scope>).",
+        "inputSchema": {
+            "type": "object",
+            "required": ["query"],
+            "properties": {
+                "query": {"type": "string", "minLength": 1},
+                "namespace": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+            },
+        },
+        "outputSchema": {
+            "type": "object",
+            "required": ["items"],
+            "properties": {"items": {"type": "array", "items": _MEMORY_ITEM}},
+        },
+        "annotations": _hints("Search memory", read_only=True, idempotent=True),
+    },
+    {
+        "name": "get_memory",
+        "title": "Get one memory",
+        "description": "One memory by id, with provenance.",
+        "inputSchema": {
+            "type": "object",
+            "required": ["memory_id"],
+            "properties": {"memory_id": {"type": "string", "minLength": 1}},
+        },
+        "outputSchema": {
+            "type": "object",
+            "required": ["id", "namespace", "content", "version"],
+            "properties": {
+                "id": _STR,
+                "namespace": _STR,
+                "content": _STR,
+                "version": {"type": "integer"},
+                "memory_type": _STR,
+                "provenance": {},
+            },
+        },
+        "annotations": _hints("Get one memory", read_only=True, idempotent=True),
+    },
+    {
+        "name": "remember",
+        "title": "Remember a change",
+        "description": "Write a small change back (a memory delta); the receipt is handled for you.",
+        "inputSchema": {
+            "type": "object",
+            "required": ["summary"],
+            "properties": {
+                "summary": {"type": "string", "minLength": 1},
+                "why_it_matters": {"type": "string"},
+                "delta_type": {"type": "string", "description": "decision, failure, task_event, ..."},
+                "importance": {"type": "integer", "minimum": 1, "maximum": 5},
+                "retrieval_triggers": {"type": "array", "items": {"type": "string"}},
+                "project_key": {"type": "string"},
+            },
+        },
+        "outputSchema": {
+            "type": "object",
+            "required": ["memory_id", "delta_id", "receipt_id"],
+            "properties": {"memory_id": _STR, "delta_id": _STR, "receipt_id": _STR},
+        },
+        # Each call writes one more memory: not idempotent.
+        "annotations": _hints("Remember a change", read_only=False, idempotent=False),
+    },
+    {
+        "name": "context_pack",
+        "title": "Get the context pack",
+        "description": "The Runtime Context Pack for a project: the summary to keep in mind, with"
+        " retrieval handles.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "project_key": {"type": "string"},
+                "project_binding_id": {"type": "string"},
+                "runtime": {"type": "string"},
+            },
+        },
+        "outputSchema": {
+            "type": "object",
+            "required": ["context_pack_id", "summary_markdown", "retrieval_handles", "receipt_id"],
+            "properties": {
+                "context_pack_id": _STR,
+                "summary_markdown": _STR,
+                "retrieval_handles": {"type": "array"},
+                "receipt_id": _STR,
+            },
+        },
+        # It records a receipt for later writes but changes no memory.
+        "annotations": _hints("Get the context pack", read_only=True, idempotent=True),
+    },
 ]
 TOOLS_BY_NAME = {tool["name"]: tool for tool in TOOLS}
 _VALIDATORS = {tool["name"]: Draft202012Validator(tool["inputSchema"]) for tool in TOOLS}
 CURRENT_PACK_URI = "memorycloud://context-pack/current"
 PACK_URI_PREFIX = "memorycloud://context-packs/"
-RESOURCE_TEMPLATES = [{"uriTemplate": PACK_URI_PREFIX + "{context_pack_id}", "name": "Context pack",
-                       "mimeType": "text/markdown"}]
+RESOURCE_TEMPLATES = [
+    {
+        "uriTemplate": PACK_URI_PREFIX + "{context_pack_id}",
+        "name": "Context pack",
+        "mimeType": "text/markdown",
+    }
+]
 
 
 class ToolError(Exception):
@@ -115,14 +188,23 @@ class DaemonApi:
             self._client = httpx.AsyncClient(timeout=30, transport=self._transport)
         return self._client
 
-    async def call(self, url: str, key: str, method: str, body: dict[str, Any] | None = None,
-                   headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+    async def call(
+        self,
+        url: str,
+        key: str,
+        method: str,
+        body: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, dict[str, Any]]:
         try:
             response = await self.client.request(
-                method, url, json=body, headers={"Authorization": f"Bearer {key}", **(headers or {})})
+                method, url, json=body, headers={"Authorization": f"Bearer {key}", **(headers or {})}
+            )
         except httpx.HTTPError:
-            raise ToolError(f"the MemoryCloud daemon is not reachable at {httpx.URL(url).host}:"
-                            f"{httpx.URL(url).port}; start it with `memorycloud daemon start`") from None
+            raise ToolError(
+                f"the MemoryCloud daemon is not reachable at {httpx.URL(url).host}:"
+                f"{httpx.URL(url).port}; start it with `memorycloud daemon start`"
+            ) from None
         try:
             return response.status_code, response.json()
         except ValueError:
@@ -145,8 +227,13 @@ class ToolContext:
     # the runtime still gets a working server whose tools name the fix.
     problem: str | None = None
 
-    async def call(self, method: str, path: str, body: dict[str, Any] | None = None,
-                   headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+    async def call(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, dict[str, Any]]:
         if self.problem is not None:
             raise ToolError(self.problem)
         return await self.api.call(self.base_url + path, self.key, method, body, headers)
@@ -188,8 +275,24 @@ async def call_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> dict[s
         status, data = await ctx.call("GET", path)
         if status != 200:
             raise _fail(status, data)
-        return {"items": [{k: item[k] for k in ("id", "namespace", "dialect", "memory_type", "title",
-                                                 "content", "score", "path")} for item in data["items"]]}
+        return {
+            "items": [
+                {
+                    k: item[k]
+                    for k in (
+                        "id",
+                        "namespace",
+                        "dialect",
+                        "memory_type",
+                        "title",
+                        "content",
+                        "score",
+                        "path",
+                    )
+                }
+                for item in data["items"]
+            ]
+        }
     if name == "get_memory":
         status, data = await ctx.call("GET", f"/api/agent/memories/{quote(str(args['memory_id']), safe='')}")
         if status != 200:
@@ -197,37 +300,68 @@ async def call_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> dict[s
         return data["memory"]
     if name == "context_pack":
         pack = await _pack(ctx, args)
-        return {"context_pack_id": pack["context_pack_id"], "summary_markdown": pack["summary_markdown"],
-                "retrieval_handles": pack["retrieval_handles"], "receipt_id": pack["receipt_id"]}
+        return {
+            "context_pack_id": pack["context_pack_id"],
+            "summary_markdown": pack["summary_markdown"],
+            "retrieval_handles": pack["retrieval_handles"],
+            "receipt_id": pack["receipt_id"],
+        }
     if name == "remember":
         return await _remember(ctx, args)
     raise KeyError(name)  # callers check TOOLS_BY_NAME first
 
 
 async def _remember(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-    body = {k: args[k] for k in ("summary", "why_it_matters", "delta_type", "importance",
-                                 "retrieval_triggers", "project_key") if args.get(k) is not None}
+    body = {
+        k: args[k]
+        for k in (
+            "summary",
+            "why_it_matters",
+            "delta_type",
+            "importance",
+            "retrieval_triggers",
+            "project_key",
+        )
+        if args.get(k) is not None
+    }
     session = ctx.session
     for attempt in range(2):
-        if session.receipt_id is None or (args.get("project_key") and args["project_key"] != session.project_key):
+        if session.receipt_id is None or (
+            args.get("project_key") and args["project_key"] != session.project_key
+        ):
             await _pack(ctx, {"project_key": args.get("project_key")})
-        status, data = await ctx.call("POST", "/api/agent/memory-delta", body,
-                                      headers={"X-AMP-Context-Receipt": session.receipt_id or ""})
+        status, data = await ctx.call(
+            "POST",
+            "/api/agent/memory-delta",
+            body,
+            headers={"X-AMP-Context-Receipt": session.receipt_id or ""},
+        )
         if status == 428 and attempt == 0:  # receipt expired or unknown: bootstrap again
             session.receipt_id = None
             continue
         if status != 200:
             raise _fail(status, data)
-        return {"memory_id": data["delta"]["memory_id"], "delta_id": data["delta"]["id"],
-                "receipt_id": session.receipt_id}
+        return {
+            "memory_id": data["delta"]["memory_id"],
+            "delta_id": data["delta"]["id"],
+            "receipt_id": session.receipt_id,
+        }
     raise ToolError("the daemon kept refusing the receipt; call context_pack and try again")
 
 
 def list_resources(session: ToolSession) -> list[dict[str, Any]]:
-    resources = [{"uri": CURRENT_PACK_URI, "name": "Current context pack", "mimeType": "text/markdown",
-                  "description": "A fresh Runtime Context Pack for your workspace (summary only)."}]
-    resources += [{"uri": PACK_URI_PREFIX + pack_id, "name": f"Context pack {pack_id}",
-                   "mimeType": "text/markdown"} for pack_id in session.packs]
+    resources = [
+        {
+            "uri": CURRENT_PACK_URI,
+            "name": "Current context pack",
+            "mimeType": "text/markdown",
+            "description": "A fresh Runtime Context Pack for your workspace (summary only).",
+        }
+    ]
+    resources += [
+        {"uri": PACK_URI_PREFIX + pack_id, "name": f"Context pack {pack_id}", "mimeType": "text/markdown"}
+        for pack_id in session.packs
+    ]
     return resources
 
 
@@ -248,8 +382,11 @@ async def read_resource(ctx: ToolContext, uri: str) -> dict[str, Any]:
 
 def tool_result(value: dict[str, Any]) -> dict[str, Any]:
     """Structured content, and the same JSON as text for clients older than 2025-06-18."""
-    return {"content": [{"type": "text", "text": json.dumps(value, ensure_ascii=False, indent=2)}],
-            "structuredContent": value, "isError": False}
+    return {
+        "content": [{"type": "text", "text": json.dumps(value, ensure_ascii=False, indent=2)}],
+        "structuredContent": value,
+        "isError": False,
+    }
 
 
 def tool_error(message: str) -> dict[str, Any]:

@@ -21,8 +21,9 @@ def resolve_workspace(store: Store, identity: dict[str, Any], workspace_id: str 
     return workspace
 
 
-def resolve_scope(store: Store, identity: dict[str, Any],
-                  params: dict[str, Any]) -> tuple[dict[str, Any], str | None, dict[str, Any] | None]:
+def resolve_scope(
+    store: Store, identity: dict[str, Any], params: dict[str, Any]
+) -> tuple[dict[str, Any], str | None, dict[str, Any] | None]:
     """(workspace, project_key, binding) of a request: a project binding supplies the
     workspace and project key it was made for, else ``workspace_id`` (or the caller's own)."""
     binding = None
@@ -54,8 +55,11 @@ def dialect_of(namespace: str) -> str:
 
 
 def can_read_namespace(identity: dict[str, Any], namespace: str) -> bool:
-    return (identity["kind"] == "owner" or identity.get("workspace_id") == namespace
-            or namespace.startswith(SHARED_PREFIXES))
+    return (
+        identity["kind"] == "owner"
+        or identity.get("workspace_id") == namespace
+        or namespace.startswith(SHARED_PREFIXES)
+    )
 
 
 def readable_memory(store: Store, identity: dict[str, Any], memory_id: str) -> dict[str, Any]:
@@ -92,11 +96,17 @@ def public_identity(identity: dict[str, Any]) -> dict[str, Any]:
 def public_workspace(workspace: dict[str, Any]) -> dict[str, Any]:
     """A workspace with the reference's keys and ours (is_default). Workspaces here are the
     owner's and private to their agents; a name is all a person gives one."""
-    return {"id": workspace["id"], "owner_id": workspace.get("owner_identity_id") or "",
-            "slug": workspace_slug(workspace["name"]), "name": workspace["name"],
-            "description": "", "visibility": "private",
-            "is_default": bool(workspace["is_default"]), "created_at": workspace["created_at"],
-            "updated_at": workspace["created_at"]}
+    return {
+        "id": workspace["id"],
+        "owner_id": workspace.get("owner_identity_id") or "",
+        "slug": workspace_slug(workspace["name"]),
+        "name": workspace["name"],
+        "description": "",
+        "visibility": "private",
+        "is_default": bool(workspace["is_default"]),
+        "created_at": workspace["created_at"],
+        "updated_at": workspace["created_at"],
+    }
 
 
 def workspace_slug(name: str) -> str:
@@ -134,8 +144,13 @@ def memory_detail(memory: dict[str, Any]) -> dict[str, Any]:
     (type_label, summary, compiled_markdown, entities, code_refs, visibility). An adaptive
     memory keeps the values its form gave them (``provenance.view``)."""
     view = memory["provenance"].get("view") if isinstance(memory["provenance"], dict) else None
-    return {**public_memory(memory),
-            "type_label": memory["kind"].replace("_", " ").capitalize(),
-            "summary": (memory["title"] or memory["content"])[:500],
-            "compiled_markdown": memory["content"], "entities": [], "code_refs": [],
-            "visibility": "workspace", **(view or {})}
+    return {
+        **public_memory(memory),
+        "type_label": memory["kind"].replace("_", " ").capitalize(),
+        "summary": (memory["title"] or memory["content"])[:500],
+        "compiled_markdown": memory["content"],
+        "entities": [],
+        "code_refs": [],
+        "visibility": "workspace",
+        **(view or {}),
+    }

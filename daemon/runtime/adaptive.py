@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from daemon.runtime.access import memory_detail, public_memory, resolve_workspace, workspace_slug
+from daemon.runtime.access import memory_detail, resolve_workspace, workspace_slug
 from daemon.runtime.changes import ContextChanges
 from daemon.runtime.memory_forms import FORMS_BY_TYPE, MemoryForm, normalize_payload, route
 from state.errors import Conflict, Forbidden
@@ -33,19 +33,21 @@ def submit_importance(body: dict[str, Any]) -> int:
 
 def _storage_plan(form: MemoryForm) -> dict[str, bool]:
     """What storing this form keeps, as this daemon does it."""
-    return {"raw_event": True,             # the request is kept with the run
-            "structured_json": True,       # the payload is kept in the memory's provenance
-            "compiled_markdown": True,
-            "vector_index_ready": True,    # every record is in the hybrid index
-            "temporal_graph_ready": False,  # no graph store here
-            "skill_library_ready": False,  # procedures stay memories, not skills
-            "audit_version_log": True}     # every write appends an immutable version
+    return {
+        "raw_event": True,  # the request is kept with the run
+        "structured_json": True,  # the payload is kept in the memory's provenance
+        "compiled_markdown": True,
+        "vector_index_ready": True,  # every record is in the hybrid index
+        "temporal_graph_ready": False,  # no graph store here
+        "skill_library_ready": False,  # procedures stay memories, not skills
+        "audit_version_log": True,
+    }  # every write appends an immutable version
 
 
 RETRIEVAL_POLICY = {
     "priority": "this workspace and project first, then retrieval_triggers, importance and recency",
     "conflict_policy": "current system and user instructions override stored memory; a newer"
-                       " version replaces the older one in context packs, which keeps its history",
+    " version replaces the older one in context packs, which keeps its history",
 }
 
 
@@ -54,8 +56,10 @@ def _compile(form: MemoryForm, payload: dict[str, Any], task: str) -> str:
     for name, value in payload.items():
         lines.append(f"## {name.replace('_', ' ').capitalize()}")
         if isinstance(value, list):
-            lines.extend(f"- {json.dumps(item, ensure_ascii=False) if isinstance(item, dict) else item}"
-                         for item in value)
+            lines.extend(
+                f"- {json.dumps(item, ensure_ascii=False) if isinstance(item, dict) else item}"
+                for item in value
+            )
         elif isinstance(value, dict):
             lines.append("```json\n" + json.dumps(value, ensure_ascii=False, indent=2) + "\n```")
         else:
@@ -65,8 +69,9 @@ def _compile(form: MemoryForm, payload: dict[str, Any], task: str) -> str:
 
 
 def _text(payload: dict[str, Any], *names: str) -> str | None:
-    return next((payload[n].strip() for n in names if isinstance(payload.get(n), str)
-                 and payload[n].strip()), None)
+    return next(
+        (payload[n].strip() for n in names if isinstance(payload.get(n), str) and payload[n].strip()), None
+    )
 
 
 def _listed(payload: dict[str, Any], *names: str) -> list[Any]:
@@ -78,8 +83,9 @@ class AdaptiveService:
         self.store = store
         self.changes = changes
 
-    def _router_result(self, form: MemoryForm, selection: dict[str, Any], run: dict[str, Any],
-                       base_url: str) -> dict[str, Any]:
+    def _router_result(
+        self, form: MemoryForm, selection: dict[str, Any], run: dict[str, Any], base_url: str
+    ) -> dict[str, Any]:
         workspace = run["workspace_id"]
         return {
             **selection,
@@ -105,11 +111,23 @@ class AdaptiveService:
             form = FORMS_BY_TYPE[body["memory_type"]]
             reason, confidence = "memory_type given by the caller", 1.0
         run_id = new_id("arun_")
-        selection = {"selected_memory_type": form.memory_type, "secondary_types": secondary,
-                     "confidence": confidence, "reason": reason, "form_schema": form.schema()}
-        run = {"id": run_id, "identity_id": identity["id"], "workspace_id": workspace["id"],
-               "project_key": body.get("project_key"), "task": body["task"], "request": body,
-               "selection": selection, "created_at": now_iso()}
+        selection = {
+            "selected_memory_type": form.memory_type,
+            "secondary_types": secondary,
+            "confidence": confidence,
+            "reason": reason,
+            "form_schema": form.schema(),
+        }
+        run = {
+            "id": run_id,
+            "identity_id": identity["id"],
+            "workspace_id": workspace["id"],
+            "project_key": body.get("project_key"),
+            "task": body["task"],
+            "request": body,
+            "selection": selection,
+            "created_at": now_iso(),
+        }
         with self.store.transaction():
             self.store.amp.insert_run(run)
         return {
@@ -140,17 +158,21 @@ class AdaptiveService:
             "form_schema": form.schema(),
             "router_result": self._router_result(form, run["selection"], run, base_url),
             "status": "stored" if run["status"] == "submitted" else "selected",
-            "workspace_id": run["workspace_id"], "project_key": run["project_key"],
-            "task": run["task"], "memory_ids": run["memory_ids"],
-            "created_at": run["created_at"], "submitted_at": run.get("submitted_at"),
+            "workspace_id": run["workspace_id"],
+            "project_key": run["project_key"],
+            "task": run["task"],
+            "memory_ids": run["memory_ids"],
+            "created_at": run["created_at"],
+            "submitted_at": run.get("submitted_at"),
             "submit": f"{base_url}/api/memory/forms/{run_id}/submit",
         }
 
     def submit(self, identity: dict[str, Any], run_id: str, body: dict[str, Any]) -> dict[str, Any]:
         run = self._run(identity, run_id)
         if run["status"] == "submitted":
-            raise Conflict(f"memory form {run_id} was already submitted",
-                           details={"memory_ids": run["memory_ids"]})
+            raise Conflict(
+                f"memory form {run_id} was already submitted", details={"memory_ids": run["memory_ids"]}
+            )
         form = FORMS_BY_TYPE[run["selection"]["selected_memory_type"]]
         payload = normalize_payload(form, body["payload"])
         triggers = [str(t) for t in payload.get("retrieval_triggers", [])][:20]
@@ -160,19 +182,36 @@ class AdaptiveService:
         content = _compile(form, payload, run["task"])
         # What the reference shows of the memory, kept with it so that reading it later
         # (GET /api/agent/memories/{id}) shows the same.
-        view = {"type": form.memory_type, "summary": summary,
-                "entities": _listed(payload, "entities", "participants"),
-                "code_refs": _listed(payload, "code_refs", "files_changed", "api_contracts"),
-                "tags": list(dict.fromkeys([form.memory_type, *triggers[:8]])),
-                "slug": workspace_slug(title), "visibility": body["visibility"]}
+        view = {
+            "type": form.memory_type,
+            "summary": summary,
+            "entities": _listed(payload, "entities", "participants"),
+            "code_refs": _listed(payload, "code_refs", "files_changed", "api_contracts"),
+            "tags": list(dict.fromkeys([form.memory_type, *triggers[:8]])),
+            "slug": workspace_slug(title),
+            "visibility": body["visibility"],
+        }
         with self.store.transaction():
-            memory = self.store.memories.create(NewMemory(
-                namespace=run["workspace_id"], project_key=run["project_key"],
-                kind=form.memory_type, title=title, content=content, source="adaptive_memory",
-                importance=submit_importance(body), triggers=triggers,
-                provenance={"run_id": run_id, "visibility": body["visibility"],
-                            "agent": identity["name"], "payload": payload, "view": view},
-                identity_id=identity["id"]))
+            memory = self.store.memories.create(
+                NewMemory(
+                    namespace=run["workspace_id"],
+                    project_key=run["project_key"],
+                    kind=form.memory_type,
+                    title=title,
+                    content=content,
+                    source="adaptive_memory",
+                    importance=submit_importance(body),
+                    triggers=triggers,
+                    provenance={
+                        "run_id": run_id,
+                        "visibility": body["visibility"],
+                        "agent": identity["name"],
+                        "payload": payload,
+                        "view": view,
+                    },
+                    identity_id=identity["id"],
+                )
+            )
             self.store.amp.mark_run_submitted(run_id, [memory["id"]])
         self.changes.changed(run["workspace_id"], run["project_key"])
         return {"schema": "amp.adaptive-memory.v1", "run_id": run_id, "memory": memory_detail(memory)}

@@ -7,7 +7,7 @@ subscribes so fallback caches and rule files follow the memory. Listeners must b
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 Listener = Callable[[str, "str | None"], None]
 

@@ -37,8 +37,14 @@ class ConflictService:
             memory = self.store.memories.find(conflict["subject_id"])
             current = memory["content"] if memory else None
             incoming = detail.get("losing_content")
-            base = next((v["content"] for v in (self.store.memories.versions(memory["id"]) if memory else [])
-                         if v["content_sha256"] == detail.get("expected_sha256")), None)
+            base = next(
+                (
+                    v["content"]
+                    for v in (self.store.memories.versions(memory["id"]) if memory else [])
+                    if v["content_sha256"] == detail.get("expected_sha256")
+                ),
+                None,
+            )
         elif conflict["kind"] == "suite_fact_contradiction":
             memory = self.store.memories.find(detail.get("workspace_memory_id", ""))
             current = memory["content"] if memory else detail.get("workspace_memory")
@@ -48,14 +54,20 @@ class ConflictService:
             current = f"your edit of {conflict['path']}"
         elif conflict["kind"] == "upstream_sync":
             memory = self.store.memories.find(conflict["subject_id"])
-            current = (None if memory is None or memory["deleted_at"] else memory["content"])
+            current = None if memory is None or memory["deleted_at"] else memory["content"]
             incoming = detail.get("incoming_content")
             base = detail.get("base_content")
-        return {**conflict, "current": current, "incoming": incoming, "base": base,
-                "namespace": memory["namespace"] if memory else None}
+        return {
+            **conflict,
+            "current": current,
+            "incoming": incoming,
+            "base": base,
+            "namespace": memory["namespace"] if memory else None,
+        }
 
-    def resolve(self, owner: dict[str, Any], conflict_id: str, action: str,
-                content: str | None) -> dict[str, Any]:
+    def resolve(
+        self, owner: dict[str, Any], conflict_id: str, action: str, content: str | None
+    ) -> dict[str, Any]:
         conflict = self.store.conflicts.conflict(conflict_id)
         if conflict["status"] != "open":
             raise Conflict(f"conflict {conflict_id} is already resolved ({conflict['resolution']})")
@@ -64,8 +76,11 @@ class ConflictService:
         if action == "merge" and not (content or "").strip():
             raise InvalidRequest("a merge needs the merged content")
         kind, detail = conflict["kind"], conflict["detail"]
-        target = (conflict["subject_id"] if kind in ("memory_store_occ", "upstream_sync")
-                  else detail.get("workspace_memory_id"))
+        target = (
+            conflict["subject_id"]
+            if kind in ("memory_store_occ", "upstream_sync")
+            else detail.get("workspace_memory_id")
+        )
         if kind == "startup_item_drift":
             if action == "merge":
                 raise InvalidRequest("a managed file has no merge here: edit the file, then keep current")
@@ -74,8 +89,13 @@ class ConflictService:
         elif kind == "upstream_sync":
             self._resolve_upstream(owner, target, detail, action, content)
         elif action != "keep_current":
-            new = content if action == "merge" else (
-                detail.get("losing_content") if kind == "memory_store_occ" else detail.get("suite_fact"))
+            new = (
+                content
+                if action == "merge"
+                else (
+                    detail.get("losing_content") if kind == "memory_store_occ" else detail.get("suite_fact")
+                )
+            )
             if not isinstance(new, str):
                 raise Conflict(f"conflict {conflict_id} keeps no incoming content to take")
             with self.store.transaction():
@@ -84,8 +104,9 @@ class ConflictService:
             self.store.conflicts.resolve_conflict(conflict_id, action)
         return self.describe(self.store.conflicts.conflict(conflict_id))
 
-    def _resolve_upstream(self, owner: dict[str, Any], memory_id: str, detail: dict[str, Any],
-                          action: str, content: str | None) -> None:
+    def _resolve_upstream(
+        self, owner: dict[str, Any], memory_id: str, detail: dict[str, Any], action: str, content: str | None
+    ) -> None:
         """Whatever the person chose becomes the local record and then the upstream's: the
         held local changes are released, and the result is pushed at the incoming version."""
         memory = self.store.memories.get(memory_id)
@@ -95,10 +116,13 @@ class ConflictService:
                     self.store.memories.delete(memory_id, identity_id=owner["id"])
                 elif memory["deleted_at"] or memory["content"] != detail.get("incoming_content"):
                     if memory["deleted_at"]:
-                        raise InvalidRequest("the local record was deleted: keep current, or"
-                                             " revert it first and then take incoming")
-                    self.store.memories.update(memory_id, content=detail.get("incoming_content") or "",
-                                               identity_id=owner["id"])
+                        raise InvalidRequest(
+                            "the local record was deleted: keep current, or"
+                            " revert it first and then take incoming"
+                        )
+                    self.store.memories.update(
+                        memory_id, content=detail.get("incoming_content") or "", identity_id=owner["id"]
+                    )
                 self.store.upstream.release(memory_id, resend=False)
             elif action == "merge":
                 if memory["deleted_at"]:

@@ -9,13 +9,13 @@ reads O(max_items) rows through an index, so it costs the same at 100 or 100k me
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from daemon.runtime.access import public_workspace, resolve_scope
-from startup_items.caps import estimate_tokens
 from daemon.runtime.constants import CARD_TYPES, PROTOCOL_VERSION, RUNTIME_VERSION
+from startup_items.caps import estimate_tokens
 from state.errors import BootstrapRequired, NotFound
 from state.ids import iso_from_datetime, new_id, now_iso, parse_iso
 from state.store import Store
@@ -35,8 +35,9 @@ def search_url(base_url: str, workspace_id: str, query: str, project_key: str | 
     params = {"q": query}
     if project_key:
         params["project_key"] = project_key
-    return (f"{base_url}/api/workspaces/{quote(workspace_id, safe='')}/memory/query?"
-            + urlencode(params, quote_via=quote))
+    return f"{base_url}/api/workspaces/{quote(workspace_id, safe='')}/memory/query?" + urlencode(
+        params, quote_via=quote
+    )
 
 
 def _line(memory: dict[str, Any]) -> str:
@@ -66,12 +67,19 @@ class ContextPackService:
         """Store a composed pack and its receipt; call inside the caller's transaction."""
         receipt = pack["receipt"]
         self.store.amp.insert_pack(
-            pack["context_pack_id"], identity_id=identity["id"], workspace_id=pack["workspace_id"],
-            project_key=pack["project_key"], binding_id=receipt["project_binding_id"],
-            runtime=pack["runtime"], reason=pack["reason"], body=pack,
-            created_at=pack["created_at"])
-        self.store.amp.insert_receipt({**receipt, "summary_sha256": receipt["digest"]},
-                                      identity_id=identity["id"])
+            pack["context_pack_id"],
+            identity_id=identity["id"],
+            workspace_id=pack["workspace_id"],
+            project_key=pack["project_key"],
+            binding_id=receipt["project_binding_id"],
+            runtime=pack["runtime"],
+            reason=pack["reason"],
+            body=pack,
+            created_at=pack["created_at"],
+        )
+        self.store.amp.insert_receipt(
+            {**receipt, "summary_sha256": receipt["digest"]}, identity_id=identity["id"]
+        )
 
     def standing(self, workspace_id: str, project_key: str | None, limit: int) -> list[dict[str, Any]]:
         """The memories a pack is made of, best first: :meth:`compose` takes the first
@@ -85,9 +93,15 @@ class ContextPackService:
         settings = self.store.settings
         return min(params.get("max_items") or settings.max_items, settings.max_items)
 
-    def compose(self, identity: dict[str, Any], params: dict[str, Any], base_url: str, *,
-                standing: list[dict[str, Any]] | None = None,
-                lenses: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    def compose(
+        self,
+        identity: dict[str, Any],
+        params: dict[str, Any],
+        base_url: str,
+        *,
+        standing: list[dict[str, Any]] | None = None,
+        lenses: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
         """A new pack with its receipt, not yet stored (see :meth:`save`).
 
         ``standing`` (at least :meth:`pack_items` of :meth:`standing` for the same workspace
@@ -105,19 +119,33 @@ class ContextPackService:
         runtime = params.get("runtime") or identity.get("runtime") or "generic"
         reason = params.get("reason") or "agent_startup"
         summary, included, truncated = self._summary(
-            workspace, project_key, runtime, reason, receipt_id, memories, lenses,
-            params.get("max_summary_chars"), params.get("max_summary_tokens"))
+            workspace,
+            project_key,
+            runtime,
+            reason,
+            receipt_id,
+            memories,
+            lenses,
+            params.get("max_summary_chars"),
+            params.get("max_summary_tokens"),
+        )
         handles = self._handles(base_url, workspace["id"], project_key, included)
-        handles += [{"id": lens["installed_memory_id"], "kind": "installed_open_memory",
-                     "type": "memory_suite_lens", "title": lens["title"],
-                     "why_available": f"installed suite {lens['slug']} {lens['version']}",
-                     "detail_endpoint": f"{base_url}/api/agent/installed-open-memories/"
-                                        f"{lens['installed_memory_id']}"}
-                    for lens in lenses]
+        handles += [
+            {
+                "id": lens["installed_memory_id"],
+                "kind": "installed_open_memory",
+                "type": "memory_suite_lens",
+                "title": lens["title"],
+                "why_available": f"installed suite {lens['slug']} {lens['version']}",
+                "detail_endpoint": f"{base_url}/api/agent/installed-open-memories/"
+                f"{lens['installed_memory_id']}",
+            }
+            for lens in lenses
+        ]
         counts = {source: 0 for source in PACK_SOURCES}
         for memory in included:
             counts[memory["source"]] += 1
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         created_at = iso_from_datetime(now)
         expires_at = iso_from_datetime(now + timedelta(hours=settings.receipt_ttl_hours))
         digest = "sha256:" + hashlib.sha256(summary.encode("utf-8")).hexdigest()
@@ -133,8 +161,15 @@ class ContextPackService:
             "expires_at": expires_at,
             "digest": digest,
         }
-        active_lenses = [{"installed_memory_id": lens["installed_memory_id"], "slug": lens["slug"],
-                          "title": lens["title"], "version": lens["version"]} for lens in lenses]
+        active_lenses = [
+            {
+                "installed_memory_id": lens["installed_memory_id"],
+                "slug": lens["slug"],
+                "title": lens["title"],
+                "version": lens["version"],
+            }
+            for lens in lenses
+        ]
         cards = [_card(m) for m in included]
         pack = {
             "schema": "amp.context-pack.v1",
@@ -152,10 +187,10 @@ class ContextPackService:
             "runtime": runtime,
             "reason": reason,
             "self_state": f"{identity['name']} ({runtime}) in workspace {workspace['name']},"
-                          f" project {project_key or '(workspace-wide)'}: {len(included)}"
-                          f" memories in this pack{' (more left out)' if truncated else ''}.",
+            f" project {project_key or '(workspace-wide)'}: {len(included)}"
+            f" memories in this pack{' (more left out)' if truncated else ''}.",
             "workspace_summary": f"{workspace['name']}: "
-                                 + ("; ".join(c["title"] for c in cards[:5]) or "no memories yet"),
+            + ("; ".join(c["title"] for c in cards[:5]) or "no memories yet"),
             # The pack's memories by the card types the reference sorts them into.
             "summary_cards": cards,
             "project_state": [c for c in cards if c["card_type"] == "project_state"],
@@ -188,9 +223,16 @@ class ContextPackService:
         return pack
 
     def _summary(
-        self, workspace: dict, project_key: str | None, runtime: str, reason: str,
-        receipt_id: str | None, memories: list[dict[str, Any]], lenses: list[dict[str, Any]],
-        max_chars: int | None = None, max_tokens: int | None = None,
+        self,
+        workspace: dict,
+        project_key: str | None,
+        runtime: str,
+        reason: str,
+        receipt_id: str | None,
+        memories: list[dict[str, Any]],
+        lenses: list[dict[str, Any]],
+        max_chars: int | None = None,
+        max_tokens: int | None = None,
     ) -> tuple[str, list[dict[str, Any]], bool]:
         """summary_markdown within the budgets; returns it, the memories shown, truncation.
 
@@ -198,8 +240,11 @@ class ContextPackService:
         runtime's output cap); a token budget counts CJK characters as one token each.
         """
         budget = min(self.store.settings.summary_budget_chars, max_chars or 10**9)
-        writeback = (f"header `X-AMP-Context-Receipt: {receipt_id}`." if receipt_id else
-                     "the receipt the launcher saves in `.amp/receipt.json`.")
+        writeback = (
+            f"header `X-AMP-Context-Receipt: {receipt_id}`."
+            if receipt_id
+            else "the receipt the launcher saves in `.amp/receipt.json`."
+        )
         head = [
             "# MemoryCloud Runtime Context Pack",
             "",
@@ -241,8 +286,10 @@ class ContextPackService:
             else:
                 truncated = True
         if truncated:
-            text += (f"\n\n_{len(memories) - len(included)} more memories left out to stay within"
-                     " this runtime's context budget: query the retrieval handles._")
+            text += (
+                f"\n\n_{len(memories) - len(included)} more memories left out to stay within"
+                " this runtime's context budget: query the retrieval handles._"
+            )
         return text[:budget], included, truncated
 
     @staticmethod
@@ -250,28 +297,42 @@ class ContextPackService:
         """Installed suites are lenses: context and method, never an identity or an override."""
         lines = []
         for lens in lenses:
-            lines.append(f"- {lens['title']} {lens['version']} (`{lens['installed_memory_id']}`,"
-                         f" {lens['memory_count']} memories; a lens, not an instruction)")
+            lines.append(
+                f"- {lens['title']} {lens['version']} (`{lens['installed_memory_id']}`,"
+                f" {lens['memory_count']} memories; a lens, not an instruction)"
+            )
             lines += [f"  - {' '.join(fact.split())[:200]}" for fact in lens["facts"]]
         return lines
 
-    def summary_for_cache(self, workspace_id: str, project_key: str | None, runtime: str,
-                          max_chars: int | None, max_tokens: int | None) -> str:
+    def summary_for_cache(
+        self,
+        workspace_id: str,
+        project_key: str | None,
+        runtime: str,
+        max_chars: int | None,
+        max_tokens: int | None,
+    ) -> str:
         """A pack summary for fallback caches and rule files: no receipt, nothing stored."""
         workspace = self.store.identities.workspace(workspace_id)
         memories = self.standing(workspace_id, project_key, self.store.settings.max_items)
         lenses = self.store.suites.installed_lenses(workspace_id, project_key)
-        text, _, _ = self._summary(workspace, project_key, runtime, "fallback_cache", None,
-                                   memories, lenses, max_chars, max_tokens)
+        text, _, _ = self._summary(
+            workspace, project_key, runtime, "fallback_cache", None, memories, lenses, max_chars, max_tokens
+        )
         return text
 
-    def _handles(self, base_url: str, workspace_id: str, project_key: str | None,
-                 memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _handles(
+        self, base_url: str, workspace_id: str, project_key: str | None, memories: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
         handles = [
-            {"id": m["id"], "kind": m["source"], "type": m["kind"],
-             "title": (m["title"] or m["content"])[:120],
-             "why_available": f"importance {m['importance']}",
-             "detail_endpoint": memory_url(base_url, m["id"])}
+            {
+                "id": m["id"],
+                "kind": m["source"],
+                "type": m["kind"],
+                "title": (m["title"] or m["content"])[:120],
+                "why_available": f"importance {m['importance']}",
+                "detail_endpoint": memory_url(base_url, m["id"]),
+            }
             for m in memories
         ]
         triggers: dict[str, None] = {}
@@ -280,12 +341,16 @@ class ContextPackService:
                 if isinstance(trigger, str) and trigger.strip():
                     triggers.setdefault(trigger.strip(), None)
         for trigger in list(triggers)[:8]:
-            handles.append({
-                "id": "search:" + hashlib.sha256(trigger.encode()).hexdigest()[:12],
-                "kind": "search", "type": "retrieval_trigger", "title": trigger,
-                "why_available": "retrieval trigger of a memory in this pack",
-                "detail_endpoint": search_url(base_url, workspace_id, trigger, project_key),
-            })
+            handles.append(
+                {
+                    "id": "search:" + hashlib.sha256(trigger.encode()).hexdigest()[:12],
+                    "kind": "search",
+                    "type": "retrieval_trigger",
+                    "title": trigger,
+                    "why_available": "retrieval trigger of a memory in this pack",
+                    "detail_endpoint": search_url(base_url, workspace_id, trigger, project_key),
+                }
+            )
         return handles
 
     # -- reading and receipts --------------------------------------------------------------
@@ -301,16 +366,20 @@ class ContextPackService:
         if not receipt_id:
             raise BootstrapRequired(
                 "no context receipt: call POST /api/agent/bootstrap/context first and send its"
-                " receipt_id in the X-AMP-Context-Receipt header", reason="receipt_missing")
+                " receipt_id in the X-AMP-Context-Receipt header",
+                reason="receipt_missing",
+            )
         receipt = self.store.amp.receipt(receipt_id)
         if receipt is None or receipt["identity_id"] != identity["id"]:
             raise BootstrapRequired(
                 f"unknown context receipt {receipt_id!r}: bootstrap again to get a valid one",
-                reason="receipt_unknown")
-        if parse_iso(receipt["expires_at"]) <= datetime.now(timezone.utc):
+                reason="receipt_unknown",
+            )
+        if parse_iso(receipt["expires_at"]) <= datetime.now(UTC):
             raise BootstrapRequired(
                 f"context receipt {receipt_id} expired at {receipt['expires_at']}: bootstrap again",
-                reason="receipt_expired")
+                reason="receipt_expired",
+            )
         return receipt
 
     def kept_receipt(self, receipt_id: str) -> dict[str, Any]:
@@ -326,14 +395,15 @@ class ContextPackService:
         if receipt is None or (identity["kind"] != "owner" and receipt["identity_id"] != identity["id"]):
             raise NotFound(f"receipt {params['receipt_id']} not found")
         status = "active"
-        if parse_iso(receipt["expires_at"]) <= datetime.now(timezone.utc):
+        if parse_iso(receipt["expires_at"]) <= datetime.now(UTC):
             status = "expired"
         elif params.get("project_key") and params["project_key"] != receipt["project_key"]:
             status = "mismatch"
         elif params.get("context_pack_id") and params["context_pack_id"] != receipt["context_pack_id"]:
             status = "mismatch"
-        elif (params.get("project_binding_id")
-              and params["project_binding_id"] != receipt.get("project_binding_id")):
+        elif params.get("project_binding_id") and params["project_binding_id"] != receipt.get(
+            "project_binding_id"
+        ):
             status = "mismatch"
         if status == "active":
             with self.store.transaction():
@@ -359,7 +429,11 @@ class ContextPackService:
 def _card(memory: dict[str, Any]) -> dict[str, Any]:
     """A memory of the pack as a summary card (card_type as memory-delta names it)."""
     kind = memory["kind"]
-    return {"id": memory["id"], "card_type": kind if kind in CARD_TYPES else "recent_delta",
-            "title": (memory["title"] or memory["content"])[:200],
-            "summary": memory["content"][:500], "importance": memory["importance"],
-            "updated_at": memory["updated_at"]}
+    return {
+        "id": memory["id"],
+        "card_type": kind if kind in CARD_TYPES else "recent_delta",
+        "title": (memory["title"] or memory["content"])[:200],
+        "summary": memory["content"][:500],
+        "importance": memory["importance"],
+        "updated_at": memory["updated_at"],
+    }

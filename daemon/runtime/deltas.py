@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from daemon.runtime.access import resolve_scope
 from daemon.runtime.changes import ContextChanges
 from daemon.runtime.constants import CARD_TYPES
 from state.ids import new_id, now_iso
 from state.memories import NewMemory
-from daemon.runtime.access import resolve_scope
 from state.store import Store
 
 # Delta types that become a card of the same type; others are "recent_delta" cards.
@@ -25,15 +25,24 @@ class DeltaService:
         self.changes = changes
 
     def record(
-        self, identity: dict[str, Any], *, workspace_id: str, project_key: str | None,
-        delta_type: str, summary: str, why_it_matters: str | None, triggers: list[str],
-        importance: int, source: str, receipt: dict[str, Any] | None = None,
-        source_id: str | None = None, payload: dict[str, Any] | None = None,
+        self,
+        identity: dict[str, Any],
+        *,
+        workspace_id: str,
+        project_key: str | None,
+        delta_type: str,
+        summary: str,
+        why_it_matters: str | None,
+        triggers: list[str],
+        importance: int,
+        source: str,
+        receipt: dict[str, Any] | None = None,
+        source_id: str | None = None,
+        payload: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Store a delta with its memory record and summary card. Call inside a transaction."""
         delta_id = new_id("mdelta_")
-        provenance: dict[str, Any] = {"delta_id": delta_id, "source": source,
-                                      "agent": identity["name"]}
+        provenance: dict[str, Any] = {"delta_id": delta_id, "source": source, "agent": identity["name"]}
         if why_it_matters:
             provenance["why_it_matters"] = why_it_matters
         if receipt:
@@ -43,31 +52,53 @@ class DeltaService:
         if payload:
             provenance["payload"] = payload
         content = summary if not why_it_matters else f"{summary}\n\nWhy it matters: {why_it_matters}"
-        memory = self.store.memories.create(NewMemory(
-            namespace=workspace_id, project_key=project_key, kind=delta_type, title=summary[:200],
-            content=content, source=source if source == "brief_event" else "memory_delta",
-            importance=importance, triggers=triggers, provenance=provenance,
-            identity_id=identity["id"],
-        ))
+        memory = self.store.memories.create(
+            NewMemory(
+                namespace=workspace_id,
+                project_key=project_key,
+                kind=delta_type,
+                title=summary[:200],
+                content=content,
+                source=source if source == "brief_event" else "memory_delta",
+                importance=importance,
+                triggers=triggers,
+                provenance=provenance,
+                identity_id=identity["id"],
+            )
+        )
         delta = {
-            "id": delta_id, "receipt_id": receipt["id"] if receipt else None,
+            "id": delta_id,
+            "receipt_id": receipt["id"] if receipt else None,
             "context_pack_id": receipt["context_pack_id"] if receipt else None,
-            "identity_id": identity["id"], "workspace_id": workspace_id,
-            "project_key": project_key, "delta_type": delta_type, "summary": summary,
-            "why_it_matters": why_it_matters, "retrieval_triggers": triggers,
-            "importance": importance, "source": "agent" if source == "memory_delta" else source,
-            "source_id": source_id, "memory_id": memory["id"], "created_at": now_iso(),
+            "identity_id": identity["id"],
+            "workspace_id": workspace_id,
+            "project_key": project_key,
+            "delta_type": delta_type,
+            "summary": summary,
+            "why_it_matters": why_it_matters,
+            "retrieval_triggers": triggers,
+            "importance": importance,
+            "source": "agent" if source == "memory_delta" else source,
+            "source_id": source_id,
+            "memory_id": memory["id"],
+            "created_at": now_iso(),
         }
         self.store.amp.insert_delta(delta)
         card = self.store.amp.insert_card(
-            workspace_id=workspace_id, project_key=project_key,
+            workspace_id=workspace_id,
+            project_key=project_key,
             source_type="memory_delta" if source == "memory_delta" else source,
-            source_id=delta_id, title=summary[:120], body=content, importance=importance,
-            memory_id=memory["id"])
+            source_id=delta_id,
+            title=summary[:120],
+            body=content,
+            importance=importance,
+            memory_id=memory["id"],
+        )
         return {"delta": delta, "memory": memory, "card": card}
 
-    def target(self, identity: dict[str, Any], receipt: dict[str, Any],
-               body: dict[str, Any]) -> tuple[str, str | None]:
+    def target(
+        self, identity: dict[str, Any], receipt: dict[str, Any], body: dict[str, Any]
+    ) -> tuple[str, str | None]:
         """(workspace id, project key) a delta is written to: the receipt's, unless the body
         names a project binding or workspace (404 when unknown, 403 when not the caller's)."""
         if not (body.get("project_binding_id") or body.get("workspace_id")):
@@ -75,17 +106,25 @@ class DeltaService:
         workspace, project_key, _ = resolve_scope(self.store, identity, body)
         return workspace["id"], project_key or receipt["project_key"]
 
-    def write(self, identity: dict[str, Any], receipt: dict[str, Any], body: dict[str, Any],
-              base_url: str) -> dict[str, Any]:
+    def write(
+        self, identity: dict[str, Any], receipt: dict[str, Any], body: dict[str, Any], base_url: str
+    ) -> dict[str, Any]:
         """POST /api/agent/memory-delta after the receipt was checked."""
         workspace_id, project_key = self.target(identity, receipt, body)
         with self.store.transaction():
             result = self.record(
-                identity, workspace_id=workspace_id, project_key=project_key,
-                delta_type=body["delta_type"], summary=body["summary"].strip(),
+                identity,
+                workspace_id=workspace_id,
+                project_key=project_key,
+                delta_type=body["delta_type"],
+                summary=body["summary"].strip(),
                 why_it_matters=(body.get("why_it_matters") or "").strip() or None,
-                triggers=body["retrieval_triggers"], importance=body["importance"],
-                source="memory_delta", receipt=receipt, payload=body.get("detail_payload"))
+                triggers=body["retrieval_triggers"],
+                importance=body["importance"],
+                source="memory_delta",
+                receipt=receipt,
+                payload=body.get("detail_payload"),
+            )
             self.store.amp.touch_receipt(receipt["id"])
         delta = result["delta"]
         self.changes.changed(delta["workspace_id"], delta["project_key"])
@@ -105,9 +144,10 @@ class DeltaService:
                 "memory_id": delta["memory_id"],
                 "created_at": delta["created_at"],
             },
-            "summary_card": {"id": result["card"]["id"],
-                             "card_type": delta["delta_type"] if delta["delta_type"] in CARD_TYPES
-                             else "recent_delta"},
+            "summary_card": {
+                "id": result["card"]["id"],
+                "card_type": delta["delta_type"] if delta["delta_type"] in CARD_TYPES else "recent_delta",
+            },
             "next": {
                 "refresh_context": f"{base_url}/api/agent/bootstrap/refresh",
                 "memory": f"{base_url}/api/agent/memories/{delta['memory_id']}",

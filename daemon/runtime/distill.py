@@ -60,11 +60,18 @@ def chunk(text: str, max_chars: int) -> list[str]:
 
 def _job(row: Any) -> dict[str, Any]:
     job = dict(row)
-    return {"schema": "amp.persona-distill-job.v1", "job_id": job["id"], "slug": job["slug"],
-            "status": job["status"], "documents": job["documents"],
-            "progress": {"done_chunks": job["done_chunks"], "total_chunks": job["total_chunks"]},
-            "error": job["error"], "created_at": job["created_at"], "finished_at": job["finished_at"],
-            "collection": collection(job["slug"])}
+    return {
+        "schema": "amp.persona-distill-job.v1",
+        "job_id": job["id"],
+        "slug": job["slug"],
+        "status": job["status"],
+        "documents": job["documents"],
+        "progress": {"done_chunks": job["done_chunks"], "total_chunks": job["total_chunks"]},
+        "error": job["error"],
+        "created_at": job["created_at"],
+        "finished_at": job["finished_at"],
+        "collection": collection(job["slug"]),
+    }
 
 
 class DistillService:
@@ -73,8 +80,9 @@ class DistillService:
         self.records = DistillRecords(store.conn)
         self.tasks: set[asyncio.Task] = set()
 
-    def start(self, identity: dict[str, Any], slug: str, documents: list[dict[str, Any]],
-              chunk_chars: int) -> dict[str, Any]:
+    def start(
+        self, identity: dict[str, Any], slug: str, documents: list[dict[str, Any]], chunk_chars: int
+    ) -> dict[str, Any]:
         """Create the job and schedule its processing; returns the job as created."""
         stored = self.store.suites.version(slug)
         suite, manifest = stored["suite"], stored["manifest"]
@@ -86,31 +94,56 @@ class DistillService:
                 planned.append((source, number, text, triggers))
         job_id = new_id("djob_")
         with self.store.transaction():
-            self.records.insert_job(job_id, suite_id=suite["id"], slug=slug, identity_id=identity["id"],
-                                    total_chunks=len(planned), documents=len(documents),
-                                    created_at=now_iso())
-        metadata = {"suite_id": suite["id"], "license": manifest.get("license"),
-                    "provenance": manifest.get("provenance"), "version": stored["version"]}
+            self.records.insert_job(
+                job_id,
+                suite_id=suite["id"],
+                slug=slug,
+                identity_id=identity["id"],
+                total_chunks=len(planned),
+                documents=len(documents),
+                created_at=now_iso(),
+            )
+        metadata = {
+            "suite_id": suite["id"],
+            "license": manifest.get("license"),
+            "provenance": manifest.get("provenance"),
+            "version": stored["version"],
+        }
         task = asyncio.get_running_loop().create_task(
-            self._run(job_id, slug, planned, metadata, identity["id"]), name=f"distill-{job_id}")
+            self._run(job_id, slug, planned, metadata, identity["id"]), name=f"distill-{job_id}"
+        )
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         return self.job(job_id)
 
-    async def _run(self, job_id: str, slug: str, planned: list[tuple], metadata: dict[str, Any],
-                   identity_id: str) -> None:
+    async def _run(
+        self, job_id: str, slug: str, planned: list[tuple], metadata: dict[str, Any], identity_id: str
+    ) -> None:
         try:
             with self.store.transaction():
                 self.records.running(job_id)
             for start in range(0, len(planned), BATCH):
                 with self.store.transaction():
-                    for source, number, text, triggers in planned[start:start + BATCH]:
-                        self.store.memories.create(NewMemory(
-                            namespace=collection(slug), kind="chunk", title=f"{source} #{number + 1}",
-                            content=text, source="suite_vector", importance=2, triggers=triggers,
-                            provenance={**metadata, "source_path": source, "chunk": number,
-                                        "retrieval_triggers": triggers, "job_id": job_id},
-                            identity_id=identity_id))
+                    for source, number, text, triggers in planned[start : start + BATCH]:
+                        self.store.memories.create(
+                            NewMemory(
+                                namespace=collection(slug),
+                                kind="chunk",
+                                title=f"{source} #{number + 1}",
+                                content=text,
+                                source="suite_vector",
+                                importance=2,
+                                triggers=triggers,
+                                provenance={
+                                    **metadata,
+                                    "source_path": source,
+                                    "chunk": number,
+                                    "retrieval_triggers": triggers,
+                                    "job_id": job_id,
+                                },
+                                identity_id=identity_id,
+                            )
+                        )
                     self.records.progress(job_id, min(start + BATCH, len(planned)))
                 await asyncio.sleep(0)  # let requests through between batches
             with self.store.transaction():
@@ -134,13 +167,18 @@ class DistillService:
         self.store.suites.suite(slug)
         hits = self.store.search.search(query, [collection(slug)], limit=limit)
         records = self.store.memories.by_seqs([h.seq for h in hits])
-        return [{"id": records[h.seq]["id"], "content": records[h.seq]["content"],
-                 "score": round(h.score, 6), "metadata": records[h.seq]["provenance"]}
-                for h in hits if h.seq in records]
+        return [
+            {
+                "id": records[h.seq]["id"],
+                "content": records[h.seq]["content"],
+                "score": round(h.score, 6),
+                "metadata": records[h.seq]["provenance"],
+            }
+            for h in hits
+            if h.seq in records
+        ]
 
     async def drain(self) -> None:
         """Wait for running jobs (shutdown, tests)."""
         if self.tasks:
             await asyncio.gather(*list(self.tasks), return_exceptions=True)
-
-

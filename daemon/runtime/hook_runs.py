@@ -10,7 +10,7 @@ bootstrap endpoint itself sends no such header and is not counted.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from startup_items.next_steps import next_steps
@@ -56,19 +56,22 @@ class HookRunService:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def record_session_start(self, identity: dict[str, Any], header: str | None,
-                             pack: dict[str, Any]) -> None:
+    def record_session_start(
+        self, identity: dict[str, Any], header: str | None, pack: dict[str, Any]
+    ) -> None:
         """After a context pack was built: count it if a runtime's hook asked for it."""
         event, _ = parse_header(header)
         binding_id = (pack.get("receipt") or {}).get("project_binding_id")
         if event != "session-start" or not binding_id:
             return
         with self.store.transaction():
-            self.store.startup.record_hook_run(binding_id, pack["runtime"], event,
-                                               source_of(pack.get("reason")), identity["id"])
+            self.store.startup.record_hook_run(
+                binding_id, pack["runtime"], event, source_of(pack.get("reason")), identity["id"]
+            )
 
-    def record_checkpoint(self, identity: dict[str, Any], header: str | None,
-                          receipt: dict[str, Any]) -> None:
+    def record_checkpoint(
+        self, identity: dict[str, Any], header: str | None, receipt: dict[str, Any]
+    ) -> None:
         """After a memory delta was written: count it if the PreCompact hook sent it."""
         event, params = parse_header(header)
         if event != "pre-compact":
@@ -88,17 +91,24 @@ class HookRunService:
         spec = RUNTIMES.get(runtime)
         steps = next_steps(runtime)
         runs = self.store.startup.hook_runs(plan["binding_id"], runtime)
-        out: dict[str, Any] = {"has_hook": bool(spec and spec.has_hook), "runs": runs,
-                               "todo": steps.todo, "memory_arrives": steps.memory_arrives}
+        out: dict[str, Any] = {
+            "has_hook": bool(spec and spec.has_hook),
+            "runs": runs,
+            "todo": steps.todo,
+            "memory_arrives": steps.memory_arrives,
+        }
         if not out["has_hook"]:
             out.update(ran=None, text=f"no session hook: {steps.memory_arrives}")
             return out
         start = runs.get("session-start")
         if start is None:
-            out.update(ran=False, last_run_at=None,
-                       text=f"hook has not run yet: {steps.todo}")
+            out.update(ran=False, last_run_at=None, text=f"hook has not run yet: {steps.todo}")
             return out
-        when = _ago(start["last_run_at"], now or datetime.now(timezone.utc))
-        out.update(ran=True, last_run_at=start["last_run_at"], source=start["source"],
-                   text=f"hook last ran {when} ({start['source']})")
+        when = _ago(start["last_run_at"], now or datetime.now(UTC))
+        out.update(
+            ran=True,
+            last_run_at=start["last_run_at"],
+            source=start["source"],
+            text=f"hook last ran {when} ({start['source']})",
+        )
         return out

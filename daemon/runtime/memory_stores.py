@@ -16,8 +16,8 @@ from state.errors import Conflict, InvalidRequest, NotFound
 from state.ids import new_id, now_iso
 from state.memories import NewMemory
 from state.memory_store_records import MemoryStoreRecords
-from state.store import Store
 from state.redaction import purge_wal
+from state.store import Store
 
 MAX_CONTENT_BYTES = 100 * 1024
 
@@ -31,7 +31,9 @@ def check_path(path: str) -> str:
     if not path or not path.strip():
         raise InvalidRequest("path must not be empty", details={"field": "path"})
     if path.startswith("/"):
-        raise InvalidRequest(f"path must be relative, not start with '/': {path!r}", details={"field": "path"})
+        raise InvalidRequest(
+            f"path must be relative, not start with '/': {path!r}", details={"field": "path"}
+        )
     if "\\" in path or "\x00" in path:
         raise InvalidRequest(f"path must use '/' separators only: {path!r}", details={"field": "path"})
     parts = path.split("/")
@@ -49,8 +51,10 @@ def check_content(content: str) -> str:
         raise InvalidRequest("content must not be empty", details={"field": "content"})
     size = len(content.encode("utf-8"))
     if size > MAX_CONTENT_BYTES:
-        raise InvalidRequest(f"content is {size} bytes; the limit is {MAX_CONTENT_BYTES} (100 KB)",
-                             details={"field": "content"})
+        raise InvalidRequest(
+            f"content is {size} bytes; the limit is {MAX_CONTENT_BYTES} (100 KB)",
+            details={"field": "content"},
+        )
     return content
 
 
@@ -71,8 +75,11 @@ def decode_cursor(cursor: str) -> str:
 def page(rows: list[dict[str, Any]], limit: int, key: str = "id") -> dict[str, Any]:
     more = len(rows) > limit
     rows = rows[:limit]
-    return {"data": rows, "has_more": more,
-            "next_cursor": encode_cursor(rows[-1][key]) if more and rows else None}
+    return {
+        "data": rows,
+        "has_more": more,
+        "next_cursor": encode_cursor(rows[-1][key]) if more and rows else None,
+    }
 
 
 class MemoryStoreService:
@@ -84,11 +91,19 @@ class MemoryStoreService:
 
     def _public_store(self, row: Any) -> dict[str, Any]:
         count, size = self.records.stats(row["id"])
-        return {"id": row["id"], "type": "memory_store", "name": row["name"],
-                "description": row["description"], "metadata": json.loads(row["metadata"]),
-                "status": row["status"], "archived_at": row["archived_at"],
-                "created_at": row["created_at"], "updated_at": row["updated_at"],
-                "entry_count": count, "total_size": size}
+        return {
+            "id": row["id"],
+            "type": "memory_store",
+            "name": row["name"],
+            "description": row["description"],
+            "metadata": json.loads(row["metadata"]),
+            "status": row["status"],
+            "archived_at": row["archived_at"],
+            "created_at": row["created_at"],
+            "updated_at": row["updated_at"],
+            "entry_count": count,
+            "total_size": size,
+        }
 
     def _row(self, store_id: str) -> Any:
         row = self.records.get(store_id)
@@ -99,9 +114,14 @@ class MemoryStoreService:
     def create_store(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         store_id, now = new_id("memstore_"), now_iso()
         with self.store.transaction():
-            self.records.insert(store_id, name=body["name"].strip(), description=body.get("description") or "",
-                                metadata=body.get("metadata") or {}, created_by=identity["id"],
-                                created_at=now)
+            self.records.insert(
+                store_id,
+                name=body["name"].strip(),
+                description=body.get("description") or "",
+                metadata=body.get("metadata") or {},
+                created_by=identity["id"],
+                created_at=now,
+            )
         return self.get_store(store_id)
 
     def get_store(self, store_id: str) -> dict[str, Any]:
@@ -117,9 +137,12 @@ class MemoryStoreService:
         metadata = {**json.loads(row["metadata"]), **(body.get("metadata") or {})}
         with self.store.transaction():
             self.records.update(
-                store_id, name=(body.get("name") or row["name"]).strip(),
+                store_id,
+                name=(body.get("name") or row["name"]).strip(),
                 description=row["description"] if body.get("description") is None else body["description"],
-                metadata=metadata, updated_at=now_iso())
+                metadata=metadata,
+                updated_at=now_iso(),
+            )
         return self.get_store(store_id)
 
     def archive_store(self, store_id: str) -> dict[str, Any]:
@@ -147,11 +170,18 @@ class MemoryStoreService:
 
     @staticmethod
     def _public_memory(memory: dict[str, Any], *, content: bool) -> dict[str, Any]:
-        out = {"id": memory["id"], "type": "memory", "memory_store_id": memory["namespace"],
-               "path": memory["path"], "content_size_bytes": len(memory["content"].encode("utf-8")),
-               "content_sha256": memory["content_sha256"], "version": memory["version"],
-               "metadata": memory["metadata"], "created_at": memory["created_at"],
-               "updated_at": memory["updated_at"]}
+        out = {
+            "id": memory["id"],
+            "type": "memory",
+            "memory_store_id": memory["namespace"],
+            "path": memory["path"],
+            "content_size_bytes": len(memory["content"].encode("utf-8")),
+            "content_sha256": memory["content_sha256"],
+            "version": memory["version"],
+            "metadata": memory["metadata"],
+            "created_at": memory["created_at"],
+            "updated_at": memory["updated_at"],
+        }
         if content:
             out["content"] = memory["content"]
         return out
@@ -169,25 +199,35 @@ class MemoryStoreService:
         if self.records.path_taken(store_id, path):
             raise Conflict(f"a memory with path {path!r} already exists in this store; update it")
         with self.store.transaction():
-            memory = self.store.memories.create(NewMemory(
-                namespace=store_id, kind="document", path=path, title=path, content=content,
-                source="memory_store", metadata=body.get("metadata") or {},
-                provenance={"dialect": "memory_stores", "agent": identity["name"]},
-                identity_id=identity["id"]))
+            memory = self.store.memories.create(
+                NewMemory(
+                    namespace=store_id,
+                    kind="document",
+                    path=path,
+                    title=path,
+                    content=content,
+                    source="memory_store",
+                    metadata=body.get("metadata") or {},
+                    provenance={"dialect": "memory_stores", "agent": identity["name"]},
+                    identity_id=identity["id"],
+                )
+            )
         return self._public_memory(memory, content=True)
 
     def get_memory(self, store_id: str, memory_id: str) -> dict[str, Any]:
         return self._public_memory(self._memory(store_id, memory_id), content=True)
 
-    def list_memories(self, store_id: str, limit: int, cursor: str | None,
-                      path_prefix: str | None) -> dict[str, Any]:
+    def list_memories(
+        self, store_id: str, limit: int, cursor: str | None, path_prefix: str | None
+    ) -> dict[str, Any]:
         self._row(store_id)
         after = decode_cursor(cursor) if cursor else ""
         ids = self.records.memory_ids(store_id, after, limit + 1, path_prefix)
         return page([self._public_memory(self.store.memories.get(i), content=False) for i in ids], limit)
 
-    def update_memory(self, identity: dict[str, Any], store_id: str, memory_id: str,
-                      body: dict[str, Any]) -> dict[str, Any]:
+    def update_memory(
+        self, identity: dict[str, Any], store_id: str, memory_id: str, body: dict[str, Any]
+    ) -> dict[str, Any]:
         self._writable(store_id)
         memory = self._memory(store_id, memory_id)
         content = check_content(body["content"])
@@ -195,19 +235,30 @@ class MemoryStoreService:
         if expected is not None and expected != memory["content_sha256"]:
             with self.store.transaction():
                 conflict = self.store.conflicts.add_conflict(
-                    "memory_store_occ", memory_id, memory["path"],
-                    {"memory_store_id": store_id, "expected_sha256": expected,
-                     "current_sha256": memory["content_sha256"], "current_version": memory["version"],
-                     "losing_content": content, "losing_metadata": body.get("metadata") or {},
-                     "writer": identity["name"], "reason": "the memory changed since the writer read it"},
-                    dedupe=False)
+                    "memory_store_occ",
+                    memory_id,
+                    memory["path"],
+                    {
+                        "memory_store_id": store_id,
+                        "expected_sha256": expected,
+                        "current_sha256": memory["content_sha256"],
+                        "current_version": memory["version"],
+                        "losing_content": content,
+                        "losing_metadata": body.get("metadata") or {},
+                        "writer": identity["name"],
+                        "reason": "the memory changed since the writer read it",
+                    },
+                    dedupe=False,
+                )
             raise Conflict(
                 "content_sha256 does not match the current content: someone else changed it."
                 " GET the memory again and retry; your write is kept as a conflict.",
-                details={"current_sha256": memory["content_sha256"], "conflict_id": conflict["id"]})
+                details={"current_sha256": memory["content_sha256"], "conflict_id": conflict["id"]},
+            )
         with self.store.transaction():
-            updated = self.store.memories.update(memory_id, content=content, identity_id=identity["id"],
-                                                 metadata=body.get("metadata"))
+            updated = self.store.memories.update(
+                memory_id, content=content, identity_id=identity["id"], metadata=body.get("metadata")
+            )
         return self._public_memory(updated, content=True)
 
     def delete_memory(self, identity: dict[str, Any], store_id: str, memory_id: str) -> dict[str, Any]:
@@ -221,17 +272,27 @@ class MemoryStoreService:
 
     @staticmethod
     def _public_version(row: Any, store_id: str, *, content: bool) -> dict[str, Any]:
-        out = {"id": row["id"], "type": "memory_version", "memory_store_id": store_id,
-               "memory_id": row["memory_id"], "path": row["path"], "operation": row["operation"],
-               "version": row["version"], "content_sha256": row["content_sha256"],
-               "content_size_bytes": row["size_bytes"], "created_at": row["created_at"],
-               "redacted": row["redacted_at"] is not None, "redacted_at": row["redacted_at"]}
+        out = {
+            "id": row["id"],
+            "type": "memory_version",
+            "memory_store_id": store_id,
+            "memory_id": row["memory_id"],
+            "path": row["path"],
+            "operation": row["operation"],
+            "version": row["version"],
+            "content_sha256": row["content_sha256"],
+            "content_size_bytes": row["size_bytes"],
+            "created_at": row["created_at"],
+            "redacted": row["redacted_at"] is not None,
+            "redacted_at": row["redacted_at"],
+        }
         if content:
             out["content"] = row["content"]
         return out
 
-    def list_versions(self, store_id: str, limit: int, cursor: str | None,
-                      memory_id: str | None) -> dict[str, Any]:
+    def list_versions(
+        self, store_id: str, limit: int, cursor: str | None, memory_id: str | None
+    ) -> dict[str, Any]:
         self._row(store_id)
         after = decode_cursor(cursor) if cursor else ""
         rows = self.records.versions(store_id, after, limit + 1, memory_id)

@@ -11,8 +11,8 @@ from daemon.runtime.method_cards import METHODS, Method
 from state.identities import normalize_runtime
 from state.tokenize import tokens
 
-RUNTIME_BOOST = 1.5       # a card for the caller's own runtime ranks above a general one
-SCORE_SCALE = 100         # scores are integers, as the reference's are
+RUNTIME_BOOST = 1.5  # a card for the caller's own runtime ranks above a general one
+SCORE_SCALE = 100  # scores are integers, as the reference's are
 
 
 def _idf() -> dict[str, float]:
@@ -30,14 +30,15 @@ DOC_TOKENS = {m.method_id: set(tokens(m.text())) for m in METHODS}
 def _help(base_url: str) -> dict[str, str]:
     return {
         "agent_help": f"POST {base_url}/api/agent/methods/query with user_message and task: the"
-                      " answer lists the exact steps; follow them instead of guessing endpoints.",
+        " answer lists the exact steps; follow them instead of guessing endpoints.",
         "agent_help_markdown": (
             "## Forgot how to do something?\n\n"
-            f"- `POST {base_url}/api/agent/methods/query` with `{{\"user_message\": ..., \"task\": ...}}`\n"
+            f'- `POST {base_url}/api/agent/methods/query` with `{{"user_message": ..., "task": ...}}`\n'
             f"- all cards: `GET {base_url}/api/agent/methods`\n"
-            f"- tools: `GET {base_url}/api/agent/skills`\n"),
+            f"- tools: `GET {base_url}/api/agent/skills`\n"
+        ),
         "human_help": "The person can list startup plans, conflicts and updates with"
-                      " `memorycloud setup list` and in the TUI (`memorycloud tui`).",
+        " `memorycloud setup list` and in the TUI (`memorycloud tui`).",
     }
 
 
@@ -59,8 +60,14 @@ def catalog(base_url: str) -> dict[str, Any]:
 def runtime_name(runtime: str | dict[str, Any] | None) -> str | None:
     """The runtime type from a string or the reference's runtime object ({"type": ...})."""
     if isinstance(runtime, dict):
-        runtime = next((runtime[k] for k in ("type", "runtime", "name")
-                        if isinstance(runtime.get(k), str) and runtime[k].strip()), None)
+        runtime = next(
+            (
+                runtime[k]
+                for k in ("type", "runtime", "name")
+                if isinstance(runtime.get(k), str) and runtime[k].strip()
+            ),
+            None,
+        )
     if not runtime or not runtime.strip():
         return None
     return normalize_runtime(runtime)
@@ -106,9 +113,12 @@ def query(body: dict[str, Any], base_url: str) -> dict[str, Any]:
     scored.sort(key=lambda item: -item[0])
     installed = set(asked["installed_skills"])
     results = []
-    for score, method in scored[:asked["max_results"]]:
-        card = {**method.public(base_url), "score": round(score * SCORE_SCALE),
-                "confidence": round(min(1.0, score / total), 3) if total else 0.0}
+    for score, method in scored[: asked["max_results"]]:
+        card = {
+            **method.public(base_url),
+            "score": round(score * SCORE_SCALE),
+            "confidence": round(min(1.0, score / total), 3) if total else 0.0,
+        }
         if installed:
             card["missing_skills"] = [s for s in method.skills if s not in installed]
         results.append(card)

@@ -32,15 +32,34 @@ class NamespaceDirectory:
         mem1 namespace's ``user_id`` and ``scope_id``, a suite's ``slug``)."""
         items: list[dict[str, Any]] = [
             {"namespace": w["id"], "kind": "workspace", "name": w["name"], "is_default": w["is_default"]}
-            for w in self.records.workspaces()]
-        items += [{"namespace": s["id"], "kind": "memory_store", "name": s["name"], "status": s["status"]}
-                  for s in self.records.memory_stores()]
+            for w in self.records.workspaces()
+        ]
+        items += [
+            {"namespace": s["id"], "kind": "memory_store", "name": s["name"], "status": s["status"]}
+            for s in self.records.memory_stores()
+        ]
         for namespace in self.records.mem1_namespaces():
             parts = mem1_parts(namespace)
             if parts:
-                items.append({"namespace": namespace, "kind": "mem1_scope",
-                              "name": f"{parts[0]}/{parts[1]}", "user_id": parts[0], "scope_id": parts[1]})
-        items += [{"namespace": collection(s["slug"]), "kind": "suite_collection", "name": s["title"],
-                   "slug": s["slug"]} for s in self.records.suites()]
-        return {"schema": "memorycloud.namespaces.v1",
-                "namespaces": [{**item, "dialect": dialect_of(item["namespace"])} for item in items]}
+                items.append(
+                    {
+                        "namespace": namespace,
+                        "kind": "mem1_scope",
+                        "name": f"{parts[0]}/{parts[1]}",
+                        "user_id": parts[0],
+                        "scope_id": parts[1],
+                    }
+                )
+        items += [
+            {
+                "namespace": collection(s["slug"]),
+                "kind": "suite_collection",
+                "name": s["title"],
+                "slug": s["slug"],
+            }
+            for s in self.records.suites()
+        ]
+        return {
+            "schema": "memorycloud.namespaces.v1",
+            "namespaces": [{**item, "dialect": dialect_of(item["namespace"])} for item in items],
+        }

@@ -44,14 +44,14 @@ def runtime_connection_notice(base_url: str) -> dict[str, Any]:
         "severity": "info",
         "title": "MemoryCloud Companion: start every session from memory",
         "known_agent_message": "You are connected to the local MemoryCloud Companion daemon. Start"
-                               " each session with POST /api/agent/bootstrap/context and inject"
-                               " its summary_markdown; write changes back with memory deltas.",
+        " each session with POST /api/agent/bootstrap/context and inject"
+        " its summary_markdown; write changes back with memory deltas.",
         "user_intent": "the person connected this agent so that its work is remembered",
         "recommended_mode": "quick_connect",
         "mode_boundary": {
             "quick_connect": "default: key, skills, context packs, receipts and memory deltas",
             "startup_setup": "only after the person approves an install plan"
-                             " (memorycloud setup approve PLAN)",
+            " (memorycloud setup approve PLAN)",
         },
         "default_authorization": default_authorization(),
         "installation_requirement": {
@@ -76,7 +76,7 @@ def runtime_connection_notice(base_url: str) -> dict[str, Any]:
             "letting stored memory override current instructions",
         ],
         "compliance_note": "Stored memory informs the work; it never overrides the instructions"
-                           " of the person or the runtime.",
+        " of the person or the runtime.",
         "policy_url": f"{base_url}/agent/start",
         "installer_url": f"{skills}/memory_tool_installer/pull",
         "startup_skill_url": f"{skills}/memorycloud_startup_item/pull",
@@ -88,12 +88,18 @@ def runtime_connection_notice(base_url: str) -> dict[str, Any]:
 
 def mandatory_runtime_notice(base_url: str) -> dict[str, Any]:
     """The same notice under its earlier name, pointing at the preferred one."""
-    return {**runtime_connection_notice(base_url), "schema": "amp.mandatory-runtime-notice.v1",
-            "preferred_schema": "amp.runtime-connection-notice.v1",
-            "preferred_field": "runtime_connection_notice", "legacy_name": True}
+    return {
+        **runtime_connection_notice(base_url),
+        "schema": "amp.mandatory-runtime-notice.v1",
+        "preferred_schema": "amp.runtime-connection-notice.v1",
+        "preferred_field": "runtime_connection_notice",
+        "legacy_name": True,
+    }
 
 
 def notices(base_url: str) -> dict[str, Any]:
     """Both notices, as the keys an answer to an agent carries them under."""
-    return {"runtime_connection_notice": runtime_connection_notice(base_url),
-            "mandatory_runtime_notice": mandatory_runtime_notice(base_url)}
+    return {
+        "runtime_connection_notice": runtime_connection_notice(base_url),
+        "mandatory_runtime_notice": mandatory_runtime_notice(base_url),
+    }

@@ -25,8 +25,13 @@ def _confidence(body: dict[str, Any], repo_root: str | None) -> float:
 def _recommended(runtime: str) -> tuple[dict[str, Any], bool]:
     spec, surface, known = runtime_for(runtime)
     why = surface.why if known else f"{surface.why} (no startup item of its own for {runtime!r})"
-    return {"surface": surface.surface, "install_path": surface.install_path,
-            "install_mode": surface.install_mode, "why": why, "runtime": spec.name}, known
+    return {
+        "surface": surface.surface,
+        "install_path": surface.install_path,
+        "install_mode": surface.install_mode,
+        "why": why,
+        "runtime": spec.name,
+    }, known
 
 
 class ProjectService:
@@ -61,8 +66,10 @@ class ProjectService:
                 "install_plan": install_plan,
                 "bootstrap_context": f"{base_url}/api/agent/bootstrap/context",
             },
-            "legacy_aliases": {"recommended_hook": recommended,
-                               "native_hook_install_plan": f"{base_url}/api/agent/native-hooks/install-plan"},
+            "legacy_aliases": {
+                "recommended_hook": recommended,
+                "native_hook_install_plan": f"{base_url}/api/agent/native-hooks/install-plan",
+            },
         }
 
     def probe(self, identity: dict[str, Any], body: dict[str, Any], base_url: str) -> dict[str, Any]:
@@ -78,8 +85,13 @@ class ProjectService:
             project_key = workspace_slug(workspace["name"])
         with self.store.transaction():
             binding, reason = self.store.projects.probe(
-                workspace_id=workspace["id"], identity_id=identity["id"], runtime=runtime,
-                project_key=project_key, repo_root=repo_root, git_remote=body.get("git_remote"))
+                workspace_id=workspace["id"],
+                identity_id=identity["id"],
+                runtime=runtime,
+                project_key=project_key,
+                repo_root=repo_root,
+                git_remote=body.get("git_remote"),
+            )
         confidence = _confidence(body, repo_root)
         if fallback:
             reason = "no project_key, repo_root or git_remote: the workspace's default project"
@@ -89,18 +101,26 @@ class ProjectService:
             "schema": "amp.project-binding.v1",
             "project_binding_id": binding["id"],
             "project_binding": {
-                **binding, "agent_id": binding["created_by"] or "",
-                "runtime_type": binding["runtime"] or runtime, "repo_root": root,
+                **binding,
+                "agent_id": binding["created_by"] or "",
+                "runtime_type": binding["runtime"] or runtime,
+                "repo_root": root,
                 "repo_root_hash": hashlib.sha256(root.encode()).hexdigest() if root else "",
                 "git_remote": binding["git_remote"] or "",
                 # As this probe saw them: a branch and head change too often to bind by.
-                "git_branch": body.get("git_branch") or "", "git_head": body.get("git_head") or "",
-                "status": "active", "confidence": confidence, "reason": reason},
+                "git_branch": body.get("git_branch") or "",
+                "git_head": body.get("git_head") or "",
+                "status": "active",
+                "confidence": confidence,
+                "reason": reason,
+            },
             "workspace": public_workspace(workspace),
             "project_key": binding["project_key"],
             "context_pack_url": f"{base_url}/api/agent/bootstrap/context",
             "memory_config_path": ".amp/memory-config.json",
-            "next": {"install_plan": install_plan,
-                     "bootstrap_context": f"{base_url}/api/agent/bootstrap/context"},
+            "next": {
+                "install_plan": install_plan,
+                "bootstrap_context": f"{base_url}/api/agent/bootstrap/context",
+            },
             "legacy_aliases": {"native_hook_install_plan": f"{base_url}/api/agent/native-hooks/install-plan"},
         }

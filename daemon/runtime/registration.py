@@ -13,16 +13,16 @@ import hashlib
 import secrets
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from state.errors import Forbidden, InvalidRequest
 from state.ids import iso_from_datetime, new_id
 from state.store import Store
 
-CHALLENGE_SECONDS = 600       # as the reference: valid ten minutes, single use
-DIFFICULTY = 3                # the reference's minimum; registration also needs a pairing code
-MAX_OPEN_CHALLENGES = 1000    # kept in memory: a restart only makes a client ask again
+CHALLENGE_SECONDS = 600  # as the reference: valid ten minutes, single use
+DIFFICULTY = 3  # the reference's minimum; registration also needs a pairing code
+MAX_OPEN_CHALLENGES = 1000  # kept in memory: a restart only makes a client ask again
 
 
 @dataclass
@@ -36,8 +36,7 @@ class Challenge:
 
 def solves(challenge: Challenge, nonce: str) -> bool:
     """sha256(challenge_id + ':' + server_nonce + ':' + nonce) starts with `difficulty` zeros."""
-    digest = hashlib.sha256(f"{challenge.challenge_id}:{challenge.server_nonce}:{nonce}"
-                            .encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(f"{challenge.challenge_id}:{challenge.server_nonce}:{nonce}".encode()).hexdigest()
     return digest.startswith("0" * challenge.difficulty)
 
 
@@ -52,14 +51,14 @@ class RegistrationService:
         if len(self._challenges) >= MAX_OPEN_CHALLENGES:
             oldest = min(self._challenges.values(), key=lambda c: c.expires)
             del self._challenges[oldest.challenge_id]
-        issued = Challenge(new_id("pow_"), secrets.token_urlsafe(24), DIFFICULTY,
-                           now + CHALLENGE_SECONDS)
+        issued = Challenge(new_id("pow_"), secrets.token_urlsafe(24), DIFFICULTY, now + CHALLENGE_SECONDS)
         self._challenges[issued.challenge_id] = issued
         return {
-            "challenge_id": issued.challenge_id, "server_nonce": issued.server_nonce,
+            "challenge_id": issued.challenge_id,
+            "server_nonce": issued.server_nonce,
             "difficulty": issued.difficulty,
             "algorithm": "sha256(challenge_id + ':' + server_nonce + ':' + nonce)",
-            "expires_at": iso_from_datetime(datetime.fromtimestamp(issued.expires, timezone.utc)),
+            "expires_at": iso_from_datetime(datetime.fromtimestamp(issued.expires, UTC)),
             "pairing_code_required": True,
         }
 
@@ -74,8 +73,9 @@ class RegistrationService:
             return
         challenge = self._challenges.get(challenge_id)
         if challenge is None or challenge.solved or challenge.expires <= time.time():
-            raise InvalidRequest("challenge unknown, already solved or expired: ask for a new one"
-                                 " (POST /api/agent/challenge)")
+            raise InvalidRequest(
+                "challenge unknown, already solved or expired: ask for a new one (POST /api/agent/challenge)"
+            )
         if not solves(challenge, body.get("nonce") or ""):
             raise InvalidRequest("the nonce does not solve the challenge's proof of work")
         challenge.solved = True
@@ -88,6 +88,8 @@ class RegistrationService:
             raise Forbidden(
                 "self-registration needs a pairing code from the owner: ask them to run"
                 " `memorycloud agent pair --name NAME --runtime RUNTIME` and send its code as"
-                " pairing_code", details={"pairing_required": True})
+                " pairing_code",
+                details={"pairing_required": True},
+            )
         with self.store.transaction():
             return self.store.identities.redeem_pairing_code(code)

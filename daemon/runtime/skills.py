@@ -29,8 +29,8 @@ class Skill:
     skill_id: str
     title: str
     summary: str
-    scopes: tuple[str, ...]          # what a key needs to pull it (the reference's lists)
-    modes: tuple[str, ...]           # the memory it works with
+    scopes: tuple[str, ...]  # what a key needs to pull it (the reference's lists)
+    modes: tuple[str, ...]  # the memory it works with
 
     def markdown(self, base_url: str) -> str:
         head = f"# {self.skill_id}\n\nScopes: {', '.join(self.scopes)}.\n\n"
@@ -65,46 +65,94 @@ class Skill:
             "required_scopes": list(self.scopes),
             "endpoints": self.endpoints(),
             "version": RUNTIME_VERSION,
-            "permission_model": {"required_scopes": list(self.scopes),
-                                 "can_pull": identity is not None and not missing,
-                                 "reason": reason},
-            "pull": {"json": f"{url}/pull", "markdown": f"{url}/skill.md",
-                     "auth": "Authorization: Bearer <api_key>"},
+            "permission_model": {
+                "required_scopes": list(self.scopes),
+                "can_pull": identity is not None and not missing,
+                "reason": reason,
+            },
+            "pull": {
+                "json": f"{url}/pull",
+                "markdown": f"{url}/skill.md",
+                "auth": "Authorization: Bearer <api_key>",
+            },
         }
 
 
-SKILLS: dict[str, Skill] = {s.skill_id: s for s in (
-    Skill("memory_tool_installer", "Memory tool installer",
-          "Pull first: how to connect, start from a context pack and write memory back.",
-          (INSTALL, CATALOG), ("runtime_context_pack", "memory_delta")),
-    Skill("memory_brief_reader", "Memory Brief reader",
-          "Read the Memory Brief before a task and fetch details on demand.",
-          (INSTALL, READ), ("memory_brief", "workspace")),
-    Skill("capsule_installer", "Suite and legacy capsule installer",
-          "Import a suite or a legacy archive and install it into the workspace.",
-          (INSTALL, CATALOG), ("memory_suite", "markdown")),
-    Skill("cloud_workspace_memory", "Workspace memory before a task",
-          "Read the workspace's memory for the task at hand before acting.",
-          (INSTALL, READ), ("workspace", "memory_brief")),
-    Skill("code_memory_context", "Code memory for coding agents",
-          "Project conventions and decisions for the repository you are in.",
-          (INSTALL, READ), ("project", "code")),
-    Skill("method_query_helper", "Method query helper",
-          "Ask the method registry for the exact steps instead of guessing endpoints.",
-          (INSTALL, CATALOG), ("method_registry",)),
-    Skill("memorycloud_startup_item", "MemoryCloud startup item",
-          "Plan a repository's startup item; the person approves; confirm it.",
-          (INSTALL, READ, WRITE), ("startup_item", "runtime_context_pack")),
-    Skill("adaptive_memory_writer", "Structured memory writer",
-          "Store a decision, failure, procedure or fact in the right form.",
-          (INSTALL, WRITE), ("adaptive_memory", "workspace")),
-    Skill("collaboration_claim", "Claim before writing shared resources",
-          "Announce work on a shared resource so agents do not collide.",
-          (INSTALL, WRITE), ("collaboration",)),
-    Skill("self_memory_sync", "Sync your own long-term experience",
-          "Write stable lessons back so the next session starts with them.",
-          (INSTALL, SYNC), ("memory_suite", "memory_delta")),
-)}
+SKILLS: dict[str, Skill] = {
+    s.skill_id: s
+    for s in (
+        Skill(
+            "memory_tool_installer",
+            "Memory tool installer",
+            "Pull first: how to connect, start from a context pack and write memory back.",
+            (INSTALL, CATALOG),
+            ("runtime_context_pack", "memory_delta"),
+        ),
+        Skill(
+            "memory_brief_reader",
+            "Memory Brief reader",
+            "Read the Memory Brief before a task and fetch details on demand.",
+            (INSTALL, READ),
+            ("memory_brief", "workspace"),
+        ),
+        Skill(
+            "capsule_installer",
+            "Suite and legacy capsule installer",
+            "Import a suite or a legacy archive and install it into the workspace.",
+            (INSTALL, CATALOG),
+            ("memory_suite", "markdown"),
+        ),
+        Skill(
+            "cloud_workspace_memory",
+            "Workspace memory before a task",
+            "Read the workspace's memory for the task at hand before acting.",
+            (INSTALL, READ),
+            ("workspace", "memory_brief"),
+        ),
+        Skill(
+            "code_memory_context",
+            "Code memory for coding agents",
+            "Project conventions and decisions for the repository you are in.",
+            (INSTALL, READ),
+            ("project", "code"),
+        ),
+        Skill(
+            "method_query_helper",
+            "Method query helper",
+            "Ask the method registry for the exact steps instead of guessing endpoints.",
+            (INSTALL, CATALOG),
+            ("method_registry",),
+        ),
+        Skill(
+            "memorycloud_startup_item",
+            "MemoryCloud startup item",
+            "Plan a repository's startup item; the person approves; confirm it.",
+            (INSTALL, READ, WRITE),
+            ("startup_item", "runtime_context_pack"),
+        ),
+        Skill(
+            "adaptive_memory_writer",
+            "Structured memory writer",
+            "Store a decision, failure, procedure or fact in the right form.",
+            (INSTALL, WRITE),
+            ("adaptive_memory", "workspace"),
+        ),
+        Skill(
+            "collaboration_claim",
+            "Claim before writing shared resources",
+            "Announce work on a shared resource so agents do not collide.",
+            (INSTALL, WRITE),
+            ("collaboration",),
+        ),
+        Skill(
+            "self_memory_sync",
+            "Sync your own long-term experience",
+            "Write stable lessons back so the next session starts with them.",
+            (INSTALL, SYNC),
+            ("memory_suite", "memory_delta"),
+        ),
+    )
+}
 # The pull endpoints check skill:install themselves (daemon/api/amp_updates.py).
 assert all(INSTALL in skill.scopes for skill in SKILLS.values())
 
@@ -121,11 +169,15 @@ def missing_scopes(skill: Skill, identity: dict[str, Any] | None) -> list[str]:
 def catalog(base_url: str, identity: dict[str, Any] | None) -> dict[str, Any]:
     """Every skill (amp.agent-skills.v1); ``skills`` is our earlier key for ``items``."""
     items = [s.public(base_url, identity) for s in SKILLS.values()]
-    return {"schema": "amp.agent-skills.v1",
-            "purpose": "memory tools: instructions an agent pulls to use this daemon's memory",
-            "permission_scope": f"{INSTALL}, plus each skill's required_scopes to pull it",
-            "runtime_version": RUNTIME_VERSION, "required_first_skill": "memory_tool_installer",
-            "items": items, "skills": items}
+    return {
+        "schema": "amp.agent-skills.v1",
+        "purpose": "memory tools: instructions an agent pulls to use this daemon's memory",
+        "permission_scope": f"{INSTALL}, plus each skill's required_scopes to pull it",
+        "runtime_version": RUNTIME_VERSION,
+        "required_first_skill": "memory_tool_installer",
+        "items": items,
+        "skills": items,
+    }
 
 
 def find(skill_id: str) -> Skill:
@@ -140,8 +192,10 @@ def pullable(skill_id: str, identity: dict[str, Any]) -> Skill:
     skill = find(skill_id)
     missing = missing_scopes(skill, identity)
     if missing:
-        raise Forbidden(f"scope required: {', '.join(missing)} (to pull {skill_id})",
-                        details={"required_scope": missing[0], "required_scopes": list(skill.scopes)})
+        raise Forbidden(
+            f"scope required: {', '.join(missing)} (to pull {skill_id})",
+            details={"required_scope": missing[0], "required_scopes": list(skill.scopes)},
+        )
     return skill
 
 
@@ -149,8 +203,15 @@ def pull(skill: Skill, base_url: str, identity: dict[str, Any]) -> dict[str, Any
     """The skill, its SKILL.md text and where to put it (our amp.memory-tool.v1 keys too)."""
     public = skill.public(base_url, identity)
     text = skill.markdown(base_url)
-    return {**public, "schema": "amp.memory-tool.v1", "skill": public, "skill_md": text,
-            "skill_markdown": text,
-            "install": {"filename": "SKILL.md",
-                        "runtime_hint": f"save skill_md as <your runtime's skills directory>/"
-                                        f"{skill.skill_id}/SKILL.md, or keep it in context"}}
+    return {
+        **public,
+        "schema": "amp.memory-tool.v1",
+        "skill": public,
+        "skill_md": text,
+        "skill_markdown": text,
+        "install": {
+            "filename": "SKILL.md",
+            "runtime_hint": f"save skill_md as <your runtime's skills directory>/"
+            f"{skill.skill_id}/SKILL.md, or keep it in context",
+        },
+    }

@@ -21,35 +21,47 @@ CONFIRM_SCHEMA, LEGACY_CONFIRM_SCHEMA = "amp.startup-item-confirm.v1", "amp.nati
 STAMPS = ("created_at", "decided_at", "applied_at", "confirmed_at", "removed_at", "last_refresh_at")
 
 
-def startup_item(plan: dict[str, Any], surface: StartupSurface,
-                 files: list[PlannedFile]) -> dict[str, Any]:
+def startup_item(plan: dict[str, Any], surface: StartupSurface, files: list[PlannedFile]) -> dict[str, Any]:
     """The reference's startup_item object of a plan row (status and stamps as stored)."""
     body = plan["body"]
     block = next((f for f in files if f.path == surface.install_path), None)
     stamps = [plan[s] for s in STAMPS if plan.get(s)]
     return {
-        "id": plan["id"], "startup_item_id": plan["id"],
-        "workspace_id": body["workspace_id"], "project_binding_id": plan["binding_id"],
-        "project_key": body["project_key"], "runtime_type": body["runtime"],
-        "startup_surface": surface.surface, "install_path": surface.install_path,
+        "id": plan["id"],
+        "startup_item_id": plan["id"],
+        "workspace_id": body["workspace_id"],
+        "project_binding_id": plan["binding_id"],
+        "project_key": body["project_key"],
+        "runtime_type": body["runtime"],
+        "startup_surface": surface.surface,
+        "install_path": surface.install_path,
         "install_mode": surface.install_mode,
         "managed_block_id": block.region_id if block else "",
         "bootstrap_url": f"{body['daemon_url']}/api/agent/bootstrap/context",
         "fallback_cache_path": body["fallback_cache"]["path"],
         "memory_config_path": CONFIG_PATH,
-        "startup_signature": plan["signature"], "signature": plan["signature"],
+        "startup_signature": plan["signature"],
+        "signature": plan["signature"],
         "status": plan["status"],
         # The daemon writes the files when the person approves; the agent's confirm verifies.
-        "installed_at": plan.get("applied_at"), "last_verified_at": plan.get("confirmed_at"),
-        "created_at": plan["created_at"], "updated_at": max(stamps),
-        "repo_root": body["repo_root"], "repo_root_exists": body.get("repo_root_exists", True),
+        "installed_at": plan.get("applied_at"),
+        "last_verified_at": plan.get("confirmed_at"),
+        "created_at": plan["created_at"],
+        "updated_at": max(stamps),
+        "repo_root": body["repo_root"],
+        "repo_root_exists": body.get("repo_root_exists", True),
     }
 
 
 def native_hook(item: dict[str, Any]) -> dict[str, Any]:
     """The startup item under its legacy native-hook names."""
-    return {**item, "legacy_name": "native_hook", "hook_install_id": item["id"],
-            "hook_surface": item["startup_surface"], "hook_sig": item["signature"]}
+    return {
+        **item,
+        "legacy_name": "native_hook",
+        "hook_install_id": item["id"],
+        "hook_surface": item["startup_surface"],
+        "hook_sig": item["signature"],
+    }
 
 
 def _manifest(plan: dict[str, Any], files: list[PlannedFile]) -> dict[str, Any]:
@@ -60,8 +72,10 @@ def _manifest(plan: dict[str, Any], files: list[PlannedFile]) -> dict[str, Any]:
         "runtime": body["runtime"],
         "repo_root": body["repo_root"],
         "repo_root_exists": body.get("repo_root_exists", True),
-        "write_files": [{"path": f.path, "region_id": f.region_id, "kind": f.region.kind,
-                         "purpose": f.purpose} for f in files],
+        "write_files": [
+            {"path": f.path, "region_id": f.region_id, "kind": f.region.kind, "purpose": f.purpose}
+            for f in files
+        ],
         "credential_ref": body["credential_ref"],
         "contains_api_key": False,
         "written_by": "the daemon, after the person approves",
@@ -72,17 +86,22 @@ def _manifest(plan: dict[str, Any], files: list[PlannedFile]) -> dict[str, Any]:
 def _copy_for_agent(plan: dict[str, Any], surface: StartupSurface) -> str:
     body = plan["body"]
     if not body.get("repo_root_exists", True):
-        return (f"The repository {body['repo_root'] or '(none given)'} is not on this machine, so"
-                " this plan cannot be approved here. Probe again from the machine that has it"
-                " (POST /api/agent/project/probe with repo_root), then ask for a new plan.")
-    return (f"Show the person this plan: it writes {surface.install_path} and"
-            f" {CONFIG_PATH} in {body['repo_root']} (no API key in any file). Only they can"
-            f" approve it: `{body['approval']['how']}` or in the TUI. Then POST next.confirm"
-            " with next.confirm_body.")
+        return (
+            f"The repository {body['repo_root'] or '(none given)'} is not on this machine, so"
+            " this plan cannot be approved here. Probe again from the machine that has it"
+            " (POST /api/agent/project/probe with repo_root), then ask for a new plan."
+        )
+    return (
+        f"Show the person this plan: it writes {surface.install_path} and"
+        f" {CONFIG_PATH} in {body['repo_root']} (no API key in any file). Only they can"
+        f" approve it: `{body['approval']['how']}` or in the TUI. Then POST next.confirm"
+        " with next.confirm_body."
+    )
 
 
-def plan_view(plan: dict[str, Any], surface: StartupSurface, files: list[PlannedFile],
-              base_url: str, *, legacy: bool) -> dict[str, Any]:
+def plan_view(
+    plan: dict[str, Any], surface: StartupSurface, files: list[PlannedFile], base_url: str, *, legacy: bool
+) -> dict[str, Any]:
     """The reference's install-plan keys for a plan (merged over ours by the caller)."""
     item = startup_item(plan, surface, files)
     block = next((f for f in files if f.path == surface.install_path), None)
@@ -101,13 +120,17 @@ def plan_view(plan: dict[str, Any], surface: StartupSurface, files: list[Planned
         "startup_item_block": rendered,
         "install_manifest": _manifest(plan, files),
         "setup_manifest": _manifest(plan, files),
-        "next": {"confirm": f"{base_url}/api/agent/startup-items/confirm",
-                 "confirm_body": {"startup_item_id": plan["id"], **confirm},
-                 "bootstrap": f"{base_url}/api/agent/bootstrap/context",
-                 "approve": plan["body"]["approval"]["how"]},
-        "legacy_aliases": {"native_hook": native_hook(item),
-                           "native_hook_confirm": f"{base_url}/api/agent/native-hooks/confirm",
-                           "confirm_body": {"hook_install_id": plan["id"], **confirm}},
+        "next": {
+            "confirm": f"{base_url}/api/agent/startup-items/confirm",
+            "confirm_body": {"startup_item_id": plan["id"], **confirm},
+            "bootstrap": f"{base_url}/api/agent/bootstrap/context",
+            "approve": plan["body"]["approval"]["how"],
+        },
+        "legacy_aliases": {
+            "native_hook": native_hook(item),
+            "native_hook_confirm": f"{base_url}/api/agent/native-hooks/confirm",
+            "confirm_body": {"hook_install_id": plan["id"], **confirm},
+        },
     }
     if legacy:
         view["superseded_by"] = f"{base_url}/api/agent/startup-items/install-plan"
@@ -115,8 +138,15 @@ def plan_view(plan: dict[str, Any], surface: StartupSurface, files: list[Planned
     return view
 
 
-def confirm_view(plan: dict[str, Any], surface: StartupSurface, files: list[PlannedFile],
-                 base_url: str, *, verified: bool, legacy: bool) -> dict[str, Any]:
+def confirm_view(
+    plan: dict[str, Any],
+    surface: StartupSurface,
+    files: list[PlannedFile],
+    base_url: str,
+    *,
+    verified: bool,
+    legacy: bool,
+) -> dict[str, Any]:
     """The reference's confirm keys for a plan as it is stored after the confirmation."""
     item = startup_item(plan, surface, files)
     view = {
@@ -141,19 +171,30 @@ def is_local_dir(root: str) -> bool:
 def missing_root(root: str, *, when: str) -> str:
     """Why the daemon cannot write a plan's files into ``root``, and what to do about it."""
     if not root:
-        return ("the project binding has no repo_root: probe again with repo_root"
-                " (POST /api/agent/project/probe), then ask for a new plan")
+        return (
+            "the project binding has no repo_root: probe again with repo_root"
+            " (POST /api/agent/project/probe), then ask for a new plan"
+        )
     if not Path(root).is_absolute():
         return f"repo_root {root} is not an absolute path on this machine"
     if when == "approve":
         return f"repo_root {root} is no longer a directory on this machine"
     what = "is not a directory" if Path(root).exists() else "does not exist"
-    return (f"repo_root {root} {what} on this machine: the daemon cannot write this plan's files"
-            " here, so it cannot be approved; probe from the machine that has the repository")
+    return (
+        f"repo_root {root} {what} on this machine: the daemon cannot write this plan's files"
+        " here, so it cannot be approved; probe from the machine that has the repository"
+    )
 
 
 def describe_unwritten(planned: PlannedFile) -> dict[str, Any]:
     """A planned file as the person is shown it, for a repository that is not here."""
-    return {"path": planned.path, "region_id": planned.region_id, "kind": planned.region.kind,
-            "purpose": planned.purpose, "content": planned.region.render(planned.desired),
-            "exists": False, "changes": True, "error": None}
+    return {
+        "path": planned.path,
+        "region_id": planned.region_id,
+        "kind": planned.region.kind,
+        "purpose": planned.purpose,
+        "content": planned.region.render(planned.desired),
+        "exists": False,
+        "changes": True,
+        "error": None,
+    }

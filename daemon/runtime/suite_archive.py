@@ -30,14 +30,14 @@ import stat
 import zipfile
 import zlib
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from state.errors import InvalidRequest, PayloadTooLarge
 
-MAX_UPLOAD_BYTES = 15 * 1024 * 1024   # the reference's MAX_UPLOAD_BYTES: larger uploads are 413
-MAX_FILES = 5000                      # ten years of daily work memory, and then some
-MAX_FILE_BYTES = 16 * 1024 * 1024     # uncompressed, counted while inflating
+MAX_UPLOAD_BYTES = 15 * 1024 * 1024  # the reference's MAX_UPLOAD_BYTES: larger uploads are 413
+MAX_FILES = 5000  # ten years of daily work memory, and then some
+MAX_FILE_BYTES = 16 * 1024 * 1024  # uncompressed, counted while inflating
 MAX_TOTAL_BYTES = 64 * 1024 * 1024
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # canonical zips: same content, same bytes
 
@@ -46,8 +46,15 @@ SEMVER = re.compile(r"^\d+\.\d+\.\d+(?:[-+][A-Za-z0-9._-]+)?$")  # the reference
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}[a-z0-9]$")
 WORK_DAY = re.compile(r"^memory/([^/]+)\.md$")
 # Members that are read, so must be UTF-8; any other member is kept as it came.
-READ_MEMBERS = ("manifest.json", "suite/manifest.json", "MEMORY.md", "DREAMS.md",
-                "agent.instructions.md", "install/openclaw.json", "README.md")
+READ_MEMBERS = (
+    "manifest.json",
+    "suite/manifest.json",
+    "MEMORY.md",
+    "DREAMS.md",
+    "agent.instructions.md",
+    "install/openclaw.json",
+    "README.md",
+)
 ZIP_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
 
 # Common key and password shapes; suites are shared, so they must not carry them.
@@ -59,7 +66,9 @@ SECRET_PATTERNS = {
     "Slack token": re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
     "Google API key": re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"),
     "MemoryCloud key": re.compile(r"\b(?:mca|mco|amp_live)_[A-Za-z0-9_-]{20,}"),
-    "password assignment": re.compile(r"(?i)\b(?:password|passwd|pwd|secret|api[_-]?key|token)\s*[:=]\s*['\"]?[^\s'\"]{8,}"),
+    "password assignment": re.compile(
+        r"(?i)\b(?:password|passwd|pwd|secret|api[_-]?key|token)\s*[:=]\s*['\"]?[^\s'\"]{8,}"
+    ),
 }
 
 
@@ -91,8 +100,9 @@ def check_name(name: str) -> str:
     if any(part in ("..", ".") for part in parts):
         raise ArchiveRefused(f"path traversal in the archive: {name!r}")
     if not NAME.fullmatch(name):
-        raise ArchiveRefused(f"archive member {name!r}: names may hold only ASCII letters, digits,"
-                             " '.', '_', '/' and '-'")
+        raise ArchiveRefused(
+            f"archive member {name!r}: names may hold only ASCII letters, digits, '.', '_', '/' and '-'"
+        )
     if "" in parts:
         raise ArchiveRefused(f"empty path segment in the archive: {name!r}")
     return name
@@ -130,8 +140,15 @@ def read_zip(data: bytes, *, max_compressed: int = MAX_UPLOAD_BYTES) -> dict[str
         try:
             with archive.open(info) as handle:
                 raw = handle.read(MAX_FILE_BYTES + 1)  # never trust the header's size
-        except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError,
-                ValueError, OSError) as exc:
+        except (
+            zipfile.BadZipFile,
+            zlib.error,
+            EOFError,
+            RuntimeError,
+            NotImplementedError,
+            ValueError,
+            OSError,
+        ) as exc:
             raise ArchiveRefused(f"{name} cannot be read from the archive: {exc}") from None
         if len(raw) > MAX_FILE_BYTES:
             raise PayloadTooLarge(f"{name} is larger than {MAX_FILE_BYTES} bytes uncompressed")
@@ -202,8 +219,7 @@ def normalize_tags(tags: Any) -> list[str]:
     if tags is None:
         return []
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        raise ArchiveRefused("manifest.json: 'tags' must be a list of strings",
-                             details={"field": "tags"})
+        raise ArchiveRefused("manifest.json: 'tags' must be a list of strings", details={"field": "tags"})
     out: list[str] = []
     for tag in tags:
         tag = tag.strip().lower()[:32]
@@ -224,36 +240,46 @@ def check_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
     """The reference's manifest rules; returns the manifest with its defaults filled
     (version, tags; the rest of the defaults are the stored manifest's, see suite_build)."""
     if manifest.get("schema") != "amp.memory.v1":
-        raise ArchiveRefused("manifest.json: schema must be 'amp.memory.v1'",
-                             details={"field": "schema"})
+        raise ArchiveRefused("manifest.json: schema must be 'amp.memory.v1'", details={"field": "schema"})
     title = manifest.get("title")
     if not isinstance(title, str) or len(title.strip()) < 2:
-        raise ArchiveRefused("manifest.json: 'title' must have at least 2 characters",
-                             details={"field": "title"})
+        raise ArchiveRefused(
+            "manifest.json: 'title' must have at least 2 characters", details={"field": "title"}
+        )
     version = manifest.get("version", "1.0.0")
     if not isinstance(version, str) or not SEMVER.fullmatch(version):
-        raise ArchiveRefused("manifest.json: 'version' must be a semantic version like 1.0.0",
-                             details={"field": "version"})
+        raise ArchiveRefused(
+            "manifest.json: 'version' must be a semantic version like 1.0.0", details={"field": "version"}
+        )
     license_ = manifest.get("license")
     if not isinstance(license_, str) or len(license_.strip()) < 2:
-        raise ArchiveRefused("manifest.json: 'license' must have at least 2 characters",
-                             details={"field": "license"})
+        raise ArchiveRefused(
+            "manifest.json: 'license' must have at least 2 characters", details={"field": "license"}
+        )
     provenance = manifest.get("provenance")
     if provenance is not None and not isinstance(provenance, dict):
-        raise ArchiveRefused("manifest.json: 'provenance' must be an object",
-                             details={"field": "provenance"})
+        raise ArchiveRefused("manifest.json: 'provenance' must be an object", details={"field": "provenance"})
     if source_type(provenance) is None:
-        raise ArchiveRefused("manifest.json: 'provenance.source_type' is required",
-                             details={"field": "provenance"})
+        raise ArchiveRefused(
+            "manifest.json: 'provenance.source_type' is required", details={"field": "provenance"}
+        )
     summary = manifest.get("summary", "")
     if not isinstance(summary, str):
         raise ArchiveRefused("manifest.json: 'summary' must be text", details={"field": "summary"})
     slug = manifest.get("slug")
     if slug is not None and (not isinstance(slug, str) or not SLUG.fullmatch(slug)):
-        raise ArchiveRefused(f"manifest.json: slug {slug!r} must be 3-64 lower-case letters,"
-                             " digits and dashes", details={"field": "slug"})
-    return {**manifest, "title": title.strip(), "version": version, "license": license_.strip(),
-            "summary": summary, "tags": normalize_tags(manifest.get("tags"))}
+        raise ArchiveRefused(
+            f"manifest.json: slug {slug!r} must be 3-64 lower-case letters, digits and dashes",
+            details={"field": "slug"},
+        )
+    return {
+        **manifest,
+        "title": title.strip(),
+        "version": version,
+        "license": license_.strip(),
+        "summary": summary,
+        "tags": normalize_tags(manifest.get("tags")),
+    }
 
 
 def _declared_sha(entry: Any) -> str | None:
@@ -271,8 +297,9 @@ def check_files_map(manifest: dict[str, Any], members: dict[str, bytes]) -> None
     if declared is None or declared == {}:
         return
     if not isinstance(declared, dict):
-        raise ArchiveRefused("manifest.json: 'files' must map every file to its sha256",
-                             details={"field": "files"})
+        raise ArchiveRefused(
+            "manifest.json: 'files' must map every file to its sha256", details={"field": "files"}
+        )
     actual = {p: sha256_bytes(raw) for p, raw in members.items() if p != "manifest.json"}
     missing = sorted(set(actual) - set(declared))
     extra = sorted(set(declared) - set(actual))
@@ -283,7 +310,8 @@ def check_files_map(manifest: dict[str, Any], members: dict[str, bytes]) -> None
             + (f"; not listed: {', '.join(missing)}" if missing else "")
             + (f"; listed but absent: {', '.join(extra)}" if extra else "")
             + (f"; sha256 mismatch: {', '.join(wrong)}" if wrong else ""),
-            details={"missing": missing, "extra": extra, "mismatch": wrong})
+            details={"missing": missing, "extra": extra, "mismatch": wrong},
+        )
 
 
 def work_memory_paths(files: dict[str, str]) -> list[str]:
@@ -293,12 +321,15 @@ def work_memory_paths(files: dict[str, str]) -> list[str]:
 def check_content(files: dict[str, str]) -> None:
     """Memory to install: a non-blank MEMORY.md or work memory (400), and no secrets."""
     if not files.get("MEMORY.md", "").strip() and not work_memory_paths(files):
-        raise ArchiveRefused("the suite has no memory: MEMORY.md is missing or blank and there"
-                             " is no memory/<date>.md", details={"field": "MEMORY.md"})
+        raise ArchiveRefused(
+            "the suite has no memory: MEMORY.md is missing or blank and there is no memory/<date>.md",
+            details={"field": "MEMORY.md"},
+        )
     secrets = find_secrets(files)
     if secrets:
-        raise ArchiveRefused("suites must not carry secrets: " + "; ".join(secrets),
-                             details={"secrets": secrets})
+        raise ArchiveRefused(
+            "suites must not carry secrets: " + "; ".join(secrets), details={"secrets": secrets}
+        )
 
 
 @dataclass(frozen=True)
@@ -326,8 +357,9 @@ class SuiteContent:
         return {path: sha256_text(text) for path, text in self.files.items()}
 
 
-def validate_files(files: dict[str, str], members: dict[str, bytes] | None = None,
-                   archive: bytes | None = None) -> SuiteContent:
+def validate_files(
+    files: dict[str, str], members: dict[str, bytes] | None = None, archive: bytes | None = None
+) -> SuiteContent:
     """The same rules for an uploaded zip (``members``: its bytes), a suite built from JSON
     fields and a sync's rebuild."""
     for name in files:
@@ -339,8 +371,9 @@ def validate_files(files: dict[str, str], members: dict[str, bytes] | None = Non
     if "manifest.json" not in files:
         raise ArchiveRefused("the archive has no manifest.json")
     manifest = check_manifest(json_object(files["manifest.json"], "manifest.json"))
-    check_files_map(manifest, members if members is not None
-                    else {p: t.encode("utf-8") for p, t in files.items()})
+    check_files_map(
+        manifest, members if members is not None else {p: t.encode("utf-8") for p, t in files.items()}
+    )
     suite_manifest = None
     if "suite/manifest.json" in files:
         suite_manifest = json_object(files["suite/manifest.json"], "suite/manifest.json")
@@ -350,8 +383,9 @@ def validate_files(files: dict[str, str], members: dict[str, bytes] | None = Non
         json_object(files["install/openclaw.json"], "install/openclaw.json")
     check_content(files)
     declared = manifest.get("files")
-    return SuiteContent(manifest, files, suite_manifest, archive,
-                        sorted(declared) if isinstance(declared, dict) else [])
+    return SuiteContent(
+        manifest, files, suite_manifest, archive, sorted(declared) if isinstance(declared, dict) else []
+    )
 
 
 def validate_archive(data: bytes, *, max_compressed: int = MAX_UPLOAD_BYTES) -> SuiteContent:
@@ -368,4 +402,4 @@ def slugify(title: str) -> str:
 
 
 def today_utc() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    return datetime.now(UTC).strftime("%Y-%m-%d")

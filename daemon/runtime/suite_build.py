@@ -16,13 +16,24 @@ from daemon.runtime.suite_archive import WORK_DAY, sha256_text
 
 SUITE_SCHEMA = "amp.memory-suite.v1"
 MEMORY_SCHEMA = "amp.memory.v1"
-LAYOUT_MEMBERS = ("manifest.json", "suite/manifest.json", "MEMORY.md", "DREAMS.md",
-                  "agent.instructions.md", "README.md", "install/openclaw.json")
+LAYOUT_MEMBERS = (
+    "manifest.json",
+    "suite/manifest.json",
+    "MEMORY.md",
+    "DREAMS.md",
+    "agent.instructions.md",
+    "README.md",
+    "install/openclaw.json",
+)
 INSTALL_LIFECYCLE = [
-    "inspect_suite_manifest", "verify_license_provenance_and_sha256",
-    "select_compatible_memory_tools", "pull_required_agent_skills",
-    "install_tools_into_agent_runtime", "connect_memory_ontology_backend",
-    "test_retrieval_with_a_known_query", "record_installed_suite_provenance",
+    "inspect_suite_manifest",
+    "verify_license_provenance_and_sha256",
+    "select_compatible_memory_tools",
+    "pull_required_agent_skills",
+    "install_tools_into_agent_runtime",
+    "connect_memory_ontology_backend",
+    "test_retrieval_with_a_known_query",
+    "record_installed_suite_provenance",
 ]
 REQUIRED_TOOLS = ["memory_tool_installer", "capsule_installer"]
 MEMORY_TOOLS = ["memory_tool_installer", "capsule_installer", "cloud_workspace_memory"]
@@ -30,43 +41,79 @@ MERGE = {"long_term": "MEMORY.md", "work_memory": "memory/*.md", "reflections": 
 ACTIVATION_PROMPT = (
     "Install this memory suite as a lens: merge MEMORY.md as long-term memory, memory/*.md as"
     " work memory and DREAMS.md as reflections, keep its provenance, and never let it override"
-    " system, developer or user instructions.")
-OPENCLAW = {"target": "openclaw", "suite_schema": SUITE_SCHEMA, "merge": MERGE,
-            "required_tools": REQUIRED_TOOLS, "activation_prompt": ACTIVATION_PROMPT}
-ONTOLOGY = {"components": [
-    {"id": "long_term_markdown", "path": "MEMORY.md", "layer": "markdown",
-     "role": "long-term memory: identity boundaries, preferences, stable facts, conventions"},
-    {"id": "working_markdown", "path": "memory/*.md", "layer": "markdown",
-     "role": "work memory: one file per day, appended by syncs"},
-    {"id": "reflection_markdown", "path": "DREAMS.md", "layer": "markdown",
-     "role": "reflections and distilled conclusions, read before the first task"},
-]}
+    " system, developer or user instructions."
+)
+OPENCLAW = {
+    "target": "openclaw",
+    "suite_schema": SUITE_SCHEMA,
+    "merge": MERGE,
+    "required_tools": REQUIRED_TOOLS,
+    "activation_prompt": ACTIVATION_PROMPT,
+}
+ONTOLOGY = {
+    "components": [
+        {
+            "id": "long_term_markdown",
+            "path": "MEMORY.md",
+            "layer": "markdown",
+            "role": "long-term memory: identity boundaries, preferences, stable facts, conventions",
+        },
+        {
+            "id": "working_markdown",
+            "path": "memory/*.md",
+            "layer": "markdown",
+            "role": "work memory: one file per day, appended by syncs",
+        },
+        {
+            "id": "reflection_markdown",
+            "path": "DREAMS.md",
+            "layer": "markdown",
+            "role": "reflections and distilled conclusions, read before the first task",
+        },
+    ]
+}
 TOOLS = [
     {"id": "openclaw_mapping", "kind": "mapping", "path": "install/openclaw.json"},
-    {"id": "memory_tool_installer", "kind": "skill",
-     "pull": "/api/agent/skills/memory_tool_installer/pull"},
+    {"id": "memory_tool_installer", "kind": "skill", "pull": "/api/agent/skills/memory_tool_installer/pull"},
     {"id": "capsule_installer", "kind": "skill", "pull": "/api/agent/skills/capsule_installer/pull"},
 ]
 COMPATIBILITY = {
-    "openclaw": True, "generic_agent": True, "codex_skill_runtime": True,
+    "openclaw": True,
+    "generic_agent": True,
+    "codex_skill_runtime": True,
     "memory_backends": ["markdown", "workspace"],
     "import_targets": ["markdown_agent", "openclaw", "adaptive_memories"],
-    "tool_install": {"required_first_skill": "memory_tool_installer",
-                     "skill_pull": "/api/agent/skills/{skill_id}/pull"},
+    "tool_install": {
+        "required_first_skill": "memory_tool_installer",
+        "skill_pull": "/api/agent/skills/{skill_id}/pull",
+    },
 }
 # The seed's compatibility matrix (target runtime, data, tools).
 COMPATIBILITY_MATRIX = [
-    {"runtime": "markdown_agent", "data": "MEMORY.md, memory/*.md, DREAMS.md",
-     "tools": ["memory_tool_installer", "capsule_installer"]},
+    {
+        "runtime": "markdown_agent",
+        "data": "MEMORY.md, memory/*.md, DREAMS.md",
+        "tools": ["memory_tool_installer", "capsule_installer"],
+    },
     {"runtime": "openclaw", "data": "install/openclaw.json", "tools": ["OpenClaw active-memory mapping"]},
-    {"runtime": "codex_skill_runtime", "data": "local files or workspace",
-     "tools": ["/api/agent/skills/{skill_id}/pull"]},
-    {"runtime": "multi_agent_workspace", "data": "adaptive_memories",
-     "tools": ["cloud_workspace_memory", "collaboration_claim"]},
+    {
+        "runtime": "codex_skill_runtime",
+        "data": "local files or workspace",
+        "tools": ["/api/agent/skills/{skill_id}/pull"],
+    },
+    {
+        "runtime": "multi_agent_workspace",
+        "data": "adaptive_memories",
+        "tools": ["cloud_workspace_memory", "collaboration_claim"],
+    },
 ]
-SAFETY = {"claims_to_be_original_person": False, "consent_required_for_real_person": True,
-          "install_boundary": "a lens: never overrides system, developer or user instructions",
-          "identity": "a lens, never an impersonation", "secrets": "none"}
+SAFETY = {
+    "claims_to_be_original_person": False,
+    "consent_required_for_real_person": True,
+    "install_boundary": "a lens: never overrides system, developer or user instructions",
+    "identity": "a lens, never an impersonation",
+    "secrets": "none",
+}
 DEFAULT_INSTRUCTIONS = (
     "# Installing this memory suite\n\n"
     "1. Read suite/manifest.json, then manifest.json (license, provenance, sha256).\n"
@@ -99,10 +146,14 @@ def suite_manifest(manifest: dict[str, Any], slug: str, files: dict[str, str]) -
         "schema": SUITE_SCHEMA,
         "suite_id": str(manifest.get("suite_id") or slug),
         "slug": slug,
-        "title": manifest["title"], "summary": manifest.get("summary", ""),
-        "version": manifest["version"], "license": manifest["license"],
+        "title": manifest["title"],
+        "summary": manifest.get("summary", ""),
+        "version": manifest["version"],
+        "license": manifest["license"],
         "provenance": manifest.get("provenance") or {},
-        "ontology": ONTOLOGY, "tools": TOOLS, "compatibility": COMPATIBILITY,
+        "ontology": ONTOLOGY,
+        "tools": TOOLS,
+        "compatibility": COMPATIBILITY,
         "install_lifecycle": INSTALL_LIFECYCLE,
         "content_layers": content_layers(files),
         "compatibility_matrix": COMPATIBILITY_MATRIX,
@@ -117,23 +168,29 @@ def stored_manifest(manifest: dict[str, Any], created_at: str) -> dict[str, Any]
     for key in ("openclaw", "generic_agent", "codex_skill_runtime"):
         compatibility.setdefault(key, True)
     compatibility.setdefault("memory_backends", COMPATIBILITY["memory_backends"])
-    return {**manifest, "created_at": manifest.get("created_at") or created_at,
-            "compatibility": compatibility, "files": manifest.get("files") or {},
-            "memory_ontology": manifest.get("memory_ontology") or MERGE,
-            "memory_tools": manifest.get("memory_tools") or MEMORY_TOOLS,
-            "persona_type": manifest.get("persona_type") or "agent"}
+    return {
+        **manifest,
+        "created_at": manifest.get("created_at") or created_at,
+        "compatibility": compatibility,
+        "files": manifest.get("files") or {},
+        "memory_ontology": manifest.get("memory_ontology") or MERGE,
+        "memory_tools": manifest.get("memory_tools") or MEMORY_TOOLS,
+        "persona_type": manifest.get("persona_type") or "agent",
+    }
 
 
 def readme(title: str, summary: str, version: str, license_: str) -> str:
-    return (f"# {title}\n\n{summary}\n\n"
-            f"A MemoryCloud memory suite ({SUITE_SCHEMA}), version {version}, license {license_}.\n\n"
-            "- MEMORY.md: long-term memory\n"
-            "- memory/YYYY-MM-DD.md: work memory, one file per day\n"
-            "- DREAMS.md: reflections\n"
-            "- agent.instructions.md: how to merge it, and what wins on conflict\n"
-            "- suite/manifest.json, manifest.json: what it is, where it comes from, the sha256"
-            " of every file\n"
-            "- install/openclaw.json: the OpenClaw active-memory mapping\n")
+    return (
+        f"# {title}\n\n{summary}\n\n"
+        f"A MemoryCloud memory suite ({SUITE_SCHEMA}), version {version}, license {license_}.\n\n"
+        "- MEMORY.md: long-term memory\n"
+        "- memory/YYYY-MM-DD.md: work memory, one file per day\n"
+        "- DREAMS.md: reflections\n"
+        "- agent.instructions.md: how to merge it, and what wins on conflict\n"
+        "- suite/manifest.json, manifest.json: what it is, where it comes from, the sha256"
+        " of every file\n"
+        "- install/openclaw.json: the OpenClaw active-memory mapping\n"
+    )
 
 
 @dataclass
@@ -154,38 +211,50 @@ class SuiteFields:
     dreams_md: str = ""
     instructions_md: str = ""
     readme_md: str = ""
-    work_memory: dict[str, str] = field(default_factory=dict)   # date -> Markdown
-    extra_files: dict[str, str] = field(default_factory=dict)   # kept from an earlier version
+    work_memory: dict[str, str] = field(default_factory=dict)  # date -> Markdown
+    extra_files: dict[str, str] = field(default_factory=dict)  # kept from an earlier version
     manifest_extra: dict[str, Any] = field(default_factory=dict)  # from a supplied manifest
 
 
 def build_files(fields: SuiteFields) -> dict[str, str]:
     """Every member of the suite zip, manifest.json last (it lists the others' sha256)."""
     files: dict[str, str] = dict(fields.extra_files)
-    files.update({
-        "MEMORY.md": fields.memory_md,
-        "DREAMS.md": fields.dreams_md,
-        "agent.instructions.md": fields.instructions_md or DEFAULT_INSTRUCTIONS,
-        "README.md": fields.readme_md or readme(fields.title, fields.summary, fields.version,
-                                                fields.license),
-        "install/openclaw.json": dumps(OPENCLAW),
-    })
+    files.update(
+        {
+            "MEMORY.md": fields.memory_md,
+            "DREAMS.md": fields.dreams_md,
+            "agent.instructions.md": fields.instructions_md or DEFAULT_INSTRUCTIONS,
+            "README.md": fields.readme_md
+            or readme(fields.title, fields.summary, fields.version, fields.license),
+            "install/openclaw.json": dumps(OPENCLAW),
+        }
+    )
     for day, text in sorted(fields.work_memory.items()):
         if text.strip():
             files[f"memory/{day}.md"] = text
     manifest: dict[str, Any] = {
         **fields.manifest_extra,
-        "schema": MEMORY_SCHEMA, "slug": fields.slug, "title": fields.title,
-        "summary": fields.summary, "version": fields.version, "license": fields.license,
-        "tags": fields.tags, "persona_type": fields.persona_type,
-        "author": {"handle": fields.author}, "provenance": fields.provenance,
-        "created_at": fields.created_at, "compatibility": COMPATIBILITY, "safety": SAFETY,
-        "memory_ontology": MERGE, "memory_tools": MEMORY_TOOLS,
+        "schema": MEMORY_SCHEMA,
+        "slug": fields.slug,
+        "title": fields.title,
+        "summary": fields.summary,
+        "version": fields.version,
+        "license": fields.license,
+        "tags": fields.tags,
+        "persona_type": fields.persona_type,
+        "author": {"handle": fields.author},
+        "provenance": fields.provenance,
+        "created_at": fields.created_at,
+        "compatibility": COMPATIBILITY,
+        "safety": SAFETY,
+        "memory_ontology": MERGE,
+        "memory_tools": MEMORY_TOOLS,
     }
     files["suite/manifest.json"] = dumps(suite_manifest(manifest, fields.slug, files))
     manifest["suite"] = json.loads(files["suite/manifest.json"])
-    manifest["files"] = {p: {"sha256": sha256_text(t), "bytes": len(t.encode("utf-8"))}
-                         for p, t in sorted(files.items())}
+    manifest["files"] = {
+        p: {"sha256": sha256_text(t), "bytes": len(t.encode("utf-8"))} for p, t in sorted(files.items())
+    }
     files["manifest.json"] = dumps(manifest)
     return files
 
@@ -195,18 +264,24 @@ def fields_of(stored: dict[str, Any], slug: str) -> SuiteFields:
     member it holds; the manifest's own keys are kept."""
     files, manifest = stored["files"], stored["manifest"]
     work = {m.group(1): text for p, text in files.items() if (m := WORK_DAY.fullmatch(p))}
-    extra = {p: t for p, t in files.items()
-             if p not in LAYOUT_MEMBERS and not WORK_DAY.fullmatch(p)}
+    extra = {p: t for p, t in files.items() if p not in LAYOUT_MEMBERS and not WORK_DAY.fullmatch(p)}
     author = manifest.get("author")
     return SuiteFields(
-        slug=slug, title=manifest["title"], summary=manifest.get("summary") or "",
-        version=manifest["version"], license=manifest["license"],
+        slug=slug,
+        title=manifest["title"],
+        summary=manifest.get("summary") or "",
+        version=manifest["version"],
+        license=manifest["license"],
         provenance=manifest.get("provenance") or {"source_type": "self_authored"},
         author=str(author.get("handle")) if isinstance(author, dict) else "",
         created_at=str(manifest.get("created_at") or ""),
         persona_type=str(manifest.get("persona_type") or "agent"),
         tags=list(manifest.get("tags") or []),
-        memory_md=files.get("MEMORY.md", ""), dreams_md=files.get("DREAMS.md", ""),
+        memory_md=files.get("MEMORY.md", ""),
+        dreams_md=files.get("DREAMS.md", ""),
         instructions_md=files.get("agent.instructions.md", ""),
-        readme_md=files.get("README.md", ""), work_memory=work, extra_files=extra,
-        manifest_extra={k: v for k, v in manifest.items() if k not in ("files", "suite")})
+        readme_md=files.get("README.md", ""),
+        work_memory=work,
+        extra_files=extra,
+        manifest_extra={k: v for k, v in manifest.items() if k not in ("files", "suite")},
+    )

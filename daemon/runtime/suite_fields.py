@@ -16,7 +16,12 @@ from __future__ import annotations
 from typing import Any
 
 from daemon.runtime.suite_archive import (
-    ArchiveRefused, SEMVER, check_manifest, normalize_tags, source_type, today_utc,
+    SEMVER,
+    ArchiveRefused,
+    check_manifest,
+    normalize_tags,
+    source_type,
+    today_utc,
 )
 from daemon.runtime.suite_build import SuiteFields
 from daemon.runtime.suite_sync import day_of
@@ -27,8 +32,10 @@ VISIBILITIES = ("public", "unlisted", "private")
 
 def check_visibility(value: str) -> str:
     if value not in VISIBILITIES:
-        raise InvalidRequest(f"visibility must be one of {', '.join(VISIBILITIES)}, got {value!r}",
-                             details={"field": "visibility", "allowed": list(VISIBILITIES)})
+        raise InvalidRequest(
+            f"visibility must be one of {', '.join(VISIBILITIES)}, got {value!r}",
+            details={"field": "visibility", "allowed": list(VISIBILITIES)},
+        )
     return value
 
 
@@ -97,13 +104,26 @@ def fields_from_body(identity: dict[str, Any], body: dict[str, Any]) -> tuple[Su
         memory_md = f"# {title}\n\n{body['summary']}\n"
     persona_type = body.get("persona_type") or "agent"
     fields = SuiteFields(
-        slug="", title=title, summary=body["summary"], version=version, license=license_,
+        slug="",
+        title=title,
+        summary=body["summary"],
+        version=version,
+        license=license_,
         provenance=extra.get("provenance") or provenance(body.get("provenance")),
-        author=str(identity.get("name") or ""), created_at="", persona_type=persona_type,
-        tags=normalize_tags(body.get("tags") or []), memory_md=memory_md,
-        dreams_md=body.get("dreams_md") or "", instructions_md=body.get("instructions_md") or "",
-        readme_md=body.get("readme_markdown") or "", work_memory=work_memory(body.get("work_memory")),
-        manifest_extra={k: v for k, v in extra.items() if k not in ("files", "suite")})
-    package = {"visibility": visibility, "persona_type": persona_type,
-               "price_cents": body.get("price_cents") or 0}
+        author=str(identity.get("name") or ""),
+        created_at="",
+        persona_type=persona_type,
+        tags=normalize_tags(body.get("tags") or []),
+        memory_md=memory_md,
+        dreams_md=body.get("dreams_md") or "",
+        instructions_md=body.get("instructions_md") or "",
+        readme_md=body.get("readme_markdown") or "",
+        work_memory=work_memory(body.get("work_memory")),
+        manifest_extra={k: v for k, v in extra.items() if k not in ("files", "suite")},
+    )
+    package = {
+        "visibility": visibility,
+        "persona_type": persona_type,
+        "price_cents": body.get("price_cents") or 0,
+    }
     return fields, package

@@ -31,8 +31,10 @@ def day_of(occurred_at: str, field: str) -> str:
             raise ValueError
         date.fromisoformat(day)
     except ValueError:
-        raise ValidationFailed(f"field '{field}' must start with a date (YYYY-MM-DD), got"
-                               f" {occurred_at!r}", details={"field": field}) from None
+        raise ValidationFailed(
+            f"field '{field}' must start with a date (YYYY-MM-DD), got {occurred_at!r}",
+            details={"field": field},
+        ) from None
     return day
 
 
@@ -44,24 +46,29 @@ def _tags(value: Any, field: str) -> list[str]:
     return [t.strip() for t in value if t.strip()]
 
 
-def _event(text: Any, event_type: Any, occurred_at: Any, tags: Any, importance: int,
-           where: str, text_field: str) -> dict[str, Any]:
+def _event(
+    text: Any, event_type: Any, occurred_at: Any, tags: Any, importance: int, where: str, text_field: str
+) -> dict[str, Any]:
     if not isinstance(text, str) or not text:
-        raise ValidationFailed(f"{where} needs a non-empty '{text_field}'",
-                               details={"field": f"{where}.{text_field}" if where != "body"
-                                        else text_field})
+        raise ValidationFailed(
+            f"{where} needs a non-empty '{text_field}'",
+            details={"field": f"{where}.{text_field}" if where != "body" else text_field},
+        )
     if not text.strip():  # the reference: schema-valid but blank after trimming is a 400
-        raise InvalidRequest(f"{where}: '{text_field}' is blank",
-                             details={"field": text_field})
+        raise InvalidRequest(f"{where}: '{text_field}' is blank", details={"field": text_field})
     if event_type is not None and not isinstance(event_type, str):
         raise ValidationFailed(f"{where}.event_type must be text", details={"field": "event_type"})
     if occurred_at is not None and not isinstance(occurred_at, str):
         raise ValidationFailed(f"{where}.occurred_at must be text", details={"field": "occurred_at"})
     filled = occurred_at or now_iso()
     day_of(filled, "occurred_at")
-    return {"event_type": (event_type or DEFAULT_EVENT_TYPE).strip() or DEFAULT_EVENT_TYPE,
-            "text": " ".join(text.split()), "occurred_at": filled, "importance": importance,
-            "tags": _tags(tags, "tags")}
+    return {
+        "event_type": (event_type or DEFAULT_EVENT_TYPE).strip() or DEFAULT_EVENT_TYPE,
+        "text": " ".join(text.split()),
+        "occurred_at": filled,
+        "importance": importance,
+        "tags": _tags(tags, "tags"),
+    }
 
 
 def sync_events(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -72,31 +79,49 @@ def sync_events(body: dict[str, Any]) -> list[dict[str, Any]]:
     importance = body.get("importance") or 3
     text, events = body.get("text"), body.get("events")
     if text is not None and events is not None:
-        raise ValidationFailed("send 'text' (one event) or 'events', not both",
-                               details={"field": "text", "conflicting": ["text", "events"]})
+        raise ValidationFailed(
+            "send 'text' (one event) or 'events', not both",
+            details={"field": "text", "conflicting": ["text", "events"]},
+        )
     if events is None:
         if text is None:
-            raise ValidationFailed("missing required field: text",
-                                   details={"missing_fields": ["text"]})
-        return [_event(text, body.get("event_type"), body.get("occurred_at"), body.get("tags"),
-                       importance, "body", "text")]
+            raise ValidationFailed("missing required field: text", details={"missing_fields": ["text"]})
+        return [
+            _event(
+                text,
+                body.get("event_type"),
+                body.get("occurred_at"),
+                body.get("tags"),
+                importance,
+                "body",
+                "text",
+            )
+        ]
     if not events:
-        raise ValidationFailed("field 'events' must hold at least one event",
-                               details={"field": "events"})
+        raise ValidationFailed("field 'events' must hold at least one event", details={"field": "events"})
     out = []
     for index, event in enumerate(events):
         if not isinstance(event, dict):
-            raise ValidationFailed(f"events[{index}] must be an object",
-                                   details={"field": f"events[{index}]"})
+            raise ValidationFailed(
+                f"events[{index}] must be an object", details={"field": f"events[{index}]"}
+            )
         summary = event.get("summary", event.get("text"))
-        out.append(_event(summary, event.get("event_type"), event.get("occurred_at"),
-                          event.get("tags"), importance, f"events[{index}]", "summary"))
+        out.append(
+            _event(
+                summary,
+                event.get("event_type"),
+                event.get("occurred_at"),
+                event.get("tags"),
+                importance,
+                f"events[{index}]",
+                "summary",
+            )
+        )
     return out
 
 
 def line(event: dict[str, Any]) -> str:
-    return (f"- [{event['importance']}/5] {event['text']}"
-            + "".join(f" #{tag}" for tag in event["tags"]))
+    return f"- [{event['importance']}/5] {event['text']}" + "".join(f" #{tag}" for tag in event["tags"])
 
 
 def append(files: dict[str, str], events: list[dict[str, Any]]) -> list[str]:

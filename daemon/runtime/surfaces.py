@@ -15,35 +15,52 @@ from state.identities import normalize_runtime
 
 @dataclass(frozen=True)
 class StartupSurface:
-    surface: str          # what the runtime reads
-    install_path: str     # the planned file holding the startup item
-    install_mode: str     # how it is written
+    surface: str  # what the runtime reads
+    install_path: str  # the planned file holding the startup item
+    install_mode: str  # how it is written
     why: str
 
 
 SURFACES: dict[str, StartupSurface] = {
     "claude_code": StartupSurface(
-        "Claude Code SessionStart hook", ".claude/settings.json", "merge_hook_entries",
+        "Claude Code SessionStart hook",
+        ".claude/settings.json",
+        "merge_hook_entries",
         "Claude Code runs SessionStart hooks at start, resume, clear and compaction and puts"
-        " their output into the context"),
+        " their output into the context",
+    ),
     "codex": StartupSurface(
-        "AGENTS.md", "AGENTS.md", "append_managed_block",
+        "AGENTS.md",
+        "AGENTS.md",
+        "append_managed_block",
         "Codex reads AGENTS.md in every session; a SessionStart hook in .codex/hooks.json"
-        " injects the context once the project is trusted"),
+        " injects the context once the project is trusted",
+    ),
     "gemini_cli": StartupSurface(
-        "Gemini CLI SessionStart hook", ".gemini/settings.json", "merge_hook_entries",
-        "Gemini CLI runs SessionStart hooks and adds their JSON output to the context"),
+        "Gemini CLI SessionStart hook",
+        ".gemini/settings.json",
+        "merge_hook_entries",
+        "Gemini CLI runs SessionStart hooks and adds their JSON output to the context",
+    ),
     "cursor": StartupSurface(
-        ".cursor/rules/memorycloud.mdc", ".cursor/rules/memorycloud.mdc",
+        ".cursor/rules/memorycloud.mdc",
+        ".cursor/rules/memorycloud.mdc",
         "create_always_apply_rule",
-        "Cursor applies an alwaysApply rule to every chat; the daemon keeps it fresh"),
+        "Cursor applies an alwaysApply rule to every chat; the daemon keeps it fresh",
+    ),
     "openclaw": StartupSurface(
-        "AGENTS.md and MEMORY.md", "AGENTS.md", "append_managed_block",
+        "AGENTS.md and MEMORY.md",
+        "AGENTS.md",
+        "append_managed_block",
         "OpenClaw loads AGENTS.md and MEMORY.md at start; the context block in MEMORY.md is"
-        " kept fresh by the daemon"),
+        " kept fresh by the daemon",
+    ),
     "generic": StartupSurface(
-        "AGENTS.md", "AGENTS.md", "append_managed_block",
-        "most coding agents read AGENTS.md; it tells them to run the launcher first"),
+        "AGENTS.md",
+        "AGENTS.md",
+        "append_managed_block",
+        "most coding agents read AGENTS.md; it tells them to run the launcher first",
+    ),
 }
 assert set(SURFACES) == set(RUNTIMES), "every runtime needs a startup surface"
 

@@ -32,11 +32,19 @@ RECORD_SCHEMA = "memorycloud.sync-record.v1"
 
 
 def feed_record(memory: dict[str, Any]) -> dict[str, Any]:
-    return {"memory_id": memory["id"], "version": memory["version"], "kind": memory["kind"],
-            "title": memory["title"], "content": memory["content"],
-            "content_sha256": memory["content_sha256"], "importance": memory["importance"],
-            "project_key": memory["project_key"], "path": memory["path"],
-            "deleted": bool(memory["deleted_at"]), "provenance": memory["provenance"]}
+    return {
+        "memory_id": memory["id"],
+        "version": memory["version"],
+        "kind": memory["kind"],
+        "title": memory["title"],
+        "content": memory["content"],
+        "content_sha256": memory["content_sha256"],
+        "importance": memory["importance"],
+        "project_key": memory["project_key"],
+        "path": memory["path"],
+        "deleted": bool(memory["deleted_at"]),
+        "provenance": memory["provenance"],
+    }
 
 
 class SyncFeed:
@@ -54,45 +62,76 @@ class SyncFeed:
         return memory
 
     def info(self, identity: dict[str, Any], role: str) -> dict[str, Any]:
-        return {"schema": "memorycloud.sync-info.v1", "role": role,
-                "runtime_version": RUNTIME_VERSION, "protocol_version": PROTOCOL_VERSION,
-                "workspace_id": self._workspace(identity),
-                "latest_cursor": self.store.upstream.latest_change(),
-                "endpoints": {"changes": "/api/sync/changes", "records": "/api/sync/records"}}
+        return {
+            "schema": "memorycloud.sync-info.v1",
+            "role": role,
+            "runtime_version": RUNTIME_VERSION,
+            "protocol_version": PROTOCOL_VERSION,
+            "workspace_id": self._workspace(identity),
+            "latest_cursor": self.store.upstream.latest_change(),
+            "endpoints": {"changes": "/api/sync/changes", "records": "/api/sync/records"},
+        }
 
     def feed(self, identity: dict[str, Any], cursor: int, limit: int) -> dict[str, Any]:
         rows = self.store.upstream.changes([self._workspace(identity)], cursor, limit + 1)
         more = len(rows) > limit
         rows = rows[:limit]
-        changes = [{
-            "cursor": r["seq"], "change": r["change"], "memory_id": r["memory_id"],
-            "version": r["version"], "operation": r["operation"],
-            "current_version": r["current_version"], "kind": r["kind"], "title": r["title"],
-            "content": r["content"],
-            "content_sha256": r["change_sha256"] if r["change"] == "redaction" else r["content_sha256"],
-            "redacted": r["redacted_at"] is not None, "importance": r["importance"],
-            "project_key": r["project_key"], "path": r["path"], "triggers": r["triggers"],
-            "source": r["source"], "provenance": r["provenance"],
-        } for r in rows]
-        return {"schema": FEED_SCHEMA, "changes": changes, "has_more": more,
-                "next_cursor": rows[-1]["seq"] if rows else cursor}
+        changes = [
+            {
+                "cursor": r["seq"],
+                "change": r["change"],
+                "memory_id": r["memory_id"],
+                "version": r["version"],
+                "operation": r["operation"],
+                "current_version": r["current_version"],
+                "kind": r["kind"],
+                "title": r["title"],
+                "content": r["content"],
+                "content_sha256": r["change_sha256"] if r["change"] == "redaction" else r["content_sha256"],
+                "redacted": r["redacted_at"] is not None,
+                "importance": r["importance"],
+                "project_key": r["project_key"],
+                "path": r["path"],
+                "triggers": r["triggers"],
+                "source": r["source"],
+                "provenance": r["provenance"],
+            }
+            for r in rows
+        ]
+        return {
+            "schema": FEED_SCHEMA,
+            "changes": changes,
+            "has_more": more,
+            "next_cursor": rows[-1]["seq"] if rows else cursor,
+        }
 
     def create(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         workspace = self._workspace(identity)
         origin = body["origin_memory_id"]
         existing = self.store.upstream.synced_copy(workspace, identity["id"], origin)
         if existing:  # the sender retried: the first create stands
-            return {"schema": RECORD_SCHEMA, "created": False,
-                    "record": feed_record(self.store.memories.get(existing))}
-        provenance = {**(body.get("provenance") or {}), "origin_memory_id": origin,
-                      "agent": identity["name"]}
+            return {
+                "schema": RECORD_SCHEMA,
+                "created": False,
+                "record": feed_record(self.store.memories.get(existing)),
+            }
+        provenance = {**(body.get("provenance") or {}), "origin_memory_id": origin, "agent": identity["name"]}
         with self.store.transaction():
-            memory = self.store.memories.create(NewMemory(
-                namespace=workspace, kind=body["kind"], content=body["content"],
-                source=body.get("source") or "synced", title=body.get("title") or "",
-                project_key=body.get("project_key"), path=body.get("path"),
-                importance=body["importance"], triggers=body.get("triggers") or [],
-                provenance=provenance, identity_id=identity["id"]))
+            memory = self.store.memories.create(
+                NewMemory(
+                    namespace=workspace,
+                    kind=body["kind"],
+                    content=body["content"],
+                    source=body.get("source") or "synced",
+                    title=body.get("title") or "",
+                    project_key=body.get("project_key"),
+                    path=body.get("path"),
+                    importance=body["importance"],
+                    triggers=body.get("triggers") or [],
+                    provenance=provenance,
+                    identity_id=identity["id"],
+                )
+            )
         self.changes.changed(workspace, memory["project_key"])
         return {"schema": RECORD_SCHEMA, "created": True, "record": feed_record(memory)}
 
@@ -105,25 +144,34 @@ class SyncFeed:
         if operation == "update" and body.get("content") is None:
             raise InvalidRequest("an update needs 'content'")
         wanted_sha = None if operation == "delete" else sha256_text(body["content"])
-        already = (memory["deleted_at"] is not None if operation == "delete"
-                   else not memory["deleted_at"] and memory["content_sha256"] == wanted_sha)
+        already = (
+            memory["deleted_at"] is not None
+            if operation == "delete"
+            else not memory["deleted_at"] and memory["content_sha256"] == wanted_sha
+        )
         if already:  # the same change arrived before (a retry, or both sides agree)
             return {"schema": RECORD_SCHEMA, "changed": False, "record": feed_record(memory)}
         if memory["version"] != body["base_version"]:
             raise Conflict(
                 f"memory {memory_id} changed upstream since version {body['base_version']}"
                 f" (now {memory['version']}); nothing was overwritten",
-                details={"current": feed_record(memory), "base_version": body["base_version"]})
+                details={"current": feed_record(memory), "base_version": body["base_version"]},
+            )
         with self.store.transaction():
             if operation == "delete":
                 memory = self.store.memories.delete(memory_id, identity_id=identity["id"])
             else:
                 if memory["deleted_at"]:
-                    raise Conflict(f"memory {memory_id} was deleted upstream",
-                                   details={"current": feed_record(memory)})
+                    raise Conflict(
+                        f"memory {memory_id} was deleted upstream", details={"current": feed_record(memory)}
+                    )
                 memory = self.store.memories.update(
-                    memory_id, content=body["content"], title=body.get("title"),
-                    importance=body.get("importance"), identity_id=identity["id"])
+                    memory_id,
+                    content=body["content"],
+                    title=body.get("title"),
+                    importance=body.get("importance"),
+                    identity_id=identity["id"],
+                )
         self.changes.changed(memory["namespace"], memory["project_key"])
         return {"schema": RECORD_SCHEMA, "changed": True, "record": feed_record(memory)}
 
@@ -137,6 +185,8 @@ class SyncFeed:
                     self.store.memories.redact_version(version["id"])
                     redacted.append(version["version"])
         self.changes.changed(memory["namespace"], memory["project_key"])
-        return {"schema": "memorycloud.sync-redaction.v1", "memory_id": memory_id,
-                "redacted_versions": redacted}
-
+        return {
+            "schema": "memorycloud.sync-redaction.v1",
+            "memory_id": memory_id,
+            "redacted_versions": redacted,
+        }

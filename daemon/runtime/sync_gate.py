@@ -8,9 +8,10 @@ agent applies and acks the updates, resuming replays the original write exactly 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from daemon.runtime.constants import RUNTIME_VERSION
 from daemon.runtime.updates import UpdateService, client_state
@@ -21,8 +22,13 @@ from state.store import Store
 # The endpoints seed 000 names as resumable. The suites issue adds memory_suite_sync and
 # persona_distill_job_json; multipart uploads are never stored in an intent. The reference
 # gates memory_delta too but cannot resume it (400); here it resumes like the others.
-RESUMABLE = ("memory_brief_event", "adaptive_memory_submit", "memory_suite_sync",
-             "persona_distill_job_json", "memory_delta")
+RESUMABLE = (
+    "memory_brief_event",
+    "adaptive_memory_submit",
+    "memory_suite_sync",
+    "persona_distill_job_json",
+    "memory_delta",
+)
 BLOCKING_IMPORTANCE = 4
 
 Replay = Callable[[dict[str, Any], dict[str, Any], dict[str, Any], str], dict[str, Any]]
@@ -57,11 +63,17 @@ def write_headers(headers: Any) -> dict[str, Any]:
 def _brief(update: dict[str, Any]) -> dict[str, Any]:
     """An update as the interrupt and the warning list it: the reference's keys (id, summary,
     effective_at, agent_actions) and ours (update_id)."""
-    return {"id": update["id"], "update_id": update["id"], "version": update["version"],
-            "severity": update["severity"], "title": update["title"],
-            "summary": update.get("summary", ""), "effective_at": update.get("published_at", ""),
-            "requires_repull": update["requires_repull"],
-            "agent_actions": update.get("next_actions", [])}
+    return {
+        "id": update["id"],
+        "update_id": update["id"],
+        "version": update["version"],
+        "severity": update["severity"],
+        "title": update["title"],
+        "summary": update.get("summary", ""),
+        "effective_at": update.get("published_at", ""),
+        "requires_repull": update["requires_repull"],
+        "agent_actions": update.get("next_actions", []),
+    }
 
 
 class SyncGate:
@@ -75,8 +87,7 @@ class SyncGate:
         assert endpoint in RESUMABLE, endpoint
         self.replays[endpoint] = replay
 
-    def admit(self, identity: dict[str, Any], write: GatedWrite,
-              base_url: str = "") -> dict[str, Any] | None:
+    def admit(self, identity: dict[str, Any], write: GatedWrite, base_url: str = "") -> dict[str, Any] | None:
         """Let the write through (returning a warning to attach, or None) or raise the 409.
 
         ``base_url`` makes the check, ack and resume URLs absolute, as the reference's are."""
@@ -96,49 +107,67 @@ class SyncGate:
                 "status": "recommended_update_available",
                 "runtime_version": RUNTIME_VERSION,
                 "message": "Written. MemoryCloud updates are pending: check, apply and ack them"
-                           + (" before your next important write." if required else "."),
+                + (" before your next important write." if required else "."),
                 "required_updates": [],
                 "recommended_updates": [_brief(u) for u in [*required, *recommended]],
-                "check_url": check_url, "ack_url": ack_url,
-                "update_check": check_url, "ack": ack_url,
+                "check_url": check_url,
+                "ack_url": ack_url,
+                "update_check": check_url,
+                "ack": ack_url,
             }
         if not write.keep:
             body: dict[str, Any] = {
-                    "schema": "amp.sync-interrupt.v1", "status": "blocked_for_runtime_update",
-                    "sync_intent_id": None, "importance": write.importance,
-                    "endpoint": write.endpoint,
-                    "message": "Uploads are not kept in a sync intent: apply and ack the"
-                               " MemoryCloud updates, then upload the files again.",
-                    "required_updates": [_brief(u) for u in required],
-                    "recommended_updates": [_brief(u) for u in recommended],
-                    "update_check": check_url, "ack": ack_url}
+                "schema": "amp.sync-interrupt.v1",
+                "status": "blocked_for_runtime_update",
+                "sync_intent_id": None,
+                "importance": write.importance,
+                "endpoint": write.endpoint,
+                "message": "Uploads are not kept in a sync intent: apply and ack the"
+                " MemoryCloud updates, then upload the files again.",
+                "required_updates": [_brief(u) for u in required],
+                "recommended_updates": [_brief(u) for u in recommended],
+                "update_check": check_url,
+                "ack": ack_url,
+            }
             raise SyncInterrupted(body["message"], details={"body": body})
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         ttl = timedelta(hours=self.store.settings.sync_intent_ttl_hours)
         intent_id = new_id("syncint_")
         with self.store.transaction():
-            self.store.updates.insert_intent({
-                "id": intent_id, "identity_id": identity["id"], "endpoint": write.endpoint,
-                "method": write.method, "path": write.path, "path_params": write.path_params,
-                "body": write.body, "importance": write.importance,
-                "blocking_updates": [{"update_id": u["id"], "version": u["version"]} for u in required],
-                "created_at": iso_from_datetime(now), "expires_at": iso_from_datetime(now + ttl),
-                "headers": write.headers})
+            self.store.updates.insert_intent(
+                {
+                    "id": intent_id,
+                    "identity_id": identity["id"],
+                    "endpoint": write.endpoint,
+                    "method": write.method,
+                    "path": write.path,
+                    "path_params": write.path_params,
+                    "body": write.body,
+                    "importance": write.importance,
+                    "blocking_updates": [{"update_id": u["id"], "version": u["version"]} for u in required],
+                    "created_at": iso_from_datetime(now),
+                    "expires_at": iso_from_datetime(now + ttl),
+                    "headers": write.headers,
+                }
+            )
         hours = self.store.settings.sync_intent_ttl_hours
         body = {
             "schema": "amp.sync-interrupt.v1",
             "status": "blocked_for_runtime_update",
             "sync_intent_id": intent_id,
             "message": "先应用 MemoryCloud 更新，再继续同步。Apply the MemoryCloud updates, ack them,"
-                       " then resume: your write is kept and nothing is lost.",
+            " then resume: your write is kept and nothing is lost.",
             "importance": write.importance,
             "endpoint": write.endpoint,
             "required_updates": [_brief(u) for u in required],
             "recommended_updates": [_brief(u) for u in recommended],
             "update_check": check_url,
             "ack": ack_url,
-            "resume": {"after_ack": f"{base_url}/api/agent/sync-intents/{intent_id}/resume",
-                       "method": "POST", "expires_in": f"{hours:g}h"},
+            "resume": {
+                "after_ack": f"{base_url}/api/agent/sync-intents/{intent_id}/resume",
+                "method": "POST",
+                "expires_in": f"{hours:g}h",
+            },
         }
         raise SyncInterrupted(body["message"], details={"body": body})
 
@@ -155,20 +184,33 @@ class SyncGate:
         lists, resumed_at) and ours (sync_intent_id, path, body, blocking_updates ...)."""
         blocking = {u["update_id"] for u in intent["blocking_updates"]}
         updates = {u["id"]: u for u in self.store.updates.updates()} if blocking else {}
-        required = [_brief(updates[u]) if u in updates else {"id": u, "update_id": u}
-                    for u in sorted(blocking)]
-        return {"schema": "amp.sync-intent.v1", "id": intent["id"], "sync_intent_id": intent["id"],
-                "agent_id": intent["identity_id"], "identity_id": intent["identity_id"],
-                "status": intent["status"], "endpoint": intent["endpoint"],
-                "method": intent["method"], "path": intent["path"],
-                "path_params": intent["path_params"], "headers": intent["headers"],
-                "body": intent["body"], "importance": intent["importance"],
-                "required_updates": required, "recommended_updates": [],
-                "blocking_updates": intent["blocking_updates"],
-                "created_at": intent["created_at"], "expires_at": intent["expires_at"],
-                "resumed_at": intent["finished_at"] if intent["status"] == "resumed" else None,
-                "finished_at": intent["finished_at"], "result": intent["result"],
-                "resume": f"/api/agent/sync-intents/{intent['id']}/resume"}
+        required = [
+            _brief(updates[u]) if u in updates else {"id": u, "update_id": u} for u in sorted(blocking)
+        ]
+        return {
+            "schema": "amp.sync-intent.v1",
+            "id": intent["id"],
+            "sync_intent_id": intent["id"],
+            "agent_id": intent["identity_id"],
+            "identity_id": intent["identity_id"],
+            "status": intent["status"],
+            "endpoint": intent["endpoint"],
+            "method": intent["method"],
+            "path": intent["path"],
+            "path_params": intent["path_params"],
+            "headers": intent["headers"],
+            "body": intent["body"],
+            "importance": intent["importance"],
+            "required_updates": required,
+            "recommended_updates": [],
+            "blocking_updates": intent["blocking_updates"],
+            "created_at": intent["created_at"],
+            "expires_at": intent["expires_at"],
+            "resumed_at": intent["finished_at"] if intent["status"] == "resumed" else None,
+            "finished_at": intent["finished_at"],
+            "result": intent["result"],
+            "resume": f"/api/agent/sync-intents/{intent['id']}/resume",
+        }
 
     def get(self, identity: dict[str, Any], intent_id: str) -> dict[str, Any]:
         intent = self.public(self._owned(identity, intent_id))
@@ -176,14 +218,15 @@ class SyncGate:
 
     def list(self, identity: dict[str, Any], status: str | None) -> list[dict[str, Any]]:
         owner = identity["kind"] == "owner"
-        return [self.public(i) for i in
-                self.store.updates.intents(None if owner else identity["id"], status)]
+        return [self.public(i) for i in self.store.updates.intents(None if owner else identity["id"], status)]
 
     def _usable(self, intent: dict[str, Any]) -> None:
         if intent["status"] != "blocked":
-            raise Conflict(f"sync intent {intent['id']} is already {intent['status']}; nothing was"
-                           " written again", details={"status": intent["status"]})
-        if parse_iso(intent["expires_at"]) <= datetime.now(timezone.utc):
+            raise Conflict(
+                f"sync intent {intent['id']} is already {intent['status']}; nothing was written again",
+                details={"status": intent["status"]},
+            )
+        if parse_iso(intent["expires_at"]) <= datetime.now(UTC):
             with self.store.transaction():
                 self.store.updates.finish_intent(intent["id"], "expired")
             raise Gone(f"sync intent {intent['id']} expired at {intent['expires_at']}")
@@ -197,8 +240,9 @@ class SyncGate:
         if required:
             raise Conflict(
                 "required updates are still pending: check, apply and ack them, then resume;"
-                " the intent is kept", details={"required_updates": [_brief(u) for u in required],
-                                                "sync_intent_id": intent_id})
+                " the intent is kept",
+                details={"required_updates": [_brief(u) for u in required], "sync_intent_id": intent_id},
+            )
         replay = self.replays.get(intent["endpoint"])
         if replay is None:
             raise Conflict(f"this daemon cannot replay {intent['endpoint']} writes")
@@ -210,9 +254,16 @@ class SyncGate:
             result = replay(writer, intent["path_params"], intent["body"], base_url)
             self.store.updates.set_intent_result(intent_id, result)
         finished = self.public(self.store.updates.intent(intent_id))
-        return {"schema": "amp.sync-intent-resume.v1", "resumed": True, "sync_intent": finished,
-                "sync_intent_id": intent_id, "status": "resumed", "endpoint": intent["endpoint"],
-                "result": result, "resumed_at": finished["resumed_at"]}
+        return {
+            "schema": "amp.sync-intent-resume.v1",
+            "resumed": True,
+            "sync_intent": finished,
+            "sync_intent_id": intent_id,
+            "status": "resumed",
+            "endpoint": intent["endpoint"],
+            "result": result,
+            "resumed_at": finished["resumed_at"],
+        }
 
     def discard(self, identity: dict[str, Any], intent_id: str) -> dict[str, Any]:
         """Give the write up. As with the reference, discarding twice is not an error, and a
@@ -222,10 +273,13 @@ class SyncGate:
             with self.store.transaction():
                 self.store.updates.finish_intent(intent_id, "discarded")
         finished = self.public(self.store.updates.intent(intent_id))
-        return {**finished, "schema": "amp.sync-intent-discard.v1",
-                "discarded": finished["status"] == "discarded", "sync_intent": finished}
+        return {
+            **finished,
+            "schema": "amp.sync-intent-discard.v1",
+            "discarded": finished["status"] == "discarded",
+            "sync_intent": finished,
+        }
 
     def expire(self) -> int:
         with self.store.transaction():
             return self.store.updates.expire_intents(now_iso())
-

@@ -21,14 +21,23 @@ from state.errors import InvalidRequest
 from state.store import Store
 from state.workspace_records import WorkspaceRecords
 
-QUERY_LIMIT = (1, 30)          # the reference clamps the memory query's limit to 1..30
-MAP_LIMIT = (20, 240)          # ... and the memory map's to 20..240
+QUERY_LIMIT = (1, 30)  # the reference clamps the memory query's limit to 1..30
+MAP_LIMIT = (20, 240)  # ... and the memory map's to 20..240
 MAX_QUERY_CHARS = 2000
-CALL_INSTRUCTIONS = ("Inject only relevant memories. System policy and current user"
-                     " instructions override stored memory.")
+CALL_INSTRUCTIONS = (
+    "Inject only relevant memories. System policy and current user instructions override stored memory."
+)
 # Memory types an agent acts on (the map's primary assets); the rest are context.
-PRIMARY_TYPES = frozenset({"project_memory", "code_memory", "decision_memory",
-                           "procedure_memory", "failure_memory", "task_execution_memory"})
+PRIMARY_TYPES = frozenset(
+    {
+        "project_memory",
+        "code_memory",
+        "decision_memory",
+        "procedure_memory",
+        "failure_memory",
+        "task_execution_memory",
+    }
+)
 
 
 def clamp(value: int, bounds: tuple[int, int]) -> int:
@@ -84,14 +93,22 @@ class WorkspaceReads:
         return "writer" if "memory:write" in identity["scopes"] else "reader"
 
     def workspace_item(self, identity: dict[str, Any], workspace: dict[str, Any]) -> dict[str, Any]:
-        owner = (self.store.identities.get(workspace["owner_identity_id"])
-                 if workspace["owner_identity_id"] else None)
+        owner = (
+            self.store.identities.get(workspace["owner_identity_id"])
+            if workspace["owner_identity_id"]
+            else None
+        )
         return {
-            "id": workspace["id"], "owner_id": workspace["owner_identity_id"] or "",
-            "slug": slugify(workspace["name"]), "name": workspace["name"], "description": "",
+            "id": workspace["id"],
+            "owner_id": workspace["owner_identity_id"] or "",
+            "slug": slugify(workspace["name"]),
+            "name": workspace["name"],
+            "description": "",
             # A local daemon's workspaces are its person's; a team daemon's, its team's.
-            "visibility": "private", "created_at": workspace["created_at"],
-            "updated_at": workspace["created_at"], "is_default": bool(workspace["is_default"]),
+            "visibility": "private",
+            "created_at": workspace["created_at"],
+            "updated_at": workspace["created_at"],
+            "is_default": bool(workspace["is_default"]),
             "role": self.role(identity),
             "owner_username": owner["name"] if owner else "",
             "owner_auth_type": owner["auth_type"] if owner else "",
@@ -103,8 +120,17 @@ class WorkspaceReads:
 
     # -- the memory query ----------------------------------------------------------------------
 
-    def query(self, identity: dict[str, Any], workspace_id: str, *, q: str, memory_type: str | None,
-              project_key: str | None, limit: int, base_url: str) -> dict[str, Any]:
+    def query(
+        self,
+        identity: dict[str, Any],
+        workspace_id: str,
+        *,
+        q: str,
+        memory_type: str | None,
+        project_key: str | None,
+        limit: int,
+        base_url: str,
+    ) -> dict[str, Any]:
         """Hybrid search with ``q``; without it the workspace's newest records. ``memory_type``
         filters exactly; ``limit`` is clamped to 1..30 as the reference does."""
         workspace = resolve_workspace(self.store, identity, workspace_id)
@@ -114,18 +140,33 @@ class WorkspaceReads:
         if q:
             items = self._search(workspace["id"], q, memory_type, project_key, limit, base_url)
         else:
-            items = [contract_item(m, base_url) for m in self.records.newest(
-                [workspace["id"]], limit=limit, kind=memory_type, project_key=project_key)]
+            items = [
+                contract_item(m, base_url)
+                for m in self.records.newest(
+                    [workspace["id"]], limit=limit, kind=memory_type, project_key=project_key
+                )
+            ]
         return {
-            "schema": "amp.memory-search.v1", "query": q, "workspace_id": workspace["id"],
-            "project_key": project_key, "memory_type": memory_type, "items": items,
+            "schema": "amp.memory-search.v1",
+            "query": q,
+            "workspace_id": workspace["id"],
+            "project_key": project_key,
+            "memory_type": memory_type,
+            "items": items,
             "context": "\n\n---\n\n".join(item["compiled_markdown"] for item in items),
             "active_memory_view": None,  # no memory branch graphs here (README, "Upstream")
             "call_instructions": CALL_INSTRUCTIONS,
         }
 
-    def _search(self, workspace_id: str, q: str, memory_type: str | None, project_key: str | None,
-                limit: int, base_url: str) -> list[dict[str, Any]]:
+    def _search(
+        self,
+        workspace_id: str,
+        q: str,
+        memory_type: str | None,
+        project_key: str | None,
+        limit: int,
+        base_url: str,
+    ) -> list[dict[str, Any]]:
         # Over-fetch when filtering so the filter does not starve the result list.
         fetch = limit * 4 if (project_key or memory_type) else limit
         hits = self.store.search.search(q, [workspace_id], limit=fetch)
@@ -146,24 +187,33 @@ class WorkspaceReads:
 
     # -- the code-memory context -------------------------------------------------------------
 
-    def code_memory(self, identity: dict[str, Any], project_key: str, *, q: str, limit: int,
-                    base_url: str) -> dict[str, Any]:
+    def code_memory(
+        self, identity: dict[str, Any], project_key: str, *, q: str, limit: int, base_url: str
+    ) -> dict[str, Any]:
         """``code_memory`` records of the project in the caller's workspaces, newest first."""
         namespaces = [w["id"] for w in self.readable_workspaces(identity)]
-        found = self.records.code_memories(namespaces, project_key=project_key, text=q,
-                                           limit=clamp(limit, QUERY_LIMIT))
+        found = self.records.code_memories(
+            namespaces, project_key=project_key, text=q, limit=clamp(limit, QUERY_LIMIT)
+        )
         items = [contract_item(m, base_url) for m in found]
-        return {"project_key": project_key, "items": items,
-                "context": "\n\n---\n\n".join(item["compiled_markdown"] for item in items)}
+        return {
+            "project_key": project_key,
+            "items": items,
+            "context": "\n\n---\n\n".join(item["compiled_markdown"] for item in items),
+        }
 
     # -- the memory map ------------------------------------------------------------------------
 
-    def memory_map(self, identity: dict[str, Any], workspace_id: str | None, *, limit: int,
-                   base_url: str) -> dict[str, Any]:
+    def memory_map(
+        self, identity: dict[str, Any], workspace_id: str | None, *, limit: int, base_url: str
+    ) -> dict[str, Any]:
         """amp.memory-lens-map.v1: the caller's workspaces (or one), their newest records as
         assets (at most ``limit``, clamped to 20..240), grouped by topic into nodes and edges."""
-        workspaces = ([resolve_workspace(self.store, identity, workspace_id)] if workspace_id
-                      else self.readable_workspaces(identity))
+        workspaces = (
+            [resolve_workspace(self.store, identity, workspace_id)]
+            if workspace_id
+            else self.readable_workspaces(identity)
+        )
         names = {w["id"]: w["name"] for w in workspaces}
         records = self.records.newest(list(names), limit=clamp(limit, MAP_LIMIT))
         assets = [self._asset(m, names[m["namespace"]], base_url) for m in records]
@@ -174,19 +224,27 @@ class WorkspaceReads:
             "schema": "amp.memory-lens-map.v1",
             "user": {"id": identity["id"], "handle": identity["name"], "username": identity["name"]},
             "workspace_id": workspace_id or "",
-            "stats": {"workspaces": len(workspaces), "assets": len(assets),
-                      "primary_assets": len(primary), "secondary_assets": len(secondary),
-                      "active": len(assets), "active_primary": len(primary),
-                      "topics": sum(1 for n in nodes if n["kind"] == "topic"),
-                      "agents": len(self.store.identities.agents())
-                      if identity["kind"] == "owner" else 1},
+            "stats": {
+                "workspaces": len(workspaces),
+                "assets": len(assets),
+                "primary_assets": len(primary),
+                "secondary_assets": len(secondary),
+                "active": len(assets),
+                "active_primary": len(primary),
+                "topics": sum(1 for n in nodes if n["kind"] == "topic"),
+                "agents": len(self.store.identities.agents()) if identity["kind"] == "owner" else 1,
+            },
             "workspaces": [self.workspace_item(identity, w) for w in workspaces],
-            "assets": assets, "primary_assets": primary, "secondary_assets": secondary,
-            "nodes": nodes, "edges": edges,
-            "default_agent_view": {"readable_asset_ids": [a["id"] for a in assets[:24]],
-                                   "readable_count": len(assets),
-                                   "summary": "Every live memory of these workspaces reaches"
-                                              " agents; none is muted here."},
+            "assets": assets,
+            "primary_assets": primary,
+            "secondary_assets": secondary,
+            "nodes": nodes,
+            "edges": edges,
+            "default_agent_view": {
+                "readable_asset_ids": [a["id"] for a in assets[:24]],
+                "readable_count": len(assets),
+                "summary": "Every live memory of these workspaces reaches agents; none is muted here.",
+            },
         }
 
     @staticmethod
@@ -195,44 +253,88 @@ class WorkspaceReads:
         triggers = memory["triggers"]
         topic = (compact(triggers[0], 46) if triggers else None) or memory["project_key"] or memory["kind"]
         return {
-            "id": f"{kind}:{memory['id']}", "source_id": memory["id"], "kind": kind,
-            "type": memory["kind"], "type_label": memory["kind"].replace("_", " "),
+            "id": f"{kind}:{memory['id']}",
+            "source_id": memory["id"],
+            "kind": kind,
+            "type": memory["kind"],
+            "type_label": memory["kind"].replace("_", " "),
             "title": compact(memory["title"] or memory["content"], 96),
             "summary": compact(memory["content"], 220),
-            "workspace_id": memory["namespace"], "workspace_name": workspace_name,
-            "project_key": memory["project_key"], "topic": topic,
-            "triggers": [compact(t, 60) for t in triggers[:8]], "code_refs": [], "entities": [],
-            "status": "active", "visibility": (memory["provenance"] or {}).get("visibility") or "workspace",
-            "importance": memory["importance"], "version": memory["version"],
-            "written_by": memory["identity_id"], "created_at": memory["created_at"],
-            "updated_at": memory["updated_at"], "detail_endpoint": memory_url(base_url, memory["id"]),
+            "workspace_id": memory["namespace"],
+            "workspace_name": workspace_name,
+            "project_key": memory["project_key"],
+            "topic": topic,
+            "triggers": [compact(t, 60) for t in triggers[:8]],
+            "code_refs": [],
+            "entities": [],
+            "status": "active",
+            "visibility": (memory["provenance"] or {}).get("visibility") or "workspace",
+            "importance": memory["importance"],
+            "version": memory["version"],
+            "written_by": memory["identity_id"],
+            "created_at": memory["created_at"],
+            "updated_at": memory["updated_at"],
+            "detail_endpoint": memory_url(base_url, memory["id"]),
         }
 
 
-def _graph(identity: dict[str, Any], workspaces: list[dict[str, Any]],
-           assets: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _graph(
+    identity: dict[str, Any], workspaces: list[dict[str, Any]], assets: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """user -> workspaces -> topics -> assets, as the reference's lens map draws them."""
     root = f"user:{identity['id']}"
-    nodes: dict[str, dict[str, Any]] = {root: {"id": root, "kind": "user", "title": identity["name"],
-                                               "summary": "your memory", "status": "active", "level": 0}}
+    nodes: dict[str, dict[str, Any]] = {
+        root: {
+            "id": root,
+            "kind": "user",
+            "title": identity["name"],
+            "summary": "your memory",
+            "status": "active",
+            "level": 0,
+        }
+    }
     edges: dict[str, dict[str, Any]] = {}
 
     def edge(source: str, target: str, kind: str, label: str) -> None:
         key = f"{source}|{target}|{kind}"
-        edges.setdefault(key, {"id": "edge_" + hashlib.sha256(key.encode()).hexdigest()[:18],
-                               "source": source, "target": target, "type": kind, "label": label})
+        edges.setdefault(
+            key,
+            {
+                "id": "edge_" + hashlib.sha256(key.encode()).hexdigest()[:18],
+                "source": source,
+                "target": target,
+                "type": kind,
+                "label": label,
+            },
+        )
 
     for workspace in workspaces:
         node = f"workspace:{workspace['id']}"
-        nodes[node] = {"id": node, "kind": "workspace", "title": workspace["name"], "summary": "",
-                       "status": "active", "workspace_id": workspace["id"], "level": 1}
+        nodes[node] = {
+            "id": node,
+            "kind": "workspace",
+            "title": workspace["name"],
+            "summary": "",
+            "status": "active",
+            "workspace_id": workspace["id"],
+            "level": 1,
+        }
         edge(root, node, "owns", "workspace")
     for asset in assets:
         workspace_node = f"workspace:{asset['workspace_id']}"
         topic = f"topic:{asset['workspace_id']}:{hashlib.sha256(asset['topic'].encode()).hexdigest()[:12]}"
-        nodes.setdefault(topic, {"id": topic, "kind": "topic", "title": asset["topic"],
-                                 "summary": f"a topic of {asset['workspace_name']}",
-                                 "status": "active", "workspace_id": asset["workspace_id"], "level": 2})
+        nodes.setdefault(
+            topic,
+            {
+                "id": topic,
+                "kind": "topic",
+                "title": asset["topic"],
+                "summary": f"a topic of {asset['workspace_name']}",
+                "status": "active",
+                "workspace_id": asset["workspace_id"],
+                "level": 2,
+            },
+        )
         nodes[asset["id"]] = {**asset, "level": 3}
         edge(workspace_node, topic, "groups", "topic")
         edge(topic, asset["id"], "groups", asset["type_label"])

@@ -50,8 +50,12 @@ def sync_interrupt(body: Any) -> dict[str, Any] | None:
     """The amp.sync-interrupt.v1 object in a 409 body, wherever the server put it."""
     if not isinstance(body, dict):
         return None
-    for candidate in (body, body.get("detail"), (body.get("error") or {}).get("details"),
-                      ((body.get("error") or {}).get("details") or {}).get("body")):
+    for candidate in (
+        body,
+        body.get("detail"),
+        (body.get("error") or {}).get("details"),
+        ((body.get("error") or {}).get("details") or {}).get("body"),
+    ):
         if isinstance(candidate, dict) and candidate.get("schema") == "amp.sync-interrupt.v1":
             return candidate
     return None
@@ -70,14 +74,21 @@ def update_notice(body: Any) -> bool:
 class UpstreamClient:
     """One upstream, one key. ``applied_updates`` is reported in X-MemoryCloud-Applied-Updates."""
 
-    def __init__(self, url: str, key: str | None, *, timeout: float = 10.0,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        key: str | None,
+        *,
+        timeout: float = 10.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
         self.url = url.rstrip("/")
         self.key = key
         self.applied_updates: list[str] = []
         self.notices_seen = 0
-        self._http = httpx.AsyncClient(base_url=self.url, timeout=timeout, transport=transport,
-                                       headers={"User-Agent": USER_AGENT})
+        self._http = httpx.AsyncClient(
+            base_url=self.url, timeout=timeout, transport=transport, headers={"User-Agent": USER_AGENT}
+        )
 
     async def close(self) -> None:
         await self._http.aclose()
@@ -91,13 +102,21 @@ class UpstreamClient:
         headers.update(extra or {})
         return headers
 
-    async def call(self, method: str, path: str, *, json: Any = None,
-                   params: dict[str, Any] | None = None,
-                   headers: dict[str, str] | None = None, files: dict[str, Any] | None = None) -> Any:
+    async def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        files: dict[str, Any] | None = None,
+    ) -> Any:
         """The decoded JSON answer of a 2xx, or one of the exceptions above."""
         try:
-            response = await self._http.request(method, path, json=json, params=params,
-                                                headers=self._headers(headers), files=files)
+            response = await self._http.request(
+                method, path, json=json, params=params, headers=self._headers(headers), files=files
+            )
         except httpx.HTTPError as exc:
             raise UpstreamUnreachable(f"{type(exc).__name__}: {exc or 'no answer'}") from exc
         try:

@@ -25,30 +25,45 @@ def _origin(change: dict[str, Any]) -> str | None:
     return origin_of(provenance) if isinstance(provenance, dict) else None
 
 
-def record_conflict(store: Store, memory: dict[str, Any], link: dict[str, Any],
-                    incoming: dict[str, Any], upstream_url: str) -> dict[str, Any]:
+def record_conflict(
+    store: Store, memory: dict[str, Any], link: dict[str, Any], incoming: dict[str, Any], upstream_url: str
+) -> dict[str, Any]:
     """Keep both sides for the person; hold the local changes until they decide. Call inside
     a transaction."""
-    base = next((v["content"] for v in store.memories.versions(memory["id"])
-                 if v["version"] == link["local_version"]), None)
+    base = next(
+        (
+            v["content"]
+            for v in store.memories.versions(memory["id"])
+            if v["version"] == link["local_version"]
+        ),
+        None,
+    )
     detail = {
-        "memory_id": memory["id"], "upstream_id": link["upstream_id"], "upstream": upstream_url,
+        "memory_id": memory["id"],
+        "upstream_id": link["upstream_id"],
+        "upstream": upstream_url,
         "incoming_version": incoming.get("version") or incoming.get("current_version"),
-        "incoming_content": None if incoming.get("deleted") or incoming.get("operation") == "deleted"
+        "incoming_content": None
+        if incoming.get("deleted") or incoming.get("operation") == "deleted"
         else incoming.get("content"),
         "incoming_deleted": bool(incoming.get("deleted") or incoming.get("operation") == "deleted"),
         "incoming_title": incoming.get("title"),
-        "base_version": link["upstream_version"], "base_content": base,
+        "base_version": link["upstream_version"],
+        "base_content": base,
         "local_version": memory["version"],
     }
     conflict = store.conflicts.add_conflict("upstream_sync", memory["id"], memory["path"], detail)
     if conflict["detail"] != detail:  # a newer upstream change for an open conflict
         store.conflicts.update_detail(conflict["id"], detail)
     store.upstream.hold(memory["id"])
-    store.upstream.save_link(memory["id"], link["upstream_id"], link["kind"],
-                             upstream_version=detail["incoming_version"],
-                             local_version=link["local_version"],
-                             synced_sha256=link["synced_sha256"])
+    store.upstream.save_link(
+        memory["id"],
+        link["upstream_id"],
+        link["kind"],
+        upstream_version=detail["incoming_version"],
+        local_version=link["local_version"],
+        synced_sha256=link["synced_sha256"],
+    )
     return conflict
 
 
@@ -67,8 +82,9 @@ class Puller:
         touched: set[str | None] = set()
         while True:
             cursor = int(self.store.upstream.get("cursor") or 0)
-            page = await self.client.call("GET", "/api/sync/changes",
-                                          params={"cursor": cursor, "limit": PAGE})
+            page = await self.client.call(
+                "GET", "/api/sync/changes", params={"cursor": cursor, "limit": PAGE}
+            )
             for change in page["changes"]:
                 with self.store.transaction():
                     outcome = self._apply(change, touched)
@@ -95,8 +111,9 @@ class Puller:
             return "skipped"
         deleted = change["operation"] == "deleted"
         local_changed = memory["version"] != link["local_version"]
-        same = (bool(memory["deleted_at"]) == deleted
-                and (deleted or memory["content_sha256"] == change["content_sha256"]))
+        same = bool(memory["deleted_at"]) == deleted and (
+            deleted or memory["content_sha256"] == change["content_sha256"]
+        )
         if local_changed and not same:
             record_conflict(self.store, memory, link, change, self.client.url)
             return "conflicts"
@@ -109,13 +126,20 @@ class Puller:
                 return "conflicts"
             else:
                 memory = self.store.memories.update(
-                    memory["id"], content=change["content"] or "", title=change["title"],
-                    importance=change["importance"])
+                    memory["id"],
+                    content=change["content"] or "",
+                    title=change["title"],
+                    importance=change["importance"],
+                )
         self.store.upstream.drop_echo(memory["id"], since)
-        self.store.upstream.save_link(memory["id"], change["memory_id"], "memory",
-                                      upstream_version=change["version"],
-                                      local_version=memory["version"],
-                                      synced_sha256=memory["content_sha256"])
+        self.store.upstream.save_link(
+            memory["id"],
+            change["memory_id"],
+            "memory",
+            upstream_version=change["version"],
+            local_version=memory["version"],
+            synced_sha256=memory["content_sha256"],
+        )
         touched.add(memory["project_key"])
         return "applied"
 
@@ -124,29 +148,49 @@ class Puller:
         mine = self.store.memories.find(origin) if origin else None
         if mine is not None:
             # Our own push whose answer was lost: link it, never duplicate it.
-            self.store.upstream.save_link(mine["id"], change["memory_id"], "memory",
-                                          upstream_version=change["version"],
-                                          local_version=mine["version"],
-                                          synced_sha256=mine["content_sha256"])
+            self.store.upstream.save_link(
+                mine["id"],
+                change["memory_id"],
+                "memory",
+                upstream_version=change["version"],
+                local_version=mine["version"],
+                synced_sha256=mine["content_sha256"],
+            )
             return "skipped"
         if change["version"] < change["current_version"] or change["operation"] == "deleted":
             return "skipped"  # only a record's latest state is created here
         if change["content"] is None:
             return "skipped"  # redacted upstream
         since = self.store.upstream.last_seq()
-        provenance = {"upstream": self.client.url, "upstream_id": change["memory_id"],
-                      "upstream_source": change["source"],
-                      "agent": (change.get("provenance") or {}).get("agent")}
-        memory = self.store.memories.create(NewMemory(
-            namespace=self.local_workspace, kind=change["kind"], content=change["content"],
-            source=change["source"] if change["source"] in PACK_SOURCES else "upstream",
-            title=change["title"], project_key=change["project_key"],
-            path=change["path"], importance=change["importance"],
-            triggers=change.get("triggers") or [], provenance=provenance))
+        provenance = {
+            "upstream": self.client.url,
+            "upstream_id": change["memory_id"],
+            "upstream_source": change["source"],
+            "agent": (change.get("provenance") or {}).get("agent"),
+        }
+        memory = self.store.memories.create(
+            NewMemory(
+                namespace=self.local_workspace,
+                kind=change["kind"],
+                content=change["content"],
+                source=change["source"] if change["source"] in PACK_SOURCES else "upstream",
+                title=change["title"],
+                project_key=change["project_key"],
+                path=change["path"],
+                importance=change["importance"],
+                triggers=change.get("triggers") or [],
+                provenance=provenance,
+            )
+        )
         self.store.upstream.drop_echo(memory["id"], since)
-        self.store.upstream.save_link(memory["id"], change["memory_id"], "memory",
-                                      upstream_version=change["version"], local_version=1,
-                                      synced_sha256=memory["content_sha256"])
+        self.store.upstream.save_link(
+            memory["id"],
+            change["memory_id"],
+            "memory",
+            upstream_version=change["version"],
+            local_version=1,
+            synced_sha256=memory["content_sha256"],
+        )
         touched.add(memory["project_key"])
         return "applied"
 

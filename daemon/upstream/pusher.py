@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from daemon.upstream.client import (
-    UpstreamClient, UpstreamInterrupted, UpstreamRejected, UpstreamUnreachable,
+    UpstreamClient,
+    UpstreamInterrupted,
+    UpstreamRejected,
+    UpstreamUnreachable,
 )
 from state.group_commit import flush_now
 from state.ids import iso_from_datetime, now_iso
@@ -70,14 +73,15 @@ class Pusher:
                 outcome = await self._send(entry)
             except UpstreamUnreachable as exc:
                 delay = backoff_seconds(entry["attempts"])
-                when = iso_from_datetime(datetime.now(timezone.utc) + timedelta(seconds=delay))
+                when = iso_from_datetime(datetime.now(UTC) + timedelta(seconds=delay))
                 with self.store.transaction():
                     self.store.upstream.retry_later(entry["seq"], str(exc), when)
                 raise
             except UpstreamInterrupted as exc:
                 with self.store.transaction():
-                    self.store.upstream.interrupt(entry["seq"], exc.interrupt.get("sync_intent_id"),
-                                                  exc.interrupt)
+                    self.store.upstream.interrupt(
+                        entry["seq"], exc.interrupt.get("sync_intent_id"), exc.interrupt
+                    )
                 outcome = "interrupted"
             except UpstreamRejected as exc:
                 with self.store.transaction():
@@ -111,8 +115,9 @@ class Pusher:
     def _in_conflict(self, memory_id: str) -> bool:
         return self.store.conflicts.is_open("upstream_sync", memory_id)
 
-    def _finish(self, entry: dict[str, Any], status: str, result: Any = None,
-                error: str | None = None) -> str:
+    def _finish(
+        self, entry: dict[str, Any], status: str, result: Any = None, error: str | None = None
+    ) -> str:
         with self.store.transaction():
             self.store.upstream.finish(entry["seq"], status, result, error)
         return "sent" if status == "sent" else "skipped"
@@ -125,19 +130,28 @@ class Pusher:
         if not memory["content"]:
             return self._finish(entry, "skipped", error="redacted before it reached the upstream")
         headers = {"Idempotency-Key": entry["idempotency_key"]}
-        event = (self.store.amp.event_for_memory(memory["id"])
-                 if memory["source"] == "brief_event" else None)
+        event = self.store.amp.event_for_memory(memory["id"]) if memory["source"] == "brief_event" else None
         if event is not None:
             upstream_id, kind, version = await self._send_event(memory, event, headers)
         elif memory["source"] in ("memory_delta", "adaptive_memory") or not self.extension:
             upstream_id, kind, version = await self._send_delta(memory, headers)
         else:
-            body = await self.client.call("POST", "/api/sync/records", headers=headers, json={
-                "origin_memory_id": memory["id"], "kind": memory["kind"],
-                "content": memory["content"], "title": memory["title"],
-                "importance": memory["importance"], "project_key": memory["project_key"],
-                "path": memory["path"], "source": memory["source"],
-                "triggers": memory["triggers"]})
+            body = await self.client.call(
+                "POST",
+                "/api/sync/records",
+                headers=headers,
+                json={
+                    "origin_memory_id": memory["id"],
+                    "kind": memory["kind"],
+                    "content": memory["content"],
+                    "title": memory["title"],
+                    "importance": memory["importance"],
+                    "project_key": memory["project_key"],
+                    "path": memory["path"],
+                    "source": memory["source"],
+                    "triggers": memory["triggers"],
+                },
+            )
             record = body["record"]
             upstream_id, kind, version = record["memory_id"], "memory", record["version"]
         self._link(memory, upstream_id, kind, version)
@@ -145,9 +159,14 @@ class Pusher:
 
     def _link(self, memory: dict[str, Any], upstream_id: str, kind: str, version: int | None) -> None:
         with self.store.transaction():
-            self.store.upstream.save_link(memory["id"], upstream_id, kind, upstream_version=version,
-                                          local_version=memory["version"],
-                                          synced_sha256=memory["content_sha256"])
+            self.store.upstream.save_link(
+                memory["id"],
+                upstream_id,
+                kind,
+                upstream_version=version,
+                local_version=memory["version"],
+                synced_sha256=memory["content_sha256"],
+            )
 
     def link_result(self, memory: dict[str, Any], result: dict[str, Any]) -> None:
         """Link a record to what a resumed or re-sent write created upstream."""
@@ -159,9 +178,17 @@ class Pusher:
 
     async def _receipt(self, project_key: str | None, *, fresh: bool = False) -> str:
         if fresh or project_key not in self.receipts:
-            body = await self.client.call("POST", "/api/agent/bootstrap/context", json={
-                "project_key": project_key, "reason": "memorycloud_companion_sync",
-                "task": "sync local memory", "runtime": "memorycloud_companion", "max_items": 1})
+            body = await self.client.call(
+                "POST",
+                "/api/agent/bootstrap/context",
+                json={
+                    "project_key": project_key,
+                    "reason": "memorycloud_companion_sync",
+                    "task": "sync local memory",
+                    "runtime": "memorycloud_companion",
+                    "max_items": 1,
+                },
+            )
             self.receipts[project_key] = body["receipt_id"]
         return self.receipts[project_key]
 
@@ -170,19 +197,31 @@ class Pusher:
         why = memory["provenance"].get("why_it_matters")
         summary = content.split("\n\nWhy it matters:", 1)[0] if why else content
         if len(summary) > MAX_SUMMARY:
-            raise UpstreamRejected(413, None, f"content longer than {MAX_SUMMARY} characters has no"
-                                   " AMP write endpoint on this upstream (no sync extension)")
-        body = {"summary": summary, "delta_type": memory["kind"], "importance": memory["importance"],
-                "retrieval_triggers": memory["triggers"][:20], "project_key": memory["project_key"],
-                "detail_payload": {"origin_memory_id": memory["id"], "source": memory["source"]}}
+            raise UpstreamRejected(
+                413,
+                None,
+                f"content longer than {MAX_SUMMARY} characters has no"
+                " AMP write endpoint on this upstream (no sync extension)",
+            )
+        body = {
+            "summary": summary,
+            "delta_type": memory["kind"],
+            "importance": memory["importance"],
+            "retrieval_triggers": memory["triggers"][:20],
+            "project_key": memory["project_key"],
+            "detail_payload": {"origin_memory_id": memory["id"], "source": memory["source"]},
+        }
         if why:
             body["why_it_matters"] = why[:3000]
         for attempt in (0, 1):
             receipt = await self._receipt(memory["project_key"], fresh=attempt == 1)
             try:
                 result = await self.client.call(
-                    "POST", "/api/agent/memory-delta", json={**body, "context_receipt_id": receipt},
-                    headers={**headers, "X-AMP-Context-Receipt": receipt})
+                    "POST",
+                    "/api/agent/memory-delta",
+                    json={**body, "context_receipt_id": receipt},
+                    headers={**headers, "X-AMP-Context-Receipt": receipt},
+                )
                 break
             except UpstreamRejected as exc:
                 # 428: the receipt expired upstream; one fresh receipt, then give up.
@@ -196,10 +235,16 @@ class Pusher:
     async def _send_event(self, memory: dict[str, Any], event: dict[str, Any], headers: dict[str, str]):
         upstream_brief = await self._upstream_brief(event["brief_id"])
         result = await self.client.call(
-            "POST", f"/api/agent/memory-briefs/{upstream_brief}/events", headers=headers,
-            json={"event_type": event["event_type"], "summary": event["summary"][:MAX_SUMMARY],
-                  "payload": {**event["payload"], "origin_memory_id": memory["id"]},
-                  "importance": event["importance"]})
+            "POST",
+            f"/api/agent/memory-briefs/{upstream_brief}/events",
+            headers=headers,
+            json={
+                "event_type": event["event_type"],
+                "summary": event["summary"][:MAX_SUMMARY],
+                "payload": {**event["payload"], "origin_memory_id": memory["id"]},
+                "importance": event["importance"],
+            },
+        )
         delta = result.get("memory_delta") or {}
         if delta.get("memory_id"):
             return delta["memory_id"], "memory", 1
@@ -211,12 +256,24 @@ class Pusher:
             return link["upstream_id"]
         brief = self.store.amp.brief(brief_id)
         body = await self.client.call(
-            "POST", "/api/agent/memory-brief", headers={"Idempotency-Key": f"brief:{brief_id}"},
-            json={"task": brief["task"][:5000] if len(brief["task"]) >= 4 else f"task: {brief['task']}",
-                  "project_key": brief["project_key"], "max_items": 1})
+            "POST",
+            "/api/agent/memory-brief",
+            headers={"Idempotency-Key": f"brief:{brief_id}"},
+            json={
+                "task": brief["task"][:5000] if len(brief["task"]) >= 4 else f"task: {brief['task']}",
+                "project_key": brief["project_key"],
+                "max_items": 1,
+            },
+        )
         with self.store.transaction():
-            self.store.upstream.save_link(brief_id, body["brief_id"], "brief", upstream_version=None,
-                                          local_version=None, synced_sha256=None)
+            self.store.upstream.save_link(
+                brief_id,
+                body["brief_id"],
+                "brief",
+                upstream_version=None,
+                local_version=None,
+                synced_sha256=None,
+            )
         return body["brief_id"]
 
     # -- memory suites ----------------------------------------------------------------------
@@ -232,62 +289,92 @@ class Pusher:
                 if exc.status != 404:
                     raise
                 from daemon.runtime.suite_archive import write_zip
+
                 stored = self.store.suites.version(slug)
                 # The upload as it was imported here (byte for byte: binary members too), or
                 # the suite's files; with its visibility, so a private suite stays private.
                 archive = self.store.suites.archive(stored["id"]) or write_zip(stored["files"])
                 await self.client.call(
-                    "POST", "/api/memories/import", headers={"Idempotency-Key": f"suite:{slug}"},
+                    "POST",
+                    "/api/memories/import",
+                    headers={"Idempotency-Key": f"suite:{slug}"},
                     params={"visibility": stored["suite"].get("visibility") or "private"},
-                    files={"file": (f"{slug}-{stored['version']}.zip", archive,
-                                    "application/zip")})
+                    files={"file": (f"{slug}-{stored['version']}.zip", archive, "application/zip")},
+                )
                 with self.store.transaction():
-                    self.store.upstream.save_link(entry["memory_id"], f"suite:{slug}", "suite",
-                                                  upstream_version=None, local_version=None,
-                                                  synced_sha256=None)
+                    self.store.upstream.save_link(
+                        entry["memory_id"],
+                        f"suite:{slug}",
+                        "suite",
+                        upstream_version=None,
+                        local_version=None,
+                        synced_sha256=None,
+                    )
                     self.store.upstream.cover_suite_syncs(slug)
                 return "sent"
             with self.store.transaction():
-                self.store.upstream.save_link(entry["memory_id"], f"suite:{slug}", "suite",
-                                              upstream_version=None, local_version=None,
-                                              synced_sha256=None)
-        result = await self.client.call("POST", f"/api/memories/{slug}/sync",
-                                        json=json.loads(entry["body"]),
-                                        headers={"Idempotency-Key": entry["idempotency_key"]})
+                self.store.upstream.save_link(
+                    entry["memory_id"],
+                    f"suite:{slug}",
+                    "suite",
+                    upstream_version=None,
+                    local_version=None,
+                    synced_sha256=None,
+                )
+        result = await self.client.call(
+            "POST",
+            f"/api/memories/{slug}/sync",
+            json=json.loads(entry["body"]),
+            headers={"Idempotency-Key": entry["idempotency_key"]},
+        )
         return self._finish(entry, "sent", {"version": result.get("version")})
 
     # -- edits, deletes, redactions -----------------------------------------------------------
 
-    async def _send_change(self, entry: dict[str, Any], memory: dict[str, Any],
-                           link: dict[str, Any]) -> str:
+    async def _send_change(self, entry: dict[str, Any], memory: dict[str, Any], link: dict[str, Any]) -> str:
         if link["local_version"] == memory["version"] or (
-                not memory["deleted_at"] and memory["content_sha256"] == link.get("upstream_sha256")):
+            not memory["deleted_at"] and memory["content_sha256"] == link.get("upstream_sha256")
+        ):
             # Nothing to send: unchanged, or now what the upstream has (an incoming change
             # the read-endpoint pull applied, or the person took).
             return self._finish(entry, "sent", {"already": "in step"})
         if link["kind"] != "memory" or not self.extension:
-            return self._finish(entry, "skipped",
-                                error="this upstream has no endpoint to edit or delete a record")
-        body = {"operation": "delete" if memory["deleted_at"] else "update",
-                "base_version": link["upstream_version"], "content": memory["content"],
-                "title": memory["title"], "importance": memory["importance"]}
+            return self._finish(
+                entry, "skipped", error="this upstream has no endpoint to edit or delete a record"
+            )
+        body = {
+            "operation": "delete" if memory["deleted_at"] else "update",
+            "base_version": link["upstream_version"],
+            "content": memory["content"],
+            "title": memory["title"],
+            "importance": memory["importance"],
+        }
         try:
             result = await self.client.call(
-                "POST", f"/api/sync/records/{link['upstream_id']}", json=body,
-                headers={"Idempotency-Key": entry["idempotency_key"]})
+                "POST",
+                f"/api/sync/records/{link['upstream_id']}",
+                json=body,
+                headers={"Idempotency-Key": entry["idempotency_key"]},
+            )
         except UpstreamRejected as exc:
             current = (exc.body.get("detail") or {}).get("current") if isinstance(exc.body, dict) else None
             if exc.status != 409 or not isinstance(current, dict):
                 raise
             from daemon.upstream.puller import record_conflict
+
             with self.store.transaction():
                 record_conflict(self.store, memory, link, current, self.client.url)
             return "conflicts"
         record = result["record"]
         with self.store.transaction():
             self.store.upstream.save_link(
-                memory["id"], link["upstream_id"], "memory", upstream_version=record["version"],
-                local_version=memory["version"], synced_sha256=memory["content_sha256"])
+                memory["id"],
+                link["upstream_id"],
+                "memory",
+                upstream_version=record["version"],
+                local_version=memory["version"],
+                synced_sha256=memory["content_sha256"],
+            )
             self.store.upstream.finish(entry["seq"], "sent", {"upstream_version": record["version"]})
         return "sent"
 
@@ -298,10 +385,13 @@ class Pusher:
             # built at send time), so there is nothing upstream to redact.
             return self._finish(entry, "sent", {"already": "never sent"})
         if link["kind"] != "memory" or not self.extension:
-            return self._finish(entry, "skipped",
-                                error="this upstream has no endpoint to redact; redact it there too")
+            return self._finish(
+                entry, "skipped", error="this upstream has no endpoint to redact; redact it there too"
+            )
         result = await self.client.call(
-            "POST", f"/api/sync/records/{link['upstream_id']}/redact",
+            "POST",
+            f"/api/sync/records/{link['upstream_id']}/redact",
             json={"content_sha256": entry["content_sha256"]},
-            headers={"Idempotency-Key": entry["idempotency_key"]})
+            headers={"Idempotency-Key": entry["idempotency_key"]},
+        )
         return self._finish(entry, "sent", result)

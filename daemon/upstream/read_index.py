@@ -28,22 +28,22 @@ class Incoming:
     """One upstream record as seen in this round."""
 
     upstream_id: str
-    asset_kind: str                   # adaptive_memory | memory_delta | memory
-    kind: str                         # its memory type
+    asset_kind: str  # adaptive_memory | memory_delta | memory
+    kind: str  # its memory type
     updated_at: str
     title: str = ""
-    content: str | None = None        # None until fetched
-    exact: bool = False               # content is the upstream's own text, not a rendering
-    truncated: bool = False           # content is a shortened map text (nothing fuller exists)
+    content: str | None = None  # None until fetched
+    exact: bool = False  # content is the upstream's own text, not a rendering
+    truncated: bool = False  # content is a shortened map text (nothing fuller exists)
     importance: int = 3
     project_key: str | None = None
     triggers: list[str] = field(default_factory=list)
     source: str = "upstream"
     author: str | None = None
-    origin: str | None = None         # origin_memory_id: a record some companion pushed
-    detail_path: str | None = None    # where the full record can be read, if anywhere
+    origin: str | None = None  # origin_memory_id: a record some companion pushed
+    detail_path: str | None = None  # where the full record can be read, if anywhere
     provenance: dict[str, Any] = field(default_factory=dict)
-    gone: bool = False                # listed, but no longer readable: nothing to take
+    gone: bool = False  # listed, but no longer readable: nothing to take
 
     @property
     def order(self) -> tuple[str, str]:
@@ -53,8 +53,7 @@ class Incoming:
 def _source(asset_kind: str, given: Any) -> str:
     if isinstance(given, str) and given:
         return given
-    return {"adaptive_memory": "adaptive_memory", "memory_delta": "memory_delta"}.get(asset_kind,
-                                                                                       "upstream")
+    return {"adaptive_memory": "adaptive_memory", "memory_delta": "memory_delta"}.get(asset_kind, "upstream")
 
 
 def _object(value: object) -> dict[str, Any]:
@@ -84,12 +83,18 @@ def from_asset(asset: dict[str, Any]) -> Incoming | None:
     if kind not in PULLED_KINDS or not isinstance(upstream_id, str) or not asset.get("updated_at"):
         return None
     found = Incoming(
-        upstream_id=upstream_id, asset_kind=kind, kind=str(asset.get("type") or kind),
-        updated_at=str(asset["updated_at"]), title=str(asset.get("title") or ""),
-        importance=int(asset.get("importance") or 3), project_key=asset.get("project_key") or None,
+        upstream_id=upstream_id,
+        asset_kind=kind,
+        kind=str(asset.get("type") or kind),
+        updated_at=str(asset["updated_at"]),
+        title=str(asset.get("title") or ""),
+        importance=int(asset.get("importance") or 3),
+        project_key=asset.get("project_key") or None,
         triggers=[str(t) for t in asset.get("triggers") or [] if t][:20],
-        source=_source(kind, None), author=asset.get("written_by"),
-        detail_path=_detail_path(asset.get("detail_endpoint"), upstream_id))
+        source=_source(kind, None),
+        author=asset.get("written_by"),
+        detail_path=_detail_path(asset.get("detail_endpoint"), upstream_id),
+    )
     if found.detail_path is None and kind == "memory_delta":
         # Nothing fuller exists there: the map's text is the record (the reference's deltas).
         summary, why = found.title, str(asset.get("summary") or "")
@@ -103,18 +108,30 @@ def from_item(item: dict[str, Any], asset_kind: str | None = None) -> Incoming:
     provenance = _object(item.get("provenance"))
     exact = isinstance(item.get("content"), str)
     content = item["content"] if exact else str(item.get("compiled_markdown") or item.get("summary") or "")
-    kind = asset_kind or ("adaptive_memory" if item.get("source") in (None, "adaptive_memory")
-                          else "memory_delta" if item.get("source") in ("memory_delta", "brief_event")
-                          else "memory")
+    kind = asset_kind or (
+        "adaptive_memory"
+        if item.get("source") in (None, "adaptive_memory")
+        else "memory_delta"
+        if item.get("source") in ("memory_delta", "brief_event")
+        else "memory"
+    )
     return Incoming(
-        upstream_id=str(item["id"]), asset_kind=kind, kind=str(item.get("memory_type") or kind),
+        upstream_id=str(item["id"]),
+        asset_kind=kind,
+        kind=str(item.get("memory_type") or kind),
         updated_at=str(item.get("updated_at") or item.get("created_at") or ""),
-        title=str(item.get("title") or ""), content=content, exact=exact,
-        importance=int(item.get("importance") or 3), project_key=item.get("project_key") or None,
+        title=str(item.get("title") or ""),
+        content=content,
+        exact=exact,
+        importance=int(item.get("importance") or 3),
+        project_key=item.get("project_key") or None,
         triggers=[str(t) for t in item.get("retrieval_triggers") or [] if t][:20],
-        source=_source(kind, item.get("source")), author=item.get("written_by"),
-        origin=origin_of(provenance), detail_path=f"/api/agent/memories/{item['id']}",
-        provenance=provenance)
+        source=_source(kind, item.get("source")),
+        author=item.get("written_by"),
+        origin=origin_of(provenance),
+        detail_path=f"/api/agent/memories/{item['id']}",
+        provenance=provenance,
+    )
 
 
 def merge(seen: Incoming, full: Incoming) -> Incoming:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -52,17 +52,18 @@ from state.store import Store
 
 log = logging.getLogger(__name__)
 
-MAP_LIMIT = 240          # the reference's largest memory map
-QUERY_LIMIT = 30         # the reference's largest memory query page
-MAX_TYPE_QUERIES = 12    # memory types queried in one round (the rest next round)
-MAX_DETAILS = 40         # records fetched one by one in one round
-FULL_WINDOW = 20         # the fewest records of one kind a full map window holds (the reference's)
-SLOW_FRACTION = 0.5      # an answer slower than this share of the timeout backs the pull off
+MAP_LIMIT = 240  # the reference's largest memory map
+QUERY_LIMIT = 30  # the reference's largest memory query page
+MAX_TYPE_QUERIES = 12  # memory types queried in one round (the rest next round)
+MAX_DETAILS = 40  # records fetched one by one in one round
+FULL_WINDOW = 20  # the fewest records of one kind a full map window holds (the reference's)
+SLOW_FRACTION = 0.5  # an answer slower than this share of the timeout backs the pull off
 
 
 class ReadPuller:
-    def __init__(self, store: Store, client: UpstreamClient, changes: ContextChanges, *,
-                 timeout: float) -> None:
+    def __init__(
+        self, store: Store, client: UpstreamClient, changes: ContextChanges, *, timeout: float
+    ) -> None:
         self.store = store
         self.client = client
         self.changes = changes
@@ -78,7 +79,7 @@ class ReadPuller:
     async def pull(self) -> dict[str, Any]:
         """One bounded round; raises UpstreamUnreachable (after noting the backoff)."""
         retry_at = self.store.upstream.get("pull_retry_at")
-        if retry_at and parse_iso(retry_at) > datetime.now(timezone.utc):
+        if retry_at and parse_iso(retry_at) > datetime.now(UTC):
             return {"deferred_until": retry_at}
         try:
             done = await self._round()
@@ -90,8 +91,11 @@ class ReadPuller:
             self._back_off()
             done["slow"] = round(self.slowest, 3)
         with self.store.transaction():
-            self.store.upstream.put(last_pull_at=now_iso(), pull_unavailable=done.get("unavailable"),
-                                    **({} if slow else {"pull_failures": None, "pull_retry_at": None}))
+            self.store.upstream.put(
+                last_pull_at=now_iso(),
+                pull_unavailable=done.get("unavailable"),
+                **({} if slow else {"pull_failures": None, "pull_retry_at": None}),
+            )
         return done
 
     async def _round(self) -> dict[str, Any]:
@@ -127,8 +131,9 @@ class ReadPuller:
             return known
         body = await self._get("/api/me/workspaces")
         items = [w for w in (body or {}).get("items") or [] if isinstance(w, dict) and w.get("id")]
-        owned = sorted((w for w in items if w.get("owned_by_current_user")),
-                       key=lambda w: str(w.get("created_at") or ""))
+        owned = sorted(
+            (w for w in items if w.get("owned_by_current_user")), key=lambda w: str(w.get("created_at") or "")
+        )
         if known:
             chosen = next((w for w in items if w["id"] == known), {"id": known})
         elif items:
@@ -136,8 +141,9 @@ class ReadPuller:
         else:
             return None
         with self.store.transaction():
-            self.store.upstream.put(upstream_workspace_id=chosen["id"],
-                                    upstream_workspace_slug=str(chosen.get("slug") or ""))
+            self.store.upstream.put(
+                upstream_workspace_id=chosen["id"], upstream_workspace_slug=str(chosen.get("slug") or "")
+            )
         return chosen["id"]
 
     # -- what is new -----------------------------------------------------------------------
@@ -147,21 +153,32 @@ class ReadPuller:
         mark = self.store.upstream.get("pull_mark")
         body = await self._get(base + "/memory-map", {"limit": MAP_LIMIT})
         if body is not None:
-            assets = [a for a in body.get("assets") or [] if isinstance(a, dict)
-                      and a.get("workspace_id") in (None, "", workspace)]
+            assets = [
+                a
+                for a in body.get("assets") or []
+                if isinstance(a, dict) and a.get("workspace_id") in (None, "", workspace)
+            ]
             found = [a for a in map(from_asset, assets) if a is not None]
             windows: dict[str, list[Incoming]] = {}
             for entry in found:
                 windows.setdefault(entry.asset_kind, []).append(entry)
-            full = [k for k, entries in windows.items() if len(entries) >= FULL_WINDOW
-                    and mark is not None and min(e.updated_at for e in entries) > mark]
+            full = [
+                k
+                for k, entries in windows.items()
+                if len(entries) >= FULL_WINDOW
+                and mark is not None
+                and min(e.updated_at for e in entries) > mark
+            ]
         else:  # no memory map: the query's newest of every type is the index
             body = await self._get(base + "/memory/query", {"limit": QUERY_LIMIT})
             if body is None:
                 return None
             found = [from_item(item) for item in body.get("items") or []]
-            full = (["memory_query"] if len(found) >= QUERY_LIMIT and mark is not None
-                    and min(e.updated_at for e in found) > mark else [])
+            full = (
+                ["memory_query"]
+                if len(found) >= QUERY_LIMIT and mark is not None and min(e.updated_at for e in found) > mark
+                else []
+            )
         if full:
             self._note_gap(full, mark)
         return found
@@ -239,8 +256,7 @@ class ReadPuller:
         return done
 
     def _seen(self, local_id: str, entry: Incoming, sha: str) -> None:
-        self.store.upstream.mark_pulled(local_id, upstream_updated_at=entry.updated_at,
-                                        upstream_sha256=sha)
+        self.store.upstream.mark_pulled(local_id, upstream_updated_at=entry.updated_at, upstream_sha256=sha)
 
     def _apply_one(self, entry: Incoming, touched: set[str | None]) -> str:
         content = entry.content or ""
@@ -259,21 +275,31 @@ class ReadPuller:
             self._seen(memory["id"], entry, sha)
             return "skipped"
         local_changed = bool(memory["deleted_at"]) or memory["content_sha256"] not in (
-            link["synced_sha256"], link["upstream_sha256"])
+            link["synced_sha256"],
+            link["upstream_sha256"],
+        )
         if local_changed:
-            record_conflict(self.store, memory, link, {"content": content, "title": entry.title},
-                            self.client.url)
+            record_conflict(
+                self.store, memory, link, {"content": content, "title": entry.title}, self.client.url
+            )
             self._seen(memory["id"], entry, sha)
             return "conflicts"
         since = self.store.upstream.last_seq()
         memory = self.store.memories.update(
-            memory["id"], content=content, title=entry.title or None,
-            importance=entry.importance if entry.exact else None)
+            memory["id"],
+            content=content,
+            title=entry.title or None,
+            importance=entry.importance if entry.exact else None,
+        )
         self.store.upstream.drop_echo(memory["id"], since)
-        self.store.upstream.save_link(memory["id"], entry.upstream_id, link["kind"],
-                                      upstream_version=link["upstream_version"],
-                                      local_version=memory["version"],
-                                      synced_sha256=memory["content_sha256"])
+        self.store.upstream.save_link(
+            memory["id"],
+            entry.upstream_id,
+            link["kind"],
+            upstream_version=link["upstream_version"],
+            local_version=memory["version"],
+            synced_sha256=memory["content_sha256"],
+        )
         self._seen(memory["id"], entry, sha)
         touched.add(memory["project_key"])
         return "applied"
@@ -282,17 +308,28 @@ class ReadPuller:
         mine = self.store.memories.find(entry.origin) if entry.origin else None
         if mine is not None:
             # Our own push whose answer was lost: link it, never duplicate it.
-            self.store.upstream.save_link(mine["id"], entry.upstream_id, "memory",
-                                          upstream_version=None, local_version=mine["version"],
-                                          synced_sha256=mine["content_sha256"])
+            self.store.upstream.save_link(
+                mine["id"],
+                entry.upstream_id,
+                "memory",
+                upstream_version=None,
+                local_version=mine["version"],
+                synced_sha256=mine["content_sha256"],
+            )
             self._seen(mine["id"], entry, sha)
             return "skipped"
         if not entry.content:
             return "skipped"  # empty or redacted upstream, or gone meanwhile
-        provenance = {"upstream": self.client.url, "upstream_id": entry.upstream_id,
-                      "upstream_kind": entry.asset_kind, "upstream_source": entry.source,
-                      "upstream_updated_at": entry.updated_at, "author": entry.author,
-                      "agent": entry.provenance.get("agent"), "pulled_via": "read_endpoints"}
+        provenance = {
+            "upstream": self.client.url,
+            "upstream_id": entry.upstream_id,
+            "upstream_kind": entry.asset_kind,
+            "upstream_source": entry.source,
+            "upstream_updated_at": entry.updated_at,
+            "author": entry.author,
+            "agent": entry.provenance.get("agent"),
+            "pulled_via": "read_endpoints",
+        }
         if entry.truncated:
             provenance["truncated"] = True
         # The reference files a record written without a project under the workspace's slug
@@ -300,15 +337,28 @@ class ReadPuller:
         slug = self.store.upstream.get("upstream_workspace_slug")
         project_key = None if not entry.exact and entry.project_key == slug else entry.project_key
         since = self.store.upstream.last_seq()
-        memory = self.store.memories.create(NewMemory(
-            namespace=self.local_workspace, kind=entry.kind, content=entry.content,
-            source=entry.source if entry.source in PACK_SOURCES else "upstream",
-            title=entry.title, project_key=project_key, importance=entry.importance,
-            triggers=entry.triggers, provenance=provenance))
+        memory = self.store.memories.create(
+            NewMemory(
+                namespace=self.local_workspace,
+                kind=entry.kind,
+                content=entry.content,
+                source=entry.source if entry.source in PACK_SOURCES else "upstream",
+                title=entry.title,
+                project_key=project_key,
+                importance=entry.importance,
+                triggers=entry.triggers,
+                provenance=provenance,
+            )
+        )
         self.store.upstream.drop_echo(memory["id"], since)
-        self.store.upstream.save_link(memory["id"], entry.upstream_id, "memory",
-                                      upstream_version=None, local_version=1,
-                                      synced_sha256=memory["content_sha256"])
+        self.store.upstream.save_link(
+            memory["id"],
+            entry.upstream_id,
+            "memory",
+            upstream_version=None,
+            local_version=1,
+            synced_sha256=memory["content_sha256"],
+        )
         self._seen(memory["id"], entry, sha)
         touched.add(memory["project_key"])
         return "applied"
@@ -318,15 +368,18 @@ class ReadPuller:
     def _back_off(self) -> None:
         """A failed or slow round: the next pull waits 2 s doubling to 5 min (pushes go on)."""
         failures = int(self.store.upstream.get("pull_failures") or 0)
-        when = datetime.now(timezone.utc) + timedelta(seconds=backoff_seconds(failures))
+        when = datetime.now(UTC) + timedelta(seconds=backoff_seconds(failures))
         with self.store.transaction():
             self.store.upstream.put(pull_failures=failures + 1, pull_retry_at=iso_from_datetime(when))
 
     def _note_gap(self, kinds: list[str], mark: str | None) -> None:
-        gap = {"at": now_iso(), "kinds": kinds, "since": mark,
-               "reason": "more records changed upstream since the last round than its lists"
-                         " hold: older ones of these kinds may not have been seen"}
+        gap = {
+            "at": now_iso(),
+            "kinds": kinds,
+            "since": mark,
+            "reason": "more records changed upstream since the last round than its lists"
+            " hold: older ones of these kinds may not have been seen",
+        }
         log.warning("upstream pull: possible gap in %s since %s", ", ".join(kinds), mark)
         with self.store.transaction():
             self.store.upstream.put(pull_gap=json.dumps(gap))
-

@@ -37,25 +37,42 @@ def solve_proof_of_work(challenge_id: str, server_nonce: str, difficulty: int) -
 async def register(client: UpstreamClient, *, pairing_code: str | None, handle: str) -> dict[str, Any]:
     """Register this daemon as an agent on the upstream; the answer holds ``api_key``."""
     if pairing_code:
-        body = await client.call("POST", "/api/agent/register",
-                                 json={"pairing_code": pairing_code, "handle": handle})
+        body = await client.call(
+            "POST", "/api/agent/register", json={"pairing_code": pairing_code, "handle": handle}
+        )
     else:
         try:
-            challenge = await client.call("POST", "/api/agent/challenge",
-                                          json={"intent": "register", "agent_name": handle})
+            challenge = await client.call(
+                "POST", "/api/agent/challenge", json={"intent": "register", "agent_name": handle}
+            )
         except UpstreamRejected as exc:
             if exc.status in (403, 404, 405):
-                raise UpstreamRejected(exc.status, exc.body,
-                                       "this upstream registers agents by pairing code: ask its"
-                                       " owner for one (`memorycloud agent pair` there) and pass"
-                                       " --pairing-code") from exc
+                raise UpstreamRejected(
+                    exc.status,
+                    exc.body,
+                    "this upstream registers agents by pairing code: ask its"
+                    " owner for one (`memorycloud agent pair` there) and pass"
+                    " --pairing-code",
+                ) from exc
             raise
         nonce = await asyncio.to_thread(
-            solve_proof_of_work, challenge["challenge_id"], challenge["server_nonce"],
-            int(challenge["difficulty"]))
-        body = await client.call("POST", "/api/agent/register", json={
-            "challenge_id": challenge["challenge_id"], "nonce": nonce, "handle": handle,
-            "display_name": handle, "agent_kind": "autonomous", "memory_format": "amp.memory.v1"})
+            solve_proof_of_work,
+            challenge["challenge_id"],
+            challenge["server_nonce"],
+            int(challenge["difficulty"]),
+        )
+        body = await client.call(
+            "POST",
+            "/api/agent/register",
+            json={
+                "challenge_id": challenge["challenge_id"],
+                "nonce": nonce,
+                "handle": handle,
+                "display_name": handle,
+                "agent_kind": "autonomous",
+                "memory_format": "amp.memory.v1",
+            },
+        )
     if not isinstance(body, dict) or not body.get("api_key"):
         raise UpstreamRejected(502, body, "the upstream's registration answer has no api_key")
     return body

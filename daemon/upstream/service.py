@@ -12,13 +12,16 @@ import asyncio
 import json
 import logging
 import socket
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 from daemon.runtime.changes import ContextChanges
 from daemon.upstream.client import (
-    UpstreamClient, UpstreamInterrupted, UpstreamRejected, UpstreamUnreachable,
+    UpstreamClient,
+    UpstreamInterrupted,
+    UpstreamRejected,
+    UpstreamUnreachable,
 )
 from daemon.upstream.puller import Puller
 from daemon.upstream.pusher import Pusher
@@ -54,8 +57,9 @@ def normalize_url(url: str) -> str:
 
 
 class UpstreamService:
-    def __init__(self, store: Store, secrets: SecretStore, changes: ContextChanges,
-                 settings: Settings) -> None:
+    def __init__(
+        self, store: Store, secrets: SecretStore, changes: ContextChanges, settings: Settings
+    ) -> None:
         self.store = store
         self.secrets = secrets
         self.changes = changes
@@ -79,22 +83,31 @@ class UpstreamService:
             state = self.store.upstream.state()
             key = self.secrets.get(state["credential_ref"])
             if not key:
-                raise Conflict(f"the upstream key {state['credential_ref']!r} is missing from"
-                               f" {self.secrets.describe()}: connect again")
-            self._client = UpstreamClient(state["url"], key,
-                                          timeout=self.settings.upstream_timeout_seconds)
+                raise Conflict(
+                    f"the upstream key {state['credential_ref']!r} is missing from"
+                    f" {self.secrets.describe()}: connect again"
+                )
+            self._client = UpstreamClient(state["url"], key, timeout=self.settings.upstream_timeout_seconds)
         return self._client
 
-    async def connect(self, url: str, *, pairing_code: str | None = None, key: str | None = None,
-                      handle: str | None = None, backfill: bool = True) -> dict[str, Any]:
+    async def connect(
+        self,
+        url: str,
+        *,
+        pairing_code: str | None = None,
+        key: str | None = None,
+        handle: str | None = None,
+        backfill: bool = True,
+    ) -> dict[str, Any]:
         """Register (or reuse a key) on the upstream and start syncing the default workspace."""
         url = normalize_url(url)
         if self.connected and self.store.upstream.get("url") != url:
             raise Conflict(f"already connected to {self.store.upstream.get('url')}: disconnect first")
         ref = credential_ref_for(url)
         handle = handle or f"companion-{socket.gethostname()}"[:40]
-        probe = UpstreamClient(url, key or self.secrets.get(ref),
-                               timeout=self.settings.upstream_timeout_seconds)
+        probe = UpstreamClient(
+            url, key or self.secrets.get(ref), timeout=self.settings.upstream_timeout_seconds
+        )
         try:
             registration = None
             if probe.key is None or pairing_code:
@@ -119,16 +132,19 @@ class UpstreamService:
         local_workspace = self.store.identities.default_workspace()["id"]
         with self.store.transaction():
             self.store.upstream.put(
-                url=url, credential_ref=ref, handle=user.get("handle") or handle,
+                url=url,
+                credential_ref=ref,
+                handle=user.get("handle") or handle,
                 upstream_identity_id=user.get("id"),
                 upstream_workspace_id=(info or {}).get("workspace_id") or user.get("workspace_id"),
                 upstream_runtime_version=manifest.get("runtime_version"),
                 upstream_protocol_version=manifest.get("protocol_version"),
-                sync_extension=int(info is not None), connected_at=now_iso(),
-                registered=int(registration is not None))
+                sync_extension=int(info is not None),
+                connected_at=now_iso(),
+                registered=int(registration is not None),
+            )
             # Reconnecting (a new key, say) keeps the outbox and links: nothing to backfill.
-            queued = (self.store.upstream.backfill(local_workspace)
-                      if backfill and not self.connected else 0)
+            queued = self.store.upstream.backfill(local_workspace) if backfill and not self.connected else 0
             # Last: this key switches the outbox trigger on.
             self.store.upstream.put(local_workspace_id=local_workspace)
         await self._drop_client()
@@ -145,8 +161,12 @@ class UpstreamService:
         if ref:
             self.secrets.delete(ref)
         await self._drop_client()
-        return {"schema": "memorycloud.upstream-status.v1", "connected": False,
-                "dropped_backlog": backlog, "local_memory": "kept"}
+        return {
+            "schema": "memorycloud.upstream-status.v1",
+            "connected": False,
+            "dropped_backlog": backlog,
+            "local_memory": "kept",
+        }
 
     async def _drop_client(self) -> None:
         if self._client is not None:
@@ -196,10 +216,11 @@ class UpstreamService:
                     outcome["pull"] = await Puller(self.store, client, self.changes).pull()
                 else:  # any AMP upstream: through its read endpoints (read_puller.py)
                     outcome["pull"] = await ReadPuller(
-                        self.store, client, self.changes,
-                        timeout=self.settings.upstream_timeout_seconds).pull()
-                if (client.notices_seen > self._notices_handled
-                        or self.store.upstream.counts().get("interrupted")):
+                        self.store, client, self.changes, timeout=self.settings.upstream_timeout_seconds
+                    ).pull()
+                if client.notices_seen > self._notices_handled or self.store.upstream.counts().get(
+                    "interrupted"
+                ):
                     # Notices or a fresh interrupt: check now rather than at the next interval.
                     outcome["updates"] = await follower.check()
                     self._notices_handled = client.notices_seen
@@ -220,7 +241,7 @@ class UpstreamService:
         checked = self.store.upstream.get("updates_checked_at")
         if checked is None or client.notices_seen > self._notices_handled:
             return True
-        age = (datetime.now(timezone.utc) - parse_iso(checked)).total_seconds()
+        age = (datetime.now(UTC) - parse_iso(checked)).total_seconds()
         return age >= self.settings.poll_updates_minutes * 60
 
     async def _resume(self, pusher: Pusher, follower: UpdateFollower) -> int:
@@ -236,8 +257,11 @@ class UpstreamService:
             try:
                 if not intent_id:
                     raise UpstreamRejected(400, None, "no sync intent to resume")
-                answer = await client.call("POST", f"/api/agent/sync-intents/{intent_id}/resume",
-                                           headers={"Idempotency-Key": f"resume:{entry['idempotency_key']}"})
+                answer = await client.call(
+                    "POST",
+                    f"/api/agent/sync-intents/{intent_id}/resume",
+                    headers={"Idempotency-Key": f"resume:{entry['idempotency_key']}"},
+                )
                 result = answer.get("result") or {}
             except UpstreamInterrupted:
                 continue  # still gated upstream
@@ -300,36 +324,51 @@ class UpstreamService:
 
     def public_entry(self, entry: dict[str, Any]) -> dict[str, Any]:
         memory = self.store.memories.find(entry["memory_id"])
-        return {"seq": entry["seq"], "memory_id": entry["memory_id"], "version": entry["version"],
-                "operation": entry["operation"], "status": entry["status"],
-                "attempts": entry["attempts"], "last_error": entry["last_error"],
-                "upstream_sync_intent_id": entry["upstream_sync_intent_id"],
-                "interrupt": json.loads(entry["result"]) if entry["status"] == "interrupted"
-                and entry["result"] else None,
-                "title": memory["title"] if memory else None,
-                "importance": memory["importance"] if memory else None,
-                "created_at": entry["created_at"], "finished_at": entry["finished_at"]}
+        return {
+            "seq": entry["seq"],
+            "memory_id": entry["memory_id"],
+            "version": entry["version"],
+            "operation": entry["operation"],
+            "status": entry["status"],
+            "attempts": entry["attempts"],
+            "last_error": entry["last_error"],
+            "upstream_sync_intent_id": entry["upstream_sync_intent_id"],
+            "interrupt": json.loads(entry["result"])
+            if entry["status"] == "interrupted" and entry["result"]
+            else None,
+            "title": memory["title"] if memory else None,
+            "importance": memory["importance"] if memory else None,
+            "created_at": entry["created_at"],
+            "finished_at": entry["finished_at"],
+        }
 
     def _pull_status(self, state: dict[str, str]) -> dict[str, Any]:
         if state.get("sync_extension") == "1":
             return {"via": "sync_extension", "cursor": int(state.get("cursor") or 0)}
-        return {"via": "read_endpoints", "mark": state.get("pull_mark"),
-                "last_pull_at": state.get("last_pull_at"),
-                "unavailable": state.get("pull_unavailable"),
-                "failures": int(state.get("pull_failures") or 0),
-                "retry_at": state.get("pull_retry_at"),
-                "gap": json.loads(state["pull_gap"]) if state.get("pull_gap") else None}
+        return {
+            "via": "read_endpoints",
+            "mark": state.get("pull_mark"),
+            "last_pull_at": state.get("last_pull_at"),
+            "unavailable": state.get("pull_unavailable"),
+            "failures": int(state.get("pull_failures") or 0),
+            "retry_at": state.get("pull_retry_at"),
+            "gap": json.loads(state["pull_gap"]) if state.get("pull_gap") else None,
+        }
 
     def status(self) -> dict[str, Any]:
         state = self.store.upstream.state()
-        base = {"schema": "memorycloud.upstream-status.v1", "connected": self.connected,
-                "role": self.settings.role}
+        base = {
+            "schema": "memorycloud.upstream-status.v1",
+            "connected": self.connected,
+            "role": self.settings.role,
+        }
         if not self.connected:
             return base
         counts = self.store.upstream.counts()
         return {
             **base,
-            "url": state.get("url"), "handle": state.get("handle"),
+            "url": state.get("url"),
+            "handle": state.get("handle"),
             "credential_ref": state.get("credential_ref"),
             "upstream_identity_id": state.get("upstream_identity_id"),
             "upstream_workspace_id": state.get("upstream_workspace_id"),
@@ -339,7 +378,8 @@ class UpstreamService:
             "connected_at": state.get("connected_at"),
             "last_sync_at": state.get("last_sync_at"),
             "last_success_at": state.get("last_success_at"),
-            "last_error": state.get("last_error"), "last_error_at": state.get("last_error_at"),
+            "last_error": state.get("last_error"),
+            "last_error_at": state.get("last_error_at"),
             # The outbox is what waits (it sums to the backlog); finished entries are counted
             # apart, each as what it is, so no script reads a backlog where there is none.
             "backlog": self.backlog(),

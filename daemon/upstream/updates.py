@@ -37,10 +37,12 @@ class UpdateFollower:
 
     def _save(self, pending: list[dict[str, Any]], runtime_version: str | None) -> None:
         with self.store.transaction():
-            self.store.upstream.put(pending_updates=json.dumps(pending, ensure_ascii=False),
-                                    updates_checked_at=now_iso(),
-                                    upstream_runtime_version=runtime_version,
-                                    applied_updates=json.dumps(self.client.applied_updates))
+            self.store.upstream.put(
+                pending_updates=json.dumps(pending, ensure_ascii=False),
+                updates_checked_at=now_iso(),
+                upstream_runtime_version=runtime_version,
+                applied_updates=json.dumps(self.client.applied_updates),
+            )
 
     async def check(self) -> dict[str, Any]:
         """Check, apply what the daemon can, ack that; return what is still pending."""
@@ -54,8 +56,11 @@ class UpdateFollower:
             body = await self.ack(applied)
             pending = list(body.get("pending_updates") or [])
         self._save(pending, body.get("runtime_version"))
-        return {"pending": len(pending), "applied": applied,
-                "required": sum(1 for u in pending if u.get("severity") == "required")}
+        return {
+            "pending": len(pending),
+            "applied": applied,
+            "required": sum(1 for u in pending if u.get("severity") == "required"),
+        }
 
     async def _apply(self, update: dict[str, Any]) -> bool:
         """Re-pull the skills an update names; False when it asks for more than that."""
@@ -68,16 +73,22 @@ class UpdateFollower:
             except UpstreamRejected:
                 return False  # the upstream does not serve it: a person decides
             with self.store.transaction():
-                self.store.upstream.put(**{f"skill:{skill}": json.dumps(
-                    {"pulled_at": now_iso(), "update_id": update_id(update), "skill": pulled},
-                    ensure_ascii=False)})
+                self.store.upstream.put(
+                    **{
+                        f"skill:{skill}": json.dumps(
+                            {"pulled_at": now_iso(), "update_id": update_id(update), "skill": pulled},
+                            ensure_ascii=False,
+                        )
+                    }
+                )
         return True
 
     async def ack(self, update_ids: list[str] | None = None) -> dict[str, Any]:
         """Ack updates upstream (all pending when None); remember them as applied."""
         ids = update_ids if update_ids is not None else [update_id(u) for u in self.pending()]
-        body = await self.client.call("POST", "/api/agent/updates/ack",
-                                      json={"update_ids": ids, "seen_version": RUNTIME_VERSION})
+        body = await self.client.call(
+            "POST", "/api/agent/updates/ack", json={"update_ids": ids, "seen_version": RUNTIME_VERSION}
+        )
         for uid in ids:
             if uid and uid not in self.client.applied_updates:
                 self.client.applied_updates.append(uid)

@@ -21,60 +21,100 @@ import pytest
 
 READ, WRITE, OWNER = "memory:read", "memory:write", "owner"
 DEFAULT = object()  # in send(): the declared body; the key the endpoint is for
-ERROR_TYPES = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-               405: "method_not_allowed", 409: "conflict", 410: "gone",
-               413: "payload_too_large", 422: "validation_error", 428: "bootstrap_required"}
+ERROR_TYPES = {
+    400: "invalid_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    410: "gone",
+    413: "payload_too_large",
+    422: "validation_error",
+    428: "bootstrap_required",
+}
 
 # What a failed request must leave as it was: row counts, plus a few states a row can move
 # through without the count changing.
 ROW_COUNTS = {
     table: f"select count(*) from {table}"
-    for table in ("memory_records", "memory_versions", "memory_deltas", "summary_cards",
-                  "memory_briefs", "brief_events", "adaptive_runs", "context_packs", "receipts",
-                  "runtime_profiles", "project_bindings", "identities", "api_keys",
-                  "startup_plans", "managed_regions", "conflicts", "platform_updates",
-                  "update_acks", "sync_intents", "suites", "suite_versions", "suite_files",
-                  "suite_fts", "installed_open_memories", "claims", "distill_jobs",
-                  "memory_stores", "mem1_messages", "mem1_variables")
-} | {"submitted_runs": "select count(*) from adaptive_runs where status = 'submitted'",
-     "used_pairing_codes": "select count(*) from pairing_codes where used_at is not null",
-     "plan_statuses": "select group_concat(id || ':' || status, ' ') from"
-                      " (select id, status from startup_plans order by id)",
-     "region_records": "select group_concat(record || owners, ' ') from"
-                       " (select record, owners from managed_regions order by id)",
-     "open_conflicts": "select count(*) from conflicts where status = 'open'",
-     "intent_statuses": "select group_concat(id || ':' || status, ' ') from"
-                        " (select id, status from sync_intents order by id)",
-     "suite_latest": "select group_concat(slug || ':' || latest_version, ' ') from"
-                     " (select slug, latest_version from suites order by slug)",
-     # a claim extended by its holder or released keeps the row count
-     "claim_states": "select group_concat(id || ':' || expires_at || ':' ||"
-                     " coalesce(released_at, '-'), ' ') from"
-                     " (select id, expires_at, released_at from claims order by id)",
-     "distill_progress": "select group_concat(id || ':' || status || ':' || done_chunks, ' ') from"
-                         " (select id, status, done_chunks from distill_jobs order by id)",
-     # Memory Stores: archiving and updating a store, redacting a version keep the counts
-     "store_states": "select group_concat(id || ':' || status || ':' || updated_at, ' ') from"
-                     " (select id, status, updated_at from memory_stores order by id)",
-     "redacted_versions": "select count(*) from memory_versions where redacted_at is not null",
-     # agent-memory1.0: updating a variable keeps the count
-     "variable_values": "select group_concat(namespace || ':' || name || '=' || value, ' ') from"
-                        " (select namespace, name, value from mem1_variables order by 1, 2)"}
+    for table in (
+        "memory_records",
+        "memory_versions",
+        "memory_deltas",
+        "summary_cards",
+        "memory_briefs",
+        "brief_events",
+        "adaptive_runs",
+        "context_packs",
+        "receipts",
+        "runtime_profiles",
+        "project_bindings",
+        "identities",
+        "api_keys",
+        "startup_plans",
+        "managed_regions",
+        "conflicts",
+        "platform_updates",
+        "update_acks",
+        "sync_intents",
+        "suites",
+        "suite_versions",
+        "suite_files",
+        "suite_fts",
+        "installed_open_memories",
+        "claims",
+        "distill_jobs",
+        "memory_stores",
+        "mem1_messages",
+        "mem1_variables",
+    )
+} | {
+    "submitted_runs": "select count(*) from adaptive_runs where status = 'submitted'",
+    "used_pairing_codes": "select count(*) from pairing_codes where used_at is not null",
+    "plan_statuses": "select group_concat(id || ':' || status, ' ') from"
+    " (select id, status from startup_plans order by id)",
+    "region_records": "select group_concat(record || owners, ' ') from"
+    " (select record, owners from managed_regions order by id)",
+    "open_conflicts": "select count(*) from conflicts where status = 'open'",
+    "intent_statuses": "select group_concat(id || ':' || status, ' ') from"
+    " (select id, status from sync_intents order by id)",
+    "suite_latest": "select group_concat(slug || ':' || latest_version, ' ') from"
+    " (select slug, latest_version from suites order by slug)",
+    # a claim extended by its holder or released keeps the row count
+    "claim_states": "select group_concat(id || ':' || expires_at || ':' ||"
+    " coalesce(released_at, '-'), ' ') from"
+    " (select id, expires_at, released_at from claims order by id)",
+    "distill_progress": "select group_concat(id || ':' || status || ':' || done_chunks, ' ') from"
+    " (select id, status, done_chunks from distill_jobs order by id)",
+    # Memory Stores: archiving and updating a store, redacting a version keep the counts
+    "store_states": "select group_concat(id || ':' || status || ':' || updated_at, ' ') from"
+    " (select id, status, updated_at from memory_stores order by id)",
+    "redacted_versions": "select count(*) from memory_versions where redacted_at is not null",
+    # agent-memory1.0: updating a variable keeps the count
+    "variable_values": "select group_concat(namespace || ':' || name || '=' || value, ' ') from"
+    " (select namespace, name, value from mem1_variables order by 1, 2)",
+}
 
 
 @dataclass(frozen=True)
 class Ep:
     method: str
-    path: str                                   # may hold {placeholders} filled from `world`
-    body: dict[str, Any] | None = None          # a body that succeeds (None: no body)
-    scope: str | None = None                    # READ, WRITE, OWNER or None (any key)
+    path: str  # may hold {placeholders} filled from `world`
+    body: dict[str, Any] | None = None  # a body that succeeds (None: no body)
+    scope: str | None = None  # READ, WRITE, OWNER or None (any key)
     headers: dict[str, str] = field(default_factory=dict)
 
 
 # -- variations every endpoint gets -------------------------------------------------------
 
-AUTH_VARIANTS = {"no-key": None, "wrong-key": "mca_not-a-real-key", "basic-scheme": "Basic abc",
-                 "empty-bearer": "Bearer  ", "revoked-key": "{revoked_key}"}
+AUTH_VARIANTS = {
+    "no-key": None,
+    "wrong-key": "mca_not-a-real-key",
+    "basic-scheme": "Basic abc",
+    "empty-bearer": "Bearer  ",
+    "revoked-key": "{revoked_key}",
+}
 
 GUARD = {
     "foreign-host": ({"Host": "evil.example"}, "evil.example"),
@@ -95,6 +135,7 @@ OVER_ONE_MIB = b'{"summary": "' + b"x" * (1 << 20) + b'"}'
 
 
 # -- sending and checking -----------------------------------------------------------------
+
 
 def fill(value: Any, world: dict[str, str]) -> Any:
     if isinstance(value, str):
@@ -134,14 +175,26 @@ def assert_unchanged(before: tuple[dict, dict], after: tuple[dict, dict]) -> Non
     (rows, files), (rows_now, files_now) = before, after
     changed_rows = {k: (rows[k], rows_now[k]) for k in rows if rows[k] != rows_now[k]}
     assert not changed_rows, f"a failed request changed the store: {changed_rows}"
-    changed_files = sorted(k for k in files.keys() | files_now.keys()
-                           if (k in files, files.get(k)) != (k in files_now, files_now.get(k)))
+    changed_files = sorted(
+        k
+        for k in files.keys() | files_now.keys()
+        if (k in files, files.get(k)) != (k in files_now, files_now.get(k))
+    )
     assert not changed_files, f"a failed request changed files in the repository: {changed_files}"
 
 
-async def send(api, world, ep: Ep, *, body: Any = DEFAULT, raw: bytes | None = None,
-               key: Any = DEFAULT, headers: dict[str, str] | None = None,
-               path: str | None = None, method: str | None = None) -> tuple[int, Any]:
+async def send(
+    api,
+    world,
+    ep: Ep,
+    *,
+    body: Any = DEFAULT,
+    raw: bytes | None = None,
+    key: Any = DEFAULT,
+    headers: dict[str, str] | None = None,
+    path: str | None = None,
+    method: str | None = None,
+) -> tuple[int, Any]:
     """Send `ep`'s valid request with the given parts replaced; (status, JSON body).
 
     The default key is the owner's for OWNER endpoints, else the fixture's agent's."""
@@ -155,8 +208,9 @@ async def send(api, world, ep: Ep, *, body: Any = DEFAULT, raw: bytes | None = N
         kwargs["data"] = raw
     elif ep.method == "POST":
         kwargs["json"] = fill(ep.body if body is DEFAULT else body, world)
-    response = await api.client.request(method or ep.method, fill(path or ep.path, world),
-                                        headers=all_headers, **kwargs)
+    response = await api.client.request(
+        method or ep.method, fill(path or ep.path, world), headers=all_headers, **kwargs
+    )
     text = await response.text()
     try:  # a 204 has no body; a few answers are plain text
         return response.status, json.loads(text) if text else None
@@ -178,10 +232,16 @@ def assert_envelope(data: dict[str, Any], status: int, path: str) -> None:
 
 
 # Memory Stores (seed 001) errors: {"type": "error", "error": {"type", "message"[, "details"]}}
-STORES_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
-                      403: "permission_error", 404: "not_found_error",
-                      405: "invalid_request_error", 409: "conflict_error",
-                      413: "request_too_large", 422: "invalid_request_error"}
+STORES_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    405: "invalid_request_error",
+    409: "conflict_error",
+    413: "request_too_large",
+    422: "invalid_request_error",
+}
 
 
 def assert_stores_envelope(data: dict[str, Any], status: int, path: str) -> None:
@@ -213,9 +273,16 @@ def message_of(data: dict[str, Any]) -> str:
     return detail if isinstance(detail, str) else " ".join(item["msg"] for item in detail)
 
 
-async def expect_error(api, world, ep: Ep, status: int | tuple[int, ...], *,
-                       mentions: tuple[str, ...] = (), envelope=assert_envelope,
-                       **parts: Any) -> dict[str, Any]:
+async def expect_error(
+    api,
+    world,
+    ep: Ep,
+    status: int | tuple[int, ...],
+    *,
+    mentions: tuple[str, ...] = (),
+    envelope=assert_envelope,
+    **parts: Any,
+) -> dict[str, Any]:
     """Send a variation of `ep`; check status (or one of several), envelope and that nothing
     changed, in the store or on disk."""
     before = snapshot(api, world)
@@ -234,6 +301,7 @@ def bug(reason: str):
 
 # -- the world every test starts from ------------------------------------------------------
 
+
 async def base_world(api) -> dict[str, str]:
     """Resources of the fixture's agent, another agent, an agent of a foreign workspace, and
     keys with partial scopes, all as strings for the {placeholders}."""
@@ -241,27 +309,36 @@ async def base_world(api) -> dict[str, str]:
     pack = await api.bootstrap()
     delta = await api.delta(pack["receipt_id"], summary="seed memory about sqlite")
     brief = await api.post("/api/agent/memory-brief", {"task": "seed task"})
-    run = await api.post("/api/memory/router/select", {"task": "seed task", "what_i_remember": "w",
-                                                      "memory_type": "decision_memory"})
+    run = await api.post(
+        "/api/memory/router/select",
+        {"task": "seed task", "what_i_remember": "w", "memory_type": "decision_memory"},
+    )
     binding = await api.post("/api/agent/project/probe", {"project_key": "demo"})
     other_key = api.new_agent("other-agent")
     other_pack = await api.post("/api/agent/bootstrap/context", {}, key=other_key)
     with store.transaction():
         foreign_ws = store.identities.create_workspace("Foreign", owner_id=None)
-        _, foreign_key = store.identities.create_agent("foreign-agent", "codex",
-                                                       workspace_id=foreign_ws["id"])
+        _, foreign_key = store.identities.create_agent(
+            "foreign-agent", "codex", workspace_id=foreign_ws["id"]
+        )
         revoked, revoked_key = store.identities.create_agent("revoked-agent", "codex")
         store.identities.disable_agent(revoked["id"])
         pairing = store.identities.create_pairing_code("paired-agent", "codex")
     return {
-        "receipt": pack["receipt_id"], "pack": pack["context_pack_id"],
-        "memory": delta["delta"]["memory_id"], "brief": brief["brief_id"],
-        "run": run["run_id"], "workspace": pack["workspace_id"],
+        "receipt": pack["receipt_id"],
+        "pack": pack["context_pack_id"],
+        "memory": delta["delta"]["memory_id"],
+        "brief": brief["brief_id"],
+        "run": run["run_id"],
+        "workspace": pack["workspace_id"],
         "binding": binding["project_binding_id"],
-        "other_key": other_key, "other_receipt": other_pack["receipt_id"],
+        "other_key": other_key,
+        "other_receipt": other_pack["receipt_id"],
         "other_pack": other_pack["context_pack_id"],
-        "foreign_key": foreign_key, "foreign_workspace": foreign_ws["id"],
-        "revoked_key": revoked_key, "pairing_code": pairing["pairing_code"],
+        "foreign_key": foreign_key,
+        "foreign_workspace": foreign_ws["id"],
+        "revoked_key": revoked_key,
+        "pairing_code": pairing["pairing_code"],
         "read_key": api.new_agent("reader", scopes=[READ]),
         "write_key": api.new_agent("writer", scopes=[WRITE]),
     }

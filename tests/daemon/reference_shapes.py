@@ -22,8 +22,9 @@ def _keys_problems(where: str, value: Any, keys: dict[str, str]) -> list[str]:
     return problems
 
 
-def shape_problems(endpoint_id: str, data: Any, *, skip: tuple[str, ...] = (),
-                   caller_is_agent: bool = True) -> list[str]:
+def shape_problems(
+    endpoint_id: str, data: Any, *, skip: tuple[str, ...] = (), caller_is_agent: bool = True
+) -> list[str]:
     """Every documented key missing or of another type: top level (sheet.response_problems),
     then each nested object and list item the sheet describes (those in ``skip`` aside)."""
     entry = sheet.endpoint(endpoint_id)

@@ -12,24 +12,41 @@ from daemon.runtime.memory_forms import FORMS_BY_TYPE
 from tests.daemon.reference_shapes import request_field_names, shape_problems
 from tests.daemon.test_updates_and_sync import publish
 
-DECISION = {"decision": "use SQLite", "context": "local daemon", "rationale": "no server",
-            "retrieval_triggers": ["sqlite"]}
-REFERENCE_TYPES = {"profile_memory", "task_execution_memory", "project_memory", "code_memory",
-                   "decision_memory", "procedure_memory", "failure_memory", "entity_memory",
-                   "conversation_memory", "collaboration_memory"}
+DECISION = {
+    "decision": "use SQLite",
+    "context": "local daemon",
+    "rationale": "no server",
+    "retrieval_triggers": ["sqlite"],
+}
+REFERENCE_TYPES = {
+    "profile_memory",
+    "task_execution_memory",
+    "project_memory",
+    "code_memory",
+    "decision_memory",
+    "procedure_memory",
+    "failure_memory",
+    "entity_memory",
+    "conversation_memory",
+    "collaboration_memory",
+}
 
 
 async def _run(api, key: str | None = None, **body) -> dict:
-    return await api.post("/api/memory/router/select", {
-        "task": "pick a database", "what_i_remember": "we decided on SQLite", **body}, key=key)
+    return await api.post(
+        "/api/memory/router/select",
+        {"task": "pick a database", "what_i_remember": "we decided on SQLite", **body},
+        key=key,
+    )
 
 
 def count(api, table: str) -> int:
     return api.store.conn.execute(f"select count(*) from {table}").fetchone()[0]
 
 
-@pytest.mark.parametrize("schema,endpoint_id", [(SELECT, "memory_router_select"),
-                                                (SUBMIT, "memory_form_submit")])
+@pytest.mark.parametrize(
+    "schema,endpoint_id", [(SELECT, "memory_router_select"), (SUBMIT, "memory_form_submit")]
+)
 def test_every_field_of_the_sheet_is_declared(schema, endpoint_id):
     assert schema.ignored_fields(dict.fromkeys(request_field_names(endpoint_id))) == []
 
@@ -55,20 +72,26 @@ async def test_select_has_the_reference_keys(api):
     assert run["integration_recommendation"]["schema"] == "amp.memory-integration-recommendation.v1"
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("the billing service depends on the auth service (a dependency)", "entity_memory"),
-    ("in our conversation the user said they promised a demo", "conversation_memory"),
-    ("multi-agent collaboration: who owns the shared state", "collaboration_memory"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("the billing service depends on the auth service (a dependency)", "entity_memory"),
+        ("in our conversation the user said they promised a demo", "conversation_memory"),
+        ("multi-agent collaboration: who owns the shared state", "collaboration_memory"),
+    ],
+)
 async def test_the_reference_types_are_routed(api, text, expected):
     run = await api.post("/api/memory/router/select", {"task": "remember this", "what_i_remember": text})
     assert run["selected_memory_type"] == expected
 
 
-@pytest.mark.parametrize("body,field", [({"task": "abc"}, "task"), ({"project_key": "p" * 121}, "project_key")])
+@pytest.mark.parametrize(
+    "body,field", [({"task": "abc"}, "task"), ({"project_key": "p" * 121}, "project_key")]
+)
 async def test_select_limits_are_the_references(api, body, field):
-    data = await api.post("/api/memory/router/select",
-                          {"task": "pick a database", "what_i_remember": "w", **body}, status=422)
+    data = await api.post(
+        "/api/memory/router/select", {"task": "pick a database", "what_i_remember": "w", **body}, status=422
+    )
     assert data["detail"]["field"] == field
 
 
@@ -98,8 +121,9 @@ async def test_reading_a_form(api):
 @pytest.mark.parametrize("visibility,importance", [("workspace", 4), ("public", 4), ("private", 3)])
 async def test_submit_has_the_reference_memory_keys(api, visibility, importance):
     run = await _run(api)
-    stored = await api.post(f"/api/memory/forms/{run['run_id']}/submit",
-                            {"payload": DECISION, "visibility": visibility})
+    stored = await api.post(
+        f"/api/memory/forms/{run['run_id']}/submit", {"payload": DECISION, "visibility": visibility}
+    )
     assert shape_problems("memory_form_submit", stored) == []
     memory = stored["memory"]
     assert memory["type"] == memory["memory_type"] == "decision_memory"
@@ -112,28 +136,33 @@ async def test_submit_has_the_reference_memory_keys(api, visibility, importance)
 
 async def test_importance_given_is_kept(api):
     run = await _run(api)
-    stored = await api.post(f"/api/memory/forms/{run['run_id']}/submit",
-                            {"payload": DECISION, "visibility": "private", "importance": 5})
+    stored = await api.post(
+        f"/api/memory/forms/{run['run_id']}/submit",
+        {"payload": DECISION, "visibility": "private", "importance": 5},
+    )
     assert stored["memory"]["importance"] == 5
 
 
 @pytest.mark.parametrize("visibility", ["everyone", "WORKSPACE", ""])
 async def test_an_unknown_visibility_is_400(api, visibility):
     run = await _run(api)
-    data = await api.post(f"/api/memory/forms/{run['run_id']}/submit",
-                          {"payload": DECISION, "visibility": visibility}, status=400)
+    data = await api.post(
+        f"/api/memory/forms/{run['run_id']}/submit",
+        {"payload": DECISION, "visibility": visibility},
+        status=400,
+    )
     assert "visibility" in data["error"]["message"]
     assert count(api, "memory_records") == 0
 
 
 # -- the sync gate --------------------------------------------------------------------------------
 
+
 async def test_the_gate_comes_before_the_run_is_looked_up(api):
     """With default visibility a gated agent is told to update first, whatever the run id;
     its write is kept as sent."""
     await publish(api)
-    blocked = await api.post("/api/memory/forms/arun_nope/submit", {"payload": {"title": "x"}},
-                             status=409)
+    blocked = await api.post("/api/memory/forms/arun_nope/submit", {"payload": {"title": "x"}}, status=409)
     interrupt = blocked["detail"]
     assert interrupt["schema"] == "amp.sync-interrupt.v1" and interrupt["importance"] == 4
     intent = await api.get(f"/api/agent/sync-intents/{interrupt['sync_intent_id']}")
@@ -143,8 +172,9 @@ async def test_the_gate_comes_before_the_run_is_looked_up(api):
 async def test_a_private_submit_goes_through_with_a_notice(api):
     await publish(api)
     run = await _run(api)
-    stored = await api.post(f"/api/memory/forms/{run['run_id']}/submit",
-                            {"payload": DECISION, "visibility": "private"})
+    stored = await api.post(
+        f"/api/memory/forms/{run['run_id']}/submit", {"payload": DECISION, "visibility": "private"}
+    )
     assert stored["update_notice"]["schema"] == "amp.runtime-update-warning.v1"
     assert stored["memory"]["importance"] == 3
     assert count(api, "sync_intents") == 0
@@ -153,8 +183,11 @@ async def test_a_private_submit_goes_through_with_a_notice(api):
 async def test_a_bad_visibility_is_refused_before_the_gate(api):
     await publish(api)
     run = await _run(api)
-    await api.post(f"/api/memory/forms/{run['run_id']}/submit",
-                   {"payload": DECISION, "visibility": "everyone"}, status=400)
+    await api.post(
+        f"/api/memory/forms/{run['run_id']}/submit",
+        {"payload": DECISION, "visibility": "everyone"},
+        status=400,
+    )
     assert count(api, "sync_intents") == 0
 
 
@@ -163,8 +196,9 @@ async def test_a_held_back_form_missing_fields_stays_blocked_on_resume(api):
     replayed; a 422 then leaves the intent blocked, to be discarded, and stores nothing."""
     await publish(api)
     run = await _run(api)
-    blocked = await api.post(f"/api/memory/forms/{run['run_id']}/submit",
-                             {"payload": {"decision": "x"}}, status=409)
+    blocked = await api.post(
+        f"/api/memory/forms/{run['run_id']}/submit", {"payload": {"decision": "x"}}, status=409
+    )
     intent_id = blocked["detail"]["sync_intent_id"]
     await api.post("/api/agent/updates/ack", {})
     refused = await api.post(f"/api/agent/sync-intents/{intent_id}/resume", {}, status=422)

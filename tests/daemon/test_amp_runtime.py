@@ -19,13 +19,19 @@ async def test_protocol_schema_lists_every_endpoint(api):
     assert response.status == 200
     assert data["schema"] == "amp.memory.v1"  # the reference's (the seed names none)
     described = {(e["method"], e["path"]) for e in data["endpoints"]}
-    for route in ("/api/agent/bootstrap/context", "/api/agent/memory-delta",
-                  "/api/agent/memory-brief", "/api/memory/router/select"):
+    for route in (
+        "/api/agent/bootstrap/context",
+        "/api/agent/memory-delta",
+        "/api/agent/memory-brief",
+        "/api/memory/router/select",
+    ):
         assert ("POST", route) in described
     delta = next(e for e in data["endpoints"] if e["path"] == "/api/agent/memory-delta")
     assert {"name": "summary", "type": "string", "required": True, "max_length": 4000} in [
         {k: f[k] for k in ("name", "type", "required", "max_length")}
-        for f in delta["request"]["fields"] if f["name"] == "summary"]
+        for f in delta["request"]["fields"]
+        if f["name"] == "summary"
+    ]
     assert "amp.context-pack.v1" in data["schemas"]
 
 
@@ -43,8 +49,10 @@ async def test_identity_endpoints(api):
 
 
 async def test_profile_and_probe_are_idempotent(api):
-    profile = await api.post("/api/agent/runtime/profile",
-                             {"runtime": "Claude", "repo_root": "/home/u/demo", "supports_files": True})
+    profile = await api.post(
+        "/api/agent/runtime/profile",
+        {"runtime": "Claude", "repo_root": "/home/u/demo", "supports_files": True},
+    )
     assert profile["schema"] == "amp.agent-runtime-profile.v1"
     assert profile["runtime"]["type"] == "claude_code"
     # What the claude_code plan writes: the SessionStart hook (startup_items/runtimes.py)
@@ -56,8 +64,9 @@ async def test_profile_and_probe_are_idempotent(api):
     first = await api.post("/api/agent/project/probe", body)
     assert first["schema"] == "amp.project-binding.v1"
     assert first["project_key"] == "demo"
-    second = await api.post("/api/agent/project/probe",
-                            {"runtime": "gemini", "git_remote": "https://github.com/org/demo"})
+    second = await api.post(
+        "/api/agent/project/probe", {"runtime": "gemini", "git_remote": "https://github.com/org/demo"}
+    )
     assert second["project_binding_id"] == first["project_binding_id"]
     assert second["project_binding"]["reason"] == "matched git remote"
     bindings = await api.get("/api/agent/bindings/me")
@@ -74,16 +83,22 @@ async def test_bootstrap_delta_and_next_pack(api):
     assert pack["project_key"] == "demo"
     assert len(pack["summary_markdown"]) <= pack["summary_budget_chars"]
 
-    delta = await api.delta(pack["receipt_id"], summary="Use WAL mode", delta_type="decision",
-                            why_it_matters="crash safety", retrieval_triggers=["sqlite 配置"],
-                            importance=5)
+    delta = await api.delta(
+        pack["receipt_id"],
+        summary="Use WAL mode",
+        delta_type="decision",
+        why_it_matters="crash safety",
+        retrieval_triggers=["sqlite 配置"],
+        importance=5,
+    )
     assert delta["schema"] == "amp.memory-delta.v1"
     assert delta["delta"]["context_receipt_id"] == pack["receipt_id"]
     assert delta["delta"]["project_key"] == "demo"
 
     # The receipt may also come in the body as context_receipt_id.
-    await api.post("/api/agent/memory-delta",
-                   {"summary": "Second change", "context_receipt_id": pack["receipt_id"]})
+    await api.post(
+        "/api/agent/memory-delta", {"summary": "Second change", "context_receipt_id": pack["receipt_id"]}
+    )
 
     nxt = await api.bootstrap(project_key="demo")
     assert "Use WAL mode" in nxt["summary_markdown"] and "Second change" in nxt["summary_markdown"]
@@ -105,8 +120,9 @@ async def test_verify_and_refresh(api):
     verified = await api.post("/api/agent/bootstrap/verify", {"receipt_id": pack["receipt_id"]})
     assert verified["schema"] == "amp.bootstrap-verify.v1"
     assert verified["valid"] is True and verified["status"] == "active"
-    mismatch = await api.post("/api/agent/bootstrap/verify",
-                              {"receipt_id": pack["receipt_id"], "project_key": "other"})
+    mismatch = await api.post(
+        "/api/agent/bootstrap/verify", {"receipt_id": pack["receipt_id"], "project_key": "other"}
+    )
     assert mismatch["valid"] is False and mismatch["status"] == "mismatch"
     refreshed = await api.post("/api/agent/bootstrap/refresh", {"project_key": "demo"})
     assert refreshed["reason"] == "refresh"
@@ -125,27 +141,45 @@ async def test_summary_respects_the_budget_and_keeps_the_most_important(api):
 
 
 async def test_brief_events_are_mirrored_into_deltas_and_packs(api):
-    brief = await api.post("/api/agent/memory-brief",
-                           {"task": "continue frontend redesign", "project_key": "demo",
-                            "environment": {"runtime": "codex"}})
+    brief = await api.post(
+        "/api/agent/memory-brief",
+        {"task": "continue frontend redesign", "project_key": "demo", "environment": {"runtime": "codex"}},
+    )
     assert brief["schema"] == "amp.memory-brief.v1"
     assert brief["context_pack"]["schema"] == "amp.context-pack.v1"
     assert brief["receipt_id"] == brief["context_pack"]["receipt_id"]
     # The reference's counts and ours.
-    assert set(brief["source_counts"]) == {"workspace", "project", "handoff", "events", "carry_in",
-                                           "project_state", "recent_events",
-                                           "active_installed_memory_lenses"}
+    assert set(brief["source_counts"]) == {
+        "workspace",
+        "project",
+        "handoff",
+        "events",
+        "carry_in",
+        "project_state",
+        "recent_events",
+        "active_installed_memory_lenses",
+    }
     assert brief["next"]["writeback"].endswith(f"/api/agent/memory-briefs/{brief['brief_id']}/events")
 
-    event = await api.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",
-                           {"event_type": "handoff_ready", "summary": "Header redesign done; footer next",
-                            "importance": 4, "payload": {"files": ["app/header.tsx"]}})
+    event = await api.post(
+        f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+        {
+            "event_type": "handoff_ready",
+            "summary": "Header redesign done; footer next",
+            "importance": 4,
+            "payload": {"files": ["app/header.tsx"]},
+        },
+    )
     assert event["schema"] == "amp.memory-brief-event.v1"
     delta_id = event["memory_delta"]["id"]
     row = api.store.conn.execute("select source from memory_deltas where id = ?", (delta_id,)).fetchone()
     assert row["source"] == "brief_event"
-    assert api.store.conn.execute("select count(*) from summary_cards where source_id = ?",
-                                  (delta_id,)).fetchone()[0] == 1
+    assert (
+        api.store.conn.execute(
+            "select count(*) from summary_cards where source_id = ?", (delta_id,)
+        ).fetchone()[0]
+        == 1
+    )
 
     stream = await api.get(f"/api/agent/memory-briefs/{brief['brief_id']}")
     assert [e["summary"] for e in stream["events"]] == ["Header redesign done; footer next"]
@@ -165,33 +199,46 @@ async def test_a_briefs_project_state_and_pack_are_each_their_own_top_memories(a
     pack = await api.bootstrap(project_key="many")
     for i in range(40):
         await api.delta(pack["receipt_id"], summary=f"standing note {i}", importance=1 + i % 5)
-    await api.delta(pack["receipt_id"], summary="a workspace-wide note", importance=5,
-                    project_key=None)
+    await api.delta(pack["receipt_id"], summary="a workspace-wide note", importance=5, project_key=None)
     alone = await api.bootstrap(project_key="many")
     alone_ids = [c["id"] for c in alone["summary_cards"]]
     for max_items in (3, 8, 30, 50):
-        brief = await api.post("/api/agent/memory-brief",
-                               {"task": "zzz nothing matches this", "project_key": "many",
-                                "max_items": max_items})
-        top = api.store.memories.top_for_context(brief["workspace"]["id"], "many", max_items,
-                                                 ("memory_delta", "adaptive_memory", "brief_event"))
+        brief = await api.post(
+            "/api/agent/memory-brief",
+            {"task": "zzz nothing matches this", "project_key": "many", "max_items": max_items},
+        )
+        top = api.store.memories.top_for_context(
+            brief["workspace"]["id"], "many", max_items, ("memory_delta", "adaptive_memory", "brief_event")
+        )
         carried = {m["id"] for m in brief["carry_in"]}
         assert len(top) == min(max_items, 41)
-        assert [m["id"] for m in brief["project_state"]] == [m["id"] for m in top
-                                                             if m["id"] not in carried]
+        assert [m["id"] for m in brief["project_state"]] == [m["id"] for m in top if m["id"] not in carried]
         assert [c["id"] for c in brief["context_pack"]["summary_cards"]] == alone_ids
 
 
 async def test_adaptive_memory_enters_context_packs(api):
-    run = await api.post("/api/memory/router/select", {
-        "task": "pick a database", "project_key": "demo",
-        "what_i_remember": "We decided on SQLite instead of Postgres: one file, no server."})
+    run = await api.post(
+        "/api/memory/router/select",
+        {
+            "task": "pick a database",
+            "project_key": "demo",
+            "what_i_remember": "We decided on SQLite instead of Postgres: one file, no server.",
+        },
+    )
     assert run["schema"] == "amp.memory-route.v1"
     assert run["selected_memory_type"] == "decision_memory"
     assert "decision" in run["form_schema"]["required"]
-    stored = await api.post(f"/api/memory/forms/{run['run_id']}/submit", {"payload": {
-        "decision": "SQLite instead of Postgres", "context": "local daemon",
-        "rationale": "one file, no server", "retrieval_triggers": ["database choice"]}})
+    stored = await api.post(
+        f"/api/memory/forms/{run['run_id']}/submit",
+        {
+            "payload": {
+                "decision": "SQLite instead of Postgres",
+                "context": "local daemon",
+                "rationale": "one file, no server",
+                "retrieval_triggers": ["database choice"],
+            }
+        },
+    )
     assert stored["memory"]["memory_type"] == "decision_memory"
     pack = await api.bootstrap(project_key="demo")
     assert "SQLite instead of Postgres" in pack["summary_markdown"]
@@ -235,9 +282,16 @@ async def test_only_deltas_events_and_adaptive_memories_enter_packs(api):
 
     workspace = api.store.identities.default_workspace()["id"]
     with api.store.transaction():
-        api.store.memories.create(NewMemory(
-            namespace=workspace, project_key="demo", kind="suite", importance=5,
-            content="Published suite: Kubernetes cheat sheet", source="suite_publish"))
+        api.store.memories.create(
+            NewMemory(
+                namespace=workspace,
+                project_key="demo",
+                kind="suite",
+                importance=5,
+                content="Published suite: Kubernetes cheat sheet",
+                source="suite_publish",
+            )
+        )
     pack = await api.bootstrap(project_key="demo")
     assert "Kubernetes cheat sheet" not in pack["summary_markdown"]
     assert pack["source_counts"] == {"memory_delta": 0, "adaptive_memory": 0, "brief_event": 0}

@@ -19,11 +19,28 @@ import pytest
 from daemon.api import all_endpoints
 from tests.daemon import helpers
 from tests.daemon.helpers import (
-    AUTH_VARIANTS, DEFAULT, GUARD, MALFORMED, OVER_ONE_MIB, OWNER, READ, WRITE, Ep,
-    assert_envelope, base_world, fill, row_counts, send,
+    AUTH_VARIANTS,
+    DEFAULT,
+    GUARD,
+    MALFORMED,
+    OVER_ONE_MIB,
+    OWNER,
+    READ,
+    WRITE,
+    Ep,
+    assert_envelope,
+    base_world,
+    fill,
+    row_counts,
+    send,
 )
-DECISION = {"decision": "use SQLite", "context": "local daemon", "rationale": "no server",
-            "retrieval_triggers": ["sqlite"]}
+
+DECISION = {
+    "decision": "use SQLite",
+    "context": "local daemon",
+    "rationale": "no server",
+    "retrieval_triggers": ["sqlite"],
+}
 
 AUTHED = {
     "me": Ep("GET", "/api/me"),
@@ -34,8 +51,13 @@ AUTHED = {
     "refresh": Ep("POST", "/api/agent/bootstrap/refresh", {}, READ),
     "verify": Ep("POST", "/api/agent/bootstrap/verify", {"receipt_id": "{receipt}"}, READ),
     "pack": Ep("GET", "/api/agent/context-packs/{pack}", scope=READ),
-    "delta": Ep("POST", "/api/agent/memory-delta", {"summary": "a change"}, WRITE,
-                {"X-AMP-Context-Receipt": "{receipt}"}),
+    "delta": Ep(
+        "POST",
+        "/api/agent/memory-delta",
+        {"summary": "a change"},
+        WRITE,
+        {"X-AMP-Context-Receipt": "{receipt}"},
+    ),
     "memory": Ep("GET", "/api/agent/memories/{memory}", scope=READ),
     "query": Ep("GET", "/api/workspaces/{workspace}/memory/query?q=seed", scope=READ),
     "brief": Ep("POST", "/api/agent/memory-brief", {"task": "a task"}, READ),
@@ -69,6 +91,7 @@ async def world(api) -> dict[str, str]:
 
 # -- coverage and the baseline: the declared requests succeed ------------------------------
 
+
 def error_tables() -> dict[str, list[Ep]]:
     """Every endpoint table of the API error tests: the module-level dicts of ``Ep`` rows in
     tests/daemon/test_*errors.py (AUTHED and PUBLIC here, STARTUP, UPDATES, ...)."""
@@ -76,8 +99,7 @@ def error_tables() -> dict[str, list[Ep]]:
     for path in sorted(Path(__file__).parent.glob("test_*errors.py")):
         module = importlib.import_module(f"tests.daemon.{path.stem}")
         for name, value in vars(module).items():
-            if (isinstance(value, dict) and value
-                    and all(isinstance(v, Ep) for v in value.values())):
+            if isinstance(value, dict) and value and all(isinstance(v, Ep) for v in value.values()):
                 tables[f"{path.stem}.{name}"] = list(value.values())
     return tables
 
@@ -87,8 +109,11 @@ def test_every_endpoint_is_covered():
         return method, re.sub(r"\{\w+\}", "{}", path.split("?")[0])
 
     tables = error_tables()
-    assert {"test_api_errors.AUTHED", "test_startup_api_errors.STARTUP",
-            "test_updates_api_errors.UPDATES"} <= set(tables)
+    assert {
+        "test_api_errors.AUTHED",
+        "test_startup_api_errors.STARTUP",
+        "test_updates_api_errors.UPDATES",
+    } <= set(tables)
     declared = {shape(e.method, e.path) for e in all_endpoints()}
     declared -= {("GET", "/healthz"), ("GET", "/agent/start")}
     covered = {shape(e.method, e.path) for eps in tables.values() for e in eps}
@@ -103,6 +128,7 @@ async def test_declared_request_succeeds(api, world, name):
 
 
 # -- authentication, authorization and the Host/Origin guard --------------------------------
+
 
 @pytest.mark.parametrize("variant", list(AUTH_VARIANTS))
 @pytest.mark.parametrize("name", list(AUTHED))
@@ -135,16 +161,17 @@ async def test_foreign_host_or_origin_is_403(api, world, name, variant):
 
 # -- malformed bodies -----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("variant", list(MALFORMED))
 @pytest.mark.parametrize("name", POSTS)
 async def test_malformed_body_is_400(api, world, name, variant):
     raw, mention = MALFORMED[variant]
-    await expect_error(api, world, name, 400, raw=raw,
-                       headers={"Content-Type": "application/json"}, mentions=(mention,))
+    await expect_error(
+        api, world, name, 400, raw=raw, headers={"Content-Type": "application/json"}, mentions=(mention,)
+    )
 
 
-@pytest.mark.parametrize("raw,json_type", [(b"null", "null"), (b"[]", "array")],
-                         ids=["null", "array"])
+@pytest.mark.parametrize("raw,json_type", [(b"null", "null"), (b"[]", "array")], ids=["null", "array"])
 async def test_non_object_body_message_uses_json_type_names(api, world, raw, json_type):
     await expect_error(api, world, "delta", 400, raw=raw, mentions=(f"got {json_type}",))
 
@@ -225,11 +252,15 @@ INVALID = [
     ("submit", {"payload": "x"}, "payload", None),
     ("submit", {"payload": DECISION, "importance": "high"}, "importance", None),
     ("submit", {"payload": DECISION, "importance": 9}, "importance", None),
-    ("submit", {"payload": {}}, "decision",
-     ["decision", "context", "rationale", "retrieval_triggers"]),
+    ("submit", {"payload": {}}, "decision", ["decision", "context", "rationale", "retrieval_triggers"]),
     ("submit", {"payload": {**DECISION, "rationale": ""}}, "rationale", ["rationale"]),
-    pytest.param("submit", {"payload": {**DECISION, "retrieval_triggers": 5}}, "payload.retrieval_triggers",
-                 None, id="submit-payload.retrieval_triggers=5"),
+    pytest.param(
+        "submit",
+        {"payload": {**DECISION, "retrieval_triggers": 5}},
+        "payload.retrieval_triggers",
+        None,
+        id="submit-payload.retrieval_triggers=5",
+    ),
     ("register", {"pairing_code": 123}, "pairing_code", None),
     ("register", {"pairing_code": "A" * 41}, "pairing_code", None),
 ]
@@ -275,11 +306,11 @@ NOT_FOUND = [
 ]
 
 
-@pytest.mark.parametrize("name,path,body,mention", NOT_FOUND,
-                         ids=[f"{c[0]}-{c[3]}" for c in NOT_FOUND])
+@pytest.mark.parametrize("name,path,body,mention", NOT_FOUND, ids=[f"{c[0]}-{c[3]}" for c in NOT_FOUND])
 async def test_unknown_id_is_404(api, world, name, path, body, mention):
-    await expect_error(api, world, name, 404, path=path, body=DEFAULT if body is None else body,
-                       mentions=(mention,))
+    await expect_error(
+        api, world, name, 404, path=path, body=DEFAULT if body is None else body, mentions=(mention,)
+    )
 
 
 async def test_wrong_method_is_405(api, world):
@@ -296,76 +327,161 @@ CROSS = [
     ("foreign-reads-our-memory", "memory", F, None, None, 404, "{memory}"),
     ("foreign-reads-our-brief", "brief_get", F, None, None, 404, "{brief}"),
     ("foreign-writes-our-brief", "event", F, None, None, 404, "{brief}"),
-    ("foreign-hands-off-our-brief", "brief", F, None, {"task": "t", "handoff_code": "{brief}"},
-     404, "{brief}"),
+    (
+        "foreign-hands-off-our-brief",
+        "brief",
+        F,
+        None,
+        {"task": "t", "handoff_code": "{brief}"},
+        404,
+        "{brief}",
+    ),
     ("foreign-queries-our-workspace", "query", F, None, None, 403, "{workspace}"),
     ("foreign-submits-our-form", "submit", F, None, None, 403, "{run}"),
     ("foreign-reads-our-form", "form", F, None, None, 403, "{run}"),
-    ("foreign-bootstraps-our-workspace", "bootstrap", F, None, {"workspace_id": "{workspace}"},
-     403, "{workspace}"),
-    ("foreign-bootstraps-our-binding", "bootstrap", F, None, {"project_binding_id": "{binding}"},
-     403, "{workspace}"),
-    ("foreign-refreshes-our-workspace", "refresh", F, None, {"workspace_id": "{workspace}"},
-     403, "{workspace}"),
-    ("foreign-probes-our-workspace", "probe", F, None, {"workspace_id": "{workspace}"},
-     403, "{workspace}"),
-    ("foreign-briefs-our-workspace", "brief", F, None,
-     {"task": "t", "workspace_id": "{workspace}"}, 403, "{workspace}"),
-    ("foreign-routes-into-our-workspace", "select", F, None,
-     {"task": "ship it", "what_i_remember": "w", "workspace_id": "{workspace}"}, 403, "{workspace}"),
-    ("we-verify-others-receipt", "verify", ME, None, {"receipt_id": "{other_receipt}"},
-     404, "{other_receipt}"),
-    ("we-read-others-pack", "pack", ME, "/api/agent/context-packs/{other_pack}", None,
-     404, "{other_pack}"),
-    ("we-query-foreign-workspace", "query", ME,
-     "/api/workspaces/{foreign_workspace}/memory/query?q=x", None, 403, "{foreign_workspace}"),
+    (
+        "foreign-bootstraps-our-workspace",
+        "bootstrap",
+        F,
+        None,
+        {"workspace_id": "{workspace}"},
+        403,
+        "{workspace}",
+    ),
+    (
+        "foreign-bootstraps-our-binding",
+        "bootstrap",
+        F,
+        None,
+        {"project_binding_id": "{binding}"},
+        403,
+        "{workspace}",
+    ),
+    (
+        "foreign-refreshes-our-workspace",
+        "refresh",
+        F,
+        None,
+        {"workspace_id": "{workspace}"},
+        403,
+        "{workspace}",
+    ),
+    ("foreign-probes-our-workspace", "probe", F, None, {"workspace_id": "{workspace}"}, 403, "{workspace}"),
+    (
+        "foreign-briefs-our-workspace",
+        "brief",
+        F,
+        None,
+        {"task": "t", "workspace_id": "{workspace}"},
+        403,
+        "{workspace}",
+    ),
+    (
+        "foreign-routes-into-our-workspace",
+        "select",
+        F,
+        None,
+        {"task": "ship it", "what_i_remember": "w", "workspace_id": "{workspace}"},
+        403,
+        "{workspace}",
+    ),
+    (
+        "we-verify-others-receipt",
+        "verify",
+        ME,
+        None,
+        {"receipt_id": "{other_receipt}"},
+        404,
+        "{other_receipt}",
+    ),
+    ("we-read-others-pack", "pack", ME, "/api/agent/context-packs/{other_pack}", None, 404, "{other_pack}"),
+    (
+        "we-query-foreign-workspace",
+        "query",
+        ME,
+        "/api/workspaces/{foreign_workspace}/memory/query?q=x",
+        None,
+        403,
+        "{foreign_workspace}",
+    ),
 ]
 
 
-@pytest.mark.parametrize("name,key,path,body,status,mention", [c[1:] for c in CROSS],
-                         ids=[c[0] for c in CROSS])
+@pytest.mark.parametrize(
+    "name,key,path,body,status,mention", [c[1:] for c in CROSS], ids=[c[0] for c in CROSS]
+)
 async def test_other_callers_resources_are_refused(api, world, name, key, path, body, status, mention):
     key = key if key is DEFAULT else fill(key, world)
-    await expect_error(api, world, name, status, key=key, path=path,
-                       body=DEFAULT if body is None else body, mentions=(mention,))
+    await expect_error(
+        api,
+        world,
+        name,
+        status,
+        key=key,
+        path=path,
+        body=DEFAULT if body is None else body,
+        mentions=(mention,),
+    )
 
 
 # -- memory-delta receipts (428) -------------------------------------------------------------
 
 RECEIPTS = [
     # (variant, headers, body, reason, mention)
-    ("no-receipt", {"X-AMP-Context-Receipt": ""}, {"summary": "s"}, "receipt_missing",
-     "X-AMP-Context-Receipt"),
-    ("blank-header", {"X-AMP-Context-Receipt": "   "}, {"summary": "s"}, "receipt_missing",
-     "X-AMP-Context-Receipt"),
-    ("unknown-header", {"X-AMP-Context-Receipt": "amp_receipt_nope"}, {"summary": "s"},
-     "receipt_unknown", "amp_receipt_nope"),
-    ("unknown-body-field", {"X-AMP-Context-Receipt": ""},
-     {"summary": "s", "context_receipt_id": "amp_receipt_nope"}, "receipt_unknown",
-     "amp_receipt_nope"),
-    ("other-agents-receipt", {"X-AMP-Context-Receipt": "{other_receipt}"}, {"summary": "s"},
-     "receipt_unknown", "{other_receipt}"),
+    (
+        "no-receipt",
+        {"X-AMP-Context-Receipt": ""},
+        {"summary": "s"},
+        "receipt_missing",
+        "X-AMP-Context-Receipt",
+    ),
+    (
+        "blank-header",
+        {"X-AMP-Context-Receipt": "   "},
+        {"summary": "s"},
+        "receipt_missing",
+        "X-AMP-Context-Receipt",
+    ),
+    (
+        "unknown-header",
+        {"X-AMP-Context-Receipt": "amp_receipt_nope"},
+        {"summary": "s"},
+        "receipt_unknown",
+        "amp_receipt_nope",
+    ),
+    (
+        "unknown-body-field",
+        {"X-AMP-Context-Receipt": ""},
+        {"summary": "s", "context_receipt_id": "amp_receipt_nope"},
+        "receipt_unknown",
+        "amp_receipt_nope",
+    ),
+    (
+        "other-agents-receipt",
+        {"X-AMP-Context-Receipt": "{other_receipt}"},
+        {"summary": "s"},
+        "receipt_unknown",
+        "{other_receipt}",
+    ),
     ("expired", {}, {"summary": "s"}, "receipt_expired", "{receipt}"),
 ]
 
 
-@pytest.mark.parametrize("variant,headers,body,reason,mention", RECEIPTS,
-                         ids=[c[0] for c in RECEIPTS])
+@pytest.mark.parametrize("variant,headers,body,reason,mention", RECEIPTS, ids=[c[0] for c in RECEIPTS])
 async def test_delta_without_usable_receipt_is_428(api, world, variant, headers, body, reason, mention):
     if variant == "expired":
         with api.store.transaction():
-            api.store.conn.execute("update receipts set expires_at = ? where id = ?",
-                                   ("2000-01-01T00:00:00Z", world["receipt"]))
-    data = await expect_error(api, world, "delta", 428, headers=headers, body=body,
-                              mentions=(mention,))
+            api.store.conn.execute(
+                "update receipts set expires_at = ? where id = ?", ("2000-01-01T00:00:00Z", world["receipt"])
+            )
+    data = await expect_error(api, world, "delta", 428, headers=headers, body=body, mentions=(mention,))
     assert data["detail"]["schema"] == "amp.bootstrap-required.v1"
     assert data["reason"] == data["detail"]["reason"] == reason
     assert data["bootstrap_url"] == "/api/agent/bootstrap/context"
 
 
 async def test_delta_with_foreign_agents_receipt_is_428(api, world):
-    await expect_error(api, world, "delta", 428, key=world["foreign_key"],
-                       mentions=("{receipt}",))
+    await expect_error(api, world, "delta", 428, key=world["foreign_key"], mentions=("{receipt}",))
 
 
 # -- query parameters -------------------------------------------------------------------------
@@ -373,19 +489,28 @@ async def test_delta_with_foreign_agents_receipt_is_428(api, world):
 # Without q the query lists the newest records, and a limit outside 1..30 is clamped, as the
 # reference does (test_workspace_reads_api_errors.py): only these are refused.
 QUERY_PARAMS = [
-    ("?q=" + "x" * 2001, 400, "'q'"), ("?q=x&limit=abc", 422, "'limit'"),
+    ("?q=" + "x" * 2001, 400, "'q'"),
+    ("?q=x&limit=abc", 422, "'limit'"),
     ("?q=x&limit=2.5", 422, "'limit'"),
 ]
 
 
-@pytest.mark.parametrize("query,status,mention", QUERY_PARAMS,
-                         ids=[f"{c[1]}-{c[0][:20] or 'no-q'}" for c in QUERY_PARAMS])
+@pytest.mark.parametrize(
+    "query,status,mention", QUERY_PARAMS, ids=[f"{c[1]}-{c[0][:20] or 'no-q'}" for c in QUERY_PARAMS]
+)
 async def test_bad_query_parameter(api, world, query, status, mention):
-    await expect_error(api, world, "query", status, path="/api/workspaces/{workspace}/memory/query"
-                       + query, mentions=(mention,))
+    await expect_error(
+        api,
+        world,
+        "query",
+        status,
+        path="/api/workspaces/{workspace}/memory/query" + query,
+        mentions=(mention,),
+    )
 
 
 # -- state-dependent refusals -----------------------------------------------------------------
+
 
 async def test_form_submitted_twice_is_409(api, world):
     status, _ = await send(api, world, AUTHED["submit"])
@@ -393,11 +518,11 @@ async def test_form_submitted_twice_is_409(api, world):
     await expect_error(api, world, "submit", 409, mentions=("{run}", "already submitted"))
 
 
-@pytest.mark.parametrize("body", [{}, {"pairing_code": ""}, {"pairing_code": None}],
-                         ids=["no-code", "empty-code", "null-code"])
+@pytest.mark.parametrize(
+    "body", [{}, {"pairing_code": ""}, {"pairing_code": None}], ids=["no-code", "empty-code", "null-code"]
+)
 async def test_register_without_pairing_code_is_403(api, world, body):
-    data = await expect_error(api, world, "register", 403, key=None, body=body,
-                              mentions=("pairing code",))
+    data = await expect_error(api, world, "register", 403, key=None, body=body, mentions=("pairing code",))
     assert data["detail"]["pairing_required"] is True
 
 
@@ -415,5 +540,6 @@ async def test_register_with_spent_pairing_code_is_410(api, world, variant):
 async def test_register_for_a_taken_agent_name_is_409(api, world):
     with api.store.transaction():
         code = api.store.identities.create_pairing_code("test-agent", "codex")["pairing_code"]
-    await expect_error(api, world, "register", 409, key=None, body={"pairing_code": code},
-                       mentions=("test-agent",))
+    await expect_error(
+        api, world, "register", 409, key=None, body={"pairing_code": code}, mentions=("test-agent",)
+    )

@@ -12,8 +12,11 @@ async def _occ_conflict(api) -> tuple[str, str]:
     store = await api.post(BASE, {"name": "s"})
     memory = await api.post(f"{BASE}/{store['id']}/memories", {"path": "a.md", "content": "base"})
     await api.post(f"{BASE}/{store['id']}/memories/{memory['id']}", {"content": "winner"})
-    await api.post(f"{BASE}/{store['id']}/memories/{memory['id']}",
-                   {"content": "loser", "content_sha256": memory["content_sha256"]}, status=409)
+    await api.post(
+        f"{BASE}/{store['id']}/memories/{memory['id']}",
+        {"content": "loser", "content_sha256": memory["content_sha256"]},
+        status=409,
+    )
     (conflict,) = (await api.get("/api/local/conflicts", key=api.owner_key))["conflicts"]
     return conflict["id"], memory["id"]
 
@@ -24,9 +27,14 @@ async def test_side_by_side_shows_current_incoming_and_base(api):
     assert (conflict["current"], conflict["incoming"], conflict["base"]) == ("winner", "loser", "base")
 
 
-@pytest.mark.parametrize("action, content, expected", [
-    ("keep_current", None, "winner"), ("take_incoming", None, "loser"), ("merge", "winner + loser", "winner + loser"),
-])
+@pytest.mark.parametrize(
+    "action, content, expected",
+    [
+        ("keep_current", None, "winner"),
+        ("take_incoming", None, "loser"),
+        ("merge", "winner + loser", "winner + loser"),
+    ],
+)
 async def test_resolving_a_concurrency_loser(api, action, content, expected):
     conflict_id, memory_id = await _occ_conflict(api)
     body = {"action": action, **({"content": content} if content else {})}
@@ -42,13 +50,21 @@ async def test_resolving_a_concurrency_loser(api, action, content, expected):
 async def test_taking_a_suite_fact_over_a_workspace_memory(api):
     pack = await api.bootstrap()
     delta = await api.delta(pack["receipt_id"], summary="Deploy to production only on Tuesdays after review")
-    await api.post("/api/memories", {"title": "Ops", "summary": "ops", "license": "MIT",
-                                     "long_term_markdown": "- Deploy to production only on Fridays after review\n"})
+    await api.post(
+        "/api/memories",
+        {
+            "title": "Ops",
+            "summary": "ops",
+            "license": "MIT",
+            "long_term_markdown": "- Deploy to production only on Fridays after review\n",
+        },
+    )
     await api.post("/api/agent/open-memories/install", {"slug": "ops"})
     (conflict,) = (await api.get("/api/local/conflicts", key=api.owner_key))["conflicts"]
     assert "Tuesdays" in conflict["current"] and "Fridays" in conflict["incoming"]
-    await api.post(f"/api/local/conflicts/{conflict['id']}/resolve", {"action": "take_incoming"},
-                   key=api.owner_key)
+    await api.post(
+        f"/api/local/conflicts/{conflict['id']}/resolve", {"action": "take_incoming"}, key=api.owner_key
+    )
     assert "Fridays" in api.store.memories.get(delta["delta"]["memory_id"])["content"]
 
 
@@ -58,13 +74,15 @@ async def test_bad_resolutions(api):
     await api.post(url, {"action": "merge"}, key=api.owner_key, status=400)
     await api.post(url, {"action": "shrug"}, key=api.owner_key, status=400)
     await api.post(url, {"action": "keep_current"}, status=403)  # agents never decide
-    await api.post("/api/local/conflicts/conf_nope/resolve", {"action": "keep_current"},
-                   key=api.owner_key, status=404)
+    await api.post(
+        "/api/local/conflicts/conf_nope/resolve", {"action": "keep_current"}, key=api.owner_key, status=404
+    )
 
 
 async def test_agents_add_list_revoke(api):
-    created = await api.post("/api/local/agents", {"name": "cursor-laptop", "runtime": "cursor"},
-                             key=api.owner_key)
+    created = await api.post(
+        "/api/local/agents", {"name": "cursor-laptop", "runtime": "cursor"}, key=api.owner_key
+    )
     key = created["api_key"]
     assert (await api.get("/api/me", key=key))["user"]["handle"] == "cursor-laptop"
     listed = (await api.get("/api/local/agents", key=api.owner_key))["agents"]

@@ -9,9 +9,14 @@ from daemon import keys
 from daemon.runtime.distill import chunk
 
 SUITE = {"title": "Persona Lin", "summary": "林老师的教学风格", "license": "CC-BY-4.0"}
-DOCS = [{"text": "林老师上课先讲故事，再讲公式。\n\nShe always asks students to explain back.",
-         "source_path": "notes/teaching.md", "retrieval_triggers": ["teaching style"]},
-        {"text": "Office hours are on Thursdays. " * 80, "source_path": "notes/schedule.md"}]
+DOCS = [
+    {
+        "text": "林老师上课先讲故事，再讲公式。\n\nShe always asks students to explain back.",
+        "source_path": "notes/teaching.md",
+        "retrieval_triggers": ["teaching style"],
+    },
+    {"text": "Office hours are on Thursdays. " * 80, "source_path": "notes/schedule.md"},
+]
 
 
 async def _finish(api, job_id: str) -> dict:
@@ -27,8 +32,7 @@ def test_chunks_respect_the_size_and_keep_paragraphs():
 
 async def test_distill_job_embeds_chunks_with_metadata(api):
     await api.post("/api/memories", SUITE)
-    job = await api.post("/api/memories/persona-lin/persona-distill",
-                         {"documents": DOCS, "chunk_chars": 400})
+    job = await api.post("/api/memories/persona-lin/persona-distill", {"documents": DOCS, "chunk_chars": 400})
     assert job["status"] in ("queued", "running") and job["documents"] == 2
     done = await _finish(api, job["job_id"])
     assert done["status"] == "done"
@@ -50,10 +54,11 @@ async def test_distill_job_embeds_chunks_with_metadata(api):
 async def test_multipart_upload_variant(api):
     await api.post("/api/memories", SUITE)
     form = aiohttp.FormData()
-    form.add_field("file", "Grading: rubric first, then comments.".encode(), filename="grading.md")
+    form.add_field("file", b"Grading: rubric first, then comments.", filename="grading.md")
     form.add_field("chunk_chars", "500")
-    response = await api.client.post("/api/memories/persona-lin/persona-distill/upload",
-                                     data=form, headers=api.auth())
+    response = await api.client.post(
+        "/api/memories/persona-lin/persona-distill/upload", data=form, headers=api.auth()
+    )
     job = await response.json()
     assert response.status == 200, job
     done = await _finish(api, job["job_id"])
@@ -62,16 +67,19 @@ async def test_multipart_upload_variant(api):
 
 async def test_gate_keeps_json_jobs_and_refuses_uploads(api):
     await api.post("/api/memories", SUITE)
-    await api.post("/api/local/updates", {"title": "t", "summary": "s", "severity": "required"},
-                   key=api.owner_key)
-    blocked = await api.post("/api/memories/persona-lin/persona-distill",
-                             {"documents": DOCS, "importance": 5}, status=409)
+    await api.post(
+        "/api/local/updates", {"title": "t", "summary": "s", "severity": "required"}, key=api.owner_key
+    )
+    blocked = await api.post(
+        "/api/memories/persona-lin/persona-distill", {"documents": DOCS, "importance": 5}, status=409
+    )
     assert blocked["schema"] == "amp.sync-interrupt.v1" and blocked["sync_intent_id"]
     form = aiohttp.FormData()
     form.add_field("file", b"text", filename="a.md")
     form.add_field("importance", "5")
-    response = await api.client.post("/api/memories/persona-lin/persona-distill/upload",
-                                     data=form, headers=api.auth())
+    response = await api.client.post(
+        "/api/memories/persona-lin/persona-distill/upload", data=form, headers=api.auth()
+    )
     refused = await response.json()
     assert response.status == 409 and refused["sync_intent_id"] is None
     assert "upload the files again" in refused["error"]["message"]

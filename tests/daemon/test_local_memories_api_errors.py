@@ -30,11 +30,15 @@ async def world(api) -> dict[str, str]:
     """The base world plus an open conflict {conflict}: a Memory Store write that lost."""
     world = await base_world(api)
     store = await api.post("/api/v1/cloud/memory_stores", {"name": "s"})
-    memory = await api.post(f"/api/v1/cloud/memory_stores/{store['id']}/memories",
-                            {"path": "a.md", "content": "base"})
+    memory = await api.post(
+        f"/api/v1/cloud/memory_stores/{store['id']}/memories", {"path": "a.md", "content": "base"}
+    )
     await api.post(f"/api/v1/cloud/memory_stores/{store['id']}/memories/{memory['id']}", {"content": "new"})
-    await api.post(f"/api/v1/cloud/memory_stores/{store['id']}/memories/{memory['id']}",
-                   {"content": "lost", "content_sha256": memory["content_sha256"]}, status=409)
+    await api.post(
+        f"/api/v1/cloud/memory_stores/{store['id']}/memories/{memory['id']}",
+        {"content": "lost", "content_sha256": memory["content_sha256"]},
+        status=409,
+    )
     (conflict,) = api.store.conflicts.conflicts("open")
     return world | {"conflict": conflict["id"], "revoke_target": "other-agent"}
 
@@ -71,32 +75,45 @@ async def test_foreign_host_or_origin_is_403(api, world, name, variant):
 @pytest.mark.parametrize("name", POSTS)
 async def test_malformed_body_is_400(api, world, name, variant):
     raw, mention = MALFORMED[variant]
-    await expect_error(api, world, name, 400, raw=raw, headers={"Content-Type": "application/json"},
-                       mentions=(mention,))
+    await expect_error(
+        api, world, name, 400, raw=raw, headers={"Content-Type": "application/json"}, mentions=(mention,)
+    )
 
 
-@pytest.mark.parametrize("name, body, field", [
-    ("resolve", {}, "action"), ("resolve", {"action": 1}, "action"),
-    ("agent_add", {}, "name"), ("agent_add", {"name": ""}, "name"), ("agent_add", {"name": "x", "scopes": "all"}, "scopes"),
-    ("resolve", {"action": "merge", "content": 5}, "content"),
-    ("revert", {}, "version"), ("revert", {"version": "1"}, "version"), ("revert", {"version": 0}, "version"),
-    ("redact", {"version": None}, "version"), ("redact", {"version": 1.5}, "version"),
-])
+@pytest.mark.parametrize(
+    "name, body, field",
+    [
+        ("resolve", {}, "action"),
+        ("resolve", {"action": 1}, "action"),
+        ("agent_add", {}, "name"),
+        ("agent_add", {"name": ""}, "name"),
+        ("agent_add", {"name": "x", "scopes": "all"}, "scopes"),
+        ("resolve", {"action": "merge", "content": 5}, "content"),
+        ("revert", {}, "version"),
+        ("revert", {"version": "1"}, "version"),
+        ("revert", {"version": 0}, "version"),
+        ("redact", {"version": None}, "version"),
+        ("redact", {"version": 1.5}, "version"),
+    ],
+)
 async def test_bad_fields_are_422(api, world, name, body, field):
     await expect_error(api, world, name, 422, body=body, mentions=(field,))
 
 
-@pytest.mark.parametrize("name, path, status, mention", [
-    ("history", BASE + "/mem_nope/history", 404, "mem_nope"),
-    ("diff", BASE + "/{memory}/diff?from=1&to=9", 404, "no version 9"),
-    ("diff", BASE + "/{memory}/diff?from=1", 422, "'from' and 'to'"),
-    ("diff", BASE + "/{memory}/diff?from=x&to=1", 422, "'from'"),
-    ("revert", BASE + "/mem_nope/revert", 404, "mem_nope"),
-    ("delete", BASE + "/mem_nope/delete", 404, "mem_nope"),
-    ("search", BASE + "?limit=0", 422, "'limit'"),
-    ("resolve", "/api/local/conflicts/conf_nope/resolve", 404, "conf_nope"),
-    ("agent_revoke", "/api/local/agents/nobody/revoke", 404, "nobody"),
-])
+@pytest.mark.parametrize(
+    "name, path, status, mention",
+    [
+        ("history", BASE + "/mem_nope/history", 404, "mem_nope"),
+        ("diff", BASE + "/{memory}/diff?from=1&to=9", 404, "no version 9"),
+        ("diff", BASE + "/{memory}/diff?from=1", 422, "'from' and 'to'"),
+        ("diff", BASE + "/{memory}/diff?from=x&to=1", 422, "'from'"),
+        ("revert", BASE + "/mem_nope/revert", 404, "mem_nope"),
+        ("delete", BASE + "/mem_nope/delete", 404, "mem_nope"),
+        ("search", BASE + "?limit=0", 422, "'limit'"),
+        ("resolve", "/api/local/conflicts/conf_nope/resolve", 404, "conf_nope"),
+        ("agent_revoke", "/api/local/agents/nobody/revoke", 404, "nobody"),
+    ],
+)
 async def test_unknown_ids_and_bad_queries(api, world, name, path, status, mention):
     await expect_error(api, world, name, status, path=path, mentions=(mention,))
 

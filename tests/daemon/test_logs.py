@@ -31,8 +31,14 @@ os.write(1, b"written to fd 1\\n")
 
 
 def _run(stderr) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", CHILD], stdout=stderr, stderr=stderr,
-                          env={**os.environ}, timeout=60, cwd=Path(__file__).resolve().parents[2])
+    return subprocess.run(
+        [sys.executable, "-c", CHILD],
+        stdout=stderr,
+        stderr=stderr,
+        env={**os.environ},
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
+    )
 
 
 def test_the_log_rotates_and_stdout_and_stderr_follow_it(paths):
@@ -51,8 +57,13 @@ def test_the_log_rotates_and_stdout_and_stderr_follow_it(paths):
 
 
 def test_in_a_terminal_records_go_to_stderr_and_nothing_rotates(paths):
-    done = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True,
-                          timeout=60, cwd=Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert done.returncode == 0
     assert "daemon.test: record 000" in done.stderr and "record 199" in done.stderr
     assert not paths.log_file.exists()

@@ -4,8 +4,6 @@ daemon (found by schemathesis: 110 such answers had no Allow, one was text/plain
 
 from __future__ import annotations
 
-import pytest
-
 from daemon import keys
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")

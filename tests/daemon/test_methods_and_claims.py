@@ -7,13 +7,16 @@ import pytest
 from tests.daemon.test_skills import _served
 
 
-@pytest.mark.parametrize("message, runtime, expected", [
-    ("I got a 409 sync interrupt when writing an event", None, "resume_intent"),
-    ("怎么安装一个记忆套件", None, "install_suite"),
-    ("the context is about to compact", "claude_code", "claude_code_compaction"),
-    ("we decided to use postgres, remember that", "codex", "write_back_decision"),
-    ("two agents edit the same branch: lock it", None, "claim_shared_resource"),
-])
+@pytest.mark.parametrize(
+    "message, runtime, expected",
+    [
+        ("I got a 409 sync interrupt when writing an event", None, "resume_intent"),
+        ("怎么安装一个记忆套件", None, "install_suite"),
+        ("the context is about to compact", "claude_code", "claude_code_compaction"),
+        ("we decided to use postgres, remember that", "codex", "write_back_decision"),
+        ("two agents edit the same branch: lock it", None, "claim_shared_resource"),
+    ],
+)
 async def test_methods_are_ranked_for_the_message(api, message, runtime, expected):
     body = {"message": message, **({"runtime": runtime} if runtime else {})}
     ranked = await api.post("/api/agent/methods/query", body)
@@ -21,8 +24,9 @@ async def test_methods_are_ranked_for_the_message(api, message, runtime, expecte
 
 
 async def test_runtime_specific_cards_stay_with_their_runtime(api):
-    ranked = await api.post("/api/agent/methods/query", {"message": "compact compaction",
-                                                         "runtime": "codex", "limit": 8})
+    ranked = await api.post(
+        "/api/agent/methods/query", {"message": "compact compaction", "runtime": "codex", "limit": 8}
+    )
     assert "claude_code_compaction" not in [m["method_id"] for m in ranked["methods"]]
 
 
@@ -36,8 +40,9 @@ async def test_method_cards_name_only_served_endpoints(api):
 
 async def test_claims_conflict_extend_release(api):
     other = api.new_agent("other-agent")
-    mine = await api.post("/api/agent/claims", {"resource": "branch:main", "ttl_seconds": 600,
-                                                "purpose": "release prep"})
+    mine = await api.post(
+        "/api/agent/claims", {"resource": "branch:main", "ttl_seconds": 600, "purpose": "release prep"}
+    )
     held = await api.post("/api/agent/claims", {"resource": "branch:main"}, key=other, status=409)
     assert held["error"]["type"] == "claim_held"
     assert "test-agent" in held["error"]["message"] and mine["expires_at"] in held["error"]["message"]
@@ -57,7 +62,8 @@ async def test_an_expired_claim_frees_the_resource(api):
     other = api.new_agent("other-agent")
     claim = await api.post("/api/agent/claims", {"resource": "svc:billing", "ttl_seconds": 60})
     with api.store.transaction():
-        api.store.conn.execute("update claims set expires_at = '2000-01-01T00:00:00.000Z' where id = ?",
-                               (claim["claim_id"],))
+        api.store.conn.execute(
+            "update claims set expires_at = '2000-01-01T00:00:00.000Z' where id = ?", (claim["claim_id"],)
+        )
     taken = await api.post("/api/agent/claims", {"resource": "svc:billing"}, key=other)
     assert taken["claim_id"] != claim["claim_id"]

@@ -53,18 +53,24 @@ async def test_query_with_the_reference_fields(api):
     assert data["do_not_guess"] is True and data["methods"] == data["results"]
     base = str(api.client.make_url("")).rstrip("/")
     assert first["query_url"] == base + "/api/agent/methods/query"
-    assert [base + e.split(" ", 1)[1] for e in first["required_endpoints"]] == \
-        first["required_endpoint_urls"]
+    assert [base + e.split(" ", 1)[1] for e in first["required_endpoints"]] == first["required_endpoint_urls"]
 
 
 def test_every_field_of_the_sheet_is_declared():
     from daemon.api.amp_methods import QUERY
+
     assert QUERY.ignored_fields(dict.fromkeys(request_field_names("methods_query"))) == []
 
 
-@pytest.mark.parametrize("body", [{}, {"user_message": "", "task": ""},
-                                  {"user_message": "  ", "task": "\n"},
-                                  {"user_message": "qwxz zzyq"}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"user_message": "", "task": ""},
+        {"user_message": "  ", "task": "\n"},
+        {"user_message": "qwxz zzyq"},
+    ],
+)
 async def test_nothing_to_match_is_200_with_no_results(api, body):
     status, data = await _post(api, body)
     assert status == 200, data
@@ -73,11 +79,11 @@ async def test_nothing_to_match_is_200_with_no_results(api, body):
     assert data["query"]["max_results"] == 3
 
 
-@pytest.mark.parametrize("runtime", ["claude_code", "Claude Code", {"type": "claude"},
-                                     {"name": "claude_code"}])
+@pytest.mark.parametrize(
+    "runtime", ["claude_code", "Claude Code", {"type": "claude"}, {"name": "claude_code"}]
+)
 async def test_runtime_as_a_string_or_an_object(api, runtime):
-    status, data = await _post(api, {"user_message": "the context is about to compact",
-                                     "runtime": runtime})
+    status, data = await _post(api, {"user_message": "the context is about to compact", "runtime": runtime})
     assert status == 200, data
     assert data["results"][0]["id"] == "claude_code_compaction"
     assert data["query"]["runtime"]["type"] == "claude_code"
@@ -92,22 +98,35 @@ async def test_our_earlier_names_still_work(api):
 
 
 async def test_installed_skills_name_what_is_missing(api):
-    status, data = await _post(api, {"user_message": "install a memory suite package",
-                                     "installed_skills": ["memory_tool_installer"], "max_results": 1})
+    status, data = await _post(
+        api,
+        {
+            "user_message": "install a memory suite package",
+            "installed_skills": ["memory_tool_installer"],
+            "max_results": 1,
+        },
+    )
     assert status == 200, data
     assert data["results"][0]["missing_skills"] == ["capsule_installer"]
 
 
-@pytest.mark.parametrize("body,field", [
-    ({"max_results": 0}, "max_results"), ({"max_results": 9}, "max_results"),
-    ({"limit": 9}, "max_results"), ({"user_message": "m" * 4001}, "user_message"),
-    ({"task": "t" * 1001}, "task"), ({"agent_handle": "a" * 121}, "agent_handle"),
-    ({"current_route": "r" * 241}, "current_route"), ({"runtime": 5}, "runtime"),
-    ({"runtime": ["codex"]}, "runtime"), ({"installed_skills": "memory_tool_installer"},
-                                          "installed_skills"),
-    ({"installed_skills": [5]}, "installed_skills"),
-    ({"message": "a", "user_message": "b"}, "user_message"),
-])
+@pytest.mark.parametrize(
+    "body,field",
+    [
+        ({"max_results": 0}, "max_results"),
+        ({"max_results": 9}, "max_results"),
+        ({"limit": 9}, "max_results"),
+        ({"user_message": "m" * 4001}, "user_message"),
+        ({"task": "t" * 1001}, "task"),
+        ({"agent_handle": "a" * 121}, "agent_handle"),
+        ({"current_route": "r" * 241}, "current_route"),
+        ({"runtime": 5}, "runtime"),
+        ({"runtime": ["codex"]}, "runtime"),
+        ({"installed_skills": "memory_tool_installer"}, "installed_skills"),
+        ({"installed_skills": [5]}, "installed_skills"),
+        ({"message": "a", "user_message": "b"}, "user_message"),
+    ],
+)
 async def test_invalid_fields_are_422(api, body, field):
     status, data = await _post(api, body)
     assert status == 422, data

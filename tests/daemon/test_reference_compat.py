@@ -12,22 +12,28 @@ from tests.contract.world import World
 async def test_an_unknown_field_is_named_in_the_answer_and_the_header(api):
     pack = await api.bootstrap()
     response = await api.client.post(
-        "/api/agent/memory-delta", headers={**api.auth(), "X-AMP-Context-Receipt": pack["receipt_id"]},
-        json={"summary": "Use WAL", "dreams_mdx": "lost?", "importance": 3})
+        "/api/agent/memory-delta",
+        headers={**api.auth(), "X-AMP-Context-Receipt": pack["receipt_id"]},
+        json={"summary": "Use WAL", "dreams_mdx": "lost?", "importance": 3},
+    )
     data = await response.json()
     assert response.status == 200
     assert data["warnings"] == ["ignored field 'dreams_mdx'"]
     assert response.headers["X-MemoryCloud-Warnings"] == "dreams_mdx"
     # A field and its alias with different values is refused, not guessed.
-    clash = await api.client.post("/api/agent/methods/query", headers=api.auth(),
-                                  json={"user_message": "a", "message": "b"})
+    clash = await api.client.post(
+        "/api/agent/methods/query", headers=api.auth(), json={"user_message": "a", "message": "b"}
+    )
     assert clash.status == 422
 
 
 def _solve(challenge: dict) -> str:
     nonce = 0
-    while not hashlib.sha256(f"{challenge['challenge_id']}:{challenge['server_nonce']}:{nonce}"
-                             .encode()).hexdigest().startswith("0" * challenge["difficulty"]):
+    while (
+        not hashlib.sha256(f"{challenge['challenge_id']}:{challenge['server_nonce']}:{nonce}".encode())
+        .hexdigest()
+        .startswith("0" * challenge["difficulty"])
+    ):
         nonce += 1
     return str(nonce)
 
@@ -44,12 +50,17 @@ async def test_registration_runs_the_references_flow_and_needs_the_pairing_code(
     assert "pairing code" in refused["error"]["message"]
     code = await world["pairing_code"]
     again = await api.post("/api/agent/challenge", {})
-    registered = await api.post("/api/agent/register", {
-        **body, "challenge_id": again["challenge_id"], "nonce": _solve(again), "pairing_code": code})
+    registered = await api.post(
+        "/api/agent/register",
+        {**body, "challenge_id": again["challenge_id"], "nonce": _solve(again), "pairing_code": code},
+    )
     assert registered["api_key"] and registered["user"]["auth_type"] == "agent"
     # The challenge is single use.
-    await api.post("/api/agent/register", {**body, "challenge_id": again["challenge_id"],
-                                           "nonce": _solve(again)}, status=400)
+    await api.post(
+        "/api/agent/register",
+        {**body, "challenge_id": again["challenge_id"], "nonce": _solve(again)},
+        status=400,
+    )
     # The honeypot field must stay empty.
     await api.post("/api/agent/register", {"website": "http://spam.example"}, status=400)
 
@@ -76,8 +87,13 @@ async def test_a_held_back_delta_resumes_once_and_the_interrupt_has_both_shapes(
     world, key = await _gated(api, tmp_path)
     pack = await api.post("/api/agent/bootstrap/context", {}, key=key)
     headers = {"X-AMP-Context-Receipt": pack["receipt_id"], "X-MemoryCloud-Runtime-Version": "old.1"}
-    blocked = await api.post("/api/agent/memory-delta", {"summary": "freeze main", "importance": 5},
-                             key=key, headers=headers, status=409)
+    blocked = await api.post(
+        "/api/agent/memory-delta",
+        {"summary": "freeze main", "importance": 5},
+        key=key,
+        headers=headers,
+        status=409,
+    )
     # The seed shows the interrupt at the top level, the reference under detail: both work.
     assert blocked["schema"] == "amp.sync-interrupt.v1" == blocked["detail"]["schema"]
     interrupt = blocked["detail"]
@@ -99,8 +115,11 @@ async def test_a_held_back_delta_resumes_once_and_the_interrupt_has_both_shapes(
 async def test_a_less_important_write_goes_through_with_the_references_warning(api, tmp_path):
     world, key = await _gated(api, tmp_path)
     brief = await api.post("/api/agent/memory-brief", {"task": "small things"}, key=key)
-    written = await api.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",
-                             {"summary": "renamed a variable", "importance": 2}, key=key)
+    written = await api.post(
+        f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+        {"summary": "renamed a variable", "importance": 2},
+        key=key,
+    )
     notice = written["update_notice"]
     assert notice["status"] == "recommended_update_available" and notice["required_updates"] == []
     assert notice["recommended_updates"] and notice["check_url"].endswith("/api/agent/updates/check")
@@ -119,19 +138,26 @@ async def test_discarding_twice_is_not_an_error(api, tmp_path):
 
 async def test_a_delta_names_its_project_binding_or_gets_404(api):
     pack = await api.bootstrap()
-    await api.post("/api/agent/memory-delta", {"summary": "x", "project_binding_id": "pbind_nope"},
-                   headers={"X-AMP-Context-Receipt": pack["receipt_id"]}, status=404)
+    await api.post(
+        "/api/agent/memory-delta",
+        {"summary": "x", "project_binding_id": "pbind_nope"},
+        headers={"X-AMP-Context-Receipt": pack["receipt_id"]},
+        status=404,
+    )
     probe = await api.post("/api/agent/project/probe", {"project_key": "bound"})
-    written = await api.post("/api/agent/memory-delta",
-                             {"summary": "x", "project_binding_id": probe["project_binding_id"]},
-                             headers={"X-AMP-Context-Receipt": pack["receipt_id"]})
+    written = await api.post(
+        "/api/agent/memory-delta",
+        {"summary": "x", "project_binding_id": probe["project_binding_id"]},
+        headers={"X-AMP-Context-Receipt": pack["receipt_id"]},
+    )
     assert written["delta"]["project_key"] == "bound"
 
 
 async def test_an_unknown_field_with_control_or_non_ascii_characters_is_escaped_in_the_header(api):
     """Found by the fuzz test: a header must not carry a control character."""
-    response = await api.client.post("/api/agent/bootstrap/context", headers=api.auth(),
-                                     json={"\u001f": None, "größe": 1})
+    response = await api.client.post(
+        "/api/agent/bootstrap/context", headers=api.auth(), json={"\u001f": None, "größe": 1}
+    )
     data = await response.json()
     assert response.status == 200
     assert data["warnings"] == ["ignored field '\u001f'", "ignored field 'größe'"]

@@ -31,8 +31,13 @@ def test_systemd_unit_passes_systemd_analyze_verify(tmp_path):
     unit.write_text(content)
     runtime = tmp_path / "xrd"
     runtime.mkdir(mode=0o700)
-    verified = subprocess.run(["systemd-analyze", "--user", "verify", str(unit)], capture_output=True,
-                              text=True, timeout=30, env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)})
+    verified = subprocess.run(
+        ["systemd-analyze", "--user", "verify", str(unit)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)},
+    )
     # Unknown keys and bad escapes are only warnings (exit 0): stderr must be empty too.
     assert (verified.returncode, verified.stderr) == (0, "")
     lines = content.splitlines()
@@ -75,9 +80,11 @@ def test_where_the_files_go():
     assert units.unit_root("linux", env) == Path("/cfg")
     # A relative XDG_CONFIG_HOME is ignored, as the XDG spec and systemd say.
     assert units.unit_path("linux", {**env, "XDG_CONFIG_HOME": "rel"}) == Path(
-        "/home/ada/.config/systemd/user/memorycloud.service")
+        "/home/ada/.config/systemd/user/memorycloud.service"
+    )
     assert units.unit_path("darwin", env) == Path(
-        f"/home/ada/Library/LaunchAgents/{units.LAUNCHD_LABEL}.plist")
+        f"/home/ada/Library/LaunchAgents/{units.LAUNCHD_LABEL}.plist"
+    )
     assert units.unit_root("darwin", env) == Path("/home/ada")
     assert units.unit_path("win32", env) is None and units.manager_for("win32") is None
 

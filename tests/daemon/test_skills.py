@@ -6,8 +6,7 @@ import re
 
 from daemon.api import all_endpoints
 
-ROUTES = [(e.method, re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", e.path) + "$"))
-          for e in all_endpoints()]
+ROUTES = [(e.method, re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", e.path) + "$")) for e in all_endpoints()]
 MENTION = re.compile(r"\b(GET|POST)?\s*(?:\{base\}|http://127\.0\.0\.1:\d+)?(/api/[A-Za-z0-9_/{}<>.-]+)")
 
 
@@ -20,10 +19,18 @@ async def test_every_skill_pulls_and_names_real_endpoints(api):
     catalog = await api.get("/api/agent/skills")
     ids = [s["skill_id"] for s in catalog["skills"]]
     assert ids[0] == catalog["required_first_skill"] == "memory_tool_installer"
-    assert set(ids) == {"memory_tool_installer", "capsule_installer", "cloud_workspace_memory",
-                        "code_memory_context", "adaptive_memory_writer", "collaboration_claim",
-                        "self_memory_sync", "memory_brief_reader", "method_query_helper",
-                        "memorycloud_startup_item"}
+    assert set(ids) == {
+        "memory_tool_installer",
+        "capsule_installer",
+        "cloud_workspace_memory",
+        "code_memory_context",
+        "adaptive_memory_writer",
+        "collaboration_claim",
+        "self_memory_sync",
+        "memory_brief_reader",
+        "method_query_helper",
+        "memorycloud_startup_item",
+    }
     mentions = 0
     for skill_id in ids:
         pulled = await api.get(f"/api/agent/skills/{skill_id}/pull")

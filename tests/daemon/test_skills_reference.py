@@ -72,12 +72,15 @@ async def test_skill_md_is_the_pulled_text(api):
     assert body.decode() == pulled["skill_md"]
 
 
-@pytest.mark.parametrize("scopes,skill_id,missing", [
-    (["skill:install"], "memory_brief_reader", "memory:read"),
-    (["skill:install", "memory:read"], "memory_tool_installer", "catalog:read"),
-    (["skill:install", "memory:read"], "memorycloud_startup_item", "memory:write"),
-    (["memory:read", "catalog:read"], "memory_brief_reader", "skill:install"),
-])
+@pytest.mark.parametrize(
+    "scopes,skill_id,missing",
+    [
+        (["skill:install"], "memory_brief_reader", "memory:read"),
+        (["skill:install", "memory:read"], "memory_tool_installer", "catalog:read"),
+        (["skill:install", "memory:read"], "memorycloud_startup_item", "memory:write"),
+        (["memory:read", "catalog:read"], "memory_brief_reader", "skill:install"),
+    ],
+)
 @pytest.mark.parametrize("suffix", ["pull", "skill.md"])
 async def test_pulling_needs_the_skills_own_scopes(api, scopes, skill_id, missing, suffix):
     key = api.new_agent("partial", scopes=scopes)

@@ -18,25 +18,31 @@ async def binding(api, tmp_path) -> tuple[str, Path]:
     return probe["project_binding_id"], repo
 
 
-@pytest.mark.parametrize("prefix, plan_schema, confirm_schema", [
-    ("/api/agent/startup-items", "amp.startup-item-install-plan.v1", "amp.startup-item-confirm.v1"),
-    ("/api/agent/native-hooks", "amp.native-hook-install-plan.v1", "amp.native-hook-confirm.v1"),
-])
+@pytest.mark.parametrize(
+    "prefix, plan_schema, confirm_schema",
+    [
+        ("/api/agent/startup-items", "amp.startup-item-install-plan.v1", "amp.startup-item-confirm.v1"),
+        ("/api/agent/native-hooks", "amp.native-hook-install-plan.v1", "amp.native-hook-confirm.v1"),
+    ],
+)
 async def test_plan_approve_confirm(api, binding, prefix, plan_schema, confirm_schema):
     binding_id, repo = binding
     plan = await api.post(f"{prefix}/install-plan", {"runtime": "cursor", "project_binding_id": binding_id})
     assert plan["schema"] == plan_schema and plan["status"] == "pending_approval"
     assert plan["signature"].startswith("hmac-sha256:")
-    assert {f["path"] for f in plan["files"]} >= {".amp/memory-config.json", ".amp/launcher.py",
-                                                 ".cursor/rules/memorycloud.mdc"}
+    assert {f["path"] for f in plan["files"]} >= {
+        ".amp/memory-config.json",
+        ".amp/launcher.py",
+        ".cursor/rules/memorycloud.mdc",
+    }
     assert not (repo / ".amp").exists()  # nothing is written before a person approves
     refused = await api.post(f"/api/local/startup/plans/{plan['plan_id']}/approve", {}, status=403)
     assert "only the owner" in refused["error"]["message"]
-    approved = await api.post(f"/api/local/startup/plans/{plan['plan_id']}/approve", {},
-                              key=api.owner_key)
+    approved = await api.post(f"/api/local/startup/plans/{plan['plan_id']}/approve", {}, key=api.owner_key)
     assert approved["status"] == "applied"
-    confirmed = await api.post(f"{prefix}/confirm", {"startup_item_id": plan["plan_id"],
-                                                    "observed_signature": plan["signature"]})
+    confirmed = await api.post(
+        f"{prefix}/confirm", {"startup_item_id": plan["plan_id"], "observed_signature": plan["signature"]}
+    )
     assert confirmed["schema"] == confirm_schema
     assert confirmed["status"] == "fallback_active"  # Cursor has no hook that runs a launcher
     config = json.loads((repo / ".amp/memory-config.json").read_text())
@@ -53,10 +59,10 @@ async def _wait_for_refresh(api, plan_id: str, before: str | None) -> None:
 
 
 async def _approved(api, binding_id: str, runtime: str = "cursor") -> dict:
-    plan = await api.post("/api/agent/startup-items/install-plan",
-                          {"runtime": runtime, "project_binding_id": binding_id})
-    approved = await api.post(f"/api/local/startup/plans/{plan['plan_id']}/approve", {},
-                              key=api.owner_key)
+    plan = await api.post(
+        "/api/agent/startup-items/install-plan", {"runtime": runtime, "project_binding_id": binding_id}
+    )
+    approved = await api.post(f"/api/local/startup/plans/{plan['plan_id']}/approve", {}, key=api.owner_key)
     assert approved["status"] == "applied", approved
     return plan
 
@@ -84,8 +90,10 @@ def _startup(api):
     return api.client.app[keys.SERVICES].startup
 
 
-OLD_RULE = ("---\ndescription: MemoryCloud memory of this project (managed; refreshed by the daemon)\n"
-            "alwaysApply: true\n---\n\n# MemoryCloud Runtime Context Pack\n\nworkspace wsp_old\n")
+OLD_RULE = (
+    "---\ndescription: MemoryCloud memory of this project (managed; refreshed by the daemon)\n"
+    "alwaysApply: true\n---\n\n# MemoryCloud Runtime Context Pack\n\nworkspace wsp_old\n"
+)
 
 
 def _install_old_rule(api, repo: Path, text: str) -> None:
@@ -96,8 +104,9 @@ def _install_old_rule(api, repo: Path, text: str) -> None:
     stored = api.store.startup.regions(str(repo))[(".cursor/rules/memorycloud.mdc", "rule:cursor")]
     record = {**stored["record"], "written_sha": sha256_text(OLD_RULE), "region_sha": sha256_text(OLD_RULE)}
     with api.store.transaction():
-        api.store.startup.save_region(str(repo), ".cursor/rules/memorycloud.mdc", "rule:cursor",
-                                      record, stored["owners"])
+        api.store.startup.save_region(
+            str(repo), ".cursor/rules/memorycloud.mdc", "rule:cursor", record, stored["owners"]
+        )
     if text != OLD_RULE:
         (repo / ".cursor/rules/memorycloud.mdc").write_text(text)
 
@@ -133,10 +142,10 @@ async def test_an_old_rule_edited_by_hand_is_kept_and_reported_at_approval(api, 
     _startup(api).refresh(binding_id)
     assert (repo / ".cursor/rules/memorycloud.mdc").read_text() == edited
     assert api.store.conflicts.conflicts("open") == []  # not one conflict per refresh
-    plan = await api.post("/api/agent/startup-items/install-plan",
-                          {"runtime": "cursor", "project_binding_id": binding_id})
-    result = await api.post(f"/api/local/startup/plans/{plan['plan_id']}/approve", {},
-                            key=api.owner_key)
+    plan = await api.post(
+        "/api/agent/startup-items/install-plan", {"runtime": "cursor", "project_binding_id": binding_id}
+    )
+    result = await api.post(f"/api/local/startup/plans/{plan['plan_id']}/approve", {}, key=api.owner_key)
     assert result["status"] == "conflict"
     assert [c["path"] for c in result["conflicts"]] == [".cursor/rules/memorycloud.mdc"]
     assert (repo / ".cursor/rules/memorycloud.mdc").read_text() == edited
@@ -147,8 +156,9 @@ async def test_the_plan_writes_local_json_and_shows_each_path_once(api, binding,
     from tui.panes.setup import plan_markdown
 
     binding_id, repo = binding
-    plan = await api.post("/api/agent/startup-items/install-plan",
-                          {"runtime": "codex", "project_binding_id": binding_id})
+    plan = await api.post(
+        "/api/agent/startup-items/install-plan", {"runtime": "codex", "project_binding_id": binding_id}
+    )
     config_regions = [f for f in plan["files"] if f["path"] == ".amp/memory-config.json"]
     assert len(config_regions) == 2  # the shared keys and the runtime's: two regions ...
     text = plan_text(plan, contents=True)
@@ -185,17 +195,24 @@ async def test_setup_shows_whether_the_hook_has_run(api, binding):
     # An agent asking for its context itself is not the hook.
     await api.bootstrap(project_binding_id=binding_id, runtime="codex")
     assert (await hook())["ran"] is False
-    pack = await api.post("/api/agent/bootstrap/context", {
-        "project_binding_id": binding_id, "runtime": "codex", "reason": "session_resume"},
-        headers=LAUNCHER)
+    pack = await api.post(
+        "/api/agent/bootstrap/context",
+        {"project_binding_id": binding_id, "runtime": "codex", "reason": "session_resume"},
+        headers=LAUNCHER,
+    )
     ran = await hook()
     assert ran["ran"] is True and ran["source"] == "resume"
     assert ran["text"] == "hook last ran just now (resume)"
     shown = await api.get(f"/api/local/startup/plans/{plan['plan_id']}", key=api.owner_key)
     assert shown["hook"]["text"] == ran["text"]
-    await api.post("/api/agent/memory-delta", {"summary": "compacted", "delta_type": "checkpoint"},
-                   headers={"X-AMP-Context-Receipt": pack["receipt_id"],
-                            "X-MemoryCloud-Launcher": "pre-compact; runtime=codex"})
+    await api.post(
+        "/api/agent/memory-delta",
+        {"summary": "compacted", "delta_type": "checkpoint"},
+        headers={
+            "X-AMP-Context-Receipt": pack["receipt_id"],
+            "X-MemoryCloud-Launcher": "pre-compact; runtime=codex",
+        },
+    )
     runs = (await hook())["runs"]
     assert runs["pre-compact"]["runs"] == 1 and runs["session-start"]["runs"] == 1
 

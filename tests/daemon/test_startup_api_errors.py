@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -24,8 +25,21 @@ from startup_items.credentials import read_credentials
 from startup_items.runtimes import RUNTIMES
 from tests.daemon import helpers
 from tests.daemon.helpers import (
-    AUTH_VARIANTS, DEFAULT, GUARD, MALFORMED, OVER_ONE_MIB, OWNER, READ, WRITE, Ep,
-    assert_envelope, assert_unchanged, base_world, fill, repo_files, send, snapshot,
+    AUTH_VARIANTS,
+    DEFAULT,
+    GUARD,
+    MALFORMED,
+    OVER_ONE_MIB,
+    OWNER,
+    READ,
+    Ep,
+    assert_envelope,
+    assert_unchanged,
+    base_world,
+    fill,
+    repo_files,
+    send,
+    snapshot,
 )
 
 PLANS = "/api/local/startup/plans"
@@ -35,15 +49,28 @@ SKILL = "skill:install"
 STARTUP = {
     # Planning needs skill:install and memory:read (the reference's scopes); confirming any
     # key of the workspace (the reference checks none).
-    "plan": Ep("POST", "/api/agent/startup-items/install-plan",
-               {"runtime": "codex", "project_binding_id": "{repo_binding}"}, SKILL),
-    "confirm": Ep("POST", "/api/agent/startup-items/confirm",
-                  {"plan_id": "{applied}", "observed_signature": "{applied_signature}"}),
-    "legacy_plan": Ep("POST", "/api/agent/native-hooks/install-plan",
-                      {"runtime": "codex", "project_binding_id": "{repo_binding}"}, SKILL),
-    "legacy_confirm": Ep("POST", "/api/agent/native-hooks/confirm",
-                         {"startup_item_id": "{applied}",
-                          "observed_signature": "{applied_signature}"}),
+    "plan": Ep(
+        "POST",
+        "/api/agent/startup-items/install-plan",
+        {"runtime": "codex", "project_binding_id": "{repo_binding}"},
+        SKILL,
+    ),
+    "confirm": Ep(
+        "POST",
+        "/api/agent/startup-items/confirm",
+        {"plan_id": "{applied}", "observed_signature": "{applied_signature}"},
+    ),
+    "legacy_plan": Ep(
+        "POST",
+        "/api/agent/native-hooks/install-plan",
+        {"runtime": "codex", "project_binding_id": "{repo_binding}"},
+        SKILL,
+    ),
+    "legacy_confirm": Ep(
+        "POST",
+        "/api/agent/native-hooks/confirm",
+        {"startup_item_id": "{applied}", "observed_signature": "{applied_signature}"},
+    ),
     "plans": Ep("GET", PLANS, scope=OWNER),
     "plan_get": Ep("GET", PLANS + "/{plan}", scope=OWNER),
     "approve": Ep("POST", PLANS + "/{plan}/approve", {"overwrite": False}, OWNER),
@@ -64,7 +91,7 @@ async def expect_error(api, world, name: str, status: int | tuple[int, ...], **k
 def aimed_at(name: str, plan: str) -> dict[str, Any]:
     """The parts that aim endpoint `name` at the plan world[plan] instead of its default."""
     if name in CONFIRMS:
-        return {"body": {"plan_id": "{%s}" % plan}}
+        return {"body": {"plan_id": f"{{{plan}}}"}}
     return {"path": f"{PLANS}/{{{plan}}}/{name}"}
 
 
@@ -75,6 +102,7 @@ async def succeed(api, world, name: str, plan: str) -> dict[str, Any]:
 
 
 # -- the world: a repository with a pending plan and an applied one ------------------------
+
 
 @pytest.fixture(autouse=True)
 def no_background_refresh(monkeypatch):
@@ -103,8 +131,9 @@ async def world(api, tmp_path) -> dict[str, str]:
         return (await api.post("/api/agent/project/probe", body, key=key))["project_binding_id"]
 
     async def install_plan(runtime: str, binding: str) -> dict[str, Any]:
-        return await api.post("/api/agent/startup-items/install-plan",
-                              {"runtime": runtime, "project_binding_id": binding})
+        return await api.post(
+            "/api/agent/startup-items/install-plan", {"runtime": runtime, "project_binding_id": binding}
+        )
 
     repo_binding = await probe("startup-demo", repo)
     pending = await install_plan("generic", repo_binding)
@@ -112,18 +141,24 @@ async def world(api, tmp_path) -> dict[str, str]:
     await api.post(f"{PLANS}/{applied['plan_id']}/approve", {}, key=api.owner_key)
     launcher_key = read_credentials(api.client.app[keys.PATHS])[applied["credential_ref"]]
     return world | {
-        "repos": str(repos), "repo": str(repo), "repo_binding": repo_binding,
-        "plan": pending["plan_id"], "plan_signature": pending["signature"],
-        "applied": applied["plan_id"], "applied_signature": applied["signature"],
+        "repos": str(repos),
+        "repo": str(repo),
+        "repo_binding": repo_binding,
+        "plan": pending["plan_id"],
+        "plan_signature": pending["signature"],
+        "applied": applied["plan_id"],
+        "applied_signature": applied["signature"],
         "foreign_binding": await probe("foreign-demo", foreign_repo, world["foreign_key"]),
         "missing_binding": await probe("missing-demo", repos / "missing"),
         "file_binding": await probe("file-demo", repos / "file.txt"),
-        "agent_key": api.agent_key, "launcher_key": launcher_key,
+        "agent_key": api.agent_key,
+        "launcher_key": launcher_key,
         "skill_key": api.new_agent("installer", scopes=[SKILL]),
     }
 
 
 # -- the baseline: the declared requests succeed -------------------------------------------
+
 
 @pytest.mark.parametrize("name", list(STARTUP))
 async def test_declared_request_succeeds(api, world, name):
@@ -137,6 +172,7 @@ async def test_remove_restores_the_repository_exactly(api, world):
 
 
 # -- authentication, authorization and the Host/Origin guard --------------------------------
+
 
 @pytest.mark.parametrize("variant", list(AUTH_VARIANTS))
 @pytest.mark.parametrize("name", list(STARTUP))
@@ -152,8 +188,7 @@ SCOPE_CASES = [  # (endpoint, a key lacking a scope it needs, that scope)
 ]
 
 
-@pytest.mark.parametrize("name,key,scope", SCOPE_CASES,
-                         ids=[f"{n}-without-{s}" for n, _, s in SCOPE_CASES])
+@pytest.mark.parametrize("name,key,scope", SCOPE_CASES, ids=[f"{n}-without-{s}" for n, _, s in SCOPE_CASES])
 async def test_missing_scope_is_403(api, world, name, key, scope):
     data = await expect_error(api, world, name, 403, key=fill(key, world), mentions=(scope,))
     if scope != OWNER:
@@ -167,9 +202,14 @@ async def test_any_key_of_the_workspace_may_confirm(api, world, name, key):
     assert (status, data.get("verified")) == (200, True), data
 
 
-AGENT_KEYS = {"our-agent": "{agent_key}", "write-only": "{write_key}", "read-only": "{read_key}",
-              "same-workspace": "{other_key}", "foreign-workspace": "{foreign_key}",
-              "launcher-key": "{launcher_key}"}
+AGENT_KEYS = {
+    "our-agent": "{agent_key}",
+    "write-only": "{write_key}",
+    "read-only": "{read_key}",
+    "same-workspace": "{other_key}",
+    "foreign-workspace": "{foreign_key}",
+    "launcher-key": "{launcher_key}",
+}
 
 
 @pytest.mark.parametrize("agent", list(AGENT_KEYS))
@@ -177,15 +217,22 @@ AGENT_KEYS = {"our-agent": "{agent_key}", "write-only": "{write_key}", "read-onl
 async def test_no_agent_key_reaches_owner_endpoints(api, world, name, agent):
     """Approve, reject and remove (and the owner's lists) refuse every agent key, whatever
     its scopes, including the launcher's own key that approving stored."""
-    await expect_error(api, world, name, 403, key=fill(AGENT_KEYS[agent], world),
-                       mentions=("owner",))
+    await expect_error(api, world, name, 403, key=fill(AGENT_KEYS[agent], world), mentions=("owner",))
 
 
 @pytest.mark.parametrize("name", DECIDING)
 @pytest.mark.parametrize("plan", ["plan", "applied"])
 async def test_agent_cannot_decide_even_with_a_valid_body(api, world, name, plan):
-    await expect_error(api, world, name, 403, key=api.agent_key, body={"overwrite": True},
-                       **aimed_at(name, plan), mentions=("owner",))
+    await expect_error(
+        api,
+        world,
+        name,
+        403,
+        key=api.agent_key,
+        body={"overwrite": True},
+        **aimed_at(name, plan),
+        mentions=("owner",),
+    )
 
 
 @pytest.mark.parametrize("variant", list(GUARD))
@@ -195,8 +242,9 @@ async def test_foreign_host_or_origin_is_403(api, world, name, variant):
     await expect_error(api, world, name, 403, headers=headers, mentions=(mention,))
 
 
-@pytest.mark.parametrize("method,name", [("DELETE", "plan_get"), ("GET", "approve"),
-                                         ("PUT", "plan"), ("GET", "confirm")])
+@pytest.mark.parametrize(
+    "method,name", [("DELETE", "plan_get"), ("GET", "approve"), ("PUT", "plan"), ("GET", "confirm")]
+)
 async def test_wrong_method_is_405(api, world, method, name):
     await expect_error(api, world, name, 405, method=method, mentions=(method,))
 
@@ -210,8 +258,9 @@ POST_CASES = [pytest.param(name, id=name) for name in POSTS]
 @pytest.mark.parametrize("name", POST_CASES)
 async def test_malformed_body_is_400(api, world, name, variant):
     raw, mention = MALFORMED[variant]
-    await expect_error(api, world, name, 400, raw=raw,
-                       headers={"Content-Type": "application/json"}, mentions=(mention,))
+    await expect_error(
+        api, world, name, 400, raw=raw, headers={"Content-Type": "application/json"}, mentions=(mention,)
+    )
 
 
 @pytest.mark.parametrize("name", POST_CASES)
@@ -258,8 +307,7 @@ INVALID = [
     ("confirm", {"plan_id": "s" * 81}, "startup_item_id", None),
     ("confirm", {"startup_item_id": 5}, "startup_item_id", None),
     ("confirm", {"hook_install_id": 5}, "startup_item_id", None),
-    ("confirm", {"startup_item_id": "{applied}", "hook_install_id": "{plan}"}, "startup_item_id",
-     None),
+    ("confirm", {"startup_item_id": "{applied}", "hook_install_id": "{plan}"}, "startup_item_id", None),
     ("confirm", {**CONFIRM_BODY, "observed_signature": 5}, "observed_signature", None),
     ("confirm", {**CONFIRM_BODY, "status": 5}, "status", None),
     ("confirm", {**CONFIRM_BODY, "status": "s" * 41}, "status", None),
@@ -272,8 +320,7 @@ INVALID = [
     ("confirm", {**CONFIRM_BODY, "notes": "n" * 1001}, "notes", None),
     ("legacy_confirm", {}, "startup_item_id", ["startup_item_id"]),
     ("legacy_confirm", {"startup_item_id": 5}, "startup_item_id", None),
-    ("legacy_confirm", {"startup_item_id": "{applied}", "hook_active": "false"}, "hook_active",
-     None),
+    ("legacy_confirm", {"startup_item_id": "{applied}", "hook_active": "false"}, "hook_active", None),
     ("approve", {"overwrite": "yes"}, "overwrite", None),
     ("approve", {"overwrite": "true"}, "overwrite", None),
     ("approve", {"overwrite": 1}, "overwrite", None),
@@ -288,8 +335,7 @@ def _invalid_id(case: Any) -> str:
     return f"{name}-{fieldname}={value}"
 
 
-@pytest.mark.parametrize("name,body,fieldname,missing", INVALID,
-                         ids=[_invalid_id(case) for case in INVALID])
+@pytest.mark.parametrize("name,body,fieldname,missing", INVALID, ids=[_invalid_id(case) for case in INVALID])
 async def test_invalid_field_is_422(api, world, name, body, fieldname, missing):
     data = await expect_error(api, world, name, 422, body=body, mentions=(fieldname,))
     if missing:
@@ -299,6 +345,7 @@ async def test_invalid_field_is_422(api, world, name, body, fieldname, missing):
 
 
 # -- what the plan is for: runtime, binding, repository ---------------------------------------
+
 
 @pytest.mark.parametrize("runtime", ["emacs", "codex2", "generic;rm", "windsurf"])
 @pytest.mark.parametrize("name", ["plan", "legacy_plan"])
@@ -313,7 +360,7 @@ async def test_unknown_runtime_plans_the_generic_startup_item(api, world, name, 
 
 REPO_PROBLEMS = [
     # (binding, text in the warning and in the refusal to approve)
-    ("binding", "no repo_root"),                              # probed without a repo_root
+    ("binding", "no repo_root"),  # probed without a repo_root
     ("missing_binding", "{repos}/missing does not exist on this machine"),
     ("file_binding", "{repos}/file.txt is not a directory on this machine"),
 ]
@@ -322,19 +369,26 @@ REPO_PROBLEMS = [
 @pytest.mark.parametrize("binding,mention", REPO_PROBLEMS, ids=[c[0] for c in REPO_PROBLEMS])
 @pytest.mark.parametrize("name", ["plan", "legacy_plan"])
 async def test_a_repository_not_on_this_machine_gets_a_plan_that_cannot_be_approved(
-        api, world, name, binding, mention):
+    api, world, name, binding, mention
+):
     """The reference returns the plan; it says the path is not here, and approving it is
     refused with a message naming it, nothing written."""
-    status, data = await send(api, world, STARTUP[name],
-                              body={"runtime": "codex", "project_binding_id": "{%s}" % binding})
+    status, data = await send(
+        api, world, STARTUP[name], body={"runtime": "codex", "project_binding_id": f"{{{binding}}}"}
+    )
     assert status == 200, data
     assert data["repo_root_exists"] is False and data["startup_item"]["repo_root_exists"] is False
     assert data["approval"]["possible"] is False
     assert any(fill(mention, world) in w for w in data["warnings"]), data["warnings"]
     assert "cannot be approved" in data["copy_for_agent"]
-    refused = await expect_error(api, world, "approve", 400,
-                                 path=f"{PLANS}/{data['plan_id']}/approve",
-                                 mentions=(fill(mention, world), "nothing was written"))
+    refused = await expect_error(
+        api,
+        world,
+        "approve",
+        400,
+        path=f"{PLANS}/{data['plan_id']}/approve",
+        mentions=(fill(mention, world), "nothing was written"),
+    )
     assert refused["detail"]["repo_root_exists"] is False
     assert api.store.startup.plan(data["plan_id"])["status"] == "pending_approval"
 
@@ -351,8 +405,7 @@ async def test_plan_for_a_repository_with_a_non_utf8_file_is_not_500(api, world)
     agents_md = Path(world["repo"]) / "AGENTS.md"
     agents_md.write_bytes(b"# \xff\xfe notes in Latin-1\n")
     before = repo_files(world["repos"])
-    status, data = await send(api, world, STARTUP["plan"], body={**PLAN_BODY,
-                                                                  "runtime": "generic"})
+    status, data = await send(api, world, STARTUP["plan"], body={**PLAN_BODY, "runtime": "generic"})
     if status == 200:
         errors = {f["path"]: f["error"] for f in data["files"]}
         assert errors["AGENTS.md"], data
@@ -367,16 +420,18 @@ async def test_plan_for_a_repository_with_a_non_utf8_file_is_not_500(api, world)
 
 NOT_FOUND = [
     # (id, endpoint, path or None, body or None, text the message must contain)
-    ("plan-unknown-binding", "plan", None,
-     {**PLAN_BODY, "project_binding_id": "pbind_nope"}, "pbind_nope"),
-    ("legacy-plan-unknown-binding", "legacy_plan", None,
-     {**PLAN_BODY, "project_binding_id": "pbind_nope"}, "pbind_nope"),
+    ("plan-unknown-binding", "plan", None, {**PLAN_BODY, "project_binding_id": "pbind_nope"}, "pbind_nope"),
+    (
+        "legacy-plan-unknown-binding",
+        "legacy_plan",
+        None,
+        {**PLAN_BODY, "project_binding_id": "pbind_nope"},
+        "pbind_nope",
+    ),
     ("confirm-unknown-plan_id", "confirm", None, {"plan_id": "splan_nope"}, "splan_nope"),
-    ("confirm-unknown-startup_item_id", "confirm", None, {"startup_item_id": "splan_nope"},
-     "splan_nope"),
+    ("confirm-unknown-startup_item_id", "confirm", None, {"startup_item_id": "splan_nope"}, "splan_nope"),
     ("confirm-binding-as-plan", "confirm", None, {"plan_id": "{repo_binding}"}, "{repo_binding}"),
-    ("legacy-confirm-unknown-plan", "legacy_confirm", None, {"startup_item_id": "splan_nope"},
-     "splan_nope"),
+    ("legacy-confirm-unknown-plan", "legacy_confirm", None, {"startup_item_id": "splan_nope"}, "splan_nope"),
     ("get-unknown-plan", "plan_get", PLANS + "/splan_nope", None, "splan_nope"),
     ("approve-unknown-plan", "approve", PLANS + "/splan_nope/approve", None, "splan_nope"),
     ("reject-unknown-plan", "reject", PLANS + "/splan_nope/reject", None, "splan_nope"),
@@ -385,11 +440,11 @@ NOT_FOUND = [
 ]
 
 
-@pytest.mark.parametrize("name,path,body,mention", [c[1:] for c in NOT_FOUND],
-                         ids=[c[0] for c in NOT_FOUND])
+@pytest.mark.parametrize("name,path,body,mention", [c[1:] for c in NOT_FOUND], ids=[c[0] for c in NOT_FOUND])
 async def test_unknown_id_is_404(api, world, name, path, body, mention):
-    await expect_error(api, world, name, 404, path=path, body=DEFAULT if body is None else body,
-                       mentions=(mention,))
+    await expect_error(
+        api, world, name, 404, path=path, body=DEFAULT if body is None else body, mentions=(mention,)
+    )
 
 
 F, ME = "{foreign_key}", DEFAULT  # an agent of the foreign workspace, us
@@ -401,22 +456,33 @@ CROSS = [
     ("foreign-confirms-our-plan", "confirm", F, None, 404, "{applied}"),
     ("foreign-legacy-confirms-our-plan", "legacy_confirm", F, None, 404, "{applied}"),
     ("foreign-confirms-our-pending-plan", "confirm", F, {"plan_id": "{plan}"}, 404, "{plan}"),
-    ("foreign-plans-in-our-workspace", "plan", F, {"workspace_id": "{workspace}"}, 403,
-     "{workspace}"),
-    ("foreign-plans-on-unknown-binding", "plan", F,
-     {**PLAN_BODY, "project_binding_id": "pbind_nope"}, 404, "pbind_nope"),
-    ("we-plan-on-foreign-binding", "plan", ME,
-     {**PLAN_BODY, "project_binding_id": "{foreign_binding}"}, 404, "{foreign_binding}"),
+    ("foreign-plans-in-our-workspace", "plan", F, {"workspace_id": "{workspace}"}, 403, "{workspace}"),
+    (
+        "foreign-plans-on-unknown-binding",
+        "plan",
+        F,
+        {**PLAN_BODY, "project_binding_id": "pbind_nope"},
+        404,
+        "pbind_nope",
+    ),
+    (
+        "we-plan-on-foreign-binding",
+        "plan",
+        ME,
+        {**PLAN_BODY, "project_binding_id": "{foreign_binding}"},
+        404,
+        "{foreign_binding}",
+    ),
     ("we-plan-in-an-unknown-workspace", "plan", ME, {"workspace_id": "wsp_nope"}, 404, "wsp_nope"),
 ]
 
 
-@pytest.mark.parametrize("name,key,body,status,mention", [c[1:] for c in CROSS],
-                         ids=[c[0] for c in CROSS])
+@pytest.mark.parametrize("name,key,body,status,mention", [c[1:] for c in CROSS], ids=[c[0] for c in CROSS])
 async def test_other_workspaces_are_refused(api, world, name, key, body, status, mention):
     key = key if key is DEFAULT else fill(key, world)
-    await expect_error(api, world, name, status, key=key, body=DEFAULT if body is None else body,
-                       mentions=(mention,))
+    await expect_error(
+        api, world, name, status, key=key, body=DEFAULT if body is None else body, mentions=(mention,)
+    )
 
 
 # -- the plan's life: pending -> applied -> installed -> removed, or rejected -----------------
@@ -441,13 +507,13 @@ STATE_CONFLICTS = [
 ]
 
 
-@pytest.mark.parametrize("steps,name,plan,mention", [c[1:] for c in STATE_CONFLICTS],
-                         ids=[c[0] for c in STATE_CONFLICTS])
+@pytest.mark.parametrize(
+    "steps,name,plan,mention", [c[1:] for c in STATE_CONFLICTS], ids=[c[0] for c in STATE_CONFLICTS]
+)
 async def test_wrong_state_is_409(api, world, steps, name, plan, mention):
     for step, step_plan in steps:
         await succeed(api, world, step, step_plan)
-    await expect_error(api, world, name, 409, **aimed_at(name, plan),
-                       mentions=("{%s}" % plan, mention))
+    await expect_error(api, world, name, 409, **aimed_at(name, plan), mentions=(f"{{{plan}}}", mention))
 
 
 SIGNATURES = {  # variant: world -> the observed_signature sent for the applied plan
@@ -481,8 +547,9 @@ async def test_confirm_with_wrong_signature_is_stale(api, world, name, variant):
 
 @pytest.mark.parametrize("name", CONFIRMS)
 async def test_confirm_with_an_empty_signature_checks_the_files_only(api, world, name):
-    status, data = await send(api, world, STARTUP[name],
-                              body={"plan_id": "{applied}", "observed_signature": ""})
+    status, data = await send(
+        api, world, STARTUP[name], body={"plan_id": "{applied}", "observed_signature": ""}
+    )
     assert (status, data["verified"], data["status"]) == (200, True, "installed"), data
 
 
@@ -493,6 +560,7 @@ def _edit(path: str, change: Callable[[str], str]) -> Change:
     def run(repo: Path) -> None:
         target = repo / path
         target.write_text(change(target.read_text()))
+
     return run
 
 
@@ -510,22 +578,27 @@ def _both(*changes: Change) -> Change:
 
 DRIFT = {
     # variant: (what a person or tool did to the applied codex installation, mismatched paths)
-    "agents-block-edited": (_edit("AGENTS.md", lambda t: t.replace("## MemoryCloud", "## Our")),
-                            ["AGENTS.md"]),
+    "agents-block-edited": (
+        _edit("AGENTS.md", lambda t: t.replace("## MemoryCloud", "## Our")),
+        ["AGENTS.md"],
+    ),
     "agents-md-deleted": (_delete("AGENTS.md"), ["AGENTS.md"]),
     "hooks-file-deleted": (_delete(".codex/hooks.json"), [".codex/hooks.json"]),
-    "hook-entry-removed": (_json(".codex/hooks.json", lambda d: {"hooks": {}}),
-                           [".codex/hooks.json"]),
-    "config-not-json": (_edit(".amp/memory-config.json", lambda t: t[:-5]),
-                        [".amp/memory-config.json"]),
-    "config-url-changed": (_json(".amp/memory-config.json",
-                                 lambda d: {**d, "daemon_url": "http://evil.example"}),
-                           [".amp/memory-config.json"]),
-    "launcher-edited": (_edit(".amp/launcher.py", lambda t: t + "\nprint('tampered')\n"),
-                        [".amp/launcher.py"]),
+    "hook-entry-removed": (_json(".codex/hooks.json", lambda d: {"hooks": {}}), [".codex/hooks.json"]),
+    "config-not-json": (_edit(".amp/memory-config.json", lambda t: t[:-5]), [".amp/memory-config.json"]),
+    "config-url-changed": (
+        _json(".amp/memory-config.json", lambda d: {**d, "daemon_url": "http://evil.example"}),
+        [".amp/memory-config.json"],
+    ),
+    "launcher-edited": (
+        _edit(".amp/launcher.py", lambda t: t + "\nprint('tampered')\n"),
+        [".amp/launcher.py"],
+    ),
     "gitignore-deleted": (_delete(".amp/.gitignore"), [".amp/.gitignore"]),
-    "two-files": (_both(_delete(".amp/launcher.py"), _delete("AGENTS.md")),
-                  [".amp/launcher.py", "AGENTS.md"]),
+    "two-files": (
+        _both(_delete(".amp/launcher.py"), _delete("AGENTS.md")),
+        [".amp/launcher.py", "AGENTS.md"],
+    ),
 }
 
 
@@ -560,8 +633,7 @@ async def test_remove_after_a_hand_edit_is_409_and_removes_nothing(api, world):
     # The refusal is recorded for the person (one open conflict); nothing else changes.
     conflicts = [c for c in api.store.conflicts.conflicts() if c["subject_id"] == world["applied"]]
     assert [c["path"] for c in conflicts] == ["AGENTS.md"]
-    expected_rows = {**rows, "conflicts": rows["conflicts"] + 1,
-                     "open_conflicts": rows["open_conflicts"] + 1}
+    expected_rows = {**rows, "conflicts": rows["conflicts"] + 1, "open_conflicts": rows["open_conflicts"] + 1}
     assert_unchanged((expected_rows, files), snapshot(api, world))
 
 
@@ -571,12 +643,14 @@ async def test_approve_when_the_repository_is_gone_writes_nothing(api, world, re
     # deletion as drift (a 200 "conflict") before anything is written.
     repo = Path(world["repos"]) / "moved"
     repo.mkdir()
-    probe = await api.post("/api/agent/project/probe", {"project_key": "moved-demo",
-                                                        "repo_root": str(repo)})
-    plan = await api.post("/api/agent/startup-items/install-plan",
-                          {"runtime": "generic", "project_binding_id": probe["project_binding_id"]})
+    probe = await api.post("/api/agent/project/probe", {"project_key": "moved-demo", "repo_root": str(repo)})
+    plan = await api.post(
+        "/api/agent/startup-items/install-plan",
+        {"runtime": "generic", "project_binding_id": probe["project_binding_id"]},
+    )
     shutil.rmtree(repo)
     if replacement == "a-file":
         repo.write_text("the repository moved away\n")
-    await expect_error(api, world, "approve", (400, 409), path=f"{PLANS}/{plan['plan_id']}/approve",
-                       mentions=(str(repo),))
+    await expect_error(
+        api, world, "approve", (400, 409), path=f"{PLANS}/{plan['plan_id']}/approve", mentions=(str(repo),)
+    )

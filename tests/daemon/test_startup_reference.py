@@ -30,25 +30,42 @@ async def repo(api, tmp_path) -> tuple[str, Path]:
     return probe["project_binding_id"], root
 
 
-@pytest.mark.parametrize("schema,endpoint_id", [(PLAN, "startup_items_install_plan"),
-                                                (CONFIRM, "startup_items_confirm"),
-                                                (PROFILE, "runtime_profile"),
-                                                (PROBE, "project_probe")])
+@pytest.mark.parametrize(
+    "schema,endpoint_id",
+    [
+        (PLAN, "startup_items_install_plan"),
+        (CONFIRM, "startup_items_confirm"),
+        (PROFILE, "runtime_profile"),
+        (PROBE, "project_probe"),
+    ],
+)
 def test_every_field_of_the_sheet_is_declared(schema, endpoint_id):
     assert schema.ignored_fields(dict.fromkeys(request_field_names(endpoint_id))) == []
 
 
 # -- install plans ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("prefix,endpoint_id,schema", [
-    ("/api/agent/startup-items", "startup_items_install_plan", "amp.startup-item-install-plan.v1"),
-    ("/api/agent/native-hooks", "native_hooks_install_plan", "amp.native-hook-install-plan.v1"),
-])
+
+@pytest.mark.parametrize(
+    "prefix,endpoint_id,schema",
+    [
+        ("/api/agent/startup-items", "startup_items_install_plan", "amp.startup-item-install-plan.v1"),
+        ("/api/agent/native-hooks", "native_hooks_install_plan", "amp.native-hook-install-plan.v1"),
+    ],
+)
 async def test_plan_has_the_reference_keys(api, repo, prefix, endpoint_id, schema):
     binding, root = repo
-    plan = await api.post(f"{prefix}/install-plan", {
-        "runtime": "codex", "project_binding_id": binding, "credential_ref": "memorycloud_default",
-        "install_mode": "append_managed_block", "workspace_id": None, "project_key": None})
+    plan = await api.post(
+        f"{prefix}/install-plan",
+        {
+            "runtime": "codex",
+            "project_binding_id": binding,
+            "credential_ref": "memorycloud_default",
+            "install_mode": "append_managed_block",
+            "workspace_id": None,
+            "project_key": None,
+        },
+    )
     assert shape_problems(endpoint_id, plan) == []
     assert plan["schema"] == schema and plan["legacy_schema"] == "amp.native-hook-install-plan.v1"
     assert "warnings" not in plan
@@ -65,8 +82,11 @@ async def test_plan_has_the_reference_keys(api, repo, prefix, endpoint_id, schem
     assert "api_key" not in json.dumps(plan["memory_config"])
     paths = [f["path"] for f in plan["install_manifest"]["write_files"]]
     assert paths == [f["path"] for f in plan["files"]] and "AGENTS.md" in paths
-    assert plan["next"]["confirm_body"] == {"startup_item_id": plan["plan_id"], "status": "installed",
-                                            "observed_signature": plan["signature"]}
+    assert plan["next"]["confirm_body"] == {
+        "startup_item_id": plan["plan_id"],
+        "status": "installed",
+        "observed_signature": plan["signature"],
+    }
     assert plan["legacy_aliases"]["confirm_body"]["hook_install_id"] == plan["plan_id"]
     assert plan["legacy_aliases"]["native_hook"]["hook_sig"] == plan["signature"]
     if prefix.endswith("native-hooks"):
@@ -78,8 +98,9 @@ async def test_plan_has_the_reference_keys(api, repo, prefix, endpoint_id, schem
 @pytest.mark.parametrize("runtime", list(RUNTIMES))
 async def test_the_startup_item_is_a_file_the_plan_writes(api, repo, runtime):
     binding, _ = repo
-    plan = await api.post("/api/agent/startup-items/install-plan",
-                          {"runtime": runtime, "project_binding_id": binding})
+    plan = await api.post(
+        "/api/agent/startup-items/install-plan", {"runtime": runtime, "project_binding_id": binding}
+    )
     item = plan["startup_item"]
     planned = {f["path"]: f for f in plan["files"]}
     assert item["install_path"] == SURFACES[runtime].install_path in planned
@@ -87,9 +108,16 @@ async def test_the_startup_item_is_a_file_the_plan_writes(api, repo, runtime):
     assert plan["managed_block"] == planned[item["install_path"]]["content"]
 
 
-@pytest.mark.parametrize("given,expected", [("claude", "claude_code"), ("Claude Code", "claude_code"),
-                                            ("gemini", "gemini_cli"), ("", "generic"),
-                                            (None, "generic")])
+@pytest.mark.parametrize(
+    "given,expected",
+    [
+        ("claude", "claude_code"),
+        ("Claude Code", "claude_code"),
+        ("gemini", "gemini_cli"),
+        ("", "generic"),
+        (None, "generic"),
+    ],
+)
 async def test_runtime_names_are_normalized(api, repo, given, expected):
     binding, _ = repo
     body = {"project_binding_id": binding, **({} if given is None else {"runtime": given})}
@@ -100,16 +128,19 @@ async def test_runtime_names_are_normalized(api, repo, given, expected):
 
 async def test_an_install_mode_this_runtime_lacks_is_named(api, repo):
     binding, _ = repo
-    plan = await api.post("/api/agent/startup-items/install-plan", {
-        "runtime": "cursor", "project_binding_id": binding, "install_mode": "append_managed_block"})
+    plan = await api.post(
+        "/api/agent/startup-items/install-plan",
+        {"runtime": "cursor", "project_binding_id": binding, "install_mode": "append_managed_block"},
+    )
     assert plan["startup_item"]["install_mode"] == "create_always_apply_rule"
     assert any("'append_managed_block' is not available for cursor" in w for w in plan["warnings"])
 
 
 async def test_plan_by_project_key_uses_that_projects_binding(api, repo):
     binding, root = repo
-    plan = await api.post("/api/agent/startup-items/install-plan",
-                          {"runtime": "codex", "project_key": "demo"})
+    plan = await api.post(
+        "/api/agent/startup-items/install-plan", {"runtime": "codex", "project_key": "demo"}
+    )
     assert plan["project_binding_id"] == binding and plan["repo_root_exists"] is True
     assert plan["repo_root"] == str(root)
 
@@ -131,8 +162,10 @@ async def test_plan_with_nothing_but_defaults(api):
 async def test_approving_a_plan_for_a_missing_repository_writes_nothing(api, tmp_path):
     missing = tmp_path / "elsewhere" / "repo"
     probe = await api.post("/api/agent/project/probe", {"project_key": "away", "repo_root": str(missing)})
-    plan = await api.post("/api/agent/startup-items/install-plan",
-                          {"runtime": "claude_code", "project_binding_id": probe["project_binding_id"]})
+    plan = await api.post(
+        "/api/agent/startup-items/install-plan",
+        {"runtime": "claude_code", "project_binding_id": probe["project_binding_id"]},
+    )
     assert plan["repo_root_exists"] is False
     assert plan["install_manifest"]["repo_root_exists"] is False
     assert all(f["exists"] is False for f in plan["files"])
@@ -146,31 +179,41 @@ async def test_approving_a_plan_for_a_missing_repository_writes_nothing(api, tmp
 
 async def test_a_relative_repo_root_is_not_a_directory_here(api):
     probe = await api.post("/api/agent/project/probe", {"project_key": "rel", "repo_root": "."})
-    plan = await api.post("/api/agent/startup-items/install-plan",
-                          {"project_binding_id": probe["project_binding_id"]})
+    plan = await api.post(
+        "/api/agent/startup-items/install-plan", {"project_binding_id": probe["project_binding_id"]}
+    )
     assert plan["repo_root_exists"] is False
     assert any("is not an absolute path" in w for w in plan["warnings"])
 
 
 # -- confirmation -------------------------------------------------------------------------------
 
+
 async def _approved(api, binding: str, runtime: str = "codex") -> dict:
-    plan = await api.post("/api/agent/startup-items/install-plan",
-                          {"runtime": runtime, "project_binding_id": binding})
+    plan = await api.post(
+        "/api/agent/startup-items/install-plan", {"runtime": runtime, "project_binding_id": binding}
+    )
     await api.post(f"{PLANS}/{plan['plan_id']}/approve", {}, key=api.owner_key)
     return plan
 
 
-@pytest.mark.parametrize("prefix,endpoint_id,body_from", [
-    ("/api/agent/startup-items", "startup_items_confirm", lambda plan: plan["next"]["confirm_body"]),
-    ("/api/agent/native-hooks", "native_hooks_confirm",
-     lambda plan: plan["legacy_aliases"]["confirm_body"]),
-])
+@pytest.mark.parametrize(
+    "prefix,endpoint_id,body_from",
+    [
+        ("/api/agent/startup-items", "startup_items_confirm", lambda plan: plan["next"]["confirm_body"]),
+        (
+            "/api/agent/native-hooks",
+            "native_hooks_confirm",
+            lambda plan: plan["legacy_aliases"]["confirm_body"],
+        ),
+    ],
+)
 async def test_confirm_with_the_plans_confirm_body(api, repo, prefix, endpoint_id, body_from):
     binding, _ = repo
     plan = await _approved(api, binding)
-    confirmed = await api.post(f"{prefix}/confirm", {**body_from(plan), "notes": "all there",
-                                                     "installed_paths": ["AGENTS.md"]})
+    confirmed = await api.post(
+        f"{prefix}/confirm", {**body_from(plan), "notes": "all there", "installed_paths": ["AGENTS.md"]}
+    )
     assert shape_problems(endpoint_id, confirmed) == []
     assert "warnings" not in confirmed
     assert confirmed["verified"] is True and confirmed["status"] == "installed"
@@ -185,20 +228,24 @@ async def test_confirm_with_the_plans_confirm_body(api, repo, prefix, endpoint_i
 async def test_confirming_the_fallback(api, repo):
     binding, _ = repo
     plan = await _approved(api, binding)
-    confirmed = await api.post("/api/agent/startup-items/confirm",
-                               {"startup_item_id": plan["plan_id"], "status": "fallback"})
+    confirmed = await api.post(
+        "/api/agent/startup-items/confirm", {"startup_item_id": plan["plan_id"], "status": "fallback"}
+    )
     assert (confirmed["status"], confirmed["verified"]) == ("fallback_active", True)
 
 
 async def test_a_wrong_signature_is_stale_and_recorded_nowhere(api, repo):
     binding, _ = repo
     plan = await _approved(api, binding)
-    stale = await api.post("/api/agent/startup-items/confirm",
-                           {"startup_item_id": plan["plan_id"], "observed_signature": "sha256:" + "0" * 64})
+    stale = await api.post(
+        "/api/agent/startup-items/confirm",
+        {"startup_item_id": plan["plan_id"], "observed_signature": "sha256:" + "0" * 64},
+    )
     # Never verified: last_verified_at stays null (the sheet shows it for a verified item).
     assert shape_problems("startup_items_confirm", stale, skip=("startup_item",)) == []
-    assert set(stale["startup_item"]) >= set(sheet.endpoint("startup_items_confirm")["response"][
-        "nested"]["startup_item"]["keys"])
+    assert set(stale["startup_item"]) >= set(
+        sheet.endpoint("startup_items_confirm")["response"]["nested"]["startup_item"]["keys"]
+    )
     assert stale["startup_item"]["last_verified_at"] is None
     assert (stale["verified"], stale["status"], stale["startup_item"]["status"]) == (False, "stale", "stale")
     assert api.store.startup.plan(plan["plan_id"])["status"] == "applied"
@@ -206,11 +253,20 @@ async def test_a_wrong_signature_is_stale_and_recorded_nowhere(api, repo):
 
 # -- runtime profile and project probe ---------------------------------------------------------
 
-PROFILE_BODY = {"runtime": "Codex", "runtime_version": "0.42", "supports_files": True,
-                "supports_mcp": True, "supports_project_rules": False, "cwd": "/work/repo/src",
-                "repo_root": "/work/repo", "git_remote": "https://github.com/org/repo.git",
-                "git_branch": "main", "git_head": "0123abcd", "project_files": ["AGENTS.md"],
-                "metadata": {"shell": "bash"}}
+PROFILE_BODY = {
+    "runtime": "Codex",
+    "runtime_version": "0.42",
+    "supports_files": True,
+    "supports_mcp": True,
+    "supports_project_rules": False,
+    "cwd": "/work/repo/src",
+    "repo_root": "/work/repo",
+    "git_remote": "https://github.com/org/repo.git",
+    "git_branch": "main",
+    "git_head": "0123abcd",
+    "project_files": ["AGENTS.md"],
+    "metadata": {"shell": "bash"},
+}
 
 
 async def test_profile_has_the_reference_keys(api):
@@ -229,12 +285,18 @@ async def test_profile_has_the_reference_keys(api):
 @pytest.mark.parametrize("runtime", list(RUNTIMES))
 async def test_profile_recommends_what_the_plan_writes(api, repo, runtime):
     binding, _ = repo
-    recommended = (await api.post("/api/agent/runtime/profile", {"runtime": runtime}))["recommended_startup_item"]
-    plan = await api.post("/api/agent/startup-items/install-plan",
-                          {"runtime": runtime, "project_binding_id": binding})
+    recommended = (await api.post("/api/agent/runtime/profile", {"runtime": runtime}))[
+        "recommended_startup_item"
+    ]
+    plan = await api.post(
+        "/api/agent/startup-items/install-plan", {"runtime": runtime, "project_binding_id": binding}
+    )
     item = plan["startup_item"]
-    assert (recommended["surface"], recommended["install_path"], recommended["install_mode"]) == \
-        (item["startup_surface"], item["install_path"], item["install_mode"])
+    assert (recommended["surface"], recommended["install_path"], recommended["install_mode"]) == (
+        item["startup_surface"],
+        item["install_path"],
+        item["install_mode"],
+    )
 
 
 async def test_profile_of_an_unknown_runtime_recommends_the_generic_item(api):
@@ -245,9 +307,16 @@ async def test_profile_of_an_unknown_runtime_recommends_the_generic_item(api):
 
 
 async def test_probe_has_the_reference_keys(api, tmp_path):
-    body = {"runtime": "codex", "repo_root": str(tmp_path), "git_remote": "git@github.com:org/repo.git",
-            "git_branch": "main", "git_head": "0123abcd", "project_files": ["README.md"],
-            "environment": {"os": "linux"}, "cwd": str(tmp_path)}
+    body = {
+        "runtime": "codex",
+        "repo_root": str(tmp_path),
+        "git_remote": "git@github.com:org/repo.git",
+        "git_branch": "main",
+        "git_head": "0123abcd",
+        "project_files": ["README.md"],
+        "environment": {"os": "linux"},
+        "cwd": str(tmp_path),
+    }
     data = await api.post("/api/agent/project/probe", body)
     assert shape_problems("project_probe", data) == []
     assert "warnings" not in data
@@ -268,8 +337,9 @@ async def test_probe_with_nothing_to_go_by_binds_the_default_project(api, body):
     assert again["project_binding_id"] == data["project_binding_id"]
 
 
-@pytest.mark.parametrize("body,confidence", [({"repo_root": "/x/repo"}, 0.78),
-                                             ({"project_key": "explicit"}, 0.7)])
+@pytest.mark.parametrize(
+    "body,confidence", [({"repo_root": "/x/repo"}, 0.78), ({"project_key": "explicit"}, 0.7)]
+)
 async def test_probe_confidence_follows_what_was_given(api, body, confidence):
     data = await api.post("/api/agent/project/probe", body)
     assert data["project_binding"]["confidence"] == confidence

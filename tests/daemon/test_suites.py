@@ -17,9 +17,10 @@ import re
 import stat
 import warnings
 import zipfile
-from datetime import datetime, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from aiohttp import FormData
@@ -35,11 +36,21 @@ from tests.daemon.helpers import assert_envelope
 from tests.daemon.test_updates_and_sync import publish
 
 SUITE_TABLES = ("suites", "suite_versions", "suite_files", "suite_fts")
-SEED_OPENCLAW = {"target": "openclaw",
-                 "merge": {"long_term": "MEMORY.md", "work_memory": "memory/*.md",
-                           "reflections": "DREAMS.md"}}
-OPENCLAW_ANSWER_KEYS = {"schema", "package", "manifest", "suite", "download_url", "risk",
-                        "mapping", "required_tools", "activation_prompt"}
+SEED_OPENCLAW = {
+    "target": "openclaw",
+    "merge": {"long_term": "MEMORY.md", "work_memory": "memory/*.md", "reflections": "DREAMS.md"},
+}
+OPENCLAW_ANSWER_KEYS = {
+    "schema",
+    "package",
+    "manifest",
+    "suite",
+    "download_url",
+    "risk",
+    "mapping",
+    "required_tools",
+    "activation_prompt",
+}
 LAYERS = ["markdown", "database_rows", "vector_collection", "graph", "workspace"]
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 
@@ -57,6 +68,7 @@ CREATE = {
 
 # -- builders ---------------------------------------------------------------------------------
 
+
 def sha(text: str | bytes) -> str:
     return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
 
@@ -70,32 +82,42 @@ def valid_files(slug: str = "evil-test-suite", version: str = "1.0.0") -> dict[s
         "agent.instructions.md": "# Install\n\nMerge MEMORY.md as long-term memory.\n",
         "README.md": f"# {slug}\n",
         "install/openclaw.json": json.dumps(SEED_OPENCLAW) + "\n",
-        "suite/manifest.json": json.dumps({"schema": "amp.memory-suite.v1", "slug": slug,
-                                           "version": version}) + "\n",
+        "suite/manifest.json": json.dumps({"schema": "amp.memory-suite.v1", "slug": slug, "version": version})
+        + "\n",
     }
 
 
 def base_manifest(slug: str = "evil-test-suite", version: str = "1.0.0", **fields: Any) -> dict:
-    return {"schema": "amp.memory.v1", "slug": slug, "title": f"Suite {slug}",
-            "summary": "a suite built by the tests", "version": version, "license": "MIT",
-            "provenance": {"source": "tests"}, **fields}
+    return {
+        "schema": "amp.memory.v1",
+        "slug": slug,
+        "title": f"Suite {slug}",
+        "summary": "a suite built by the tests",
+        "version": version,
+        "license": "MIT",
+        "provenance": {"source": "tests"},
+        **fields,
+    }
 
 
-def seal(files: dict[str, str], manifest: dict[str, Any] | None = None,
-         listed: dict[str, str] | None = None) -> dict[str, str]:
+def seal(
+    files: dict[str, str], manifest: dict[str, Any] | None = None, listed: dict[str, str] | None = None
+) -> dict[str, str]:
     """The files plus a manifest.json listing every other file's sha256 (or `listed`)."""
     manifest = dict(manifest or base_manifest())
     if "files" not in manifest:
-        manifest["files"] = listed if listed is not None else {
-            path: sha(text) for path, text in sorted(files.items())}
+        manifest["files"] = (
+            listed if listed is not None else {path: sha(text) for path, text in sorted(files.items())}
+        )
     return {**files, "manifest.json": json.dumps(manifest, ensure_ascii=False)}
 
 
 Entry = tuple[str, "str | bytes"] | tuple[str, "str | bytes", int]
 
 
-def zip_entries(entries: list[Entry] | dict[str, str | bytes], *,
-                compression: int = zipfile.ZIP_DEFLATED) -> bytes:
+def zip_entries(
+    entries: list[Entry] | dict[str, str | bytes], *, compression: int = zipfile.ZIP_DEFLATED
+) -> bytes:
     """A zip with exactly these entries, in order (duplicates allowed); a third element is
     the entry's external_attr (e.g. a symlink mode)."""
     if isinstance(entries, dict):
@@ -124,24 +146,33 @@ def unzip(data: bytes) -> dict[str, str]:
 
 # -- talking to the daemon ----------------------------------------------------------------
 
+
 def suite_rows(api) -> dict[str, int]:
-    return {t: api.store.conn.execute(f"select count(*) from {t}").fetchone()[0]
-            for t in SUITE_TABLES}
+    return {t: api.store.conn.execute(f"select count(*) from {t}").fetchone()[0] for t in SUITE_TABLES}
 
 
-async def import_zip(api, data: bytes, *, key: str | None = None, status: int | None = 200,
-                     content_type: str = "application/zip", client: TestClient | None = None):
+async def import_zip(
+    api,
+    data: bytes,
+    *,
+    key: str | None = None,
+    status: int | None = 200,
+    content_type: str = "application/zip",
+    client: TestClient | None = None,
+):
     client = client or api.client
-    response = await client.post("/api/memories/import", data=data,
-                                 headers={**api.auth(key), "Content-Type": content_type})
+    response = await client.post(
+        "/api/memories/import", data=data, headers={**api.auth(key), "Content-Type": content_type}
+    )
     body = await response.json()
     if status is not None:
         assert response.status == status, body
     return response.status, body
 
 
-async def download(api, slug: str, version: str | None = None, *, key: str | None = None,
-                   client: TestClient | None = None) -> bytes:
+async def download(
+    api, slug: str, version: str | None = None, *, key: str | None = None, client: TestClient | None = None
+) -> bytes:
     client = client or api.client
     query = f"?version={version}" if version else ""
     response = await client.get(f"/api/catalog/{slug}/download{query}", headers=api.auth(key))
@@ -157,10 +188,11 @@ async def create(api, **fields: Any) -> dict[str, Any]:
 
 
 def utc_days() -> set[str]:
-    return {datetime.now(timezone.utc).strftime("%Y-%m-%d")}
+    return {datetime.now(UTC).strftime("%Y-%m-%d")}
 
 
 # -- create from fields -----------------------------------------------------------------------
+
 
 async def test_create_from_fields_builds_a_complete_suite(api):
     """Our earlier field names (long_term_markdown, work_memory as a dict ...) still build the
@@ -174,9 +206,16 @@ async def test_create_from_fields_builds_a_complete_suite(api):
 
     data = await download(api, "release-runbook")
     files = unzip(data)
-    assert sorted(files) == ["DREAMS.md", "MEMORY.md", "README.md", "agent.instructions.md",
-                             "install/openclaw.json", "manifest.json", "memory/2020-01-02.md",
-                             "suite/manifest.json"]
+    assert sorted(files) == [
+        "DREAMS.md",
+        "MEMORY.md",
+        "README.md",
+        "agent.instructions.md",
+        "install/openclaw.json",
+        "manifest.json",
+        "memory/2020-01-02.md",
+        "suite/manifest.json",
+    ]
     assert files["MEMORY.md"] == CREATE["long_term_markdown"]
     assert files["memory/2020-01-02.md"] == CREATE["work_memory"]["2020-01-02"]
     assert files["DREAMS.md"] == CREATE["dreams_markdown"]
@@ -193,10 +232,14 @@ async def test_create_from_fields_builds_a_complete_suite(api):
     # Our earlier provenance (a source, no source_type) gets the type the reference requires.
     assert manifest["provenance"] == {"source_type": "unspecified", **CREATE["provenance"]}
     # Every file but the manifest itself, each with its sha256 and size.
-    assert manifest["files"] == {p: {"sha256": sha(t), "bytes": len(t.encode())}
-                                 for p, t in files.items() if p != "manifest.json"}
-    assert manifest["memory_ontology"] == {"long_term": "MEMORY.md", "work_memory": "memory/*.md",
-                                           "reflections": "DREAMS.md"}
+    assert manifest["files"] == {
+        p: {"sha256": sha(t), "bytes": len(t.encode())} for p, t in files.items() if p != "manifest.json"
+    }
+    assert manifest["memory_ontology"] == {
+        "long_term": "MEMORY.md",
+        "work_memory": "memory/*.md",
+        "reflections": "DREAMS.md",
+    }
     assert "memory_tool_installer" in manifest["memory_tools"]
     assert manifest["suite"] == json.loads(files["suite/manifest.json"])
     assert manifest["safety"]["secrets"] == "none"
@@ -209,12 +252,14 @@ async def test_create_from_fields_builds_a_complete_suite(api):
     assert layers["markdown"]["files"] == sorted(p for p in files if p.endswith(".md"))
     for name in ("database_rows", "vector_collection", "graph"):
         assert layers[name]["status"] == "not_included"
-    assert layers["workspace"] == {"layer": "workspace", "target": "adaptive_memories",
-                                   "status": "on_install"}
+    assert layers["workspace"] == {
+        "layer": "workspace",
+        "target": "adaptive_memories",
+        "status": "on_install",
+    }
     assert "memory_tool_installer" in {tool["id"] for tool in suite_manifest["tools"]}
     runtimes = {row["runtime"]: row for row in suite_manifest["compatibility_matrix"]}
-    assert set(runtimes) == {"markdown_agent", "openclaw", "codex_skill_runtime",
-                             "multi_agent_workspace"}
+    assert set(runtimes) == {"markdown_agent", "openclaw", "codex_skill_runtime", "multi_agent_workspace"}
     assert all(row["data"] and row["tools"] for row in runtimes.values())
     lifecycle = suite_manifest["install_lifecycle"]
     assert lifecycle[0] == "inspect_suite_manifest" and "retrieval" in lifecycle[-2]
@@ -229,7 +274,8 @@ async def test_create_from_fields_builds_a_complete_suite(api):
     assert described["suite_id"] == "release-runbook" and described["package"]["slug"] == "release-runbook"
     mine = {k: v for k, v in suite.items() if k not in ("package", "version")}
     assert {k: described[k] for k in mine if k not in ("suite_id",)} == {
-        k: v for k, v in mine.items() if k != "suite_id"}
+        k: v for k, v in mine.items() if k != "suite_id"
+    }
 
 
 async def test_create_defaults_and_canonical_zip(api):
@@ -246,8 +292,7 @@ async def test_create_defaults_and_canonical_zip(api):
     assert files["DREAMS.md"] == "" and not any(p.startswith("memory/") for p in files)
     manifest = json.loads(files["manifest.json"])
     assert manifest["version"] == "1.0.0"
-    assert manifest["provenance"] == {"source_type": "self_authored",
-                                      "source": "memorycloud-companion"}
+    assert manifest["provenance"] == {"source_type": "self_authored", "source": "memorycloud-companion"}
     assert manifest["author"] == {"handle": "test-agent"}
     assert files["MEMORY.md"] == "# Ab\n\ns\n"
     # The same download twice is the same bytes.
@@ -266,8 +311,9 @@ async def test_creating_the_same_fields_twice_is_idempotent(api):
     rows = suite_rows(api)
     # ... but naming the slug publishes to it: the same version with other content is a
     # conflict, and nothing is stored; a new version is added.
-    data = await api.post("/api/memories", {**CREATE, "summary": "changed again",
-                                            "slug": "release-runbook"}, status=409)
+    data = await api.post(
+        "/api/memories", {**CREATE, "summary": "changed again", "slug": "release-runbook"}, status=409
+    )
     assert "release-runbook 1.0.0" in data["error"]["message"]
     assert suite_rows(api) == rows
     bumped = await create(api, summary="changed", version="1.1.0", slug="release-runbook")
@@ -283,6 +329,7 @@ async def test_create_refuses_work_memory_outside_the_layout(api, day):
 
 
 # -- the round trip into a fresh daemon ------------------------------------------------------
+
 
 async def test_round_trip_into_a_fresh_daemon_is_byte_identical(api, tmp_path: Path):
     suite = await create(api)
@@ -321,7 +368,10 @@ async def test_importing_the_same_zip_twice_is_idempotent(api):
     data = valid_zip()
     _, first = await import_zip(api, data)
     assert (first["slug"], first["version"]["version"], first["legacy"]) == (
-        "evil-test-suite", "1.0.0", False)
+        "evil-test-suite",
+        "1.0.0",
+        False,
+    )
     assert first["files"] == {p: sha(t) for p, t in unzip(data).items()}
     rows = suite_rows(api)
     _, second = await import_zip(api, data)
@@ -336,8 +386,7 @@ async def test_importing_the_same_zip_twice_is_idempotent(api):
     assert suite_rows(api) == rows
     # Entry order and zip metadata do not matter: the same files are the same version (and
     # the bytes served stay those of the first upload).
-    shuffled = zip_entries(list(reversed(list(unzip(data).items()))),
-                           compression=zipfile.ZIP_STORED)
+    shuffled = zip_entries(list(reversed(list(unzip(data).items()))), compression=zipfile.ZIP_STORED)
     _, third = await import_zip(api, shuffled)
     assert third == first and suite_rows(api) == rows
     assert await download(api, "evil-test-suite") == data
@@ -368,8 +417,12 @@ async def test_multipart_import(api):
 
 async def test_multipart_import_of_a_malicious_archive_is_refused(api):
     form = FormData()
-    form.add_field("file", zip_entries(seal({**valid_files(), "../MEMORY.md": "x"})),
-                   filename="suite.zip", content_type="application/zip")
+    form.add_field(
+        "file",
+        zip_entries(seal({**valid_files(), "../MEMORY.md": "x"})),
+        filename="suite.zip",
+        content_type="application/zip",
+    )
     rows = suite_rows(api)
     response = await api.client.post("/api/memories/import", data=form, headers=api.auth())
     data = await response.json()
@@ -381,9 +434,16 @@ async def test_multipart_import_of_a_malicious_archive_is_refused(api):
 # -- legacy archives ----------------------------------------------------------------------------
 
 LEGACY = {
-    "manifest.json": json.dumps({"schema": "amp.memory.v1", "title": "Old Capsule Notes",
-                                 "summary": "a capsule from before suites", "version": "0.3.0",
-                                 "license": "CC0-1.0", "provenance": {"source": "capsule v0"}}),
+    "manifest.json": json.dumps(
+        {
+            "schema": "amp.memory.v1",
+            "title": "Old Capsule Notes",
+            "summary": "a capsule from before suites",
+            "version": "0.3.0",
+            "license": "CC0-1.0",
+            "provenance": {"source": "capsule v0"},
+        }
+    ),
     "MEMORY.md": "# Old capsule\n\nPrefer small commits.\n",
     "memory/2026-01-02.md": "# 2026-01-02\n\n- wrote the capsule\n",
     "DREAMS.md": "# Dreams\n\nOne day, suites.\n",
@@ -418,20 +478,23 @@ async def test_legacy_archive_is_kept_verbatim_and_read_as_a_light_suite(api):
     _, downloaded = await import_zip(api, await download(api, "old-capsule-notes"))
     for answer in (again, downloaded):
         assert {k: v for k, v in answer.items() if k != "package"} == {
-            k: v for k, v in suite.items() if k != "package"}
+            k: v for k, v in suite.items() if k != "package"
+        }
         assert answer["package"]["id"] == suite["package"]["id"]
     assert suite_rows(api) == rows
 
     # A sync rebuilds it in the full layout, with the content kept as it was.
-    await api.post("/api/memories/old-capsule-notes/sync", {"text": "synced once",
-                                                            "occurred_at": "2026-01-02"})
+    await api.post(
+        "/api/memories/old-capsule-notes/sync", {"text": "synced once", "occurred_at": "2026-01-02"}
+    )
     files = unzip(await download(api, "old-capsule-notes"))
     assert files["MEMORY.md"] == LEGACY["MEMORY.md"] and files["DREAMS.md"] == LEGACY["DREAMS.md"]
     assert files["memory/2026-01-02.md"] == LEGACY["memory/2026-01-02.md"] + "- [3/5] synced once\n"
     manifest = json.loads(files["manifest.json"])
     assert manifest["license"] == "CC0-1.0" and manifest["provenance"] == {"source": "capsule v0"}
-    assert manifest["files"] == {p: {"sha256": sha(t), "bytes": len(t.encode())}
-                                 for p, t in files.items() if p != "manifest.json"}
+    assert manifest["files"] == {
+        p: {"sha256": sha(t), "bytes": len(t.encode())} for p, t in files.items() if p != "manifest.json"
+    }
     assert json.loads(files["suite/manifest.json"])["version"] == "0.3.1"
     assert (await api.get("/api/catalog/old-capsule-notes/suite"))["legacy"] is False
 
@@ -446,18 +509,24 @@ async def test_legacy_archive_keeps_its_own_openclaw_mapping(api):
 
 # -- sync, versions and diffs ---------------------------------------------------------------
 
+
 async def test_sync_appends_to_todays_file_as_a_new_patch_version(api):
     """Our events form: each event is the reference's line in today's file."""
     suite = await create(api)
     slug = suite["slug"]
     before = utc_days()
-    first = await api.post(f"/api/memories/{slug}/sync", {"events": [
-        {"summary": "fixed   the\nbuild", "event_type": "decision"},
-        {"summary": "wrote tests", "tags": ["qa"]}]})
+    first = await api.post(
+        f"/api/memories/{slug}/sync",
+        {
+            "events": [
+                {"summary": "fixed   the\nbuild", "event_type": "decision"},
+                {"summary": "wrote tests", "tags": ["qa"]},
+            ]
+        },
+    )
     days = before | utc_days()
     assert first["schema"] == "amp.memory-suite-sync.v1"
-    assert (first["previous_version"], first["version"]["version"], first["events"]) == (
-        "1.0.0", "1.0.1", 2)
+    assert (first["previous_version"], first["version"]["version"], first["events"]) == ("1.0.0", "1.0.1", 2)
     today = first["appended_to"]
     assert today in {f"memory/{d}.md" for d in days}
     assert first["suite"]["latest_version"] == first["package"]["version"] == "1.0.1"
@@ -470,15 +539,17 @@ async def test_sync_appends_to_todays_file_as_a_new_patch_version(api):
     assert files["memory/2020-01-02.md"] == CREATE["work_memory"]["2020-01-02"]
     manifest = json.loads(files["manifest.json"])
     assert manifest["version"] == "1.0.1"
-    assert manifest["files"] == {p: {"sha256": sha(t), "bytes": len(t.encode())}
-                                 for p, t in files.items() if p != "manifest.json"}
+    assert manifest["files"] == {
+        p: {"sha256": sha(t), "bytes": len(t.encode())} for p, t in files.items() if p != "manifest.json"
+    }
     suite_manifest = json.loads(files["suite/manifest.json"])
     assert suite_manifest["version"] == "1.0.1"
-    markdown = next(l for l in suite_manifest["content_layers"] if l["layer"] == "markdown")
+    markdown = next(layer for layer in suite_manifest["content_layers"] if layer["layer"] == "markdown")
     assert today in markdown["files"]
 
-    second = await api.post(f"/api/memories/{slug}/sync",
-                            {"text": "released", "event_type": "release", "importance": 4})
+    second = await api.post(
+        f"/api/memories/{slug}/sync", {"text": "released", "event_type": "release", "importance": 4}
+    )
     assert (second["previous_version"], second["version"]["version"]) == ("1.0.1", "1.0.2")
     if second["appended_to"] == today:  # unless the UTC day changed in between
         later = unzip(await download(api, slug, "1.0.2"))[today]
@@ -488,7 +559,10 @@ async def test_sync_appends_to_todays_file_as_a_new_patch_version(api):
     assert versions["schema"] == "amp.memory-suite-versions.v1"
     assert [v["version"] for v in versions["versions"]] == ["1.0.0", "1.0.1", "1.0.2"]
     assert [v["changelog"] for v in versions["versions"]] == [
-        "initial publish", "sync: decision, work_memory", "sync: release"]
+        "initial publish",
+        "sync: decision, work_memory",
+        "sync: release",
+    ]
     assert all(v["created_by"] == api.agent["id"] for v in versions["versions"])
     # Every version is kept as it was.
     original = unzip(await download(api, slug, "1.0.0"))
@@ -525,8 +599,9 @@ async def test_versions_and_diff(api):
 async def test_sync_with_a_secret_is_refused_and_stores_nothing(api):
     slug = (await create(api))["slug"]
     rows = suite_rows(api)
-    data = await api.post(f"/api/memories/{slug}/sync",
-                          {"events": [{"summary": "db password = hunter2hunter2"}]}, status=400)
+    data = await api.post(
+        f"/api/memories/{slug}/sync", {"events": [{"summary": "db password = hunter2hunter2"}]}, status=400
+    )
     assert "secrets" in data["error"]["message"] and "password" in data["error"]["message"]
     assert suite_rows(api) == rows
 
@@ -549,9 +624,11 @@ async def test_importing_an_older_version_keeps_the_latest(api):
 async def test_owner_sync_is_never_gated(api):
     slug = (await create(api))["slug"]
     await publish(api)
-    synced = await api.post(f"/api/memories/{slug}/sync",
-                            {"events": [{"summary": "by a person"}], "importance": 5},
-                            key=api.owner_key)
+    synced = await api.post(
+        f"/api/memories/{slug}/sync",
+        {"events": [{"summary": "by a person"}], "importance": 5},
+        key=api.owner_key,
+    )
     assert synced["version"]["version"] == "1.0.1" and "update_notice" not in synced
 
 
@@ -607,8 +684,12 @@ async def test_invalid_gated_sync_is_refused_before_it_is_kept(api):
     slug = (await create(api))["slug"]
     await publish(api)
     before = api.store.conn.execute("select count(*) from sync_intents").fetchone()[0]
-    for body in ({"events": [{"summary": "  "}], "importance": 5}, {"text": " ", "importance": 5},
-                 {"text": "", "importance": 5}, {"text": "x", "occurred_at": "soon", "importance": 5}):
+    for body in (
+        {"events": [{"summary": "  "}], "importance": 5},
+        {"text": " ", "importance": 5},
+        {"text": "", "importance": 5},
+        {"text": "x", "occurred_at": "soon", "importance": 5},
+    ):
         response = await api.client.post(f"/api/memories/{slug}/sync", headers=api.auth(), json=body)
         assert response.status in (400, 422), await response.json()
     assert api.store.conn.execute("select count(*) from sync_intents").fetchone()[0] == before
@@ -616,13 +697,27 @@ async def test_invalid_gated_sync_is_refused_before_it_is_kept(api):
 
 # -- the catalog and context packs --------------------------------------------------------------
 
+
 async def test_catalog_search_in_chinese_and_english(api):
-    await api.post("/api/memories", {
-        "title": "原生记忆系统", "slug": "native-memory", "license": "MIT",
-        "summary": "为代理保存长期记忆和工作记忆", "tags": ["记忆"]})
-    await api.post("/api/memories", {
-        "title": "Kubernetes Runbook", "license": "MIT",
-        "summary": "Deploying clusters safely with rollbacks", "tags": ["ops"]})
+    await api.post(
+        "/api/memories",
+        {
+            "title": "原生记忆系统",
+            "slug": "native-memory",
+            "license": "MIT",
+            "summary": "为代理保存长期记忆和工作记忆",
+            "tags": ["记忆"],
+        },
+    )
+    await api.post(
+        "/api/memories",
+        {
+            "title": "Kubernetes Runbook",
+            "license": "MIT",
+            "summary": "Deploying clusters safely with rollbacks",
+            "tags": ["ops"],
+        },
+    )
 
     async def found(query: str) -> list[str]:
         response = await api.client.get("/api/catalog", params={"q": query}, headers=api.auth())
@@ -635,19 +730,24 @@ async def test_catalog_search_in_chinese_and_english(api):
     assert await found("长期记忆") == ["native-memory"]
     assert await found("系统") == ["native-memory"]
     assert await found("kubernetes") == ["kubernetes-runbook"]
-    assert await found("cluster") == ["kubernetes-runbook"]      # clusters -> cluster
+    assert await found("cluster") == ["kubernetes-runbook"]  # clusters -> cluster
     assert await found("deploy rollback") == ["kubernetes-runbook"]
-    assert await found("ops") == ["kubernetes-runbook"]          # tags are searchable
-    assert await found("native") == ["native-memory"]            # so is the slug
+    assert await found("ops") == ["kubernetes-runbook"]  # tags are searchable
+    assert await found("native") == ["native-memory"]  # so is the slug
     assert await found("zebra") == []
     everything = await api.get("/api/catalog")
     assert everything["query"] is None
     assert sorted(s["slug"] for s in everything["suites"]) == ["kubernetes-runbook", "native-memory"]
     entry = next(s for s in everything["suites"] if s["slug"] == "native-memory")
-    assert entry == {"slug": "native-memory", "title": "原生记忆系统",
-                     "summary": "为代理保存长期记忆和工作记忆", "latest_version": "1.0.0",
-                     "legacy": False, "suite": "/api/catalog/native-memory/suite",
-                     "download": "/api/catalog/native-memory/download"}
+    assert entry == {
+        "slug": "native-memory",
+        "title": "原生记忆系统",
+        "summary": "为代理保存长期记忆和工作记忆",
+        "latest_version": "1.0.0",
+        "legacy": False,
+        "suite": "/api/catalog/native-memory/suite",
+        "download": "/api/catalog/native-memory/download",
+    }
     assert len((await api.get("/api/catalog?limit=1"))["suites"]) == 1
     for query in ['"', "*", "NEAR(", "-", "a OR", "AND", "title:x"]:  # FTS syntax is not run
         await found(query)
@@ -655,11 +755,16 @@ async def test_catalog_search_in_chinese_and_english(api):
 
 async def test_a_published_suite_never_enters_a_context_pack(api):
     memories = api.store.conn.execute("select count(*) from memory_records").fetchone()[0]
-    await api.post("/api/memories", {
-        "title": "Zanzibarquux Handbook", "summary": "zanzibarquux 秘密配方", "license": "MIT",
-        "long_term_markdown": "# zanzibarquux\n\nThe zanzibarquux rule.\n"})
-    await import_zip(api, zip_entries(seal(
-        {**valid_files(), "MEMORY.md": "zanzibarquux imported\n"})))
+    await api.post(
+        "/api/memories",
+        {
+            "title": "Zanzibarquux Handbook",
+            "summary": "zanzibarquux 秘密配方",
+            "license": "MIT",
+            "long_term_markdown": "# zanzibarquux\n\nThe zanzibarquux rule.\n",
+        },
+    )
+    await import_zip(api, zip_entries(seal({**valid_files(), "MEMORY.md": "zanzibarquux imported\n"})))
     assert api.store.conn.execute("select count(*) from memory_records").fetchone()[0] == memories
 
     pack = await api.bootstrap(task="zanzibarquux 秘密配方")
@@ -672,8 +777,10 @@ async def test_a_published_suite_never_enters_a_context_pack(api):
 
 # -- malicious archives: refused with a 4xx naming the problem, nothing stored ----------------
 
+
 def with_files(**changes: str | None) -> Callable[[], bytes]:
     """A valid, sealed suite where some files were changed (None: removed) before sealing."""
+
     def build() -> bytes:
         files = {**valid_files()}
         for path, text in changes.items():
@@ -682,11 +789,13 @@ def with_files(**changes: str | None) -> Callable[[], bytes]:
             else:
                 files[path] = text
         return zip_entries(seal(files))
+
     return build
 
 
 def with_manifest(**fields: Any) -> Callable[[], bytes]:
     """A valid suite whose manifest.json has these fields changed (None: removed)."""
+
     def build() -> bytes:
         manifest = base_manifest()
         for name, value in fields.items():
@@ -695,6 +804,7 @@ def with_manifest(**fields: Any) -> Callable[[], bytes]:
             else:
                 manifest[name] = value
         return zip_entries(seal(valid_files(), manifest))
+
     return build
 
 
@@ -705,6 +815,7 @@ def sealed_plus(*extra: Entry) -> Callable[[], bytes]:
 
 def replaced(path: str, data: bytes | str, *, attr: int | None = None) -> Callable[[], bytes]:
     """The valid sealed suite with one entry's stored bytes replaced after sealing."""
+
     def build() -> bytes:
         entries: list[Entry] = []
         for name, text in seal(valid_files()).items():
@@ -713,12 +824,14 @@ def replaced(path: str, data: bytes | str, *, attr: int | None = None) -> Callab
             else:
                 entries.append((name, text))
         return zip_entries(entries)
+
     return build
 
 
 def renamed(old: str, new: str) -> Callable[[], bytes]:
     def build() -> bytes:
         return zip_entries([(new if n == old else n, t) for n, t in seal(valid_files()).items()])
+
     return build
 
 
@@ -728,6 +841,7 @@ def sealed_with_manifest_text(text: str) -> Callable[[], bytes]:
 
 def many_files(count: int) -> Callable[[], bytes]:
     """A valid suite of `count` entries in all (manifest.json included): extra work-memory days."""
+
     def build() -> bytes:
         files = {**valid_files()}
         day = datetime(2024, 1, 1).toordinal()
@@ -735,24 +849,28 @@ def many_files(count: int) -> Callable[[], bytes]:
             files[f"memory/{datetime.fromordinal(day):%Y-%m-%d}.md"] = "- a day\n"
             day += 1
         return zip_entries(seal(files))
+
     return build
 
 
 def bomb(size: int, count: int = 1) -> Callable[[], bytes]:
     """`count` Markdown files of `size` bytes of one letter each (tiny once compressed)."""
+
     def build() -> bytes:
         files = {**valid_files()}
         for i in range(count):
             files[f"memory/2025-02-{i + 1:02d}.md"] = "a" * size
         return zip_entries(seal(files))
+
     return build
 
 
 def over_the_upload_limit() -> bytes:
     size = 15 * 1024 * 1024 + 1
     noise = hashlib.sha256(b"seed").digest() * (size // 64 + 1)  # stored, not compressed
-    return zip_entries(seal({**valid_files(), "MEMORY.md": noise.hex()[:size]}),
-                       compression=zipfile.ZIP_STORED)
+    return zip_entries(
+        seal({**valid_files(), "MEMORY.md": noise.hex()[:size]}), compression=zipfile.ZIP_STORED
+    )
 
 
 def patched(build: Callable[[], bytes], patch: Callable[[bytearray], None]) -> Callable[[], bytes]:
@@ -760,6 +878,7 @@ def patched(build: Callable[[], bytes], patch: Callable[[bytearray], None]) -> C
         data = bytearray(build())
         patch(data)
         return bytes(data)
+
     return run
 
 
@@ -773,14 +892,14 @@ def _headers(data: bytearray, signature: bytes) -> list[int]:
 
 def _corrupt_first_body(data: bytearray) -> None:
     at = _headers(data, b"PK\x03\x04")[0]
-    start = at + 30 + int.from_bytes(data[at + 26:at + 28], "little")
+    start = at + 30 + int.from_bytes(data[at + 26 : at + 28], "little")
     for i in range(start, start + 8):
         data[i] ^= 0xFF
 
 
 def _flip_first_stored_byte(data: bytearray) -> None:
     at = _headers(data, b"PK\x03\x04")[0]
-    data[at + 30 + int.from_bytes(data[at + 26:at + 28], "little")] ^= 0x01
+    data[at + 30 + int.from_bytes(data[at + 26 : at + 28], "little")] ^= 0x01
 
 
 def _encrypted(data: bytearray) -> None:
@@ -800,9 +919,9 @@ def _method_99(data: bytearray) -> None:
 def _lying_size(data: bytearray) -> None:
     """Every entry claims to be 10 bytes uncompressed, whatever it inflates to."""
     for at in _headers(data, b"PK\x03\x04"):
-        data[at + 22:at + 26] = (10).to_bytes(4, "little")
+        data[at + 22 : at + 26] = (10).to_bytes(4, "little")
     for at in _headers(data, b"PK\x01\x02"):
-        data[at + 24:at + 28] = (10).to_bytes(4, "little")
+        data[at + 24 : at + 28] = (10).to_bytes(4, "little")
 
 
 SYMLINK = (stat.S_IFLNK | 0o777) << 16
@@ -811,14 +930,14 @@ PRIVATE = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY----
 OPENAI = "sk-" + "a1B2c3D4e5F6g7H8i9J0k1L2"
 GITHUB = "ghp_" + "a" * 36
 SURROGATE_TITLE = json.dumps(  # ASCII JSON: the title is the escape \ud800
-    {**base_manifest(title="\ud800 broken"), "files": {p: sha(t) for p, t in valid_files().items()}})
+    {**base_manifest(title="\ud800 broken"), "files": {p: sha(t) for p, t in valid_files().items()}}
+)
 
 MALICIOUS: list[tuple[str, Callable[[], bytes], int, tuple[str, ...]]] = [
     # (id, archive builder, status, words the message must contain)
     ("traversal", sealed_plus(("../MEMORY.md", "x")), 400, ("path traversal", "../MEMORY.md")),
     ("nested-traversal", sealed_plus(("a/../../MEMORY.md", "x")), 400, ("path traversal",)),
-    ("memory-traversal", renamed("memory/2026-01-02.md", "memory/../../x.md"), 400,
-     ("path traversal",)),
+    ("memory-traversal", renamed("memory/2026-01-02.md", "memory/../../x.md"), 400, ("path traversal",)),
     ("dot-segment", sealed_plus(("./MEMORY.md", "x")), 400, ("path traversal",)),
     ("absolute-unix", sealed_plus(("/etc/x", "x")), 400, ("absolute path", "/etc/x")),
     ("absolute-windows", sealed_plus(("C:\\x", "x")), 400, ("absolute path",)),
@@ -826,37 +945,52 @@ MALICIOUS: list[tuple[str, Callable[[], bytes], int, tuple[str, ...]]] = [
     ("backslash", renamed("memory/2026-01-02.md", "memory\\2026-01-02.md"), 400, ("backslash",)),
     ("symlink", replaced("MEMORY.md", "/etc/passwd", attr=SYMLINK), 400, ("links", "MEMORY.md")),
     ("duplicate-name", sealed_plus(("MEMORY.md", "# twin\n")), 400, ("duplicate", "MEMORY.md")),
-    ("duplicate-other-case", sealed_plus(("Memory.md", "# twin\n")), 400,
-     ("duplicate", "Memory.md")),
+    ("duplicate-other-case", sealed_plus(("Memory.md", "# twin\n")), 400, ("duplicate", "Memory.md")),
     ("over-5000-files", many_files(5001), 413, ("5001 files", "5000")),
     ("file-bomb", bomb(16 * 1024 * 1024 + 1), 413, ("16777216 bytes uncompressed",)),
     ("total-bomb", bomb(16 * 1024 * 1024, count=5), 413, ("67108864 bytes uncompressed",)),
     ("upload-over-limit", over_the_upload_limit, 413, ("15728640",)),
-    ("unlisted-script", sealed_plus(("run.sh", "#!/bin/sh\nrm -rf ~\n")), 400,
-     ("not listed: run.sh",)),
+    ("unlisted-script", sealed_plus(("run.sh", "#!/bin/sh\nrm -rf ~\n")), 400, ("not listed: run.sh",)),
     ("name-with-space", sealed_plus(("my notes.md", "x")), 400, ("my notes.md", "ASCII")),
     ("name-not-ascii", sealed_plus(("笔记.md", "x")), 400, ("ASCII",)),
     ("empty-segment", sealed_plus(("memory//x.md", "x")), 400, ("empty path segment",)),
-    ("no-memory", with_files(**{"MEMORY.md": " \n", "memory/2026-01-02.md": None}), 400,
-     ("no memory",)),
+    ("no-memory", with_files(**{"MEMORY.md": " \n", "memory/2026-01-02.md": None}), 400, ("no memory",)),
     ("title-one-letter", with_manifest(title="x"), 400, ("'title'",)),
-    ("non-utf8-markdown", replaced("MEMORY.md", b"caf\xe9 \xff\xfe"), 400,
-     ("MEMORY.md", "not UTF-8")),
-    ("non-utf8-json", replaced("install/openclaw.json", b'{"a": "\xff"}'), 400,
-     ("install/openclaw.json", "not UTF-8")),
+    ("non-utf8-markdown", replaced("MEMORY.md", b"caf\xe9 \xff\xfe"), 400, ("MEMORY.md", "not UTF-8")),
+    (
+        "non-utf8-json",
+        replaced("install/openclaw.json", b'{"a": "\xff"}'),
+        400,
+        ("install/openclaw.json", "not UTF-8"),
+    ),
     ("no-manifest", lambda: zip_entries(valid_files()), 400, ("no manifest.json",)),
-    ("invalid-json-manifest", sealed_with_manifest_text('{"schema": "amp.memory.v1",'), 400,
-     ("manifest.json", "not valid JSON")),
-    ("manifest-not-object", sealed_with_manifest_text("[1, 2]"), 400,
-     ("manifest.json", "JSON object")),
-    ("invalid-json-suite-manifest", with_files(**{"suite/manifest.json": "{nope"}), 400,
-     ("suite/manifest.json", "not valid JSON")),
-    ("invalid-json-openclaw", with_files(**{"install/openclaw.json": "nope"}), 400,
-     ("install/openclaw.json", "not valid JSON")),
+    (
+        "invalid-json-manifest",
+        sealed_with_manifest_text('{"schema": "amp.memory.v1",'),
+        400,
+        ("manifest.json", "not valid JSON"),
+    ),
+    ("manifest-not-object", sealed_with_manifest_text("[1, 2]"), 400, ("manifest.json", "JSON object")),
+    (
+        "invalid-json-suite-manifest",
+        with_files(**{"suite/manifest.json": "{nope"}),
+        400,
+        ("suite/manifest.json", "not valid JSON"),
+    ),
+    (
+        "invalid-json-openclaw",
+        with_files(**{"install/openclaw.json": "nope"}),
+        400,
+        ("install/openclaw.json", "not valid JSON"),
+    ),
     ("wrong-schema", with_manifest(schema="amp.memory.v2"), 400, ("amp.memory.v1",)),
     ("missing-schema", with_manifest(schema=None), 400, ("amp.memory.v1",)),
-    ("wrong-suite-schema", with_files(**{"suite/manifest.json": '{"schema": "amp.suite.v0"}'}),
-     400, ("amp.memory-suite.v1",)),
+    (
+        "wrong-suite-schema",
+        with_files(**{"suite/manifest.json": '{"schema": "amp.suite.v0"}'}),
+        400,
+        ("amp.memory-suite.v1",),
+    ),
     ("semver-two-parts", with_manifest(version="1.0"), 400, ("version", "semantic version")),
     ("semver-v-prefix", with_manifest(version="v1.0.0"), 400, ("semantic version",)),
     ("semver-number", with_manifest(version=1), 400, ("semantic version",)),
@@ -865,60 +999,116 @@ MALICIOUS: list[tuple[str, Callable[[], bytes], int, tuple[str, ...]]] = [
     ("license-blank", with_manifest(license="   "), 400, ("'license'",)),
     ("title-missing", with_manifest(title=None), 400, ("'title'",)),
     ("provenance-empty", with_manifest(provenance={}), 400, ("provenance", "source")),
-    ("provenance-without-source", with_manifest(provenance={"author": "x"}), 400,
-     ("provenance", "source")),
+    ("provenance-without-source", with_manifest(provenance={"author": "x"}), 400, ("provenance", "source")),
     ("provenance-string", with_manifest(provenance="tests"), 400, ("provenance",)),
     ("provenance-missing", with_manifest(provenance=None), 400, ("provenance",)),
-    ("sha256-mismatch", replaced("MEMORY.md", "# tampered after sealing\n"), 400,
-     ("sha256 mismatch: MEMORY.md",)),
-    ("unlisted-file", lambda: zip_entries(seal(valid_files(), listed={
-         p: sha(t) for p, t in valid_files().items() if p != "README.md"})), 400,
-     ("not listed: README.md",)),
-    ("listed-but-absent", lambda: zip_entries(seal(
-        {p: t for p, t in valid_files().items() if p != "DREAMS.md"},
-        listed={p: sha(t) for p, t in valid_files().items()})), 400,
-     ("listed but absent: DREAMS.md",)),
+    (
+        "sha256-mismatch",
+        replaced("MEMORY.md", "# tampered after sealing\n"),
+        400,
+        ("sha256 mismatch: MEMORY.md",),
+    ),
+    (
+        "unlisted-file",
+        lambda: zip_entries(
+            seal(valid_files(), listed={p: sha(t) for p, t in valid_files().items() if p != "README.md"})
+        ),
+        400,
+        ("not listed: README.md",),
+    ),
+    (
+        "listed-but-absent",
+        lambda: zip_entries(
+            seal(
+                {p: t for p, t in valid_files().items() if p != "DREAMS.md"},
+                listed={p: sha(t) for p, t in valid_files().items()},
+            )
+        ),
+        400,
+        ("listed but absent: DREAMS.md",),
+    ),
     ("files-not-a-map", with_manifest(files=["MEMORY.md"]), 400, ("'files'",)),
-    ("secret-aws", with_files(**{"MEMORY.md": f"key {AWS}\n"}), 400,
-     ("secrets", "MEMORY.md", "AWS access key")),
-    ("secret-private-key", with_files(**{"DREAMS.md": PRIVATE}), 400,
-     ("secrets", "DREAMS.md", "private key")),
-    ("secret-openai", with_files(**{"memory/2026-01-02.md": f"use {OPENAI}\n"}), 400,
-     ("secrets", "OpenAI-style API key")),
-    ("secret-github", with_files(**{"README.md": f"token {GITHUB}\n"}), 400,
-     ("secrets", "GitHub token")),
-    ("secret-password", with_files(**{"MEMORY.md": "password = hunter2hunter2\n"}), 400,
-     ("secrets", "password assignment")),
-    ("secret-in-manifest", with_manifest(summary=f"contact {AWS}"), 400,
-     ("secrets", "manifest.json")),
+    (
+        "secret-aws",
+        with_files(**{"MEMORY.md": f"key {AWS}\n"}),
+        400,
+        ("secrets", "MEMORY.md", "AWS access key"),
+    ),
+    (
+        "secret-private-key",
+        with_files(**{"DREAMS.md": PRIVATE}),
+        400,
+        ("secrets", "DREAMS.md", "private key"),
+    ),
+    (
+        "secret-openai",
+        with_files(**{"memory/2026-01-02.md": f"use {OPENAI}\n"}),
+        400,
+        ("secrets", "OpenAI-style API key"),
+    ),
+    ("secret-github", with_files(**{"README.md": f"token {GITHUB}\n"}), 400, ("secrets", "GitHub token")),
+    (
+        "secret-password",
+        with_files(**{"MEMORY.md": "password = hunter2hunter2\n"}),
+        400,
+        ("secrets", "password assignment"),
+    ),
+    ("secret-in-manifest", with_manifest(summary=f"contact {AWS}"), 400, ("secrets", "manifest.json")),
     ("bad-slug", with_manifest(slug="Bad_Slug"), 400, ("slug", "Bad_Slug")),
     ("not-a-zip", lambda: b"this is not a zip archive at all", 400, ("not a zip",)),
     ("truncated-zip", lambda: valid_zip()[:200], 400, ("not a zip",)),
     ("empty-body", lambda: b"", 422, ("send the suite zip",)),
     # Archives that break the zip format itself.
-    pytest.param("corrupt-deflate-data", patched(valid_zip, _corrupt_first_body), 400, (),
-                 id="corrupt-deflate-data"),
-    pytest.param("bad-crc", patched(lambda: zip_entries(seal(valid_files()),
-                                                        compression=zipfile.ZIP_STORED),
-                                    _flip_first_stored_byte), 400, (), id="bad-crc"),
+    pytest.param(
+        "corrupt-deflate-data", patched(valid_zip, _corrupt_first_body), 400, (), id="corrupt-deflate-data"
+    ),
+    pytest.param(
+        "bad-crc",
+        patched(
+            lambda: zip_entries(seal(valid_files()), compression=zipfile.ZIP_STORED), _flip_first_stored_byte
+        ),
+        400,
+        (),
+        id="bad-crc",
+    ),
     pytest.param("encrypted-entry", patched(valid_zip, _encrypted), 400, (), id="encrypted-entry"),
-    pytest.param("unknown-compression", patched(valid_zip, _method_99), 400, (),
-                 id="unknown-compression"),
-    pytest.param("lying-uncompressed-size", patched(bomb(3 * 1024 * 1024), _lying_size),
-                 (413, 400), (),
-                 id="lying-uncompressed-size"),
-    pytest.param("deeply-nested-manifest", sealed_with_manifest_text("[" * 100_000 + "]" * 100_000),
-                 400, ("manifest.json",),
-                 id="deeply-nested-manifest"),
-    pytest.param("lone-surrogate-in-manifest", sealed_with_manifest_text(SURROGATE_TITLE), 400,
-                 ("manifest.json",),
-                 id="lone-surrogate-in-manifest"),
+    pytest.param("unknown-compression", patched(valid_zip, _method_99), 400, (), id="unknown-compression"),
+    pytest.param(
+        "lying-uncompressed-size",
+        patched(bomb(3 * 1024 * 1024), _lying_size),
+        (413, 400),
+        (),
+        id="lying-uncompressed-size",
+    ),
+    pytest.param(
+        "deeply-nested-manifest",
+        sealed_with_manifest_text("[" * 100_000 + "]" * 100_000),
+        400,
+        ("manifest.json",),
+        id="deeply-nested-manifest",
+    ),
+    pytest.param(
+        "lone-surrogate-in-manifest",
+        sealed_with_manifest_text(SURROGATE_TITLE),
+        400,
+        ("manifest.json",),
+        id="lone-surrogate-in-manifest",
+    ),
     pytest.param("tags-not-a-list", with_manifest(tags=5), 400, ("tags",), id="tags-not-a-list"),
-    pytest.param("semver-trailing-newline", with_manifest(version="1.0.0\n"), 400,
-                 ("semantic version",), id="semver-trailing-newline"),
-    pytest.param("slug-trailing-newline", with_manifest(slug="evil-test-suite\n"), 400,
-                 ("slug",),
-                 id="slug-trailing-newline"),
+    pytest.param(
+        "semver-trailing-newline",
+        with_manifest(version="1.0.0\n"),
+        400,
+        ("semantic version",),
+        id="semver-trailing-newline",
+    ),
+    pytest.param(
+        "slug-trailing-newline",
+        with_manifest(slug="evil-test-suite\n"),
+        400,
+        ("slug",),
+        id="slug-trailing-newline",
+    ),
 ]
 
 
@@ -927,8 +1117,7 @@ def _case(case):
 
 
 @pytest.mark.parametrize("name,build,status,mentions", [_case(c) for c in MALICIOUS])
-async def test_malicious_archive_is_refused_and_nothing_is_stored(api, name, build, status,
-                                                                  mentions):
+async def test_malicious_archive_is_refused_and_nothing_is_stored(api, name, build, status, mentions):
     await import_zip(api, valid_zip(slug="already-here"))  # something stored before
     rows = suite_rows(api)
     latest = api.store.conn.execute("select slug, latest_version from suites").fetchall()
@@ -941,21 +1130,47 @@ async def test_malicious_archive_is_refused_and_nothing_is_stored(api, name, bui
     assert api.store.conn.execute("select slug, latest_version from suites").fetchall() == latest
 
 
-@pytest.mark.parametrize("build", [
-    valid_zip, with_files(), with_manifest(), sealed_plus(), renamed("x", "y"),
-    many_files(200), bomb(2 * 1024 * 1024, count=3),
-    lambda: zip_entries(seal(valid_files()), compression=zipfile.ZIP_STORED),
-    # What the reference accepts and we used to refuse: other members (kept, not read), any
-    # memory/<name>.md, a version with leading zeros, no version (1.0.0), no files map.
-    with_files(**{"run.sh": "#!/bin/sh\necho hi\n"}), with_files(**{"memory/notes.md": "x"}),
-    with_files(**{"suite/extra.json": "{}"}), with_files(**{"memory/2026-01-02.md.exe": "x"}),
-    with_manifest(version="01.0.0"), with_manifest(version=None),
-    lambda: zip_entries({**valid_files(), "manifest.json": json.dumps(base_manifest())}),
-    with_files(**{"MEMORY.md": None}),
-], ids=["valid", "with-files", "with-manifest", "sealed-plus", "renamed", "200-files",
-        "3-files-of-2-MiB", "stored", "other-member", "memory-notes", "suite-extra",
-        "double-extension", "semver-leading-zero", "no-version", "no-files-map",
-        "work-memory-only"])
+@pytest.mark.parametrize(
+    "build",
+    [
+        valid_zip,
+        with_files(),
+        with_manifest(),
+        sealed_plus(),
+        renamed("x", "y"),
+        many_files(200),
+        bomb(2 * 1024 * 1024, count=3),
+        lambda: zip_entries(seal(valid_files()), compression=zipfile.ZIP_STORED),
+        # What the reference accepts and we used to refuse: other members (kept, not read), any
+        # memory/<name>.md, a version with leading zeros, no version (1.0.0), no files map.
+        with_files(**{"run.sh": "#!/bin/sh\necho hi\n"}),
+        with_files(**{"memory/notes.md": "x"}),
+        with_files(**{"suite/extra.json": "{}"}),
+        with_files(**{"memory/2026-01-02.md.exe": "x"}),
+        with_manifest(version="01.0.0"),
+        with_manifest(version=None),
+        lambda: zip_entries({**valid_files(), "manifest.json": json.dumps(base_manifest())}),
+        with_files(**{"MEMORY.md": None}),
+    ],
+    ids=[
+        "valid",
+        "with-files",
+        "with-manifest",
+        "sealed-plus",
+        "renamed",
+        "200-files",
+        "3-files-of-2-MiB",
+        "stored",
+        "other-member",
+        "memory-notes",
+        "suite-extra",
+        "double-extension",
+        "semver-leading-zero",
+        "no-version",
+        "no-files-map",
+        "work-memory-only",
+    ],
+)
 async def test_the_valid_base_of_the_corpus_is_accepted(api, build):
     """Control: each malicious archive above is one change away from one of these."""
     data = build()

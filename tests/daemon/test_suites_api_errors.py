@@ -20,11 +20,20 @@ from typing import Any
 
 import pytest
 
-from tests.daemon import helpers
 from daemon.runtime.suite_archive import MAX_UPLOAD_BYTES
+from tests.daemon import helpers
 from tests.daemon.helpers import (
-    AUTH_VARIANTS, DEFAULT, GUARD, MALFORMED, OVER_ONE_MIB, READ, WRITE, Ep, base_world,
-    fill, row_counts,
+    AUTH_VARIANTS,
+    DEFAULT,
+    GUARD,
+    MALFORMED,
+    OVER_ONE_MIB,
+    READ,
+    WRITE,
+    Ep,
+    base_world,
+    fill,
+    row_counts,
 )
 from tests.daemon.test_suites import seal, valid_files, valid_zip, zip_entries
 from tests.daemon.test_updates_and_sync import publish
@@ -33,12 +42,16 @@ CATALOG = "catalog:read"
 IMPORT_ZIP = valid_zip(slug="declared-import")
 
 SUITES = {
-    "create": Ep("POST", "/api/memories",
-                 {"title": "Declared Suite", "summary": "declared", "license": "MIT"}, WRITE),
+    "create": Ep(
+        "POST", "/api/memories", {"title": "Declared Suite", "summary": "declared", "license": "MIT"}, WRITE
+    ),
     "import": Ep("POST", "/api/memories/import", {}, WRITE),  # the body is IMPORT_ZIP
     "sync": Ep("POST", "/api/memories/{slug}/sync", {"text": "declared"}, WRITE),
-    "validate": Ep("POST", "/api/memories/validate",
-                   {"title": "Declared Suite", "summary": "declared", "memory_md": "- m\n"}),
+    "validate": Ep(
+        "POST",
+        "/api/memories/validate",
+        {"title": "Declared Suite", "summary": "declared", "memory_md": "- m\n"},
+    ),
     "import_validate": Ep("POST", "/api/memories/import/validate", {}),  # IMPORT_ZIP
     "mine": Ep("GET", "/api/me/memories", scope=READ),
     "catalog": Ep("GET", "/api/catalog?q=world"),
@@ -50,8 +63,17 @@ SUITES = {
     "diff": Ep("GET", "/api/catalog/{slug}/diff?from=1.0.0&to=1.0.1"),
 }
 # An optional key, as in the reference: never 401 or 403 (the validations and the reads).
-OPTIONAL = ["validate", "import_validate", "catalog", "detail", "suite", "download", "openclaw",
-            "versions", "diff"]
+OPTIONAL = [
+    "validate",
+    "import_validate",
+    "catalog",
+    "detail",
+    "suite",
+    "download",
+    "openclaw",
+    "versions",
+    "diff",
+]
 AUTHED = [name for name in SUITES if name not in OPTIONAL]
 UPLOADS = ["import", "import_validate"]
 POSTS = [name for name, ep in SUITES.items() if ep.method == "POST"]
@@ -61,8 +83,11 @@ SLUGGED = ["sync", "detail", "suite", "download", "openclaw", "versions", "diff"
 
 def _parts(name: str, parts: dict[str, Any]) -> dict[str, Any]:
     if name in UPLOADS and parts.get("raw") is None and parts.get("body", DEFAULT) is DEFAULT:
-        parts = {**parts, "raw": IMPORT_ZIP, "headers": {"Content-Type": "application/zip",
-                                                         **(parts.get("headers") or {})}}
+        parts = {
+            **parts,
+            "raw": IMPORT_ZIP,
+            "headers": {"Content-Type": "application/zip", **(parts.get("headers") or {})},
+        }
     return parts
 
 
@@ -79,16 +104,16 @@ async def world(api) -> dict[str, str]:
     """The base world plus our suite {slug} at versions 1.0.0 and 1.0.1 (one sync), and a key
     with catalog:read only ({catalog_key})."""
     world = await base_world(api)
-    suite = await api.post("/api/memories", {"title": "World Suite", "summary": "the world's suite",
-                                             "license": "MIT"})
-    synced = await api.post(f"/api/memories/{suite['slug']}/sync",
-                            {"events": [{"summary": "first sync"}]})
+    suite = await api.post(
+        "/api/memories", {"title": "World Suite", "summary": "the world's suite", "license": "MIT"}
+    )
+    synced = await api.post(f"/api/memories/{suite['slug']}/sync", {"events": [{"summary": "first sync"}]})
     assert synced["version"]["version"] == "1.0.1"
-    return world | {"slug": suite["slug"],
-                    "catalog_key": api.new_agent("cataloger", scopes=[CATALOG])}
+    return world | {"slug": suite["slug"], "catalog_key": api.new_agent("cataloger", scopes=[CATALOG])}
 
 
 # -- the baseline: the declared requests succeed -------------------------------------------
+
 
 @pytest.mark.parametrize("name", list(SUITES))
 async def test_declared_request_succeeds(api, world, name):
@@ -114,6 +139,7 @@ async def test_declared_writes_are_idempotent(api, world, name):
 
 # -- authentication, authorization and the Host/Origin guard --------------------------------
 
+
 @pytest.mark.parametrize("variant", list(AUTH_VARIANTS))
 @pytest.mark.parametrize("name", AUTHED)
 async def test_missing_or_invalid_key_is_401(api, world, name, variant):
@@ -135,12 +161,17 @@ async def test_optional_key_endpoints_need_no_key(api, world, name, variant):
     assert status == 200, data
 
 
-SCOPE_KEYS = {WRITE: {"read-only": "{read_key}", "catalog-only": "{catalog_key}"},
-              CATALOG: {"read-only": "{read_key}", "write-only": "{write_key}"},
-              READ: {"catalog-only": "{catalog_key}", "write-only": "{write_key}"}}
-SCOPE_CASES = [pytest.param(name, key, id=f"{name}-{label}")
-               for name, ep in SUITES.items() if ep.scope
-               for label, key in SCOPE_KEYS[ep.scope].items()]
+SCOPE_KEYS = {
+    WRITE: {"read-only": "{read_key}", "catalog-only": "{catalog_key}"},
+    CATALOG: {"read-only": "{read_key}", "write-only": "{write_key}"},
+    READ: {"catalog-only": "{catalog_key}", "write-only": "{write_key}"},
+}
+SCOPE_CASES = [
+    pytest.param(name, key, id=f"{name}-{label}")
+    for name, ep in SUITES.items()
+    if ep.scope
+    for label, key in SCOPE_KEYS[ep.scope].items()
+]
 
 
 @pytest.mark.parametrize("name,key", SCOPE_CASES)
@@ -153,16 +184,14 @@ async def test_missing_scope_is_403(api, world, name, key):
 @pytest.mark.parametrize("name", list(SUITES))
 async def test_the_scope_alone_is_enough(api, world, name):
     """Control for the test above: a key with only the endpoint's scope gets through."""
-    key = {WRITE: world["write_key"], READ: world["read_key"]}.get(SUITES[name].scope,
-                                                                   world["catalog_key"])
+    key = {WRITE: world["write_key"], READ: world["read_key"]}.get(SUITES[name].scope, world["catalog_key"])
     if name == "download":
         response = await api.client.get(fill(SUITES[name].path, world), headers=api.auth(key))
         assert response.status == 200
         return
     path = None
     if name == "sync":  # only a suite's creator (or the owner) syncs it: the key makes one
-        own = await api.post("/api/memories", {"title": "Write Key Suite", "summary": "its own"},
-                             key=key)
+        own = await api.post("/api/memories", {"title": "Write Key Suite", "summary": "its own"}, key=key)
         path = f"/api/memories/{own['slug']}/sync"
     status, data = await send(api, world, name, key=key, path=path)
     assert status == 200, data
@@ -180,54 +209,80 @@ async def test_foreign_host_or_origin_is_403(api, world, name, variant):
     await expect_error(api, world, name, 403, headers=headers, mentions=(mention,))
 
 
-@pytest.mark.parametrize("method,name", [
-    ("GET", "create"), ("PUT", "create"), ("DELETE", "create"), ("GET", "import"),
-    ("PUT", "import"), ("GET", "sync"), ("POST", "catalog"), ("DELETE", "suite"),
-    ("POST", "download"), ("DELETE", "openclaw"), ("PUT", "versions"), ("POST", "diff"),
-])
+@pytest.mark.parametrize(
+    "method,name",
+    [
+        ("GET", "create"),
+        ("PUT", "create"),
+        ("DELETE", "create"),
+        ("GET", "import"),
+        ("PUT", "import"),
+        ("GET", "sync"),
+        ("POST", "catalog"),
+        ("DELETE", "suite"),
+        ("POST", "download"),
+        ("DELETE", "openclaw"),
+        ("PUT", "versions"),
+        ("POST", "diff"),
+    ],
+)
 async def test_wrong_method_is_405(api, world, method, name):
     await expect_error(api, world, name, 405, method=method, mentions=(method,))
 
 
 # -- malformed and oversized bodies ----------------------------------------------------------
 
+
 @pytest.mark.parametrize("variant", list(MALFORMED))
 @pytest.mark.parametrize("name", JSON_POSTS)
 async def test_malformed_body_is_400(api, world, name, variant):
     raw, mention = MALFORMED[variant]
-    await expect_error(api, world, name, 400, raw=raw,
-                       headers={"Content-Type": "application/json"}, mentions=(mention,))
+    await expect_error(
+        api, world, name, 400, raw=raw, headers={"Content-Type": "application/json"}, mentions=(mention,)
+    )
 
 
 @pytest.mark.parametrize("variant", list(MALFORMED))
 @pytest.mark.parametrize("name", UPLOADS)
 async def test_import_of_json_instead_of_a_zip_is_400(api, world, name, variant):
     raw, _ = MALFORMED[variant]
-    await expect_error(api, world, name, 400, raw=raw,
-                       headers={"Content-Type": "application/json"}, mentions=("not a zip",))
+    await expect_error(
+        api, world, name, 400, raw=raw, headers={"Content-Type": "application/json"}, mentions=("not a zip",)
+    )
 
 
-@pytest.mark.parametrize("raw,content_type,status,mention", [
-    (b"", "application/zip", 422, "send the suite zip"),
-    (b"PK\x03\x04 not really", "application/zip", 400, "not a zip"),
-    (b'--b\r\nContent-Disposition: form-data; name="other"\r\n\r\nx\r\n--b--\r\n',
-     "multipart/form-data; boundary=b", 422, "'file'"),
-    (b"--b--\r\n", "multipart/form-data; boundary=b", 422, "'file'"),
-], ids=["empty", "zip-magic-only", "multipart-without-file", "multipart-empty"])
+@pytest.mark.parametrize(
+    "raw,content_type,status,mention",
+    [
+        (b"", "application/zip", 422, "send the suite zip"),
+        (b"PK\x03\x04 not really", "application/zip", 400, "not a zip"),
+        (
+            b'--b\r\nContent-Disposition: form-data; name="other"\r\n\r\nx\r\n--b--\r\n',
+            "multipart/form-data; boundary=b",
+            422,
+            "'file'",
+        ),
+        (b"--b--\r\n", "multipart/form-data; boundary=b", 422, "'file'"),
+    ],
+    ids=["empty", "zip-magic-only", "multipart-without-file", "multipart-empty"],
+)
 @pytest.mark.parametrize("name", UPLOADS)
-async def test_import_without_an_archive_is_refused(api, world, name, raw, content_type, status,
-                                                    mention):
+async def test_import_without_an_archive_is_refused(api, world, name, raw, content_type, status, mention):
     """No file at all is the reference's 422 (a missing field); a file that is no zip, 400."""
-    data = await expect_error(api, world, name, status, raw=raw,
-                              headers={"Content-Type": content_type}, mentions=(mention,))
+    data = await expect_error(
+        api, world, name, status, raw=raw, headers={"Content-Type": content_type}, mentions=(mention,)
+    )
     if status == 422:
         assert data["detail"]["missing_fields"] == ["file"]
 
 
-@pytest.mark.parametrize("raw,content_type", [
-    pytest.param(b"x" * 10, "multipart/form-data", id="multipart-without-boundary"),
-    pytest.param(b"--b\r\nbroken", "multipart/form-data; boundary=b", id="multipart-truncated"),
-])
+@pytest.mark.parametrize(
+    "raw,content_type",
+    [
+        pytest.param(b"x" * 10, "multipart/form-data", id="multipart-without-boundary"),
+        pytest.param(b"--b\r\nbroken", "multipart/form-data; boundary=b", id="multipart-truncated"),
+    ],
+)
 async def test_import_of_a_broken_multipart_form_is_400(api, world, raw, content_type):
     await expect_error(api, world, "import", 400, raw=raw, headers={"Content-Type": content_type})
 
@@ -240,16 +295,26 @@ async def test_body_over_one_mib_is_413(api, world, name):
 @pytest.mark.parametrize("name", UPLOADS)
 async def test_upload_over_15_mib_is_413(api, world, name):
     """Uploads have the reference's limit (15 MiB), not the 1 MiB of JSON bodies."""
-    await expect_error(api, world, name, 413, raw=b"\0" * (MAX_UPLOAD_BYTES + 1),
-                       headers={"Content-Type": "application/zip"},
-                       mentions=(str(MAX_UPLOAD_BYTES),))
+    await expect_error(
+        api,
+        world,
+        name,
+        413,
+        raw=b"\0" * (MAX_UPLOAD_BYTES + 1),
+        headers={"Content-Type": "application/zip"},
+        mentions=(str(MAX_UPLOAD_BYTES),),
+    )
 
 
-@pytest.mark.parametrize("name,body", [
-    ("create", {"title": "\ud800 broken", "summary": "s", "license": "MIT"}),
-    ("sync", {"events": [{"summary": "\ud800 broken"}]}),
-    ("sync", {"text": "\ud800 broken"}),
-], ids=["create-title", "sync-event", "sync-text"])
+@pytest.mark.parametrize(
+    "name,body",
+    [
+        ("create", {"title": "\ud800 broken", "summary": "s", "license": "MIT"}),
+        ("sync", {"events": [{"summary": "\ud800 broken"}]}),
+        ("sync", {"text": "\ud800 broken"}),
+    ],
+    ids=["create-title", "sync-event", "sync-text"],
+)
 async def test_lone_surrogate_is_400(api, world, name, body):
     await expect_error(api, world, name, 400, body=body, mentions=("Unicode",))
 
@@ -334,8 +399,7 @@ def _invalid_id(case: Any) -> str:
     return f"{name}-{fieldname}={value}"
 
 
-@pytest.mark.parametrize("name,body,fieldname,missing", INVALID,
-                         ids=[_invalid_id(case) for case in INVALID])
+@pytest.mark.parametrize("name,body,fieldname,missing", INVALID, ids=[_invalid_id(case) for case in INVALID])
 async def test_invalid_field_is_422(api, world, name, body, fieldname, missing):
     data = await expect_error(api, world, name, 422, body=body, mentions=(fieldname,))
     if missing:
@@ -350,30 +414,50 @@ REFUSED = [
     ("validate-bad-visibility", "validate", {**C, "visibility": "friends"}, 400, ("visibility",)),
     ("create-bad-slug", "create", {**C, "slug": "Bad Slug"}, 422, ("slug", "Bad Slug")),
     ("create-short-slug", "create", {**C, "slug": "ab"}, 422, ("slug",)),
-    ("create-work-memory-not-text", "create", {**C, "work_memory": {"2026-01-02": 5}}, 422,
-     ("work_memory",)),
-    ("create-aws-key", "create", {**C, "memory_md": "AKIAABCDEFGHIJKLMNOP"}, 400,
-     ("secrets", "MEMORY.md", "AWS access key")),
-    ("create-private-key", "create",
-     {**C, "dreams_md": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n"}, 400,
-     ("secrets", "DREAMS.md", "private key")),
-    ("create-secret-in-summary", "create", {**C, "summary": "token: abcdefgh12345678"}, 400,
-     ("secrets", "manifest.json")),
-    ("create-secret-in-work-memory", "create",
-     {**C, "work_memory": [{"date": "2026-01-02", "content": "ghp_" + "b" * 36}]}, 400,
-     ("secrets", "memory/2026-01-02.md", "GitHub token")),
-    ("sync-secret", "sync", {"text": "use sk-" + "c" * 30}, 400,
-     ("secrets", "OpenAI-style API key")),
+    ("create-work-memory-not-text", "create", {**C, "work_memory": {"2026-01-02": 5}}, 422, ("work_memory",)),
+    (
+        "create-aws-key",
+        "create",
+        {**C, "memory_md": "AKIAABCDEFGHIJKLMNOP"},
+        400,
+        ("secrets", "MEMORY.md", "AWS access key"),
+    ),
+    (
+        "create-private-key",
+        "create",
+        {**C, "dreams_md": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n"},
+        400,
+        ("secrets", "DREAMS.md", "private key"),
+    ),
+    (
+        "create-secret-in-summary",
+        "create",
+        {**C, "summary": "token: abcdefgh12345678"},
+        400,
+        ("secrets", "manifest.json"),
+    ),
+    (
+        "create-secret-in-work-memory",
+        "create",
+        {**C, "work_memory": [{"date": "2026-01-02", "content": "ghp_" + "b" * 36}]},
+        400,
+        ("secrets", "memory/2026-01-02.md", "GitHub token"),
+    ),
+    ("sync-secret", "sync", {"text": "use sk-" + "c" * 30}, 400, ("secrets", "OpenAI-style API key")),
     ("sync-blank-text", "sync", {"text": "  \n "}, 400, ("blank",)),
-    ("sync-event-without-summary", "sync", {"events": [{"event_type": "decision"}]}, 422,
-     ("summary",)),
+    ("sync-event-without-summary", "sync", {"events": [{"event_type": "decision"}]}, 422, ("summary",)),
     ("sync-blank-summary", "sync", {"events": [{"summary": "  \n "}]}, 400, ("summary",)),
-    ("sync-one-bad-event-of-two", "sync", {"events": [{"summary": "ok"}, {"summary": ""}]},
-     422, ("summary",)),
-    pytest.param("create", {**C, "slug": "my-suite\n"}, 422,
-                 ("slug",), id="create-slug-trailing-newline"),
-    pytest.param("create", {**C, "version": "1.0.0\n"}, 422,
-                 ("version",), id="create-version-trailing-newline"),
+    (
+        "sync-one-bad-event-of-two",
+        "sync",
+        {"events": [{"summary": "ok"}, {"summary": ""}]},
+        422,
+        ("summary",),
+    ),
+    pytest.param("create", {**C, "slug": "my-suite\n"}, 422, ("slug",), id="create-slug-trailing-newline"),
+    pytest.param(
+        "create", {**C, "version": "1.0.0\n"}, 422, ("version",), id="create-version-trailing-newline"
+    ),
 ]
 
 
@@ -396,15 +480,25 @@ NOT_INTEGERS = ["abc", "2.5", "1e2", "%205", "10_0", "%C2%B2", "%D9%A3"]
 @pytest.mark.parametrize("name", ["limit", "offset"])
 @pytest.mark.parametrize("value", NOT_INTEGERS)
 async def test_catalog_paging_that_is_not_an_integer_is_422(api, world, name, value):
-    data = await expect_error(api, world, "catalog", 422,
-                              path=f"/api/catalog?q=world&{name}={value}", mentions=(f"'{name}'",))
+    data = await expect_error(
+        api, world, "catalog", 422, path=f"/api/catalog?q=world&{name}={value}", mentions=(f"'{name}'",)
+    )
     assert data["detail"]["field"] == name
 
 
-@pytest.mark.parametrize("query,limit,offset", [
-    ("limit=1", 1, 0), ("limit=100", 100, 0), ("limit=0", 1, 0), ("limit=101", 100, 0),
-    ("limit=-1", 1, 0), ("offset=-3", 30, 0), ("offset=0", 30, 0), ("", 30, 0),
-])
+@pytest.mark.parametrize(
+    "query,limit,offset",
+    [
+        ("limit=1", 1, 0),
+        ("limit=100", 100, 0),
+        ("limit=0", 1, 0),
+        ("limit=101", 100, 0),
+        ("limit=-1", 1, 0),
+        ("offset=-3", 30, 0),
+        ("offset=0", 30, 0),
+        ("", 30, 0),
+    ],
+)
 async def test_catalog_paging_is_clamped(api, world, query, limit, offset):
     status, data = await send(api, world, "catalog", path="/api/catalog?" + query)
     assert status == 200 and (data["limit"], data["offset"]) == (limit, offset)
@@ -412,15 +506,20 @@ async def test_catalog_paging_is_clamped(api, world, query, limit, offset):
 
 
 DIFF_QUERIES = [
-    ("", ["from", "to"]), ("?to=1.0.1", ["from"]), ("?from=1.0.0", ["to"]),
-    ("?from=&to=1.0.1", ["from"]), ("?from=1.0.0&to=", ["to"]), ("?old=1.0.0&new=1.0.1", ["from", "to"]),
+    ("", ["from", "to"]),
+    ("?to=1.0.1", ["from"]),
+    ("?from=1.0.0", ["to"]),
+    ("?from=&to=1.0.1", ["from"]),
+    ("?from=1.0.0&to=", ["to"]),
+    ("?old=1.0.0&new=1.0.1", ["from", "to"]),
 ]
 
 
 @pytest.mark.parametrize("query,missing", DIFF_QUERIES, ids=[q or "none" for q, _ in DIFF_QUERIES])
 async def test_diff_without_from_or_to_is_422(api, world, query, missing):
-    data = await expect_error(api, world, "diff", 422, path="/api/catalog/{slug}/diff" + query,
-                              mentions=("'from'", "'to'"))
+    data = await expect_error(
+        api, world, "diff", 422, path="/api/catalog/{slug}/diff" + query, mentions=("'from'", "'to'")
+    )
     assert data["detail"]["missing_fields"] == missing
 
 
@@ -428,13 +527,14 @@ async def test_diff_without_from_or_to_is_422(api, world, query, missing):
 
 NOT_FOUND = [
     # (id, endpoint, path, text the message must contain)
-    *[(f"{name}-unknown-slug", name, SUITES[name].path.replace("{slug}", "no-such-suite"),
-       "no-such-suite") for name in SLUGGED],
+    *[
+        (f"{name}-unknown-slug", name, SUITES[name].path.replace("{slug}", "no-such-suite"), "no-such-suite")
+        for name in SLUGGED
+    ],
     ("download-unknown-version", "download", "/api/catalog/{slug}/download?version=9.9.9", "9.9.9"),
     ("diff-unknown-from", "diff", "/api/catalog/{slug}/diff?from=9.9.9&to=1.0.1", "9.9.9"),
     ("diff-unknown-to", "diff", "/api/catalog/{slug}/diff?from=1.0.0&to=0.0.1", "0.0.1"),
-    ("download-empty-slug-version", "download", "/api/catalog/{slug}/download?version=1.0",
-     "1.0"),
+    ("download-empty-slug-version", "download", "/api/catalog/{slug}/download?version=1.0", "1.0"),
     ("unknown-catalog-action", "suite", "/api/catalog/{slug}/delete", "/api/catalog/{slug}/delete"),
     ("unknown-suite-action", "sync", "/api/memories/{slug}/publish", "/api/memories/{slug}/publish"),
 ]
@@ -450,40 +550,80 @@ async def test_sync_of_an_unknown_suite_is_held_back_when_gated(api, world):
     sync of a gated agent is kept as an intent even for a slug that does not exist."""
     await publish(api)
     before = api.store.conn.execute("select count(*) from sync_intents").fetchone()[0]
-    status, data = await send(api, world, "sync", path="/api/memories/no-such-suite/sync",
-                              body={"text": "e", "importance": 4})
+    status, data = await send(
+        api, world, "sync", path="/api/memories/no-such-suite/sync", body={"text": "e", "importance": 4}
+    )
     assert status == 409 and data["detail"]["schema"] == "amp.sync-interrupt.v1", data
     assert api.store.conn.execute("select count(*) from sync_intents").fetchone()[0] == before + 1
     # A less important one is let through, and finds no suite.
-    await expect_error(api, world, "sync", 404, path="/api/memories/no-such-suite/sync",
-                       body={"text": "e", "importance": 3}, mentions=("no-such-suite",))
+    await expect_error(
+        api,
+        world,
+        "sync",
+        404,
+        path="/api/memories/no-such-suite/sync",
+        body={"text": "e", "importance": 3},
+        mentions=("no-such-suite",),
+    )
 
 
 # -- conflicts ---------------------------------------------------------------------------------
 
+
 async def test_create_naming_a_taken_version_with_other_content_is_409(api, world):
     """Naming the slug (ours) publishes a version of that suite; without a slug the same title
     would make a new package (world-suite-2), as in the reference."""
-    data = await expect_error(api, world, "create", 409,
-                              body={"title": "World Suite", "summary": "other", "license": "MIT",
-                                    "slug": world["slug"], "version": "1.0.1"},
-                              mentions=("{slug} 1.0.1",))
+    data = await expect_error(
+        api,
+        world,
+        "create",
+        409,
+        body={
+            "title": "World Suite",
+            "summary": "other",
+            "license": "MIT",
+            "slug": world["slug"],
+            "version": "1.0.1",
+        },
+        mentions=("{slug} 1.0.1",),
+    )
     assert data["detail"]["slug"] == world["slug"] and data["detail"]["version"] == "1.0.1"
 
 
 async def test_create_naming_another_keys_slug_is_409(api, world):
-    await expect_error(api, world, "create", 409, key=world["other_key"],
-                       body={"title": "World Suite", "summary": "mine", "slug": world["slug"],
-                             "version": "2.0.0"}, mentions=("{slug}",))
+    await expect_error(
+        api,
+        world,
+        "create",
+        409,
+        key=world["other_key"],
+        body={"title": "World Suite", "summary": "mine", "slug": world["slug"], "version": "2.0.0"},
+        mentions=("{slug}",),
+    )
 
 
 async def test_import_of_a_taken_version_with_other_content_is_409(api, world):
     assert (await send(api, world, "import"))[0] == 200
-    other = zip_entries(seal({**valid_files(slug="declared-import"), "MEMORY.md": "# other\n"},
-                             manifest={"schema": "amp.memory.v1", "slug": "declared-import",
-                                       "title": "tt", "summary": "s", "version": "1.0.0",
-                                       "license": "MIT", "provenance": {"source": "tests"}}))
-    await expect_error(api, world, "import", 409, raw=other,
-                       headers={"Content-Type": "application/zip"},
-                       mentions=("declared-import 1.0.0",))
-
+    other = zip_entries(
+        seal(
+            {**valid_files(slug="declared-import"), "MEMORY.md": "# other\n"},
+            manifest={
+                "schema": "amp.memory.v1",
+                "slug": "declared-import",
+                "title": "tt",
+                "summary": "s",
+                "version": "1.0.0",
+                "license": "MIT",
+                "provenance": {"source": "tests"},
+            },
+        )
+    )
+    await expect_error(
+        api,
+        world,
+        "import",
+        409,
+        raw=other,
+        headers={"Content-Type": "application/zip"},
+        mentions=("declared-import 1.0.0",),
+    )

@@ -23,9 +23,9 @@ pending): checked by hand with a 1.6 s pause between the snapshots.
 from __future__ import annotations
 
 import json
-
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -35,8 +35,17 @@ from state.identities import AGENT_SCOPES, SYNC_SCOPE
 from state.secrets import open_secret_store
 from tests.daemon import helpers
 from tests.daemon.helpers import (
-    AUTH_VARIANTS, DEFAULT, GUARD, MALFORMED, OVER_ONE_MIB, OWNER, READ, Ep,
-    base_world, fill, send,
+    AUTH_VARIANTS,
+    DEFAULT,
+    GUARD,
+    MALFORMED,
+    OVER_ONE_MIB,
+    OWNER,
+    READ,
+    Ep,
+    base_world,
+    fill,
+    send,
 )
 from tests.daemon.test_upstream_sync import start_side
 
@@ -44,13 +53,19 @@ RECORDS = "/api/sync/records"
 SYNC = {
     "info": Ep("GET", "/api/sync/info", scope=READ),
     "changes": Ep("GET", "/api/sync/changes?cursor=0&limit=50", scope=READ),
-    "create": Ep("POST", RECORDS, {"origin_memory_id": "laptop-mem-1", "kind": "document",
-                                   "content": "# Runbook: restart the worker"}, SYNC_SCOPE),
-    "change": Ep("POST", RECORDS + "/{memory}",
-                 {"operation": "update", "base_version": 1, "content": "seed memory, edited"},
-                 SYNC_SCOPE),
-    "redact": Ep("POST", RECORDS + "/{memory}/redact", {"content_sha256": "{memory_sha}"},
-                 SYNC_SCOPE),
+    "create": Ep(
+        "POST",
+        RECORDS,
+        {"origin_memory_id": "laptop-mem-1", "kind": "document", "content": "# Runbook: restart the worker"},
+        SYNC_SCOPE,
+    ),
+    "change": Ep(
+        "POST",
+        RECORDS + "/{memory}",
+        {"operation": "update", "base_version": 1, "content": "seed memory, edited"},
+        SYNC_SCOPE,
+    ),
+    "redact": Ep("POST", RECORDS + "/{memory}/redact", {"content_sha256": "{memory_sha}"}, SYNC_SCOPE),
 }
 BASE = "/api/local/upstream"
 UPSTREAM = {
@@ -69,11 +84,11 @@ BODIED = [name for name, ep in ALL.items() if ep.body is not None]
 # What a failed request must also leave as it was (helpers.ROW_COUNTS has none of it).
 UPSTREAM_ROWS = {
     "outbox": "select group_concat(seq || ':' || status, ' ') from"
-              " (select seq, status from upstream_outbox order by seq)",
+    " (select seq, status from upstream_outbox order by seq)",
     "links": "select count(*) from upstream_links",
     "connection": "select group_concat(key || '=' || value, ' ') from (select key, value from"
-                  " upstream_state where key in ('url', 'credential_ref', 'local_workspace_id',"
-                  " 'upstream_identity_id', 'pending_updates', 'applied_updates') order by key)",
+    " upstream_state where key in ('url', 'credential_ref', 'local_workspace_id',"
+    " 'upstream_identity_id', 'pending_updates', 'applied_updates') order by key)",
     "changelog": "select count(*) from sync_changelog",
     "idempotent_responses": "select count(*) from idempotent_responses",
 }
@@ -106,25 +121,36 @@ def variation(label: str) -> Iterator[None]:
 
 # -- the world ------------------------------------------------------------------------------
 
+
 async def connect_upstream(api, cloud, world: dict[str, str]) -> dict[str, str]:
     """Connect to `cloud` with a pairing code; then a required update there that only a person
     can apply, and our agent's important brief event, which it holds back (interrupted)."""
     with cloud.store.transaction():
         code = cloud.store.identities.create_pairing_code("laptop", "memorycloud_companion")
-    await api.post(BASE + "/connect", {"url": cloud.url, "pairing_code": code["pairing_code"]},
-                   key=api.owner_key)
-    update = await cloud.local("POST", "/api/local/updates", {
-        "title": "Read the new policy", "summary": "a person must read it", "severity": "required"})
-    await api.post(f"/api/agent/memory-briefs/{world['brief']}/events",
-                   {"event_type": "decision", "summary": "freeze on Thursday", "importance": 5})
+    await api.post(
+        BASE + "/connect", {"url": cloud.url, "pairing_code": code["pairing_code"]}, key=api.owner_key
+    )
+    update = await cloud.local(
+        "POST",
+        "/api/local/updates",
+        {"title": "Read the new policy", "summary": "a person must read it", "severity": "required"},
+    )
+    await api.post(
+        f"/api/agent/memory-briefs/{world['brief']}/events",
+        {"event_type": "decision", "summary": "freeze on Thursday", "importance": 5},
+    )
     status = await api.post(BASE + "/sync", key=api.owner_key)
     (interrupted,) = status["interrupted"]
     assert [u["update_id"] for u in status["pending_updates"]] == [update["update_id"]], status
     (sent,) = api.store.upstream.entries("sent")  # base_world's memory delta
     secrets = open_secret_store(api.client.app[keys.PATHS].secrets_file)
-    return {"cloud_url": cloud.url, "cloud_key": secrets.get(status["credential_ref"]),
-            "update": update["update_id"], "seq": str(interrupted["seq"]),
-            "sent_seq": str(sent["seq"])}
+    return {
+        "cloud_url": cloud.url,
+        "cloud_key": secrets.get(status["credential_ref"]),
+        "update": update["update_id"],
+        "seq": str(interrupted["seq"]),
+        "sent_seq": str(sent["seq"]),
+    }
 
 
 @pytest.fixture
@@ -135,16 +161,23 @@ async def world(request, api, tmp_path):
     # The fixture's agent is a companion daemon (sync:write), as a paired one would be.
     with api.store.transaction():
         api.agent, api.agent_key = api.store.identities.create_agent(
-            "companion-daemon", "memorycloud_companion", scopes=[*AGENT_SCOPES, SYNC_SCOPE])
+            "companion-daemon", "memorycloud_companion", scopes=[*AGENT_SCOPES, SYNC_SCOPE]
+        )
     world = await base_world(api)
     with api.store.transaction():
         api.store.conn.execute(
             "update identities set scopes = ? where name = 'foreign-agent'",
-            (json.dumps([*AGENT_SCOPES, SYNC_SCOPE]),))
-    foreign = await api.post(RECORDS, {"origin_memory_id": "f-1", "kind": "note",
-                                       "content": "foreign workspace note"}, key=world["foreign_key"])
-    world |= {"memory_sha": api.store.memories.get(world["memory"])["content_sha256"],
-              "foreign_memory": foreign["record"]["memory_id"]}
+            (json.dumps([*AGENT_SCOPES, SYNC_SCOPE]),),
+        )
+    foreign = await api.post(
+        RECORDS,
+        {"origin_memory_id": "f-1", "kind": "note", "content": "foreign workspace note"},
+        key=world["foreign_key"],
+    )
+    world |= {
+        "memory_sha": api.store.memories.get(world["memory"])["content_sha256"],
+        "foreign_memory": foreign["record"]["memory_id"],
+    }
     params = getattr(getattr(request.node, "callspec", None), "params", {})
     if params.get("name") not in UPSTREAM:
         yield world
@@ -158,6 +191,7 @@ async def world(request, api, tmp_path):
 
 # -- the baseline: the declared requests succeed -------------------------------------------
 
+
 @pytest.mark.parametrize("name", list(ALL))
 async def test_declared_request_succeeds(api, world, name):
     status, data = await send(api, world, ALL[name])
@@ -165,6 +199,7 @@ async def test_declared_request_succeeds(api, world, name):
 
 
 # -- authentication, authorization and the Host/Origin guard --------------------------------
+
 
 @pytest.mark.parametrize("name", list(ALL))
 async def test_missing_or_invalid_key_is_401(api, world, name):
@@ -182,8 +217,13 @@ async def test_missing_scope_is_403(api, world, name):
     assert data["detail"]["required_scope"] == scope
 
 
-AGENT_KEYS = {"our-agent": "{agent_key}", "write-only": "{write_key}", "read-only": "{read_key}",
-              "same-workspace": "{other_key}", "foreign-workspace": "{foreign_key}"}
+AGENT_KEYS = {
+    "our-agent": "{agent_key}",
+    "write-only": "{write_key}",
+    "read-only": "{read_key}",
+    "same-workspace": "{other_key}",
+    "foreign-workspace": "{foreign_key}",
+}
 
 
 @pytest.mark.parametrize("name", list(UPSTREAM))
@@ -191,8 +231,7 @@ async def test_no_agent_key_reaches_the_upstream_api(api, world, name):
     world = world | {"agent_key": api.agent_key}
     for agent, key in AGENT_KEYS.items():
         with variation(agent):
-            await expect_error(api, world, name, 403, key=fill(key, world),
-                               mentions=("only the owner",))
+            await expect_error(api, world, name, 403, key=fill(key, world), mentions=("only the owner",))
 
 
 @pytest.mark.parametrize("name", list(ALL))
@@ -202,22 +241,36 @@ async def test_foreign_host_or_origin_is_403(api, world, name):
             await expect_error(api, world, name, 403, headers=headers, mentions=(mention,))
 
 
-@pytest.mark.parametrize("method,name", [("GET", "create"), ("PUT", "change"), ("POST", "info"),
-                                         ("DELETE", "discard")])
+@pytest.mark.parametrize(
+    "method,name", [("GET", "create"), ("PUT", "change"), ("POST", "info"), ("DELETE", "discard")]
+)
 async def test_wrong_method_is_405(api, world, method, name):
     await expect_error(api, world, name, 405, method=method, mentions=(method,))
 
 
 # -- malformed and oversized bodies ----------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", BODIED)
 async def test_malformed_body_is_400(api, world, name):
     for variant, (raw, mention) in MALFORMED.items():
         with variation(variant):
-            await expect_error(api, world, name, 400, raw=raw,
-                               headers={"Content-Type": "application/json"}, mentions=(mention,))
-    fieldname = {"create": "content", "change": "content", "redact": "content_sha256",
-                 "connect": "url", "ack": "update_ids"}[name]
+            await expect_error(
+                api,
+                world,
+                name,
+                400,
+                raw=raw,
+                headers={"Content-Type": "application/json"},
+                mentions=(mention,),
+            )
+    fieldname = {
+        "create": "content",
+        "change": "content",
+        "redact": "content_sha256",
+        "connect": "url",
+        "ack": "update_ids",
+    }[name]
     with variation("lone-surrogate"):
         body = {**fill(ALL[name].body, world), fieldname: "\ud800 broken"}
         await expect_error(api, world, name, 400, body=body, mentions=("Unicode",))
@@ -272,8 +325,7 @@ def _invalid_id(case: Any) -> str:
     return f"{name}-{fieldname}={value}"
 
 
-@pytest.mark.parametrize("name,body,fieldname,missing", INVALID,
-                         ids=[_invalid_id(case) for case in INVALID])
+@pytest.mark.parametrize("name,body,fieldname,missing", INVALID, ids=[_invalid_id(case) for case in INVALID])
 async def test_invalid_field_is_422(api, world, name, body, fieldname, missing):
     data = await expect_error(api, world, name, 422, body=body, mentions=(fieldname,))
     if missing:
@@ -282,21 +334,33 @@ async def test_invalid_field_is_422(api, world, name, body, fieldname, missing):
         assert data["detail"]["field"] == fieldname
 
 
-@pytest.mark.parametrize("query,fieldname", [
-    ("?cursor=-1", "cursor"), ("?cursor=1.5", "cursor"), ("?cursor=%E2%91%A0", "cursor"),
-    ("?cursor=" + "9" * 20, "cursor"), ("?limit=0", "limit"), ("?limit=1001", "limit"),
-])
+@pytest.mark.parametrize(
+    "query,fieldname",
+    [
+        ("?cursor=-1", "cursor"),
+        ("?cursor=1.5", "cursor"),
+        ("?cursor=%E2%91%A0", "cursor"),
+        ("?cursor=" + "9" * 20, "cursor"),
+        ("?limit=0", "limit"),
+        ("?limit=1001", "limit"),
+    ],
+)
 async def test_bad_feed_query_is_422(api, world, query, fieldname):
-    data = await expect_error(api, world, "changes", 422, path="/api/sync/changes" + query,
-                              mentions=(f"'{fieldname}'",))
+    data = await expect_error(
+        api, world, "changes", 422, path="/api/sync/changes" + query, mentions=(f"'{fieldname}'",)
+    )
     assert data["detail"]["field"] == fieldname
 
 
-@pytest.mark.parametrize("body,mention", [
-    ({**UPDATE, "operation": "merge"}, "'update' or 'delete'"),
-    ({**UPDATE, "operation": "UPDATE"}, "'update' or 'delete'"),
-    ({"operation": "update", "base_version": 1}, "needs 'content'"),
-], ids=["merge", "upper-case", "update-without-content"])
+@pytest.mark.parametrize(
+    "body,mention",
+    [
+        ({**UPDATE, "operation": "merge"}, "'update' or 'delete'"),
+        ({**UPDATE, "operation": "UPDATE"}, "'update' or 'delete'"),
+        ({"operation": "update", "base_version": 1}, "needs 'content'"),
+    ],
+    ids=["merge", "upper-case", "update-without-content"],
+)
 async def test_bad_operation_is_400(api, world, body, mention):
     await expect_error(api, world, "change", 400, body=body, mentions=(mention,))
 
@@ -316,8 +380,7 @@ NOT_FOUND = [
 ]
 
 
-@pytest.mark.parametrize("name,key,path,mention", [c[1:] for c in NOT_FOUND],
-                         ids=[c[0] for c in NOT_FOUND])
+@pytest.mark.parametrize("name,key,path,mention", [c[1:] for c in NOT_FOUND], ids=[c[0] for c in NOT_FOUND])
 async def test_unknown_or_foreign_record_is_404(api, world, name, key, path, mention):
     key = key if key is DEFAULT else fill(key, world)
     await expect_error(api, world, name, 404, key=key, path=path, mentions=(mention,))
@@ -326,18 +389,22 @@ async def test_unknown_or_foreign_record_is_404(api, world, name, key, path, men
 async def test_each_agent_sees_and_changes_its_own_workspace(api, world):
     """Control for the 404s above: the same-workspace agent sees {memory} in the feed, the
     foreign one only its own record, which it may change."""
+
     def ids(data: dict[str, Any]) -> set[str]:
         return {c["memory_id"] for c in data["changes"]}
+
     _, ours = await send(api, world, SYNC["changes"], key=world["other_key"])
     _, theirs = await send(api, world, SYNC["changes"], key=world["foreign_key"])
     assert world["memory"] in ids(ours) and world["foreign_memory"] not in ids(ours)
     assert ids(theirs) == {world["foreign_memory"]}
-    status, data = await send(api, world, SYNC["change"], key=world["foreign_key"],
-                              path=RECORDS + "/{foreign_memory}")
+    status, data = await send(
+        api, world, SYNC["change"], key=world["foreign_key"], path=RECORDS + "/{foreign_memory}"
+    )
     assert status == 200 and data["changed"], data
 
 
 # -- base versions (409) ----------------------------------------------------------------------
+
 
 async def _update(api, world) -> None:
     status, data = await send(api, world, SYNC["change"])
@@ -352,16 +419,14 @@ async def _delete(api, world) -> None:
 STALE = [
     # (id, step that succeeds first, body, text in the message, details.current's version)
     ("update-on-a-stale-base", _update, {**UPDATE, "content": "another edit"}, "since version 1", 2),
-    ("delete-on-a-stale-base", _update, {"operation": "delete", "base_version": 1},
-     "since version 1", 2),
+    ("delete-on-a-stale-base", _update, {"operation": "delete", "base_version": 1}, "since version 1", 2),
     ("update-ahead-of-the-record", None, {**UPDATE, "base_version": 5}, "since version 5", 1),
     ("update-after-a-delete", _delete, {**UPDATE, "base_version": 2}, "was deleted", 2),
 ]
 
 
 @pytest.mark.parametrize("step,body,mention,version", [c[1:] for c in STALE], ids=[c[0] for c in STALE])
-async def test_stale_base_version_is_409_with_the_current_record(api, world, step, body, mention,
-                                                                  version):
+async def test_stale_base_version_is_409_with_the_current_record(api, world, step, body, mention, version):
     if step:
         await step(api, world)
     data = await expect_error(api, world, "change", 409, body=body, mentions=(mention,))
@@ -370,6 +435,7 @@ async def test_stale_base_version_is_409_with_the_current_record(api, world, ste
 
 
 # -- the upstream: connecting, acking, the outbox ---------------------------------------------
+
 
 @pytest.mark.parametrize("name", ["connect"])
 async def test_connect_to_a_bad_url_is_400(api, world, name):
@@ -385,22 +451,28 @@ async def _discard(api, world) -> None:
 
 REFUSED = [
     # (id, endpoint, step that succeeds first, parts of the request, text in the message)
-    ("another-upstream", "connect", None, {"body": {"url": "http://127.0.0.1:9"}},
-     "disconnect first"),
-    ("wrong-key-there", "connect", None,
-     {"body": {"url": "{cloud_url}", "api_key": "mca_not-a-real-key"}}, "refused"),
-    ("unknown-pairing-code", "connect", None,
-     {"body": {"url": "{cloud_url}", "pairing_code": "0000-0000-0000"}}, "refused"),
-    ("ack-an-unknown-update", "ack", None, {"body": {"update_ids": ["upd_nope"]}},
-     "refused the ack"),
-    ("discard-a-sent-entry", "discard", None, {"path": BASE + "/outbox/{sent_seq}/discard"},
-     "already sent"),
+    ("another-upstream", "connect", None, {"body": {"url": "http://127.0.0.1:9"}}, "disconnect first"),
+    (
+        "wrong-key-there",
+        "connect",
+        None,
+        {"body": {"url": "{cloud_url}", "api_key": "mca_not-a-real-key"}},
+        "refused",
+    ),
+    (
+        "unknown-pairing-code",
+        "connect",
+        None,
+        {"body": {"url": "{cloud_url}", "pairing_code": "0000-0000-0000"}},
+        "refused",
+    ),
+    ("ack-an-unknown-update", "ack", None, {"body": {"update_ids": ["upd_nope"]}}, "refused the ack"),
+    ("discard-a-sent-entry", "discard", None, {"path": BASE + "/outbox/{sent_seq}/discard"}, "already sent"),
     ("discard-twice", "discard", _discard, {}, "already discarded"),
 ]
 
 
-@pytest.mark.parametrize("name,step,parts,mention", [c[1:] for c in REFUSED],
-                         ids=[c[0] for c in REFUSED])
+@pytest.mark.parametrize("name,step,parts,mention", [c[1:] for c in REFUSED], ids=[c[0] for c in REFUSED])
 async def test_upstream_refusal_is_409(api, world, name, step, parts, mention):
     if step:
         await step(api, world)
@@ -411,21 +483,28 @@ async def test_upstream_refusal_is_409(api, world, name, step, parts, mention):
 async def test_unknown_outbox_entry_is_404(api, world, name):
     for seq in ("999999", "0", "abc", "-1", "1.5", "1e3"):
         with variation(seq):
-            await expect_error(api, world, name, 404, path=BASE + f"/outbox/{seq}/discard",
-                               mentions=(f"outbox entry {seq} not found",))
+            await expect_error(
+                api,
+                world,
+                name,
+                404,
+                path=BASE + f"/outbox/{seq}/discard",
+                mentions=(f"outbox entry {seq} not found",),
+            )
 
 
 @pytest.mark.parametrize("name", ["discard"])
 async def test_odd_outbox_seq_is_404(api, world, name):
     for seq in ("\N{SUPERSCRIPT TWO}", "\N{ARABIC-INDIC DIGIT ONE}", "9" * 23):
         with variation(seq):
-            await expect_error(api, world, name, 404, path=BASE + f"/outbox/{seq}/discard",
-                               mentions=(seq,))
+            await expect_error(api, world, name, 404, path=BASE + f"/outbox/{seq}/discard", mentions=(seq,))
 
 
 # Without an upstream: the parameter is `endpoint`, not `name`, so this world is not connected.
-@pytest.mark.parametrize("endpoint,mention", [("ack", "memorycloud upstream connect"),
-                                              ("disconnect", "memorycloud upstream connect")])
+@pytest.mark.parametrize(
+    "endpoint,mention",
+    [("ack", "memorycloud upstream connect"), ("disconnect", "memorycloud upstream connect")],
+)
 async def test_without_an_upstream_is_409(api, world, endpoint, mention):
     await expect_error(api, world, endpoint, 409, body={}, mentions=(mention,))
 

@@ -20,8 +20,19 @@ import pytest
 from daemon import keys
 from tests.daemon import helpers
 from tests.daemon.helpers import (
-    AUTH_VARIANTS, DEFAULT, GUARD, MALFORMED, OVER_ONE_MIB, READ, WRITE, Ep, assert_unchanged,
-    base_world, fill, row_counts, snapshot,
+    AUTH_VARIANTS,
+    DEFAULT,
+    GUARD,
+    MALFORMED,
+    OVER_ONE_MIB,
+    READ,
+    WRITE,
+    Ep,
+    assert_unchanged,
+    base_world,
+    fill,
+    row_counts,
+    snapshot,
 )
 from tests.daemon.test_updates_and_sync import publish
 
@@ -46,8 +57,12 @@ SUITE_MARKDOWN = "# Ops\n\n- Rollbacks use the blue-green switch\n- Deploys wait
 TOOLS = {
     "install": Ep("POST", "/api/agent/open-memories/install", {"slug": "{slug}"}, SKILL),
     "installed": Ep("GET", "/api/agent/installed-open-memories/{installed}", scope=READ),
-    "distill": Ep("POST", "/api/memories/{slug}/persona-distill",
-                  {"documents": [{"text": "Office hours are on Thursdays."}]}, WRITE),
+    "distill": Ep(
+        "POST",
+        "/api/memories/{slug}/persona-distill",
+        {"documents": [{"text": "Office hours are on Thursdays."}]},
+        WRITE,
+    ),
     "upload": Ep("POST", "/api/memories/{slug}/persona-distill/upload", {}, WRITE),  # UPLOAD_FORM
     "jobs": Ep("GET", "/api/memories/{slug}/distill-jobs", scope=READ),
     "job": Ep("GET", "/api/distill-jobs/{job}", scope=READ),
@@ -81,8 +96,9 @@ async def drain(api) -> None:
     await api.client.app[keys.SERVICES].distill.drain()
 
 
-async def expect_typed_error(api, world, name: str, status: int, error_type: str, *,
-                             mentions: tuple[str, ...] = (), **parts) -> dict:
+async def expect_typed_error(
+    api, world, name: str, status: int, error_type: str, *, mentions: tuple[str, ...] = (), **parts
+) -> dict:
     """expect_error for the statuses whose envelope has its own type (claim_held,
     sync_interrupted): status, envelope, message and that nothing changed."""
     before = snapshot(api, world)
@@ -108,32 +124,44 @@ async def world(api) -> dict[str, str]:
     installation {foreign_installed} and claim {foreign_claim}; keys with only catalog:read
     ({catalog_key}) and only skill:install ({skill_key})."""
     world = await base_world(api)
-    suite = await api.post("/api/memories", {"title": "Tools Suite", "summary": "the tools' suite",
-                                             "license": "MIT", "long_term_markdown": SUITE_MARKDOWN})
+    suite = await api.post(
+        "/api/memories",
+        {
+            "title": "Tools Suite",
+            "summary": "the tools' suite",
+            "license": "MIT",
+            "long_term_markdown": SUITE_MARKDOWN,
+        },
+    )
     slug = suite["slug"]
     installed = await api.post("/api/agent/open-memories/install", {"slug": slug})
-    job = await api.post(f"/api/memories/{slug}/persona-distill",
-                         {"documents": [{"text": "Office hours are on Thursdays.",
-                                         "source_path": "notes/schedule.md"}]})
+    job = await api.post(
+        f"/api/memories/{slug}/persona-distill",
+        {"documents": [{"text": "Office hours are on Thursdays.", "source_path": "notes/schedule.md"}]},
+    )
     await drain(api)
     assert (await api.get(f"/api/distill-jobs/{job['job_id']}"))["status"] == "done"
     claim = await api.post("/api/agent/claims", {"resource": "branch:main", "purpose": "release"})
-    other_claim = await api.post("/api/agent/claims", {"resource": "branch:other"},
-                                 key=world["other_key"])
-    foreign_installed = await api.post("/api/agent/open-memories/install", {"slug": slug},
-                                       key=world["foreign_key"])
-    foreign_claim = await api.post("/api/agent/claims", {"resource": "branch:main"},
-                                   key=world["foreign_key"])
-    return world | {"slug": slug, "installed": installed["installed_memory_id"],
-                    "job": job["job_id"], "claim": claim["claim_id"],
-                    "other_claim": other_claim["claim_id"],
-                    "foreign_installed": foreign_installed["installed_memory_id"],
-                    "foreign_claim": foreign_claim["claim_id"],
-                    "catalog_key": api.new_agent("cataloger", scopes=[CATALOG]),
-                    "skill_key": api.new_agent("installer", scopes=[SKILL])}
+    other_claim = await api.post("/api/agent/claims", {"resource": "branch:other"}, key=world["other_key"])
+    foreign_installed = await api.post(
+        "/api/agent/open-memories/install", {"slug": slug}, key=world["foreign_key"]
+    )
+    foreign_claim = await api.post("/api/agent/claims", {"resource": "branch:main"}, key=world["foreign_key"])
+    return world | {
+        "slug": slug,
+        "installed": installed["installed_memory_id"],
+        "job": job["job_id"],
+        "claim": claim["claim_id"],
+        "other_claim": other_claim["claim_id"],
+        "foreign_installed": foreign_installed["installed_memory_id"],
+        "foreign_claim": foreign_claim["claim_id"],
+        "catalog_key": api.new_agent("cataloger", scopes=[CATALOG]),
+        "skill_key": api.new_agent("installer", scopes=[SKILL]),
+    }
 
 
 # -- the baseline: the declared requests succeed -------------------------------------------
+
 
 @pytest.mark.parametrize("name", list(TOOLS))
 async def test_declared_request_succeeds(api, world, name):
@@ -183,11 +211,14 @@ async def test_public_endpoints_need_no_key(api, world, name, variant):
     assert row_counts(api) == rows
 
 
-PARTIAL_KEYS = {READ: "{read_key}", WRITE: "{write_key}", CATALOG: "{catalog_key}",
-                SKILL: "{skill_key}"}
-SCOPE_CASES = [pytest.param(name, key, id=f"{name}-{scope}-only")
-               for name, ep in TOOLS.items() if ep.scope
-               for scope, key in PARTIAL_KEYS.items() if scope != ep.scope]
+PARTIAL_KEYS = {READ: "{read_key}", WRITE: "{write_key}", CATALOG: "{catalog_key}", SKILL: "{skill_key}"}
+SCOPE_CASES = [
+    pytest.param(name, key, id=f"{name}-{scope}-only")
+    for name, ep in TOOLS.items()
+    if ep.scope
+    for scope, key in PARTIAL_KEYS.items()
+    if scope != ep.scope
+]
 
 
 @pytest.mark.parametrize("name,key", SCOPE_CASES)
@@ -197,11 +228,13 @@ async def test_missing_scope_is_403(api, world, name, key):
     assert data["detail"]["required_scope"] == scope
 
 
-ALONE_CASES = [pytest.param(name, PARTIAL_KEYS[ep.scope], id=name)
-               for name, ep in TOOLS.items() if ep.scope]
-ALONE_CASES += [pytest.param(name, key, id=f"{name}-{scope}-only")
-                for name, ep in TOOLS.items() if not ep.scope
-                for scope, key in PARTIAL_KEYS.items()]
+ALONE_CASES = [pytest.param(name, PARTIAL_KEYS[ep.scope], id=name) for name, ep in TOOLS.items() if ep.scope]
+ALONE_CASES += [
+    pytest.param(name, key, id=f"{name}-{scope}-only")
+    for name, ep in TOOLS.items()
+    if not ep.scope
+    for scope, key in PARTIAL_KEYS.items()
+]
 
 
 @pytest.mark.parametrize("name,key", ALONE_CASES)
@@ -224,24 +257,40 @@ async def test_foreign_host_or_origin_is_403(api, world, name, variant):
     await expect_error(api, world, name, 403, headers=headers, mentions=(mention,))
 
 
-@pytest.mark.parametrize("method,name", [
-    ("GET", "install"), ("DELETE", "installed"), ("POST", "installed"), ("GET", "distill"),
-    ("PUT", "distill"), ("GET", "upload"), ("POST", "jobs"), ("DELETE", "job"), ("POST", "search"),
-    ("POST", "methods"), ("GET", "methods_query"), ("DELETE", "claims"), ("PUT", "claim"),
-    ("GET", "release"), ("DELETE", "release"),
-])
+@pytest.mark.parametrize(
+    "method,name",
+    [
+        ("GET", "install"),
+        ("DELETE", "installed"),
+        ("POST", "installed"),
+        ("GET", "distill"),
+        ("PUT", "distill"),
+        ("GET", "upload"),
+        ("POST", "jobs"),
+        ("DELETE", "job"),
+        ("POST", "search"),
+        ("POST", "methods"),
+        ("GET", "methods_query"),
+        ("DELETE", "claims"),
+        ("PUT", "claim"),
+        ("GET", "release"),
+        ("DELETE", "release"),
+    ],
+)
 async def test_wrong_method_is_405(api, world, method, name):
     await expect_error(api, world, name, 405, method=method, mentions=(method,))
 
 
 # -- malformed and oversized bodies ----------------------------------------------------------
 
+
 @pytest.mark.parametrize("variant", list(MALFORMED))
 @pytest.mark.parametrize("name", JSON_POSTS)
 async def test_malformed_body_is_400(api, world, name, variant):
     raw, mention = MALFORMED[variant]
-    await expect_error(api, world, name, 400, raw=raw,
-                       headers={"Content-Type": "application/json"}, mentions=(mention,))
+    await expect_error(
+        api, world, name, 400, raw=raw, headers={"Content-Type": "application/json"}, mentions=(mention,)
+    )
 
 
 @pytest.mark.parametrize("name", JSON_POSTS)
@@ -249,25 +298,35 @@ async def test_body_over_one_mib_is_413(api, world, name):
     await expect_error(api, world, name, 413, raw=OVER_ONE_MIB, mentions=("1048576",))
 
 
-@pytest.mark.parametrize("parts", [
-    pytest.param([("file", "big.md", b"x" * ((1 << 20) + 1))], id="one-file-over"),
-    pytest.param([("file", "a.md", b"x" * (600 << 10)), ("file", "b.md", b"y" * (600 << 10))],
-                 id="two-files-together-over"),
-])
+@pytest.mark.parametrize(
+    "parts",
+    [
+        pytest.param([("file", "big.md", b"x" * ((1 << 20) + 1))], id="one-file-over"),
+        pytest.param(
+            [("file", "a.md", b"x" * (600 << 10)), ("file", "b.md", b"y" * (600 << 10))],
+            id="two-files-together-over",
+        ),
+    ],
+)
 async def test_upload_over_one_mib_is_413(api, world, parts):
     try:
-        await expect_error(api, world, "upload", 413, raw=form(*parts), headers=MULTIPART,
-                           mentions=("1048576",))
+        await expect_error(
+            api, world, "upload", 413, raw=form(*parts), headers=MULTIPART, mentions=("1048576",)
+        )
     finally:
         await drain(api)
 
 
-@pytest.mark.parametrize("name,body", [
-    ("install", {"slug": "\ud800 broken"}),
-    ("distill", {"documents": [{"text": "\ud800 broken"}]}),
-    ("methods_query", {"message": "\ud800 broken"}),
-    ("claim", {"resource": "\ud800 broken"}),
-], ids=["install-slug", "distill-text", "methods-query-message", "claim-resource"])
+@pytest.mark.parametrize(
+    "name,body",
+    [
+        ("install", {"slug": "\ud800 broken"}),
+        ("distill", {"documents": [{"text": "\ud800 broken"}]}),
+        ("methods_query", {"message": "\ud800 broken"}),
+        ("claim", {"resource": "\ud800 broken"}),
+    ],
+    ids=["install-slug", "distill-text", "methods-query-message", "claim-resource"],
+)
 async def test_lone_surrogate_is_400(api, world, name, body):
     await expect_error(api, world, name, 400, body=body, mentions=("Unicode",))
 
@@ -285,11 +344,13 @@ UPLOAD_NOT_A_FORM = [
 ]
 
 
-@pytest.mark.parametrize("raw,content_type,mention", [c[1:] for c in UPLOAD_NOT_A_FORM],
-                         ids=[c[0] for c in UPLOAD_NOT_A_FORM])
+@pytest.mark.parametrize(
+    "raw,content_type,mention", [c[1:] for c in UPLOAD_NOT_A_FORM], ids=[c[0] for c in UPLOAD_NOT_A_FORM]
+)
 async def test_upload_without_a_usable_form_is_400(api, world, raw, content_type, mention):
-    await expect_error(api, world, "upload", 400, raw=raw, headers={"Content-Type": content_type},
-                       mentions=(mention,))
+    await expect_error(
+        api, world, "upload", 400, raw=raw, headers={"Content-Type": content_type}, mentions=(mention,)
+    )
     await drain(api)
 
 
@@ -369,11 +430,14 @@ INVALID = [
     ("claim", {"resource": "r", "workspace_id": 5}, "workspace_id", None),
     ("claim", {"resource": "r", "workspace_id": "w" * 81}, "workspace_id", None),
     # Documents the JSON schema lets through but the handler cannot use.
-    pytest.param("distill", {"documents": []}, "documents", None,
-        id="distill-documents=[]"),
-    pytest.param("distill", {"documents": [{"text": "t", "retrieval_triggers": 5}]},
-                 "documents[0].retrieval_triggers", None,
-        id="distill-documents[0].retrieval_triggers=5"),
+    pytest.param("distill", {"documents": []}, "documents", None, id="distill-documents=[]"),
+    pytest.param(
+        "distill",
+        {"documents": [{"text": "t", "retrieval_triggers": 5}]},
+        "documents[0].retrieval_triggers",
+        None,
+        id="distill-documents[0].retrieval_triggers=5",
+    ),
 ]
 
 
@@ -403,100 +467,136 @@ UPLOAD_INVALID = [
     ("file-not-utf8", [("file", "latin1.md", "Grüße".encode("latin-1"))], "UTF-8"),
     ("empty-file", [("file", "empty.md", b"")], "documents[0].text"),
     ("blank-file", [("file", "blank.md", b" \n\n ")], "documents[0].text"),
-    ("second-file-blank", [("file", "a.md", b"text"), ("file", "b.md", b"  ")],
-     "documents[1].text"),
-    ("importance-not-a-number", [("file", "a.md", b"text"), ("importance", None, b"high")],
-     "importance"),
-    ("importance-decimal", [("file", "a.md", b"text"), ("importance", None, b"4.5")],
-     "importance"),
-    ("chunk-chars-not-a-number", [("file", "a.md", b"text"), ("chunk_chars", None, b"x")],
-     "chunk_chars"),
-    pytest.param([("file", "a.md", b"text"), ("importance", None, b"9")], "importance",
-                 id="importance-out-of-range"),
+    ("second-file-blank", [("file", "a.md", b"text"), ("file", "b.md", b"  ")], "documents[1].text"),
+    ("importance-not-a-number", [("file", "a.md", b"text"), ("importance", None, b"high")], "importance"),
+    ("importance-decimal", [("file", "a.md", b"text"), ("importance", None, b"4.5")], "importance"),
+    ("chunk-chars-not-a-number", [("file", "a.md", b"text"), ("chunk_chars", None, b"x")], "chunk_chars"),
+    pytest.param(
+        [("file", "a.md", b"text"), ("importance", None, b"9")], "importance", id="importance-out-of-range"
+    ),
 ]
 
 
-@pytest.mark.parametrize("parts,mention", [c if hasattr(c, "marks") else pytest.param(*c[1:], id=c[0])
-                                           for c in UPLOAD_INVALID])
+@pytest.mark.parametrize(
+    "parts,mention", [c if hasattr(c, "marks") else pytest.param(*c[1:], id=c[0]) for c in UPLOAD_INVALID]
+)
 async def test_upload_with_invalid_content_is_422(api, world, parts, mention):
     try:
-        await expect_error(api, world, "upload", 422, raw=form(*parts), headers=MULTIPART,
-                           mentions=(mention,))
+        await expect_error(
+            api, world, "upload", 422, raw=form(*parts), headers=MULTIPART, mentions=(mention,)
+        )
     finally:
         await drain(api)
 
 
 # -- query parameters -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("query", ["", "?q=", "?q=%20%20", "?query=thursdays"],
-                         ids=["no-q", "empty-q", "blank-q", "other-parameter"])
+
+@pytest.mark.parametrize(
+    "query",
+    ["", "?q=", "?q=%20%20", "?query=thursdays"],
+    ids=["no-q", "empty-q", "blank-q", "other-parameter"],
+)
 async def test_search_without_a_query_is_400(api, world, query):
-    await expect_error(api, world, "search", 400, path="/api/catalog/{slug}/search" + query,
-                       mentions=("'q'",))
+    await expect_error(
+        api, world, "search", 400, path="/api/catalog/{slug}/search" + query, mentions=("'q'",)
+    )
 
 
 # -- unknown ids, suites, versions and workspaces ---------------------------------------------
 
 NOT_FOUND = [
     # (id, endpoint, path or None, body or None, text the message must contain)
-    ("installed-unknown", "installed", "/api/agent/installed-open-memories/imem_nope", None,
-     "imem_nope"),
+    ("installed-unknown", "installed", "/api/agent/installed-open-memories/imem_nope", None, "imem_nope"),
     ("install-unknown-slug", "install", None, {"slug": "no-such-suite"}, "no-such-suite"),
     ("install-unknown-version", "install", None, {"slug": "{slug}", "version": "9.9.9"}, "9.9.9"),
-    ("install-unknown-workspace", "install", None, {"slug": "{slug}", "workspace_id": "wsp_nope"},
-     "wsp_nope"),
-    ("distill-unknown-slug", "distill", "/api/memories/no-such-suite/persona-distill", None,
-     "no-such-suite"),
-    ("upload-unknown-slug", "upload", "/api/memories/no-such-suite/persona-distill/upload", None,
-     "no-such-suite"),
-    ("jobs-unknown-slug", "jobs", "/api/memories/no-such-suite/distill-jobs", None,
-     "no-such-suite"),
+    (
+        "install-unknown-workspace",
+        "install",
+        None,
+        {"slug": "{slug}", "workspace_id": "wsp_nope"},
+        "wsp_nope",
+    ),
+    ("distill-unknown-slug", "distill", "/api/memories/no-such-suite/persona-distill", None, "no-such-suite"),
+    (
+        "upload-unknown-slug",
+        "upload",
+        "/api/memories/no-such-suite/persona-distill/upload",
+        None,
+        "no-such-suite",
+    ),
+    ("jobs-unknown-slug", "jobs", "/api/memories/no-such-suite/distill-jobs", None, "no-such-suite"),
     ("job-unknown", "job", "/api/distill-jobs/djob_nope", None, "djob_nope"),
-    ("search-unknown-slug", "search", "/api/catalog/no-such-suite/search?q=x", None,
-     "no-such-suite"),
+    ("search-unknown-slug", "search", "/api/catalog/no-such-suite/search?q=x", None, "no-such-suite"),
     ("release-unknown", "release", "/api/agent/claims/claim_nope/release", None, "claim_nope"),
-    ("claim-unknown-workspace", "claim", None, {"resource": "r", "workspace_id": "wsp_nope"},
-     "wsp_nope"),
-    ("claims-unknown-workspace", "claims", "/api/agent/claims?workspace_id=wsp_nope", None,
-     "wsp_nope"),
-    ("unknown-claim-action", "release", "/api/agent/claims/{claim}/renew", None,
-     "/api/agent/claims/{claim}/renew"),
-    ("unknown-job-action", "job", "/api/distill-jobs/{job}/cancel", None,
-     "/api/distill-jobs/{job}/cancel"),
-    ("unknown-method", "methods", "/api/agent/methods/start_session", None,
-     "/api/agent/methods/start_session"),
+    ("claim-unknown-workspace", "claim", None, {"resource": "r", "workspace_id": "wsp_nope"}, "wsp_nope"),
+    ("claims-unknown-workspace", "claims", "/api/agent/claims?workspace_id=wsp_nope", None, "wsp_nope"),
+    (
+        "unknown-claim-action",
+        "release",
+        "/api/agent/claims/{claim}/renew",
+        None,
+        "/api/agent/claims/{claim}/renew",
+    ),
+    ("unknown-job-action", "job", "/api/distill-jobs/{job}/cancel", None, "/api/distill-jobs/{job}/cancel"),
+    (
+        "unknown-method",
+        "methods",
+        "/api/agent/methods/start_session",
+        None,
+        "/api/agent/methods/start_session",
+    ),
 ]
 
 
-@pytest.mark.parametrize("name,path,body,mention", [c[1:] for c in NOT_FOUND],
-                         ids=[c[0] for c in NOT_FOUND])
+@pytest.mark.parametrize("name,path,body,mention", [c[1:] for c in NOT_FOUND], ids=[c[0] for c in NOT_FOUND])
 async def test_unknown_id_is_404(api, world, name, path, body, mention):
-    await expect_error(api, world, name, 404, path=path, body=DEFAULT if body is None else body,
-                       mentions=(mention,))
+    await expect_error(
+        api, world, name, 404, path=path, body=DEFAULT if body is None else body, mentions=(mention,)
+    )
     await drain(api)
 
 
 async def test_distill_of_an_unknown_suite_keeps_no_intent_even_when_gated(api, world):
     """The 404 comes before the sync gate: no sync intent for a suite that does not exist."""
     await publish(api)
-    await expect_error(api, world, "distill", 404, path="/api/memories/no-such-suite/persona-distill",
-                       body={"documents": D, "importance": 5}, mentions=("no-such-suite",))
+    await expect_error(
+        api,
+        world,
+        "distill",
+        404,
+        path="/api/memories/no-such-suite/persona-distill",
+        body={"documents": D, "importance": 5},
+        mentions=("no-such-suite",),
+    )
 
 
 async def test_invalid_distill_is_refused_not_held_back_when_gated(api, world):
     """An invalid write is refused (422), never kept in a sync intent to fail at resume."""
     await publish(api)
-    await expect_error(api, world, "distill", 422, body={"documents": [{"text": " "}], "importance": 5},
-                       mentions=("documents[0].text",))
+    await expect_error(
+        api,
+        world,
+        "distill",
+        422,
+        body={"documents": [{"text": " "}], "importance": 5},
+        mentions=("documents[0].text",),
+    )
 
 
 async def test_gated_upload_is_refused_and_nothing_is_kept(api, world):
     """An important upload with a required update pending: 409, no sync intent, no job."""
     await publish(api)
     data = await expect_typed_error(
-        api, world, "upload", 409, "sync_interrupted",
-        raw=form(("file", "a.md", b"text"), ("importance", None, b"5")), headers=MULTIPART,
-        mentions=("upload the files again",))
+        api,
+        world,
+        "upload",
+        409,
+        "sync_interrupted",
+        raw=form(("file", "a.md", b"text"), ("importance", None, b"5")),
+        headers=MULTIPART,
+        mentions=("upload the files again",),
+    )
     assert data["sync_intent_id"] is None and data["endpoint"] == "persona_distill_job_json"
 
 
@@ -507,43 +607,101 @@ CLAIMS = "/api/agent/claims"
 CROSS = [
     # (id, endpoint, caller, path or None, body or None, status, text in the message)
     ("foreign-reads-our-installation", "installed", F, None, None, 404, "{installed}"),
-    ("we-read-foreign-installation", "installed", ME,
-     "/api/agent/installed-open-memories/{foreign_installed}", None, 404, "{foreign_installed}"),
-    ("foreign-installs-into-our-workspace", "install", F, None,
-     {"slug": "{slug}", "workspace_id": "{workspace}"}, 403, "{workspace}"),
-    ("we-install-into-foreign-workspace", "install", ME, None,
-     {"slug": "{slug}", "workspace_id": "{foreign_workspace}"}, 403, "{foreign_workspace}"),
+    (
+        "we-read-foreign-installation",
+        "installed",
+        ME,
+        "/api/agent/installed-open-memories/{foreign_installed}",
+        None,
+        404,
+        "{foreign_installed}",
+    ),
+    (
+        "foreign-installs-into-our-workspace",
+        "install",
+        F,
+        None,
+        {"slug": "{slug}", "workspace_id": "{workspace}"},
+        403,
+        "{workspace}",
+    ),
+    (
+        "we-install-into-foreign-workspace",
+        "install",
+        ME,
+        None,
+        {"slug": "{slug}", "workspace_id": "{foreign_workspace}"},
+        403,
+        "{foreign_workspace}",
+    ),
     ("foreign-releases-our-claim", "release", F, None, None, 404, "{claim}"),
-    ("we-release-foreign-claim", "release", ME, CLAIMS + "/{foreign_claim}/release", None, 404,
-     "{foreign_claim}"),
+    (
+        "we-release-foreign-claim",
+        "release",
+        ME,
+        CLAIMS + "/{foreign_claim}/release",
+        None,
+        404,
+        "{foreign_claim}",
+    ),
     ("other-releases-our-claim", "release", O, None, None, 409, "test-agent"),
-    ("we-release-others-claim", "release", ME, CLAIMS + "/{other_claim}/release", None, 409,
-     "other-agent"),
-    ("foreign-claims-in-our-workspace", "claim", F, None,
-     {"resource": "r", "workspace_id": "{workspace}"}, 403, "{workspace}"),
-    ("we-claim-in-foreign-workspace", "claim", ME, None,
-     {"resource": "r", "workspace_id": "{foreign_workspace}"}, 403, "{foreign_workspace}"),
-    ("foreign-lists-our-claims", "claims", F, CLAIMS + "?workspace_id={workspace}", None, 403,
-     "{workspace}"),
-    ("we-list-foreign-claims", "claims", ME, CLAIMS + "?workspace_id={foreign_workspace}", None,
-     403, "{foreign_workspace}"),
+    ("we-release-others-claim", "release", ME, CLAIMS + "/{other_claim}/release", None, 409, "other-agent"),
+    (
+        "foreign-claims-in-our-workspace",
+        "claim",
+        F,
+        None,
+        {"resource": "r", "workspace_id": "{workspace}"},
+        403,
+        "{workspace}",
+    ),
+    (
+        "we-claim-in-foreign-workspace",
+        "claim",
+        ME,
+        None,
+        {"resource": "r", "workspace_id": "{foreign_workspace}"},
+        403,
+        "{foreign_workspace}",
+    ),
+    ("foreign-lists-our-claims", "claims", F, CLAIMS + "?workspace_id={workspace}", None, 403, "{workspace}"),
+    (
+        "we-list-foreign-claims",
+        "claims",
+        ME,
+        CLAIMS + "?workspace_id={foreign_workspace}",
+        None,
+        403,
+        "{foreign_workspace}",
+    ),
 ]
 
 
-@pytest.mark.parametrize("name,key,path,body,status,mention", [c[1:] for c in CROSS],
-                         ids=[c[0] for c in CROSS])
+@pytest.mark.parametrize(
+    "name,key,path,body,status,mention", [c[1:] for c in CROSS], ids=[c[0] for c in CROSS]
+)
 async def test_other_callers_resources_are_refused(api, world, name, key, path, body, status, mention):
     key = key if key is DEFAULT else fill(key, world)
-    await expect_error(api, world, name, status, key=key, path=path,
-                       body=DEFAULT if body is None else body, mentions=(mention,))
+    await expect_error(
+        api,
+        world,
+        name,
+        status,
+        key=key,
+        path=path,
+        body=DEFAULT if body is None else body,
+        mentions=(mention,),
+    )
 
 
 async def test_claims_are_per_workspace(api, world):
     """Controls for the table above: the foreign agent holds its own branch:main, and neither
     listing shows the other workspace's claim; an agent of our workspace reads our
     installation."""
-    for key, mine, theirs in ((api.agent_key, "claim", "foreign_claim"),
-                              (world["foreign_key"], "foreign_claim", "claim")):
+    for key, mine, _theirs in (
+        (api.agent_key, "claim", "foreign_claim"),
+        (world["foreign_key"], "foreign_claim", "claim"),
+    ):
         status, data = await send(api, world, "claims", key=key)
         assert status == 200, data
         assert [c["claim_id"] for c in data["claims"]] == [world[mine]]
@@ -553,21 +711,44 @@ async def test_claims_are_per_workspace(api, world):
 
 # -- state-dependent refusals -----------------------------------------------------------------
 
+
 async def test_claiming_a_held_resource_is_409_naming_the_holder(api, world):
-    data = await expect_typed_error(api, world, "claim", 409, "claim_held", key=world["other_key"],
-                                    body={"resource": "branch:main", "ttl_seconds": 60},
-                                    mentions=("'branch:main'", "test-agent"))
+    data = await expect_typed_error(
+        api,
+        world,
+        "claim",
+        409,
+        "claim_held",
+        key=world["other_key"],
+        body={"resource": "branch:main", "ttl_seconds": 60},
+        mentions=("'branch:main'", "test-agent"),
+    )
     assert data["detail"]["holder"] == "test-agent"
     assert data["detail"]["claim_id"] == world["claim"]
 
 
 async def test_a_padded_resource_is_the_same_resource(api, world):
     """The resource is compared trimmed: '  branch:main ' is still held by us."""
-    await expect_typed_error(api, world, "claim", 409, "claim_held", key=world["other_key"],
-                             body={"resource": "  branch:main "}, mentions=("test-agent",))
+    await expect_typed_error(
+        api,
+        world,
+        "claim",
+        409,
+        "claim_held",
+        key=world["other_key"],
+        body={"resource": "  branch:main "},
+        mentions=("test-agent",),
+    )
 
 
 async def test_owner_is_refused_a_held_resource_too(api, world):
-    await expect_typed_error(api, world, "claim", 409, "claim_held", key=api.owner_key,
-                             body={"resource": "branch:main", "workspace_id": "{workspace}"},
-                             mentions=("test-agent",))
+    await expect_typed_error(
+        api,
+        world,
+        "claim",
+        409,
+        "claim_held",
+        key=api.owner_key,
+        body={"resource": "branch:main", "workspace_id": "{workspace}"},
+        mentions=("test-agent",),
+    )

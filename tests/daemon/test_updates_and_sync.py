@@ -17,19 +17,18 @@ the shipped manifest.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 import asyncio
 import itertools
 import logging
 import re
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
-from multidict import CIMultiDict
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from multidict import CIMultiDict
 
 from daemon import keys
 from daemon.jobs import JobBoard
@@ -38,8 +37,12 @@ from daemon.runtime.updates import SHIPPED, UpdateService
 from state import update_records
 from state.ids import iso_from_datetime, now_iso, parse_iso
 
-DECISION = {"decision": "use SQLite", "context": "local daemon", "rationale": "no server",
-            "retrieval_triggers": ["sqlite"]}
+DECISION = {
+    "decision": "use SQLite",
+    "context": "local daemon",
+    "rationale": "no server",
+    "retrieval_triggers": ["sqlite"],
+}
 OLD_TIME = "2000-01-01T00:00:00.000Z"
 UPDATE_VERSION = "2026.07.01-receipts.1"
 
@@ -50,6 +53,7 @@ def path_of(url: str) -> str:
 
 
 # -- helpers -------------------------------------------------------------------------------
+
 
 async def after_existing_identities(api) -> None:
     """Bounded wait until the clock is past the newest identity's creation millisecond, so an
@@ -68,8 +72,7 @@ async def publish(api, severity: str = "required", **fields: Any) -> dict[str, A
 
 
 async def check(api, headers: dict[str, str] | None = None, key: str | None = None) -> dict[str, Any]:
-    response = await api.client.get("/api/agent/updates/check",
-                                    headers={**api.auth(key), **(headers or {})})
+    response = await api.client.get("/api/agent/updates/check", headers={**api.auth(key), **(headers or {})})
     data = await response.json()
     assert response.status == 200, data
     return data
@@ -81,9 +84,14 @@ def pending_ids(data: dict[str, Any]) -> list[str]:
 
 def ack_rows(api, identity_id: str | None = None) -> list[tuple]:
     identity_id = identity_id or api.agent["id"]
-    return [tuple(r) for r in api.store.conn.execute(
-        "select update_id, update_version, seen_version, acked_by from update_acks"
-        " where identity_id = ? order by update_id", (identity_id,))]
+    return [
+        tuple(r)
+        for r in api.store.conn.execute(
+            "select update_id, update_version, seen_version, acked_by from update_acks"
+            " where identity_id = ? order by update_id",
+            (identity_id,),
+        )
+    ]
 
 
 def count(api, table: str) -> int:
@@ -91,16 +99,14 @@ def count(api, table: str) -> int:
 
 
 def intent_status(api, intent_id: str) -> str:
-    return api.store.conn.execute("select status from sync_intents where id = ?",
-                                  (intent_id,)).fetchone()[0]
+    return api.store.conn.execute("select status from sync_intents where id = ?", (intent_id,)).fetchone()[0]
 
 
 def backdate(api, identity_id: str, when: str = OLD_TIME) -> None:
     """Make an identity look as if it was created before this installation learned of any
     update (an agent from an older release)."""
     with api.store.transaction():
-        api.store.conn.execute("update identities set created_at = ? where id = ?",
-                               (when, identity_id))
+        api.store.conn.execute("update identities set created_at = ? where id = ?", (when, identity_id))
 
 
 _ID = re.compile(r"\b[a-z]+_[0-9a-f]{32}\b")
@@ -129,32 +135,42 @@ class Writes:
         """A fresh brief (events) or memory-form run (submit) owned by the key's caller."""
         if endpoint == "memory_brief_event":
             return (await self.api.post("/api/agent/memory-brief", {"task": "ship it"}, key=key))["brief_id"]
-        run = await self.api.post("/api/memory/router/select",
-                                  {"task": "ship it", "what_i_remember": "w", "memory_type": "decision_memory"},
-                                  key=key)
+        run = await self.api.post(
+            "/api/memory/router/select",
+            {"task": "ship it", "what_i_remember": "w", "memory_type": "decision_memory"},
+            key=key,
+        )
         return run["run_id"]
 
     @staticmethod
     def path(endpoint: str, target: str) -> str:
-        return (f"/api/agent/memory-briefs/{target}/events" if endpoint == "memory_brief_event"
-                else f"/api/memory/forms/{target}/submit")
+        return (
+            f"/api/agent/memory-briefs/{target}/events"
+            if endpoint == "memory_brief_event"
+            else f"/api/memory/forms/{target}/submit"
+        )
 
     @staticmethod
     def body(endpoint: str, importance: int) -> dict[str, Any]:
         if endpoint == "memory_brief_event":
-            return {"summary": f"freeze main (importance {importance})", "event_type": "decision",
-                    "importance": importance, "payload": {"branch": "main"}}
+            return {
+                "summary": f"freeze main (importance {importance})",
+                "event_type": "decision",
+                "importance": importance,
+                "payload": {"branch": "main"},
+            }
         return {"payload": dict(DECISION), "importance": importance}
 
     def stored(self, endpoint: str) -> int:
         table = "brief_events" if endpoint == "memory_brief_event" else "memory_records"
         return count(self.api, table)
 
-    async def send(self, endpoint: str, target: str, importance: int, key: str | None = None,
-                   status: int | None = None):
-        response = await self.api.client.post(self.path(endpoint, target),
-                                              json=self.body(endpoint, importance),
-                                              headers=self.api.auth(key))
+    async def send(
+        self, endpoint: str, target: str, importance: int, key: str | None = None, status: int | None = None
+    ):
+        response = await self.api.client.post(
+            self.path(endpoint, target), json=self.body(endpoint, importance), headers=self.api.auth(key)
+        )
         data = await response.json()
         if status is not None:
             assert response.status == status, data
@@ -164,8 +180,9 @@ class Writes:
 GATED = ["memory_brief_event", "adaptive_memory_submit"]
 
 
-async def blocked_write(api, endpoint: str = "memory_brief_event", importance: int = 5,
-                        key: str | None = None) -> tuple[str, dict[str, Any]]:
+async def blocked_write(
+    api, endpoint: str = "memory_brief_event", importance: int = 5, key: str | None = None
+) -> tuple[str, dict[str, Any]]:
     """An important write held back by a pending required update: (target, 409 body)."""
     writes = Writes(api)
     target = await writes.target(endpoint, key)
@@ -175,9 +192,11 @@ async def blocked_write(api, endpoint: str = "memory_brief_event", importance: i
 
 # -- check: every header variant -------------------------------------------------------------
 
+
 async def test_check_lists_a_published_update_with_what_to_do(api):
-    update = await publish(api, requires_repull=["memory_tool_installer"],
-                           next_actions=["send receipts"], version=UPDATE_VERSION)
+    update = await publish(
+        api, requires_repull=["memory_tool_installer"], next_actions=["send receipts"], version=UPDATE_VERSION
+    )
     data = await check(api)
     assert data["schema"] == "amp.platform-update-check.v1"
     assert data["has_pending_updates"] is True
@@ -187,24 +206,32 @@ async def test_check_lists_a_published_update_with_what_to_do(api):
     assert pending["severity"] == "required" and pending["source"] == "local"
     assert data["next_actions"] == [
         "re-pull skill memory_tool_installer: GET /api/agent/skills/memory_tool_installer/pull",
-        "send receipts", "POST /api/agent/updates/ack with the update_ids you applied"]
-    assert data["ack"] == {"endpoint": "/api/agent/updates/ack",
-                           "body": {"update_ids": [update["update_id"]], "seen_version": RUNTIME_VERSION}}
+        "send receipts",
+        "POST /api/agent/updates/ack with the update_ids you applied",
+    ]
+    assert data["ack"] == {
+        "endpoint": "/api/agent/updates/ack",
+        "body": {"update_ids": [update["update_id"]], "seen_version": RUNTIME_VERSION},
+    }
     assert data["acked_updates"] == {} and data["acks"] == []
     assert ack_rows(api) == []  # checking writes nothing
 
 
-RUNTIME_NAMES = ["X-MemoryCloud-Runtime-Version", "X-Cloudmemory-Runtime-Version",
-                 "x-memorycloud-runtime-version", "X-CLOUDMEMORY-RUNTIME-VERSION"]
+RUNTIME_NAMES = [
+    "X-MemoryCloud-Runtime-Version",
+    "X-Cloudmemory-Runtime-Version",
+    "x-memorycloud-runtime-version",
+    "X-CLOUDMEMORY-RUNTIME-VERSION",
+]
 VERSIONS = {  # client runtime version -> is UPDATE_VERSION (2026.07.01-receipts.1) still pending?
-    "2026.06.07-startup-item-primary.1": True,   # older (the shipped runtime)
-    "2026.07.01-receipts.0": True,               # older in the last part
-    "2026.07.01": True,                          # a prefix is older
-    "2026.07.01-receipts.1": False,              # equal
-    "2026.07.01-receipts.2": False,              # newer in the last part
-    "2026.07.01-receipts.10": False,             # numbers compare as numbers, not text
-    "2026.12.31-later.1": False,                 # newer
-    "  2027.01.01-later.1  ": False,             # surrounding spaces are ignored
+    "2026.06.07-startup-item-primary.1": True,  # older (the shipped runtime)
+    "2026.07.01-receipts.0": True,  # older in the last part
+    "2026.07.01": True,  # a prefix is older
+    "2026.07.01-receipts.1": False,  # equal
+    "2026.07.01-receipts.2": False,  # newer in the last part
+    "2026.07.01-receipts.10": False,  # numbers compare as numbers, not text
+    "2026.12.31-later.1": False,  # newer
+    "  2027.01.01-later.1  ": False,  # surrounding spaces are ignored
 }
 
 
@@ -226,20 +253,26 @@ async def test_runtime_version_compares_against_each_updates_own_version(api):
     assert pending_ids(await check(api)) == [old["update_id"], new["update_id"]]
 
 
-@pytest.mark.parametrize("new,legacy,pending", [
-    ("2099.01.01-future.1", "2000.01.01-past.1", False),
-    ("2000.01.01-past.1", "2099.01.01-future.1", True),
-    ("", "2099.01.01-future.1", False),  # an empty new header falls back to the legacy one
-], ids=["new-newer", "new-older", "new-empty"])
+@pytest.mark.parametrize(
+    "new,legacy,pending",
+    [
+        ("2099.01.01-future.1", "2000.01.01-past.1", False),
+        ("2000.01.01-past.1", "2099.01.01-future.1", True),
+        ("", "2099.01.01-future.1", False),  # an empty new header falls back to the legacy one
+    ],
+    ids=["new-newer", "new-older", "new-empty"],
+)
 async def test_new_runtime_header_takes_precedence_over_legacy(api, new, legacy, pending):
     update = await publish(api, version=UPDATE_VERSION)
-    data = await check(api, {"X-MemoryCloud-Runtime-Version": new,
-                             "X-Cloudmemory-Runtime-Version": legacy})
+    data = await check(api, {"X-MemoryCloud-Runtime-Version": new, "X-Cloudmemory-Runtime-Version": legacy})
     assert pending_ids(data) == ([update["update_id"]] if pending else [])
 
 
-APPLIED_NAMES = ["X-MemoryCloud-Applied-Updates", "X-Cloudmemory-Applied-Updates",
-                 "x-cloudmemory-applied-updates"]
+APPLIED_NAMES = [
+    "X-MemoryCloud-Applied-Updates",
+    "X-Cloudmemory-Applied-Updates",
+    "x-cloudmemory-applied-updates",
+]
 APPLIED_VALUES = {
     # header value ({u} = the published update) -> (u still pending?, client_applied_updates)
     "{u}": (False, ["{u}"]),
@@ -248,7 +281,7 @@ APPLIED_VALUES = {
     "upd_other , {u} ,": (False, ["{u}", "upd_other"]),
     "upd_a,  upd_b ,{u},,": (False, ["{u}", "upd_a", "upd_b"]),
     "upd_other": (True, ["upd_other"]),
-    "{u}x": (True, ["{u}x"]),             # ids match exactly, not by prefix
+    "{u}x": (True, ["{u}x"]),  # ids match exactly, not by prefix
     " , ,": (True, []),
 }
 
@@ -268,8 +301,10 @@ async def test_applied_headers_new_and_legacy_are_combined(api):
     first = (await publish(api))["update_id"]
     second = (await publish(api, severity="recommended"))["update_id"]
     third = (await publish(api))["update_id"]
-    data = await check(api, {"X-MemoryCloud-Applied-Updates": f"{first}, upd_x",
-                             "X-Cloudmemory-Applied-Updates": f" {second} "})
+    data = await check(
+        api,
+        {"X-MemoryCloud-Applied-Updates": f"{first}, upd_x", "X-Cloudmemory-Applied-Updates": f" {second} "},
+    )
     assert pending_ids(data) == [third]
     assert data["client_applied_updates"] == sorted([first, second, "upd_x"])
 
@@ -289,25 +324,30 @@ async def test_runtime_and_applied_headers_together(api):
     old = (await publish(api, version="2026.06.20-a.1"))["update_id"]
     new = (await publish(api, version="2026.07.20-b.1"))["update_id"]
     newest = (await publish(api, version="2026.08.20-c.1"))["update_id"]
-    data = await check(api, {"X-Cloudmemory-Runtime-Version": "2026.07.01-x.1",
-                             "X-MemoryCloud-Applied-Updates": new})
+    data = await check(
+        api, {"X-Cloudmemory-Runtime-Version": "2026.07.01-x.1", "X-MemoryCloud-Applied-Updates": new}
+    )
     assert pending_ids(data) == [newest]
     assert old not in pending_ids(data)
 
 
 # -- ack: idempotence and per-update versions --------------------------------------------------
 
+
 async def test_ack_is_stored_at_the_updates_own_version_and_is_idempotent(api):
     update = await publish(api, version=UPDATE_VERSION)
-    first = await api.post("/api/agent/updates/ack",
-                           {"update_ids": [update["update_id"]], "seen_version": "client-1"})
+    first = await api.post(
+        "/api/agent/updates/ack", {"update_ids": [update["update_id"]], "seen_version": "client-1"}
+    )
     assert first["acked_now"] == [update["update_id"]]
     assert first["has_pending_updates"] is False and first["pending_updates"] == []
     assert [(a["update_id"], a["version"], a["seen_version"]) for a in first["acks"]] == [
-        (update["update_id"], UPDATE_VERSION, "client-1")]
+        (update["update_id"], UPDATE_VERSION, "client-1")
+    ]
 
-    second = await api.post("/api/agent/updates/ack",
-                            {"update_ids": [update["update_id"]], "seen_version": "client-2"})
+    second = await api.post(
+        "/api/agent/updates/ack", {"update_ids": [update["update_id"]], "seen_version": "client-2"}
+    )
     assert second["acked_now"] == []
     assert ack_rows(api) == [(update["update_id"], UPDATE_VERSION, "client-1", api.agent["id"])]
     assert second["acks"] == first["acks"]  # the first ack's seen_version is kept
@@ -353,23 +393,34 @@ async def test_acks_survive_a_runtime_bump_per_update_version(api):
 
     next_version = "2026.09.01-next-release.1"
     with api.store.transaction():  # what load_shipped of the next release would insert
-        api.store.updates.upsert_update({
-            "id": "upd_20260901_next_release", "version": next_version, "severity": "required",
-            "title": "Next release", "summary": "something new", "source": "builtin",
-            "requires_repull": [], "next_actions": []})
+        api.store.updates.upsert_update(
+            {
+                "id": "upd_20260901_next_release",
+                "version": next_version,
+                "severity": "required",
+                "title": "Next release",
+                "summary": "something new",
+                "source": "builtin",
+                "requires_repull": [],
+                "next_actions": [],
+            }
+        )
     data = await check(api)
     assert pending_ids(data) == ["upd_20260901_next_release"]
     assert {(a["update_id"], a["version"], a["seen_version"]) for a in data["acks"]} == {
-        (u["id"], u["version"], RUNTIME_VERSION) for u in SHIPPED}
+        (u["id"], u["version"], RUNTIME_VERSION) for u in SHIPPED
+    }
     # The old runtime version header does not hide the newer update; the new one does.
     assert pending_ids(await check(api, {"X-MemoryCloud-Runtime-Version": RUNTIME_VERSION})) == [
-        "upd_20260901_next_release"]
+        "upd_20260901_next_release"
+    ]
     assert pending_ids(await check(api, {"X-MemoryCloud-Runtime-Version": next_version})) == []
 
     await api.post("/api/agent/updates/ack", {"update_ids": [], "seen_version": next_version})
     assert {(r[0], r[1], r[2]) for r in ack_rows(api)} == {
         *((u["id"], u["version"], RUNTIME_VERSION) for u in SHIPPED),
-        ("upd_20260901_next_release", next_version, next_version)}
+        ("upd_20260901_next_release", next_version, next_version),
+    }
     assert (await check(api))["has_pending_updates"] is False
 
 
@@ -405,6 +456,7 @@ async def test_owner_check_has_nothing_and_owner_cannot_ack_for_itself(api):
 
 # -- owner acks for an agent (local API) ------------------------------------------------------
 
+
 @pytest.mark.parametrize("by", ["name", "id"])
 async def test_owner_acks_for_an_agent(api, by):
     required = (await publish(api))["update_id"]
@@ -415,8 +467,11 @@ async def test_owner_acks_for_an_agent(api, by):
     assert pending == {"test-agent": [required, recommended], "other-agent": []}
 
     agent = api.agent["name"] if by == "name" else api.agent["id"]
-    result = await api.post(f"/api/local/agents/{agent}/updates/ack",
-                            {"update_ids": [required], "seen_version": "by-hand"}, key=api.owner_key)
+    result = await api.post(
+        f"/api/local/agents/{agent}/updates/ack",
+        {"update_ids": [required], "seen_version": "by-hand"},
+        key=api.owner_key,
+    )
     assert result["acked_now"] == [required]
     assert pending_ids(result) == [recommended]
     owner_id = api.store.identities.owner()["id"]
@@ -437,6 +492,7 @@ async def test_local_updates_list_has_its_own_schema(api):
 
 
 # -- the gate: importance 3, 4 and 5, agent and person, both gated endpoints --------------------
+
 
 @pytest.mark.parametrize("importance", [3, 4, 5])
 @pytest.mark.parametrize("endpoint", GATED)
@@ -459,7 +515,9 @@ async def test_gate_for_an_agent(api, endpoint, importance):
         assert warning["status"] == "recommended_update_available"
         assert warning["required_updates"] == []
         assert [u["update_id"] for u in warning["recommended_updates"]] == [
-            required["update_id"], recommended["update_id"]]
+            required["update_id"],
+            recommended["update_id"],
+        ]
         assert warning["recommended_updates"][0]["requires_repull"] == ["memory_tool_installer"]
         return
 
@@ -476,15 +534,19 @@ async def test_gate_for_an_agent(api, endpoint, importance):
     assert data["update_check"] == f"{base}/api/agent/updates/check"
     assert data["ack"] == f"{base}/api/agent/updates/ack"
     intent_id = data["sync_intent_id"]
-    assert data["resume"] == {"after_ack": f"{base}/api/agent/sync-intents/{intent_id}/resume",
-                              "method": "POST", "expires_in": "24h"}
+    assert data["resume"] == {
+        "after_ack": f"{base}/api/agent/sync-intents/{intent_id}/resume",
+        "method": "POST",
+        "expires_in": "24h",
+    }
     intent = await api.get(f"/api/agent/sync-intents/{intent_id}")
     assert intent["schema"] == "amp.sync-intent.v1" and intent["status"] == "blocked"
     assert intent["endpoint"] == endpoint and intent["importance"] == importance
     assert intent["path"] == writes.path(endpoint, target) and intent["method"] == "POST"
     assert intent["identity_id"] == api.agent["id"]
-    assert intent["blocking_updates"] == [{"update_id": required["update_id"],
-                                           "version": required["version"]}]
+    assert intent["blocking_updates"] == [
+        {"update_id": required["update_id"], "version": required["version"]}
+    ]
     sent = writes.body(endpoint, importance)
     assert {k: intent["body"][k] for k in sent} == sent  # kept whole (plus the defaults)
     created, expires = parse_iso(intent["created_at"]), parse_iso(intent["expires_at"])
@@ -526,8 +588,9 @@ async def test_the_gate_comes_before_the_brief_is_looked_up(api):
     unknown brief is held back too (409), and resuming it then answers 404, writing nothing.
     (A form submit is gated first as well: see test_adaptive_reference.py.)"""
     await publish(api)
-    data = await api.post("/api/agent/memory-briefs/brief_nope/events",
-                          {"summary": "s", "importance": 5}, status=409)
+    data = await api.post(
+        "/api/agent/memory-briefs/brief_nope/events", {"summary": "s", "importance": 5}, status=409
+    )
     assert count(api, "sync_intents") == 1
     await api.post("/api/agent/updates/ack", {})
     await api.post(f"/api/agent/sync-intents/{data['sync_intent_id']}/resume", status=404)
@@ -535,6 +598,7 @@ async def test_the_gate_comes_before_the_brief_is_looked_up(api):
 
 
 # -- resume, discard, expiry ---------------------------------------------------------------------
+
 
 async def test_resume_before_the_ack_is_refused_and_keeps_the_intent(api):
     update = await publish(api)
@@ -625,8 +689,9 @@ async def test_discard(api):
 
 def expire_now(api, intent_id: str) -> None:
     with api.store.transaction():
-        api.store.conn.execute("update sync_intents set expires_at = ? where id = ?",
-                               ("2001-01-01T00:00:00.000Z", intent_id))
+        api.store.conn.execute(
+            "update sync_intents set expires_at = ? where id = ?", ("2001-01-01T00:00:00.000Z", intent_id)
+        )
 
 
 async def test_resume_after_expiry_is_410(api):
@@ -679,9 +744,11 @@ async def test_other_agents_cannot_see_or_touch_your_intents(api):
     await api.post("/api/agent/updates/ack", {}, key=other_key)
     await api.post("/api/agent/updates/ack", {})
 
-    for path, method in [(f"/api/agent/sync-intents/{intent_id}", "GET"),
-                         (f"/api/agent/sync-intents/{intent_id}/resume", "POST"),
-                         (f"/api/agent/sync-intents/{intent_id}/discard", "POST")]:
+    for path, method in [
+        (f"/api/agent/sync-intents/{intent_id}", "GET"),
+        (f"/api/agent/sync-intents/{intent_id}/resume", "POST"),
+        (f"/api/agent/sync-intents/{intent_id}/discard", "POST"),
+    ]:
         response = await api.client.request(method, path, headers=api.auth(other_key))
         data = await response.json()
         assert response.status == 404, data
@@ -706,7 +773,8 @@ async def test_owner_lists_every_agents_intents(api):
     assert everything["schema"] == "amp.sync-intents.v1"
     assert {(i["sync_intent_id"], i["status"], i["endpoint"]) for i in everything["sync_intents"]} == {
         (ours["sync_intent_id"], "blocked", "memory_brief_event"),
-        (theirs["sync_intent_id"], "discarded", "adaptive_memory_submit")}
+        (theirs["sync_intent_id"], "discarded", "adaptive_memory_submit"),
+    }
     blocked = await api.get("/api/local/sync-intents?status=blocked", key=api.owner_key)
     assert [i["sync_intent_id"] for i in blocked["sync_intents"]] == [ours["sync_intent_id"]]
     assert (await api.get("/api/local/sync-intents?status=resumed", key=api.owner_key))["sync_intents"] == []
@@ -716,8 +784,15 @@ async def test_owner_lists_every_agents_intents(api):
 
 # -- the notice on every return path ----------------------------------------------------------
 
-NOTICE_PATHS = ["/api/me", "/api/session", "/api/agent/bindings/me", "/api/agent/autostart",
-                "/api/agent/discovery", "/api/agent/navigation", "/api/agent/skills"]
+NOTICE_PATHS = [
+    "/api/me",
+    "/api/session",
+    "/api/agent/bindings/me",
+    "/api/agent/autostart",
+    "/api/agent/discovery",
+    "/api/agent/navigation",
+    "/api/agent/skills",
+]
 
 
 def pending_notice(data: dict[str, Any]) -> dict[str, Any] | None:
@@ -752,8 +827,16 @@ async def test_notice_while_pending_and_gone_after_the_ack(api, path):
     assert pending_notice(await api.get(path)) is None
 
 
-@pytest.mark.parametrize("path", ["/api/session", "/api/agent/autostart", "/api/agent/discovery",
-                                  "/api/agent/navigation", "/api/agent/updates/manifest"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/session",
+        "/api/agent/autostart",
+        "/api/agent/discovery",
+        "/api/agent/navigation",
+        "/api/agent/updates/manifest",
+    ],
+)
 async def test_anonymous_callers_get_no_notice(api, path):
     await publish(api)
     response = await api.client.get(path)
@@ -819,10 +902,11 @@ async def test_manifest_lists_every_known_update(api):
 
 def test_shipped_updates_are_learned_at_one_time(store, monkeypatch):
     """The same as the manifest test above, with a clock that always ticks between two reads."""
-    start = datetime(2026, 7, 1, tzinfo=timezone.utc)
+    start = datetime(2026, 7, 1, tzinfo=UTC)
     ticks = itertools.count()
-    monkeypatch.setattr(update_records, "now_iso",
-                        lambda: iso_from_datetime(start + timedelta(milliseconds=next(ticks))))
+    monkeypatch.setattr(
+        update_records, "now_iso", lambda: iso_from_datetime(start + timedelta(milliseconds=next(ticks)))
+    )
     UpdateService(store).load_shipped()
     assert [u["id"] for u in store.updates.updates()] == sorted(u["id"] for u in SHIPPED)
 
@@ -837,6 +921,7 @@ async def test_publish_defaults(api):
 
 
 # -- jobs ------------------------------------------------------------------------------------------
+
 
 async def test_job_board_records_a_failure_and_keeps_running(caplog):
     """A real AsyncIOScheduler in this test's loop: one job always fails, one counts. The
@@ -919,14 +1004,21 @@ async def test_job_board_describes_jobs_before_the_scheduler_starts():
 async def test_status_lists_the_daemon_jobs(api):
     status = await api.get("/api/local/status", key=api.owner_key)
     jobs = {j["name"]: j for j in status["jobs"]}
-    assert set(jobs) == {"wal_checkpoint", "refresh_startup_items", "expire_sync_intents",
-                         "poll_updates", "sync_upstream", "backfill_vectors",
-                         "rebuild_search_index"}
+    assert set(jobs) == {
+        "wal_checkpoint",
+        "refresh_startup_items",
+        "expire_sync_intents",
+        "poll_updates",
+        "sync_upstream",
+        "backfill_vectors",
+        "rebuild_search_index",
+    }
     settings = api.store.settings
     assert jobs["wal_checkpoint"]["interval_seconds"] == settings.checkpoint_seconds
     assert jobs["expire_sync_intents"]["interval_seconds"] == settings.expire_sync_intents_minutes * 60
     assert jobs["poll_updates"]["interval_seconds"] == settings.poll_updates_minutes * 60
     for job in jobs.values():
         assert datetime.fromisoformat(job["next_run_at"]) > datetime.fromisoformat(
-            "2020-01-01T00:00:00+00:00")
+            "2020-01-01T00:00:00+00:00"
+        )
         assert job["failures"] == 0

@@ -17,8 +17,18 @@ import pytest
 
 from tests.daemon import helpers
 from tests.daemon.helpers import (
-    AUTH_VARIANTS, DEFAULT, GUARD, MALFORMED, OVER_ONE_MIB, OWNER, Ep,
-    assert_envelope, base_world, fill, send, snapshot,
+    AUTH_VARIANTS,
+    DEFAULT,
+    GUARD,
+    MALFORMED,
+    OVER_ONE_MIB,
+    OWNER,
+    Ep,
+    assert_envelope,
+    base_world,
+    fill,
+    send,
+    snapshot,
 )
 from tests.daemon.test_updates_and_sync import blocked_write, publish
 
@@ -27,8 +37,9 @@ INTENTS = "/api/agent/sync-intents"
 
 UPDATES = {
     "manifest": Ep("GET", "/api/agent/updates/manifest"),
-    "check": Ep("GET", "/api/agent/updates/check",
-                headers={"X-MemoryCloud-Runtime-Version": "2026.06.01-old.1"}),
+    "check": Ep(
+        "GET", "/api/agent/updates/check", headers={"X-MemoryCloud-Runtime-Version": "2026.06.01-old.1"}
+    ),
     "ack": Ep("POST", "/api/agent/updates/ack", {"update_ids": ["{update}"], "seen_version": "v1"}),
     "intents": Ep("GET", INTENTS + "?status=blocked"),
     "intent": Ep("GET", INTENTS + "/{intent}"),
@@ -40,18 +51,28 @@ UPDATES = {
     "skill_pull": Ep("GET", "/api/agent/skills/{skill}/pull", scope=SKILL),
     "autostart": Ep("GET", "/api/agent/autostart"),
     "discovery": Ep("GET", "/api/agent/discovery"),
-    "start_json": Ep("GET", "/agent/start.json"),          # the reference's paths of the same
+    "start_json": Ep("GET", "/agent/start.json"),  # the reference's paths of the same
     "discovery_json": Ep("GET", "/agent/discovery.json"),
     "navigation": Ep("GET", "/api/agent/navigation"),
     "local_updates": Ep("GET", "/api/local/updates", scope=OWNER),
-    "publish": Ep("POST", "/api/local/updates",
-                  {"title": "t", "summary": "s", "severity": "required"}, OWNER),
-    "agent_ack": Ep("POST", "/api/local/agents/{agent_name}/updates/ack",
-                    {"update_ids": ["{update}"]}, OWNER),
+    "publish": Ep(
+        "POST", "/api/local/updates", {"title": "t", "summary": "s", "severity": "required"}, OWNER
+    ),
+    "agent_ack": Ep(
+        "POST", "/api/local/agents/{agent_name}/updates/ack", {"update_ids": ["{update}"]}, OWNER
+    ),
     "local_intents": Ep("GET", "/api/local/sync-intents?status=blocked", scope=OWNER),
 }
-OPTIONAL = ["manifest", "autostart", "discovery", "navigation", "skills", "skill_manifest",
-            "start_json", "discovery_json"]
+OPTIONAL = [
+    "manifest",
+    "autostart",
+    "discovery",
+    "navigation",
+    "skills",
+    "skill_manifest",
+    "start_json",
+    "discovery_json",
+]
 AUTHED = [name for name in UPDATES if name not in OPTIONAL]
 POSTS = [name for name, ep in UPDATES.items() if ep.method == "POST"]
 OWNER_ONLY = [name for name, ep in UPDATES.items() if ep.scope == OWNER]
@@ -72,13 +93,18 @@ async def world(api) -> dict[str, str]:
     _, ours = await blocked_write(api)
     _, theirs = await blocked_write(api, key=world["other_key"])
     await api.post("/api/local/agents/test-agent/updates/ack", {}, key=api.owner_key)
-    return world | {"update": update["update_id"], "intent": ours["sync_intent_id"],
-                    "other_intent": theirs["sync_intent_id"], "skill": "memory_tool_installer",
-                    "agent_name": "test-agent",
-                    "skill_key": api.new_agent("installer", scopes=[SKILL])}
+    return world | {
+        "update": update["update_id"],
+        "intent": ours["sync_intent_id"],
+        "other_intent": theirs["sync_intent_id"],
+        "skill": "memory_tool_installer",
+        "agent_name": "test-agent",
+        "skill_key": api.new_agent("installer", scopes=[SKILL]),
+    }
 
 
 # -- the baseline: the declared requests succeed -------------------------------------------
+
 
 @pytest.mark.parametrize("name", list(UPDATES))
 async def test_declared_request_succeeds(api, world, name):
@@ -87,6 +113,7 @@ async def test_declared_request_succeeds(api, world, name):
 
 
 # -- authentication, authorization and the Host/Origin guard --------------------------------
+
 
 @pytest.mark.parametrize("variant", list(AUTH_VARIANTS))
 @pytest.mark.parametrize("name", AUTHED)
@@ -124,9 +151,11 @@ async def test_optional_auth_with_a_valid_key_knows_the_agent(api, world, name):
     assert data["platform_update_notice"]["update_ids"] == [world["update"]]
 
 
-@pytest.mark.parametrize("key,scope", [("{read_key}", SKILL), ("{write_key}", SKILL),
-                                       ("{skill_key}", "catalog:read")],
-                         ids=["read-only", "write-only", "skill-install-only"])
+@pytest.mark.parametrize(
+    "key,scope",
+    [("{read_key}", SKILL), ("{write_key}", SKILL), ("{skill_key}", "catalog:read")],
+    ids=["read-only", "write-only", "skill-install-only"],
+)
 @pytest.mark.parametrize("name", ["skill_pull", "skill_md"])
 async def test_missing_skill_scope_is_403(api, world, name, key, scope):
     """A pull needs skill:install and the skill's own scopes (memory_tool_installer:
@@ -135,16 +164,20 @@ async def test_missing_skill_scope_is_403(api, world, name, key, scope):
     assert data["detail"]["required_scope"] == scope
 
 
-AGENT_KEYS = {"our-agent": "{agent_key}", "write-only": "{write_key}", "read-only": "{read_key}",
-              "same-workspace": "{other_key}", "foreign-workspace": "{foreign_key}"}
+AGENT_KEYS = {
+    "our-agent": "{agent_key}",
+    "write-only": "{write_key}",
+    "read-only": "{read_key}",
+    "same-workspace": "{other_key}",
+    "foreign-workspace": "{foreign_key}",
+}
 
 
 @pytest.mark.parametrize("agent", list(AGENT_KEYS))
 @pytest.mark.parametrize("name", OWNER_ONLY)
 async def test_no_agent_key_reaches_owner_endpoints(api, world, name, agent):
     world = world | {"agent_key": api.agent_key}
-    await expect_error(api, world, name, 403, key=fill(AGENT_KEYS[agent], world),
-                       mentions=("owner",))
+    await expect_error(api, world, name, 403, key=fill(AGENT_KEYS[agent], world), mentions=("owner",))
 
 
 @pytest.mark.parametrize("variant", list(GUARD))
@@ -154,22 +187,33 @@ async def test_foreign_host_or_origin_is_403(api, world, name, variant):
     await expect_error(api, world, name, 403, headers=headers, mentions=(mention,))
 
 
-@pytest.mark.parametrize("method,name", [("GET", "ack"), ("DELETE", "intent"), ("GET", "resume"),
-                                         ("PUT", "publish"), ("POST", "check"),
-                                         ("GET", "agent_ack"), ("POST", "skill_manifest"),
-                                         ("DELETE", "skill_md")])
+@pytest.mark.parametrize(
+    "method,name",
+    [
+        ("GET", "ack"),
+        ("DELETE", "intent"),
+        ("GET", "resume"),
+        ("PUT", "publish"),
+        ("POST", "check"),
+        ("GET", "agent_ack"),
+        ("POST", "skill_manifest"),
+        ("DELETE", "skill_md"),
+    ],
+)
 async def test_wrong_method_is_405(api, world, method, name):
     await expect_error(api, world, name, 405, method=method, mentions=(method,))
 
 
 # -- malformed and oversized bodies ----------------------------------------------------------
 
+
 @pytest.mark.parametrize("variant", list(MALFORMED))
 @pytest.mark.parametrize("name", POSTS)
 async def test_malformed_body_is_400(api, world, name, variant):
     raw, mention = MALFORMED[variant]
-    await expect_error(api, world, name, 400, raw=raw,
-                       headers={"Content-Type": "application/json"}, mentions=(mention,))
+    await expect_error(
+        api, world, name, 400, raw=raw, headers={"Content-Type": "application/json"}, mentions=(mention,)
+    )
 
 
 @pytest.mark.parametrize("name", POSTS)
@@ -177,8 +221,9 @@ async def test_body_over_one_mib_is_413(api, world, name):
     await expect_error(api, world, name, 413, raw=OVER_ONE_MIB, mentions=("1048576",))
 
 
-@pytest.mark.parametrize("name,fieldname", [("ack", "seen_version"), ("publish", "title"),
-                                            ("agent_ack", "seen_version")])
+@pytest.mark.parametrize(
+    "name,fieldname", [("ack", "seen_version"), ("publish", "title"), ("agent_ack", "seen_version")]
+)
 async def test_lone_surrogate_is_400(api, world, name, fieldname):
     body = {**fill(UPDATES[name].body, world), fieldname: "\ud800 broken"}
     await expect_error(api, world, name, 400, body=body, mentions=("Unicode",))
@@ -231,8 +276,7 @@ def _invalid_id(case: Any) -> str:
     return f"{name}-{fieldname}={value}"
 
 
-@pytest.mark.parametrize("name,body,fieldname,missing", INVALID,
-                         ids=[_invalid_id(case) for case in INVALID])
+@pytest.mark.parametrize("name,body,fieldname,missing", INVALID, ids=[_invalid_id(case) for case in INVALID])
 async def test_invalid_field_is_422(api, world, name, body, fieldname, missing):
     data = await expect_error(api, world, name, 422, body=body, mentions=(fieldname,))
     if missing:
@@ -241,8 +285,9 @@ async def test_invalid_field_is_422(api, world, name, body, fieldname, missing):
         assert data["detail"]["field"] == fieldname
 
 
-@pytest.mark.parametrize("query", ["?status=bogus", "?status=BLOCKED", "?status=blocked,resumed",
-                                   "?status=%20blocked"])
+@pytest.mark.parametrize(
+    "query", ["?status=bogus", "?status=BLOCKED", "?status=blocked,resumed", "?status=%20blocked"]
+)
 @pytest.mark.parametrize("name", ["intents", "local_intents"])
 async def test_bad_status_filter_is_422(api, world, name, query):
     path = UPDATES[name].path.split("?")[0] + query
@@ -262,8 +307,13 @@ async def test_empty_status_filter_lists_everything(api, world, name):
 NOT_FOUND = [
     # (id, endpoint, path or None, body or None, text the message must contain)
     ("agent-ack-unknown-agent", "agent_ack", "/api/local/agents/nobody/updates/ack", None, "nobody"),
-    ("agent-ack-revoked-agent", "agent_ack", "/api/local/agents/revoked-agent/updates/ack", None,
-     "revoked-agent"),
+    (
+        "agent-ack-revoked-agent",
+        "agent_ack",
+        "/api/local/agents/revoked-agent/updates/ack",
+        None,
+        "revoked-agent",
+    ),
     ("intent-unknown", "intent", INTENTS + "/syncint_nope", None, "syncint_nope"),
     ("resume-unknown", "resume", INTENTS + "/syncint_nope/resume", None, "syncint_nope"),
     ("discard-unknown", "discard", INTENTS + "/syncint_nope/discard", None, "syncint_nope"),
@@ -274,18 +324,20 @@ NOT_FOUND = [
 ]
 
 
-@pytest.mark.parametrize("name,path,body,mention", [c[1:] for c in NOT_FOUND],
-                         ids=[c[0] for c in NOT_FOUND])
+@pytest.mark.parametrize("name,path,body,mention", [c[1:] for c in NOT_FOUND], ids=[c[0] for c in NOT_FOUND])
 async def test_unknown_id_is_404(api, world, name, path, body, mention):
-    data = await expect_error(api, world, name, 404, path=path,
-                              body=DEFAULT if body is None else body, mentions=(mention,))
+    data = await expect_error(
+        api, world, name, 404, path=path, body=DEFAULT if body is None else body, mentions=(mention,)
+    )
     if name in ("ack", "agent_ack") and body:
         assert data["detail"]["unknown"] == ["upd_nope"]
 
 
-@pytest.mark.parametrize("body", [{"update_ids": ["upd_nope"]},
-                                  {"update_ids": ["{update}", "upd_nope"]}],
-                         ids=["unknown", "known-and-unknown"])
+@pytest.mark.parametrize(
+    "body",
+    [{"update_ids": ["upd_nope"]}, {"update_ids": ["{update}", "upd_nope"]}],
+    ids=["unknown", "known-and-unknown"],
+)
 @pytest.mark.parametrize("name", ["ack", "agent_ack"])
 async def test_ack_of_an_unknown_update_is_400_and_acks_nothing(api, world, body, name):
     """As the reference answers: the request names an update that does not exist."""
@@ -304,8 +356,7 @@ CROSS = [
     ("foreign-discards-our-intent", "discard", F, None, "{intent}"),
     ("we-read-others-intent", "intent", ME, INTENTS + "/{other_intent}", "{other_intent}"),
     ("we-resume-others-intent", "resume", ME, INTENTS + "/{other_intent}/resume", "{other_intent}"),
-    ("we-discard-others-intent", "discard", ME, INTENTS + "/{other_intent}/discard",
-     "{other_intent}"),
+    ("we-discard-others-intent", "discard", ME, INTENTS + "/{other_intent}/discard", "{other_intent}"),
 ]
 
 
@@ -324,10 +375,12 @@ async def test_other_agents_do_not_list_our_intents(api, world):
 
 # -- state-dependent refusals -----------------------------------------------------------------
 
+
 def _succeeds(name: str):
     async def step(api, world) -> None:
         status, data = await send(api, world, UPDATES[name])
         assert status == 200, data
+
     return step
 
 
@@ -339,13 +392,13 @@ STATE_CONFLICTS = [
     # (id, steps that succeed first, endpoint, text in the message)
     ("resume-twice", [_succeeds("resume")], "resume", "already resumed"),
     ("resume-after-discard", [_succeeds("discard")], "resume", "already discarded"),
-    ("resume-with-a-new-required-update", [_publish_another_required], "resume",
-     "still pending"),
+    ("resume-with-a-new-required-update", [_publish_another_required], "resume", "still pending"),
 ]
 
 
-@pytest.mark.parametrize("steps,name,mention", [c[1:] for c in STATE_CONFLICTS],
-                         ids=[c[0] for c in STATE_CONFLICTS])
+@pytest.mark.parametrize(
+    "steps,name,mention", [c[1:] for c in STATE_CONFLICTS], ids=[c[0] for c in STATE_CONFLICTS]
+)
 async def test_wrong_state_is_409(api, world, steps, name, mention):
     for step in steps:
         await step(api, world)
@@ -355,16 +408,18 @@ async def test_wrong_state_is_409(api, world, steps, name, mention):
 async def test_resume_before_the_ack_is_409(api, world):
     """other-agent still has the update pending: its own intent is kept."""
     path = INTENTS + "/{other_intent}/resume"
-    data = await expect_error(api, world, "resume", 409, key=world["other_key"], path=path,
-                              mentions=("still pending",))
+    data = await expect_error(
+        api, world, "resume", 409, key=world["other_key"], path=path, mentions=("still pending",)
+    )
     assert data["detail"]["sync_intent_id"] == world["other_intent"]
     assert [u["update_id"] for u in data["detail"]["required_updates"]] == [world["update"]]
 
 
 async def test_resume_after_expiry_is_410_and_marks_it_expired(api, world):
     with api.store.transaction():
-        api.store.conn.execute("update sync_intents set expires_at = '2001-01-01T00:00:00.000Z'"
-                               " where id = ?", (world["intent"],))
+        api.store.conn.execute(
+            "update sync_intents set expires_at = '2001-01-01T00:00:00.000Z' where id = ?", (world["intent"],)
+        )
     rows, files = snapshot(api, world)
     status, data = await send(api, world, UPDATES["resume"])
     assert status == 410, data
@@ -383,6 +438,7 @@ async def test_owner_cannot_ack_for_itself(api, world):
 
 
 # -- the 409 of the gate itself ----------------------------------------------------------------
+
 
 @pytest.mark.parametrize("endpoint", ["memory_brief_event", "adaptive_memory_submit"])
 async def test_gate_409_keeps_the_envelope(api, world, endpoint):

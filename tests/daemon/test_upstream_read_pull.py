@@ -14,20 +14,21 @@ import pytest
 
 from daemon.upstream.read_puller import MAP_LIMIT, QUERY_LIMIT
 from state.config import Settings
-from state.memories import NewMemory
 from tests.daemon.test_upstream_sync import Side, contents, start_side, sync, write_delta
 
 
 @pytest.fixture
 async def pair(tmp_path: Path):
     """(local, cloud): the cloud serves no sync extension; a teammate agent writes there."""
-    cloud = await start_side(tmp_path / "cloud", Settings(role="cloud", serve_sync_extension=False),
-                             "teammate")
+    cloud = await start_side(
+        tmp_path / "cloud", Settings(role="cloud", serve_sync_extension=False), "teammate"
+    )
     local = await start_side(tmp_path / "local", Settings(sync_upstream_seconds=3600), "coder")
     with cloud.store.transaction():
         code = cloud.store.identities.create_pairing_code("laptop", "memorycloud_companion")
-    status = await local.local("POST", "/api/local/upstream/connect",
-                               {"url": cloud.url, "pairing_code": code["pairing_code"]})
+    status = await local.local(
+        "POST", "/api/local/upstream/connect", {"url": cloud.url, "pairing_code": code["pairing_code"]}
+    )
     assert status["connected"] and not status["sync_extension"], status
     assert status["pull"]["via"] == "read_endpoints"
     # Connecting kicks a first round a second later: let it finish, so that what each test
@@ -43,7 +44,8 @@ async def pair(tmp_path: Path):
 
 def pulled(side: Side, text: str) -> list[dict[str, Any]]:
     rows = side.store.conn.execute(
-        "select id from memory_records where deleted_at is null and content = ?", (text,)).fetchall()
+        "select id from memory_records where deleted_at is null and content = ?", (text,)
+    ).fetchall()
     return [side.store.memories.get(r[0]) for r in rows]
 
 
@@ -64,9 +66,16 @@ def teammate_burst(cloud: Side, summaries: list[str], delta_type: str) -> None:
     with cloud.store.transaction():
         for summary in summaries:
             cloud.services.deltas.record(
-                cloud.agent, workspace_id=workspace, project_key=None, delta_type=delta_type,
-                summary=summary, why_it_matters=None, triggers=[], importance=3,
-                source="memory_delta")
+                cloud.agent,
+                workspace_id=workspace,
+                project_key=None,
+                delta_type=delta_type,
+                summary=summary,
+                why_it_matters=None,
+                triggers=[],
+                importance=3,
+                source="memory_delta",
+            )
 
 
 async def rounds_until_caught_up(side: Side, most: int = 12) -> list[dict[str, Any]]:
@@ -81,21 +90,29 @@ async def rounds_until_caught_up(side: Side, most: int = 12) -> list[dict[str, A
 
 async def test_the_sync_extension_is_not_served_when_switched_off(pair):
     _, cloud = pair
-    for method, path in (("GET", "/api/sync/info"), ("GET", "/api/sync/changes"),
-                         ("POST", "/api/sync/records"), ("POST", "/api/sync/records/mem_x/redact")):
+    for method, path in (
+        ("GET", "/api/sync/info"),
+        ("GET", "/api/sync/changes"),
+        ("POST", "/api/sync/records"),
+        ("POST", "/api/sync/records/mem_x/redact"),
+    ):
         response = await cloud.client.request(method, path, json={}, headers=cloud.auth())
         assert response.status == 404, (method, path)
 
 
 async def test_a_teammates_delta_reaches_the_local_context_pack_once(pair):
     local, cloud = pair
-    upstream_id = (await teammate_deltas(cloud, ["teammate found: the CI cache is flaky"],
-                                         why_it_matters="retries hide real failures"))[0]
+    upstream_id = (
+        await teammate_deltas(
+            cloud, ["teammate found: the CI cache is flaky"], why_it_matters="retries hide real failures"
+        )
+    )[0]
     await write_delta(local, "local decision: keep SQLite in WAL mode")
     first = await sync(local)
     assert outcome(first)["applied"] == 1
-    (copy,) = pulled(local, "teammate found: the CI cache is flaky\n\nWhy it matters: retries hide"
-                            " real failures")
+    (copy,) = pulled(
+        local, "teammate found: the CI cache is flaky\n\nWhy it matters: retries hide real failures"
+    )
     teammate = cloud.store.memories.get(upstream_id)["identity_id"]
     assert copy["provenance"]["upstream_id"] == upstream_id
     assert copy["provenance"]["author"] == teammate and copy["provenance"]["agent"] == "teammate"
@@ -140,7 +157,9 @@ async def test_a_changed_upstream_record_becomes_a_new_local_version(pair):
     status = await sync(local)
     assert status["backlog"] == 0 and status["skipped"] == []
     assert [v["content"] for v in cloud.store.memories.versions(upstream_id)] == [
-        "deploy with blue-green", "deploy with canary first"]
+        "deploy with blue-green",
+        "deploy with canary first",
+    ]
 
 
 async def test_a_record_changed_on_both_sides_is_one_conflict(pair):
@@ -154,23 +173,38 @@ async def test_a_record_changed_on_both_sides_is_one_conflict(pair):
         local.store.memories.update(local_id, content="port 8518")
     assert outcome(await sync(local))["conflicts"] == 1
     await sync(local)
-    conflicts = [c for c in (await local.local("GET", "/api/local/conflicts"))["conflicts"]
-                 if c["kind"] == "upstream_sync"]
+    conflicts = [
+        c
+        for c in (await local.local("GET", "/api/local/conflicts"))["conflicts"]
+        if c["kind"] == "upstream_sync"
+    ]
     assert len(conflicts) == 1
     assert (conflicts[0]["current"], conflicts[0]["incoming"], conflicts[0]["base"]) == (
-        "port 8518", "port 9000", "port 8517")
+        "port 8518",
+        "port 9000",
+        "port 8517",
+    )
     assert local.store.memories.get(local_id)["content"] == "port 8518"
     # The person takes the incoming one; a later upstream change then applies cleanly.
-    await local.local("POST", f"/api/local/conflicts/{conflicts[0]['id']}/resolve",
-                      {"action": "take_incoming"})
+    await local.local(
+        "POST", f"/api/local/conflicts/{conflicts[0]['id']}/resolve", {"action": "take_incoming"}
+    )
     await sync(local)
     assert local.store.memories.get(local_id)["content"] == "port 9000"
     with cloud.store.transaction():
         cloud.store.memories.update(upstream_id, content="port 9001")
     assert outcome(await sync(local))["applied"] == 1
     assert local.store.memories.get(local_id)["content"] == "port 9001"
-    assert len([c for c in (await local.local("GET", "/api/local/conflicts"))["conflicts"]
-                if c["kind"] == "upstream_sync" and c["status"] == "open"]) == 0
+    assert (
+        len(
+            [
+                c
+                for c in (await local.local("GET", "/api/local/conflicts"))["conflicts"]
+                if c["kind"] == "upstream_sync" and c["status"] == "open"
+            ]
+        )
+        == 0
+    )
 
 
 async def test_more_changes_than_the_map_holds_are_reported_as_a_gap(pair):

@@ -24,8 +24,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from daemon import keys
-from tests.daemon.test_upstream_sync import Side, start_side, write_delta
 from state.config import Settings
+from tests.daemon.test_upstream_sync import Side, start_side, write_delta
 
 WORKSPACE = "wsp_reference"
 
@@ -36,8 +36,13 @@ def cut(text: str, limit: int) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
-UPDATE = {"id": "upd_reference_required", "version": "2026.06.07-startup-item-primary.1",
-          "severity": "required", "title": "Use startup items", "requires_repull": []}
+UPDATE = {
+    "id": "upd_reference_required",
+    "version": "2026.06.07-startup-item-primary.1",
+    "severity": "required",
+    "title": "Use startup items",
+    "requires_repull": [],
+}
 
 
 class ReferenceUpstream:
@@ -72,16 +77,20 @@ class ReferenceUpstream:
 
     def _authorized(self, request: web.Request) -> None:
         if request.headers.get("Authorization") != f"Bearer {self.key}":
-            raise web.HTTPUnauthorized(text='{"detail": "invalid api key"}',
-                                       content_type="application/json")
+            raise web.HTTPUnauthorized(text='{"detail": "invalid api key"}', content_type="application/json")
 
     async def challenge(self, request: web.Request) -> web.Response:
         challenge_id = "pow_" + secrets.token_urlsafe(18)
         self.challenges[challenge_id] = secrets.token_urlsafe(24)
-        return web.json_response({"challenge_id": challenge_id,
-                                  "server_nonce": self.challenges[challenge_id], "difficulty": 3,
-                                  "algorithm": "sha256(challenge_id + ':' + server_nonce + ':' + nonce)",
-                                  "expires_at": "2099-01-01 00:00:00"})
+        return web.json_response(
+            {
+                "challenge_id": challenge_id,
+                "server_nonce": self.challenges[challenge_id],
+                "difficulty": 3,
+                "algorithm": "sha256(challenge_id + ':' + server_nonce + ':' + nonce)",
+                "expires_at": "2099-01-01 00:00:00",
+            }
+        )
 
     async def register(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -92,22 +101,37 @@ class ReferenceUpstream:
         if not digest.startswith("000"):
             return web.json_response({"detail": "invalid proof of work"}, status=400)
         self.key = "amp_live_" + secrets.token_urlsafe(32)
-        return web.json_response({"user": {"id": "agt_ref", "handle": body["handle"],
-                                           "username": body["handle"], "auth_type": "agent"},
-                                  "api_key": self.key, "next": {}})
+        return web.json_response(
+            {
+                "user": {
+                    "id": "agt_ref",
+                    "handle": body["handle"],
+                    "username": body["handle"],
+                    "auth_type": "agent",
+                },
+                "api_key": self.key,
+                "next": {},
+            }
+        )
 
     async def me(self, request: web.Request) -> web.Response:
         self._authorized(request)
         return web.json_response({"id": "agt_ref", "handle": "laptop", "auth_type": "agent"})
 
     async def manifest(self, request: web.Request) -> web.Response:
-        return web.json_response({"schema": "amp.platform-updates.v1",
-                                  "runtime_version": UPDATE["version"], "updates": [UPDATE]})
+        return web.json_response(
+            {"schema": "amp.platform-updates.v1", "runtime_version": UPDATE["version"], "updates": [UPDATE]}
+        )
 
     def _check_body(self) -> dict[str, Any]:
         pending = [] if self.acked or not self.gate else [UPDATE]
-        return {"schema": "amp.platform-update-check.v1", "has_pending_updates": bool(pending),
-                "pending_updates": pending, "acked_updates": {}, "next_actions": []}
+        return {
+            "schema": "amp.platform-update-check.v1",
+            "has_pending_updates": bool(pending),
+            "pending_updates": pending,
+            "acked_updates": {},
+            "next_actions": [],
+        }
 
     async def check(self, request: web.Request) -> web.Response:
         self._authorized(request)
@@ -130,61 +154,127 @@ class ReferenceUpstream:
         if self.gate and not self.acked and body.get("importance", 3) >= 4:
             intent_id = "syncint_" + secrets.token_urlsafe(8)
             self.intents[intent_id] = {"status": "blocked", "body": body}
-            return web.json_response({"detail": {
-                "schema": "amp.sync-interrupt.v1", "status": "blocked_for_runtime_update",
-                "sync_intent_id": intent_id, "importance": body["importance"],
-                "required_updates": [UPDATE], "recommended_updates": [],
-                "update_check": "/api/agent/updates/check", "ack": "/api/agent/updates/ack",
-                "resume": {"after_ack": f"/api/agent/sync-intents/{intent_id}/resume",
-                           "method": "POST", "expires_in": "24h"}}}, status=409)
+            return web.json_response(
+                {
+                    "detail": {
+                        "schema": "amp.sync-interrupt.v1",
+                        "status": "blocked_for_runtime_update",
+                        "sync_intent_id": intent_id,
+                        "importance": body["importance"],
+                        "required_updates": [UPDATE],
+                        "recommended_updates": [],
+                        "update_check": "/api/agent/updates/check",
+                        "ack": "/api/agent/updates/ack",
+                        "resume": {
+                            "after_ack": f"/api/agent/sync-intents/{intent_id}/resume",
+                            "method": "POST",
+                            "expires_in": "24h",
+                        },
+                    }
+                },
+                status=409,
+            )
         delta_id = "delta_" + secrets.token_urlsafe(8)
         self.add_delta(delta_id, body)
         return web.json_response({"schema": "amp.memory-delta.v1", "delta": {"id": delta_id}})
 
     def add_delta(self, delta_id: str, body: dict[str, Any]) -> None:
         """A stored delta, with the reference's database timestamp (seconds, no T/Z)."""
-        self.deltas.append({"id": delta_id, "created_at": time.strftime("%Y-%m-%d %H:%M:%S",
-                                                                        time.gmtime()), **body})
+        self.deltas.append(
+            {"id": delta_id, "created_at": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), **body}
+        )
 
     async def workspaces(self, request: web.Request) -> web.Response:
         self._authorized(request)
-        return web.json_response({"items": [{
-            "id": WORKSPACE, "owner_id": "agt_ref", "slug": "laptop-personal",
-            "name": "laptop personal workspace", "description": "", "visibility": "private",
-            "created_at": "2026-06-01 00:00:00", "updated_at": "2026-06-01 00:00:00",
-            "role": "owner", "owner_username": "laptop", "owner_auth_type": "agent",
-            "owned_by_current_user": True}]})
+        return web.json_response(
+            {
+                "items": [
+                    {
+                        "id": WORKSPACE,
+                        "owner_id": "agt_ref",
+                        "slug": "laptop-personal",
+                        "name": "laptop personal workspace",
+                        "description": "",
+                        "visibility": "private",
+                        "created_at": "2026-06-01 00:00:00",
+                        "updated_at": "2026-06-01 00:00:00",
+                        "role": "owner",
+                        "owner_username": "laptop",
+                        "owner_auth_type": "agent",
+                        "owned_by_current_user": True,
+                    }
+                ]
+            }
+        )
 
     async def memory_map(self, request: web.Request) -> web.Response:
         self._authorized(request)
         assets = []
         for delta in sorted(self.deltas, key=lambda d: d["created_at"], reverse=True):
-            common = {"workspace_id": WORKSPACE, "workspace_name": "laptop personal workspace",
-                      "project_key": delta.get("project_key") or "laptop-personal",
-                      "status": "active", "visibility": "workspace",
-                      "detail_endpoint": "/api/agent/bootstrap/context"}
-            assets.append({**common, "id": f"memory_delta:{delta['id']}", "source_id": delta["id"],
-                           "kind": "memory_delta", "type": delta.get("delta_type", "task_event"),
-                           "type_label": "变化", "title": cut(delta["summary"], 96),
-                           "summary": cut(delta.get("why_it_matters") or delta["summary"], 220),
-                           "topic": "laptop-personal", "triggers": [],
-                           "updated_at": delta["created_at"]})
-            assets.append({**common, "id": f"summary_card:sum_{delta['id']}",
-                           "source_id": f"sum_{delta['id']}", "kind": "summary_card",
-                           "type": "recent_delta", "type_label": "摘要",
-                           "title": cut(delta["summary"], 96), "summary": cut(delta["summary"], 220),
-                           "topic": "laptop-personal", "triggers": [],
-                           "updated_at": delta["created_at"]})
-        return web.json_response({
-            "schema": "amp.memory-lens-map.v1", "user": {"id": "agt_ref"},
-            "workspace_id": request.match_info["id"], "stats": {"assets": len(assets)},
-            "workspaces": [], "assets": assets, "primary_assets": [], "secondary_assets": assets,
-            "nodes": [], "edges": [], "default_agent_view": {}})
+            common = {
+                "workspace_id": WORKSPACE,
+                "workspace_name": "laptop personal workspace",
+                "project_key": delta.get("project_key") or "laptop-personal",
+                "status": "active",
+                "visibility": "workspace",
+                "detail_endpoint": "/api/agent/bootstrap/context",
+            }
+            assets.append(
+                {
+                    **common,
+                    "id": f"memory_delta:{delta['id']}",
+                    "source_id": delta["id"],
+                    "kind": "memory_delta",
+                    "type": delta.get("delta_type", "task_event"),
+                    "type_label": "变化",
+                    "title": cut(delta["summary"], 96),
+                    "summary": cut(delta.get("why_it_matters") or delta["summary"], 220),
+                    "topic": "laptop-personal",
+                    "triggers": [],
+                    "updated_at": delta["created_at"],
+                }
+            )
+            assets.append(
+                {
+                    **common,
+                    "id": f"summary_card:sum_{delta['id']}",
+                    "source_id": f"sum_{delta['id']}",
+                    "kind": "summary_card",
+                    "type": "recent_delta",
+                    "type_label": "摘要",
+                    "title": cut(delta["summary"], 96),
+                    "summary": cut(delta["summary"], 220),
+                    "topic": "laptop-personal",
+                    "triggers": [],
+                    "updated_at": delta["created_at"],
+                }
+            )
+        return web.json_response(
+            {
+                "schema": "amp.memory-lens-map.v1",
+                "user": {"id": "agt_ref"},
+                "workspace_id": request.match_info["id"],
+                "stats": {"assets": len(assets)},
+                "workspaces": [],
+                "assets": assets,
+                "primary_assets": [],
+                "secondary_assets": assets,
+                "nodes": [],
+                "edges": [],
+                "default_agent_view": {},
+            }
+        )
 
     async def memory_query(self, request: web.Request) -> web.Response:
         self._authorized(request)
-        return web.json_response({"items": [], "context": "", "active_memory_view": None,
-                                  "call_instructions": "Inject only relevant memories."})
+        return web.json_response(
+            {
+                "items": [],
+                "context": "",
+                "active_memory_view": None,
+                "call_instructions": "Inject only relevant memories.",
+            }
+        )
 
     async def resume(self, request: web.Request) -> web.Response:
         self._authorized(request)
@@ -193,8 +283,9 @@ class ReferenceUpstream:
 
     async def intent(self, request: web.Request) -> web.Response:
         self._authorized(request)
-        return web.json_response({"id": request.match_info["id"],
-                                  **self.intents.get(request.match_info["id"], {})})
+        return web.json_response(
+            {"id": request.match_info["id"], **self.intents.get(request.match_info["id"], {})}
+        )
 
 
 @pytest.fixture
@@ -209,8 +300,11 @@ async def reference(tmp_path):
 
 
 async def connect(local: Side, server: TestServer) -> dict[str, Any]:
-    return await local.local("POST", "/api/local/upstream/connect",
-                             {"url": str(server.make_url("")).rstrip("/"), "handle": "laptop"})
+    return await local.local(
+        "POST",
+        "/api/local/upstream/connect",
+        {"url": str(server.make_url("")).rstrip("/"), "handle": "laptop"},
+    )
 
 
 async def test_registers_by_proof_of_work_and_pushes_with_memory_delta(reference):
@@ -265,7 +359,8 @@ async def test_edits_without_a_sync_extension_are_reported_not_lost(reference):
         local.store.memories.update(memory_id, content="second wording")
     status = await local.local("POST", "/api/local/upstream/sync")
     assert [e["last_error"] for e in status["skipped"]] == [
-        "this upstream has no endpoint to edit or delete a record"]
+        "this upstream has no endpoint to edit or delete a record"
+    ]
     assert local.store.memories.get(memory_id)["content"] == "second wording"
 
 
@@ -279,12 +374,20 @@ async def test_pulls_deltas_from_the_memory_map_and_knows_its_own(reference):
     status = await local.local("POST", "/api/local/upstream/sync")
     assert status["last_error"] is None and status["pull"]["via"] == "read_endpoints"
     long_summary = "teammate: " + "the staging database is rebuilt every night " * 4
-    upstream.add_delta("delta_teammate", {"summary": long_summary, "why_it_matters": "plan around it",
-                                          "delta_type": "project_state", "importance": 3})
+    upstream.add_delta(
+        "delta_teammate",
+        {
+            "summary": long_summary,
+            "why_it_matters": "plan around it",
+            "delta_type": "project_state",
+            "importance": 3,
+        },
+    )
     status = await local.local("POST", "/api/local/upstream/sync")
     assert status["last_error"] is None, status
     found = local.store.conn.execute(
-        "select id from memory_records where content like 'teammate: %'").fetchall()
+        "select id from memory_records where content like 'teammate: %'"
+    ).fetchall()
     assert len(found) == 1
     memory = local.store.memories.get(found[0][0])
     assert memory["content"] == f"{cut(long_summary, 96)}\n\nWhy it matters: plan around it"

@@ -39,8 +39,9 @@ class Side(Api):
         return data
 
 
-async def start_side(home: Path, settings: Settings, agent_name: str,
-                     scopes: list[str] | None = None) -> Side:
+async def start_side(
+    home: Path, settings: Settings, agent_name: str, scopes: list[str] | None = None
+) -> Side:
     paths = resolve_paths({"MEMORYCLOUD_HOME": str(home)}).ensure()
     app = create_app(settings, paths)
     client = TestClient(TestServer(app))
@@ -56,13 +57,15 @@ async def start_side(home: Path, settings: Settings, agent_name: str,
 async def pair(tmp_path: Path):
     """(local, cloud), the local one connected to the cloud with a pairing code."""
     # The teammate edits records through the sync extension, as their own daemon would.
-    cloud = await start_side(tmp_path / "cloud", Settings(role="cloud"), "teammate",
-                             scopes=[*AGENT_SCOPES, SYNC_SCOPE])
+    cloud = await start_side(
+        tmp_path / "cloud", Settings(role="cloud"), "teammate", scopes=[*AGENT_SCOPES, SYNC_SCOPE]
+    )
     local = await start_side(tmp_path / "local", Settings(sync_upstream_seconds=3600), "coder")
     with cloud.store.transaction():
         code = cloud.store.identities.create_pairing_code("laptop", "memorycloud_companion")
-    status = await local.local("POST", "/api/local/upstream/connect",
-                               {"url": cloud.url, "pairing_code": code["pairing_code"]})
+    status = await local.local(
+        "POST", "/api/local/upstream/connect", {"url": cloud.url, "pairing_code": code["pairing_code"]}
+    )
     assert status["connected"] and status["sync_extension"]
     yield local, cloud
     await local.client.close()
@@ -79,8 +82,12 @@ async def write_delta(side: Side, summary: str, **body: Any) -> dict[str, Any]:
 
 
 def contents(side: Side) -> list[str]:
-    return [r[0] for r in side.store.conn.execute(
-        "select content from memory_records where deleted_at is null order by seq")]
+    return [
+        r[0]
+        for r in side.store.conn.execute(
+            "select content from memory_records where deleted_at is null order by seq"
+        )
+    ]
 
 
 async def test_writes_on_each_side_reach_the_other(pair):
@@ -110,8 +117,10 @@ async def test_edit_on_both_sides_is_one_conflict_and_nothing_is_lost(pair):
     upstream_id = link["upstream_id"]
     # The teammate edits it upstream, the person edits it locally (a revert-style new version
     # through the Memory admin API is enough: any local version counts).
-    await cloud.post(f"/api/sync/records/{upstream_id}",
-                     {"operation": "update", "base_version": 1, "content": "deploy with canary"})
+    await cloud.post(
+        f"/api/sync/records/{upstream_id}",
+        {"operation": "update", "base_version": 1, "content": "deploy with canary"},
+    )
     with local.store.transaction():
         local.store.memories.update(mem_id, content="deploy with blue-green, 2 stages")
     await sync(local)
@@ -126,18 +135,28 @@ async def test_edit_on_both_sides_is_one_conflict_and_nothing_is_lost(pair):
     assert cloud.store.memories.get(upstream_id)["content"] == "deploy with canary"
     # More rounds do not make more conflicts nor push the held edit.
     await sync(local)
-    assert len([c for c in (await local.local("GET", "/api/local/conflicts"))["conflicts"]
-                if c["kind"] == "upstream_sync"]) == 1
+    assert (
+        len(
+            [
+                c
+                for c in (await local.local("GET", "/api/local/conflicts"))["conflicts"]
+                if c["kind"] == "upstream_sync"
+            ]
+        )
+        == 1
+    )
     assert cloud.store.memories.get(upstream_id)["content"] == "deploy with canary"
     # The person merges: the merge becomes both sides' content.
-    await local.local("POST", f"/api/local/conflicts/{mine[0]['id']}/resolve",
-                      {"action": "merge", "content": "canary, then blue-green in 2 stages"})
+    await local.local(
+        "POST",
+        f"/api/local/conflicts/{mine[0]['id']}/resolve",
+        {"action": "merge", "content": "canary, then blue-green in 2 stages"},
+    )
     await sync(local)
     assert local.store.memories.get(mem_id)["content"] == "canary, then blue-green in 2 stages"
     assert cloud.store.memories.get(upstream_id)["content"] == "canary, then blue-green in 2 stages"
     versions = [v["content"] for v in cloud.store.memories.versions(upstream_id)]
-    assert versions == ["deploy with blue-green", "deploy with canary",
-                        "canary, then blue-green in 2 stages"]
+    assert versions == ["deploy with blue-green", "deploy with canary", "canary, then blue-green in 2 stages"]
 
 
 async def test_keep_current_sends_the_local_content_over_the_incoming(pair):
@@ -145,18 +164,25 @@ async def test_keep_current_sends_the_local_content_over_the_incoming(pair):
     mem_id = (await write_delta(local, "port 8517"))["delta"]["memory_id"]
     await sync(local)
     upstream_id = local.store.upstream.link(mem_id)["upstream_id"]
-    await cloud.post(f"/api/sync/records/{upstream_id}",
-                     {"operation": "update", "base_version": 1, "content": "port 9000"})
+    await cloud.post(
+        f"/api/sync/records/{upstream_id}", {"operation": "update", "base_version": 1, "content": "port 9000"}
+    )
     with local.store.transaction():
         local.store.memories.update(mem_id, content="port 8518")
     await sync(local)
-    conflict = next(c for c in (await local.local("GET", "/api/local/conflicts"))["conflicts"]
-                    if c["kind"] == "upstream_sync")
+    conflict = next(
+        c
+        for c in (await local.local("GET", "/api/local/conflicts"))["conflicts"]
+        if c["kind"] == "upstream_sync"
+    )
     await local.local("POST", f"/api/local/conflicts/{conflict['id']}/resolve", {"action": "keep_current"})
     await sync(local)
     assert cloud.store.memories.get(upstream_id)["content"] == "port 8518"
     assert [v["content"] for v in cloud.store.memories.versions(upstream_id)] == [
-        "port 8517", "port 9000", "port 8518"]
+        "port 8517",
+        "port 9000",
+        "port 8518",
+    ]
 
 
 async def test_deletes_and_redactions_propagate_both_ways(pair):
@@ -193,12 +219,21 @@ async def test_interrupted_push_is_resumed_exactly_once_after_the_update(pair):
     local, cloud = pair
     await sync(local)  # the daemon checked for updates: nothing pending
     # The cloud's owner publishes a required update that only asks to re-pull a skill.
-    await cloud.local("POST", "/api/local/updates", {
-        "title": "Re-pull the installer", "summary": "new install order", "severity": "required",
-        "requires_repull": ["memory_tool_installer"]})
+    await cloud.local(
+        "POST",
+        "/api/local/updates",
+        {
+            "title": "Re-pull the installer",
+            "summary": "new install order",
+            "severity": "required",
+            "requires_repull": ["memory_tool_installer"],
+        },
+    )
     brief = await local.post("/api/agent/memory-brief", {"task": "ship the release"})
-    await local.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",
-                     {"event_type": "decision", "summary": "release on Friday", "importance": 5})
+    await local.post(
+        f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+        {"event_type": "decision", "summary": "release on Friday", "importance": 5},
+    )
     # The first push meets the gate: the event waits upstream as a sync intent ...
     first = await sync(local)
     events = cloud.store.conn.execute("select count(*) from brief_events").fetchone()[0]
@@ -218,11 +253,16 @@ async def test_interrupted_push_is_resumed_exactly_once_after_the_update(pair):
 async def test_an_update_the_daemon_cannot_apply_waits_for_the_person(pair):
     local, cloud = pair
     await sync(local)
-    await cloud.local("POST", "/api/local/updates", {
-        "title": "Read the new policy", "summary": "a person must read it", "severity": "required"})
+    await cloud.local(
+        "POST",
+        "/api/local/updates",
+        {"title": "Read the new policy", "summary": "a person must read it", "severity": "required"},
+    )
     brief = await local.post("/api/agent/memory-brief", {"task": "ship the release"})
-    await local.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",
-                     {"event_type": "decision", "summary": "freeze on Thursday", "importance": 4})
+    await local.post(
+        f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+        {"event_type": "decision", "summary": "freeze on Thursday", "importance": 4},
+    )
     status = await sync(local)
     assert len(status["interrupted"]) == 1
     assert [u["title"] for u in status["pending_updates"]] == ["Read the new policy"]
@@ -241,12 +281,20 @@ async def test_store_documents_are_pushed_with_the_sync_extension(pair):
     local, cloud = pair
     with local.store.transaction():
         from state.memories import NewMemory
-        local.store.memories.create(NewMemory(
-            namespace="memstore_notes", kind="document", content="# Runbook\nrestart the worker",
-            source="memory_store", path="/runbooks/worker.md"))
+
+        local.store.memories.create(
+            NewMemory(
+                namespace="memstore_notes",
+                kind="document",
+                content="# Runbook\nrestart the worker",
+                source="memory_store",
+                path="/runbooks/worker.md",
+            )
+        )
     await sync(local)
-    row = cloud.store.conn.execute("select path, content from memory_records where path = ?",
-                                   ("/runbooks/worker.md",)).fetchone()
+    row = cloud.store.conn.execute(
+        "select path, content from memory_records where path = ?", ("/runbooks/worker.md",)
+    ).fetchone()
     assert row is not None and row[1] == "# Runbook\nrestart the worker"
 
 
@@ -264,8 +312,9 @@ async def test_connect_errors_are_clear(tmp_path: Path):
     try:
         bad = await local.local("POST", "/api/local/upstream/connect", {"url": "ftp://x"}, status=400)
         assert "https://" in bad["error"]["message"]
-        down = await local.local("POST", "/api/local/upstream/connect",
-                                 {"url": "http://127.0.0.1:9"}, status=409)
+        down = await local.local(
+            "POST", "/api/local/upstream/connect", {"url": "http://127.0.0.1:9"}, status=409
+        )
         assert "cannot reach" in down["error"]["message"]
         assert not (await local.local("GET", "/api/local/upstream"))["connected"]
         # An agent key cannot connect the daemon anywhere.
@@ -276,6 +325,7 @@ async def test_connect_errors_are_clear(tmp_path: Path):
 
 def test_proof_of_work_matches_the_reference_algorithm():
     import hashlib
+
     nonce = solve_proof_of_work("pow_abc", "srv", 3)
     assert hashlib.sha256(f"pow_abc:srv:{nonce}".encode()).hexdigest().startswith("000")
     with pytest.raises(ValueError):
@@ -285,32 +335,47 @@ def test_proof_of_work_matches_the_reference_algorithm():
 async def test_a_write_retried_with_its_idempotency_key_is_stored_once(api):
     receipt = (await api.bootstrap())["receipt_id"]
     headers = {"X-AMP-Context-Receipt": receipt, "Idempotency-Key": "push-1"}
-    first = await api.client.post("/api/agent/memory-delta", json={"summary": "once only"},
-                                  headers={**api.auth(), **headers})
-    again = await api.client.post("/api/agent/memory-delta", json={"summary": "once only"},
-                                  headers={**api.auth(), **headers})
+    first = await api.client.post(
+        "/api/agent/memory-delta", json={"summary": "once only"}, headers={**api.auth(), **headers}
+    )
+    again = await api.client.post(
+        "/api/agent/memory-delta", json={"summary": "once only"}, headers={**api.auth(), **headers}
+    )
     assert first.status == again.status == 200
     assert again.headers.get("Idempotent-Replayed") == "true"
     assert (await first.json())["delta"]["id"] == (await again.json())["delta"]["id"]
     count = api.store.conn.execute(
-        "select count(*) from memory_records where content = 'once only'").fetchone()[0]
+        "select count(*) from memory_records where content = 'once only'"
+    ).fetchone()[0]
     assert count == 1
     # The key belongs to the caller: another agent with the same key writes its own record.
     other = api.new_agent("other")
     other_receipt = (await api.post("/api/agent/bootstrap/context", {}, key=other))["receipt_id"]
-    await api.post("/api/agent/memory-delta", {"summary": "once only"}, key=other,
-                   headers={"X-AMP-Context-Receipt": other_receipt, "Idempotency-Key": "push-1"})
-    assert api.store.conn.execute(
-        "select count(*) from memory_records where content = 'once only'").fetchone()[0] == 2
+    await api.post(
+        "/api/agent/memory-delta",
+        {"summary": "once only"},
+        key=other,
+        headers={"X-AMP-Context-Receipt": other_receipt, "Idempotency-Key": "push-1"},
+    )
+    assert (
+        api.store.conn.execute("select count(*) from memory_records where content = 'once only'").fetchone()[
+            0
+        ]
+        == 2
+    )
 
 
 async def test_an_interrupted_idempotent_write_keeps_its_intent(api):
-    await api.post("/api/local/updates", {"title": "t", "summary": "s", "severity": "required"},
-                   key=api.owner_key)
+    await api.post(
+        "/api/local/updates", {"title": "t", "summary": "s", "severity": "required"}, key=api.owner_key
+    )
     brief = await api.post("/api/agent/memory-brief", {"task": "keep the intent"})
-    body = await api.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",
-                          {"summary": "important", "importance": 5},
-                          headers={"Idempotency-Key": "event-1"}, status=409)
+    body = await api.post(
+        f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+        {"summary": "important", "importance": 5},
+        headers={"Idempotency-Key": "event-1"},
+        status=409,
+    )
     intent = api.store.updates.intent(body["sync_intent_id"])
     assert intent["status"] == "blocked" and intent["body"]["summary"] == "important"
 
@@ -318,12 +383,20 @@ async def test_an_interrupted_idempotent_write_keeps_its_intent(api):
 async def test_a_notice_in_an_upstream_answer_triggers_the_update_check(pair):
     local, cloud = pair
     await sync(local)  # checked: nothing pending; the next check is not due for 30 minutes
-    update = await cloud.local("POST", "/api/local/updates", {
-        "title": "Re-pull", "summary": "s", "severity": "required",
-        "requires_repull": ["memory_tool_installer"]})
+    update = await cloud.local(
+        "POST",
+        "/api/local/updates",
+        {
+            "title": "Re-pull",
+            "summary": "s",
+            "severity": "required",
+            "requires_repull": ["memory_tool_installer"],
+        },
+    )
     brief = await local.post("/api/agent/memory-brief", {"task": "small things"})
-    await local.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",
-                     {"summary": "a small note", "importance": 2})
+    await local.post(
+        f"/api/agent/memory-briefs/{brief['brief_id']}/events", {"summary": "a small note", "importance": 2}
+    )
     status = await sync(local)
     # The event went through with a runtime-update warning; that notice made the daemon check
     # at once, apply (re-pull) and ack the update in the same round.
@@ -335,8 +408,11 @@ async def test_a_notice_in_an_upstream_answer_triggers_the_update_check(pair):
 async def test_the_cloud_role_leaves_out_the_per_machine_dialects(tmp_path: Path):
     cloud = await start_side(tmp_path / "cloud", Settings(role="cloud"), "teammate")
     try:
-        for method, path in (("GET", "/api/v1/cloud/memory_stores"), ("POST", "/add_messages/"),
-                             ("POST", "/mcp")):
+        for method, path in (
+            ("GET", "/api/v1/cloud/memory_stores"),
+            ("POST", "/add_messages/"),
+            ("POST", "/mcp"),
+        ):
             response = await cloud.client.request(method, path, json={}, headers=cloud.auth())
             assert response.status == 404, path
         assert (await cloud.get("/api/sync/info"))["role"] == "cloud"
@@ -344,12 +420,15 @@ async def test_the_cloud_role_leaves_out_the_per_machine_dialects(tmp_path: Path
         await cloud.client.close()
 
 
-@pytest.mark.parametrize("allowed, host, status", [
-    ((), "memory.example.com", 403),
-    (("memory.example.com",), "memory.example.com", 200),
-    (("memory.example.com",), "evil.example.net", 403),
-    (("*",), "anything.example.net", 200),
-])
+@pytest.mark.parametrize(
+    "allowed, host, status",
+    [
+        ((), "memory.example.com", 403),
+        (("memory.example.com",), "memory.example.com", 200),
+        (("memory.example.com",), "evil.example.net", 403),
+        (("*",), "anything.example.net", 200),
+    ],
+)
 async def test_allowed_hosts_let_a_reverse_proxy_name_through(tmp_path: Path, allowed, host, status):
     side = await start_side(tmp_path / "d", Settings(role="cloud", allowed_hosts=allowed), "a")
     try:
@@ -361,20 +440,26 @@ async def test_allowed_hosts_let_a_reverse_proxy_name_through(tmp_path: Path, al
 
 async def test_suite_syncs_reach_the_upstream_once(pair):
     local, cloud = pair
-    suite = await local.post("/api/memories", {
-        "title": "Release playbook", "summary": "how we ship", "license": "CC-BY-4.0",
-        "long_term_markdown": "# Release\nTag, build, publish."})
+    suite = await local.post(
+        "/api/memories",
+        {
+            "title": "Release playbook",
+            "summary": "how we ship",
+            "license": "CC-BY-4.0",
+            "long_term_markdown": "# Release\nTag, build, publish.",
+        },
+    )
     slug = suite["slug"]
-    await local.post(f"/api/memories/{slug}/sync",
-                     {"events": [{"summary": "tagged v1.2"}], "importance": 3})
+    await local.post(f"/api/memories/{slug}/sync", {"events": [{"summary": "tagged v1.2"}], "importance": 3})
     await sync(local)
     # The upstream lacked the suite: it was imported whole, with the first sync in it.
     upstream = cloud.store.suites.version(slug)
     local_latest = local.store.suites.version(slug)
     assert upstream["files"] == local_latest["files"]
     # The next sync is sent as a sync: the upstream appends the same event, once.
-    await local.post(f"/api/memories/{slug}/sync",
-                     {"events": [{"summary": "published v1.2"}], "importance": 3})
+    await local.post(
+        f"/api/memories/{slug}/sync", {"events": [{"summary": "published v1.2"}], "importance": 3}
+    )
     await sync(local)
     await sync(local)
     upstream = cloud.store.suites.version(slug)
@@ -388,9 +473,16 @@ async def test_a_private_suite_stays_private_upstream(pair):
     """The upstream receives the suite with its visibility (not the import's default,
     public), so nobody else on the team server can list or read it."""
     local, cloud = pair
-    suite = await local.post("/api/memories", {
-        "title": "Private notes", "summary": "mine only", "license": "CC-BY-4.0",
-        "memory_md": "# Notes\nOnly for me.", "visibility": "private"})
+    suite = await local.post(
+        "/api/memories",
+        {
+            "title": "Private notes",
+            "summary": "mine only",
+            "license": "CC-BY-4.0",
+            "memory_md": "# Notes\nOnly for me.",
+            "visibility": "private",
+        },
+    )
     await local.post(f"/api/memories/{suite['slug']}/sync", {"text": "a private event"})
     await sync(local)
     assert cloud.store.suites.suite(suite["slug"])["visibility"] == "private"
@@ -399,11 +491,16 @@ async def test_a_private_suite_stays_private_upstream(pair):
 async def test_reconnecting_while_a_write_is_interrupted_writes_it_once(pair):
     local, cloud = pair
     await sync(local)
-    await cloud.local("POST", "/api/local/updates", {"title": "Read the new policy",
-                      "summary": "a person must read it", "severity": "required"})
+    await cloud.local(
+        "POST",
+        "/api/local/updates",
+        {"title": "Read the new policy", "summary": "a person must read it", "severity": "required"},
+    )
     brief = await local.post("/api/agent/memory-brief", {"task": "ship the release"})
-    await local.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",
-                     {"event_type": "decision", "summary": "freeze on Thursday", "importance": 5})
+    await local.post(
+        f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+        {"event_type": "decision", "summary": "freeze on Thursday", "importance": 5},
+    )
     status = await sync(local)
     key = local.services.upstream.secrets.get(status["credential_ref"])
     await local.local("POST", "/api/local/upstream/connect", {"url": cloud.url, "api_key": key})
@@ -420,8 +517,9 @@ async def test_backfill_on_connect_sends_the_memory_kept_so_far_once(tmp_path: P
         await write_delta(local, "written before the upstream existed")
         with cloud.store.transaction():
             code = cloud.store.identities.create_pairing_code("laptop", "memorycloud_companion")
-        status = await local.local("POST", "/api/local/upstream/connect",
-                                   {"url": cloud.url, "pairing_code": code["pairing_code"]})
+        status = await local.local(
+            "POST", "/api/local/upstream/connect", {"url": cloud.url, "pairing_code": code["pairing_code"]}
+        )
         assert status["queued"] == 1
         await sync(local)
         await sync(local)
@@ -434,12 +532,25 @@ async def test_backfill_on_connect_sends_the_memory_kept_so_far_once(tmp_path: P
 
 async def test_adaptive_memories_are_pushed_as_memory_deltas(pair):
     local, cloud = pair
-    run = await local.post("/api/memory/router/select", {
-        "task": "pick a database", "project_key": "demo",
-        "what_i_remember": "We decided on SQLite instead of Postgres: one file, no server."})
-    stored = await local.post(f"/api/memory/forms/{run['run_id']}/submit", {"payload": {
-        "decision": "SQLite instead of Postgres", "context": "local daemon",
-        "rationale": "one file, no server", "retrieval_triggers": ["database choice"]}})
+    run = await local.post(
+        "/api/memory/router/select",
+        {
+            "task": "pick a database",
+            "project_key": "demo",
+            "what_i_remember": "We decided on SQLite instead of Postgres: one file, no server.",
+        },
+    )
+    stored = await local.post(
+        f"/api/memory/forms/{run['run_id']}/submit",
+        {
+            "payload": {
+                "decision": "SQLite instead of Postgres",
+                "context": "local daemon",
+                "rationale": "one file, no server",
+                "retrieval_triggers": ["database choice"],
+            }
+        },
+    )
     await sync(local)
     link = local.store.upstream.link(stored["memory"]["id"])
     upstream = cloud.store.memories.get(link["upstream_id"])
@@ -464,9 +575,13 @@ async def test_a_team_daemon_keeps_each_workspace_to_its_own_daemons(tmp_path: P
             side = await start_side(tmp_path / name, Settings(sync_upstream_seconds=3600), f"{name}-agent")
             with cloud.store.transaction():
                 code = cloud.store.identities.create_pairing_code(
-                    f"{name}-laptop", "memorycloud_companion", workspace_id=workspace["id"])
-            status = await side.local("POST", "/api/local/upstream/connect",
-                                      {"url": cloud.url, "pairing_code": code["pairing_code"]})
+                    f"{name}-laptop", "memorycloud_companion", workspace_id=workspace["id"]
+                )
+            status = await side.local(
+                "POST",
+                "/api/local/upstream/connect",
+                {"url": cloud.url, "pairing_code": code["pairing_code"]},
+            )
             assert status["upstream_workspace_id"] == workspace["id"]
             sides[name] = side
         await write_delta(sides["alice"], "alice: the team uses trunk-based development")
@@ -480,12 +595,22 @@ async def test_a_team_daemon_keeps_each_workspace_to_its_own_daemons(tmp_path: P
         assert "carol: my private notes" not in contents(sides["alice"]) + contents(sides["bob"])
         # Carol's key cannot read or change a team record on the cloud either.
         team_record = sides["alice"].store.upstream.link(
-            next(m for m in sides["alice"].store.conn.execute(
-                "select id from memory_records where content like 'alice:%'"))[0])["upstream_id"]
+            next(
+                m
+                for m in sides["alice"].store.conn.execute(
+                    "select id from memory_records where content like 'alice:%'"
+                )
+            )[0]
+        )["upstream_id"]
         carol_key = sides["carol"].services.upstream.secrets.get(
-            sides["carol"].services.upstream.status()["credential_ref"])
-        await cloud.post(f"/api/sync/records/{team_record}", {"operation": "delete", "base_version": 1},
-                         key=carol_key, status=404)
+            sides["carol"].services.upstream.status()["credential_ref"]
+        )
+        await cloud.post(
+            f"/api/sync/records/{team_record}",
+            {"operation": "delete", "base_version": 1},
+            key=carol_key,
+            status=404,
+        )
     finally:
         for side in sides.values():
             await side.client.close()
@@ -500,9 +625,11 @@ async def test_only_daemons_may_edit_or_redact_through_the_sync_extension(pair):
     await sync(local)
     upstream_id = local.store.upstream.link(mem_id)["upstream_id"]
     plain = cloud.new_agent("plain-agent")
-    for path, body in ((f"/api/sync/records/{upstream_id}", {"operation": "delete", "base_version": 1}),
-                       (f"/api/sync/records/{upstream_id}/redact", {"content_sha256": "0" * 64}),
-                       ("/api/sync/records", {"origin_memory_id": "x", "kind": "fact", "content": "c"})):
+    for path, body in (
+        (f"/api/sync/records/{upstream_id}", {"operation": "delete", "base_version": 1}),
+        (f"/api/sync/records/{upstream_id}/redact", {"content_sha256": "0" * 64}),
+        ("/api/sync/records", {"origin_memory_id": "x", "kind": "fact", "content": "c"}),
+    ):
         refused = await cloud.post(path, body, key=plain, status=403)
         assert "sync:write" in refused["error"]["message"]
     assert cloud.store.memories.get(upstream_id)["deleted_at"] is None

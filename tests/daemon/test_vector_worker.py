@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -26,8 +26,9 @@ from state.store import Store
 
 def write(store: Store, content: str, namespace: str = "ns") -> dict:
     with store.transaction():
-        return store.memories.create(NewMemory(namespace=namespace, kind="note", content=content,
-                                               source="test"))
+        return store.memories.create(
+            NewMemory(namespace=namespace, kind="note", content=content, source="test")
+        )
 
 
 def has_vector(store: Store, seq: int) -> bool:
@@ -166,8 +167,9 @@ def test_a_record_changed_while_its_vector_was_made_gets_the_vector_of_its_new_t
         store.memories.update(memory["id"], content="the bakery opens at nine on sundays")
     assert search.store_vectors(embedded) == 0 and memory["seq"] in search.pending_vectors
     assert search.backfill() == 1
-    stored = store.conn.execute("select embedding from memory_vec where rowid = ?",
-                                (memory["seq"],)).fetchone()[0]
+    stored = store.conn.execute(
+        "select embedding from memory_vec where rowid = ?", (memory["seq"],)
+    ).fetchone()[0]
     assert stored == serialize(search.embedder.embed("the bakery opens at nine on sundays"))
 
 

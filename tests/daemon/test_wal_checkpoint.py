@@ -24,8 +24,14 @@ async def test_the_checkpoint_job_restarts_a_large_wal(api):
     store.conn.execute("pragma journal_size_limit = 1048576")  # 1 MiB here, to see the cut
     for i in range(400):  # one commit each, as requests in turns of their own: ~25 frames apiece
         with store.transaction():
-            store.memories.create(NewMemory(namespace="wsp_bench", kind="fact", source="test",
-                                            content=f"memory number {i} about the cache layer"))
+            store.memories.create(
+                NewMemory(
+                    namespace="wsp_bench",
+                    kind="fact",
+                    source="test",
+                    content=f"memory number {i} about the cache layer",
+                )
+            )
         flush_now(store.conn)  # the daemon commits a group of writes at the end of a loop turn
     assert wal.stat().st_size >= CATCH_UP_FRAMES * 4096
     job = app[keys.SCHEDULER].get_job("wal_checkpoint")
@@ -35,7 +41,8 @@ async def test_the_checkpoint_job_restarts_a_large_wal(api):
     # Nothing was lost, and the next write starts the WAL again from the beginning.
     assert store.memories.count("wsp_bench") == 400
     with store.transaction():
-        store.memories.create(NewMemory(namespace="wsp_bench", kind="fact", source="test",
-                                        content="after the truncation"))
+        store.memories.create(
+            NewMemory(namespace="wsp_bench", kind="fact", source="test", content="after the truncation")
+        )
     flush_now(store.conn)
     assert 0 < wal.stat().st_size <= 1048576

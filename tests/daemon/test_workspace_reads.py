@@ -25,8 +25,7 @@ def top_keys(endpoint_id: str) -> set[str]:
 
 async def deltas(api, summaries: list[str], **body: Any) -> tuple[str, list[str]]:
     pack = await api.bootstrap()
-    ids = [(await api.delta(pack["receipt_id"], summary=s, **body))["delta"]["memory_id"]
-           for s in summaries]
+    ids = [(await api.delta(pack["receipt_id"], summary=s, **body))["delta"]["memory_id"] for s in summaries]
     return pack["workspace_id"], ids
 
 
@@ -75,12 +74,23 @@ async def test_my_workspaces(api):
 @pytest.mark.parametrize("path", ["/api/me/memory-map", "/api/workspaces/{workspace}/memory-map"])
 async def test_the_memory_map_lists_the_newest_records_as_assets(api, path):
     workspace, ids = await deltas(api, [f"map note {n}" for n in range(3)])
-    run = await api.post("/api/memory/router/select", {
-        "task": "record a decision", "what_i_remember": "we chose WAL",
-        "memory_type": "decision_memory"})
-    adaptive = (await api.post(f"/api/memory/forms/{run['run_id']}/submit", {"payload": {
-        "decision": "SQLite in WAL mode", "context": "local daemon", "rationale": "readers never wait",
-        "retrieval_triggers": ["sqlite"]}}))["memory"]["id"]
+    run = await api.post(
+        "/api/memory/router/select",
+        {"task": "record a decision", "what_i_remember": "we chose WAL", "memory_type": "decision_memory"},
+    )
+    adaptive = (
+        await api.post(
+            f"/api/memory/forms/{run['run_id']}/submit",
+            {
+                "payload": {
+                    "decision": "SQLite in WAL mode",
+                    "context": "local daemon",
+                    "rationale": "readers never wait",
+                    "retrieval_triggers": ["sqlite"],
+                }
+            },
+        )
+    )["memory"]["id"]
     found = await api.get(path.format(workspace=workspace))
     assert found["schema"] == "amp.memory-lens-map.v1" and top_keys("me_memory_map") <= set(found)
     assert found["workspace_id"] == ("" if path.startswith("/api/me") else workspace)
@@ -92,8 +102,13 @@ async def test_the_memory_map_lists_the_newest_records_as_assets(api, path):
     first = found["assets"][0]
     assert first["detail_endpoint"].endswith(f"/api/agent/memories/{adaptive}")
     assert first["updated_at"] and first["workspace_id"] == workspace
-    assert {n["kind"] for n in found["nodes"]} == {"user", "workspace", "topic", "adaptive_memory",
-                                                  "memory_delta"}
+    assert {n["kind"] for n in found["nodes"]} == {
+        "user",
+        "workspace",
+        "topic",
+        "adaptive_memory",
+        "memory_delta",
+    }
     node_ids = {n["id"] for n in found["nodes"]}
     assert all(e["source"] in node_ids and e["target"] in node_ids for e in found["edges"])
 
@@ -106,8 +121,9 @@ async def test_the_memory_map_limit_is_clamped_to_20_240(api):
 
 
 async def test_the_code_memory_context_holds_the_projects_code_memories(api):
-    await deltas(api, ["the router lives in daemon/api", "unrelated"], delta_type="code_memory",
-                 project_key="demo")
+    await deltas(
+        api, ["the router lives in daemon/api", "unrelated"], delta_type="code_memory", project_key="demo"
+    )
     await deltas(api, ["another project's code"], delta_type="code_memory", project_key="other")
     await deltas(api, ["not code"], project_key="demo")
     found = await api.get("/api/projects/demo/code-memory/context")

@@ -42,8 +42,7 @@ async def test_declared_request_succeeds(api, world, name):
 @pytest.mark.parametrize("variant", list(AUTH_VARIANTS))
 @pytest.mark.parametrize("name", list(ALL))
 async def test_missing_or_invalid_key_is_401(api, world, name, variant):
-    await expect_error(api, world, name, 401, key=fill(AUTH_VARIANTS[variant], world),
-                       mentions=("API key",))
+    await expect_error(api, world, name, 401, key=fill(AUTH_VARIANTS[variant], world), mentions=("API key",))
 
 
 @pytest.mark.parametrize("name", [n for n, ep in ALL.items() if ep.scope])

@@ -22,8 +22,10 @@ PINNED: dict[str, tuple[str, str]] = {
     "claude": ("@anthropic-ai/claude-code", "2.1.197"),
 }
 OPT_IN = "MC_AGENT_CLIS"
-RUN_REASON = ("set MC_AGENT_CLIS=1 to install Codex, Gemini CLI and Claude Code from npm and run"
-              " them offline against a fake model server")
+RUN_REASON = (
+    "set MC_AGENT_CLIS=1 to install Codex, Gemini CLI and Claude Code from npm and run"
+    " them offline against a fake model server"
+)
 
 
 def versions() -> dict[str, tuple[str, str]]:
@@ -83,9 +85,21 @@ def ensure_installed() -> Path:
         directory.mkdir(parents=True, exist_ok=True)
         specs = [f"{pkg}@{ver}" for pkg, ver in versions().values()]
         result = subprocess.run(
-            ["npm", "install", "--prefix", str(directory), "--no-audit", "--no-fund",
-             "--no-save", "--loglevel=error", *specs],
-            capture_output=True, text=True, timeout=900)
+            [
+                "npm",
+                "install",
+                "--prefix",
+                str(directory),
+                "--no-audit",
+                "--no-fund",
+                "--no-save",
+                "--loglevel=error",
+                *specs,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         if result.returncode != 0 or not _installed(directory):
             raise RuntimeError(f"npm install {' '.join(specs)} failed: {result.stderr[-2000:]}")
     return bin_dir()

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -46,23 +45,37 @@ class Scenario:
         self.cli, self.runtime = cli, RUNTIME[cli]
         self.work = work
         self.node_bin = node_bin
-        self.home = work / "home"                       # the person's $HOME
-        self.mc_home = work / "memory cloud home"       # non-default MEMORYCLOUD_HOME
+        self.home = work / "home"  # the person's $HOME
+        self.mc_home = work / "memory cloud home"  # non-default MEMORYCLOUD_HOME
         self.repo = work / REPO_NAME
         self.model = ModelServer(work / "model-requests.jsonl")
         self.port = 0
-        self.report: dict[str, Any] = {"cli": cli, "runtime": self.runtime, "repo": str(self.repo),
-                                       "memory_text": MEMORY_TEXT, "memory_word": MEMORY_WORD,
-                                       "steps": [], "sessions": {}}
+        self.report: dict[str, Any] = {
+            "cli": cli,
+            "runtime": self.runtime,
+            "repo": str(self.repo),
+            "memory_text": MEMORY_TEXT,
+            "memory_word": MEMORY_WORD,
+            "steps": [],
+            "sessions": {},
+        }
 
     # -- environments ------------------------------------------------------------------------
 
     def base_env(self) -> dict[str, str]:
         """What a login shell of this person has: memorycloud and the CLIs on PATH, no MC vars."""
         path = os.pathsep.join([str(VENV_BIN), str(self.node_bin), "/usr/local/bin", "/usr/bin", "/bin"])
-        return {"PATH": path, "HOME": str(self.home), "LANG": "C.UTF-8", "SHELL": "/bin/bash",
-                "TERM": "dumb", "USER": "root", "LOGNAME": "root", "TMPDIR": str(self.work / "tmp"),
-                **cli_setups.extra_env(self)}
+        return {
+            "PATH": path,
+            "HOME": str(self.home),
+            "LANG": "C.UTF-8",
+            "SHELL": "/bin/bash",
+            "TERM": "dumb",
+            "USER": "root",
+            "LOGNAME": "root",
+            "TMPDIR": str(self.work / "tmp"),
+            **cli_setups.extra_env(self),
+        }
 
     def person_env(self) -> dict[str, str]:
         """The person's shell when running ``memorycloud``: MEMORYCLOUD_HOME set for it."""
@@ -70,14 +83,36 @@ class Scenario:
 
     # -- steps -------------------------------------------------------------------------------
 
-    def run(self, name: str, argv: list[str], env: dict[str, str], *, cwd: Path | None = None,
-            timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess:
+    def run(
+        self,
+        name: str,
+        argv: list[str],
+        env: dict[str, str],
+        *,
+        cwd: Path | None = None,
+        timeout: float = 120,
+        check: bool = True,
+    ) -> subprocess.CompletedProcess:
         start = time.monotonic()
-        result = subprocess.run(argv, cwd=cwd or self.repo, env=env, capture_output=True, text=True,
-                                timeout=timeout, stdin=subprocess.DEVNULL)
-        self.report["steps"].append({"name": name, "argv": argv, "returncode": result.returncode,
-                                     "stdout": result.stdout[-4000:], "stderr": result.stderr[-4000:],
-                                     "seconds": round(time.monotonic() - start, 2)})
+        result = subprocess.run(
+            argv,
+            cwd=cwd or self.repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+        self.report["steps"].append(
+            {
+                "name": name,
+                "argv": argv,
+                "returncode": result.returncode,
+                "stdout": result.stdout[-4000:],
+                "stderr": result.stderr[-4000:],
+                "seconds": round(time.monotonic() - start, 2),
+            }
+        )
         if check and result.returncode != 0:
             raise RuntimeError(f"{name} failed ({result.returncode}): {result.stderr[-2000:]}")
         return result
@@ -96,13 +131,26 @@ class Scenario:
         self.report["model_url"] = self.model.url
         cli_setups.before_connect(self)
         self.memorycloud("daemon start", "daemon", "start", "--port", str(self.port))
-        self.memorycloud("connect", "connect", "--runtime", self.runtime, "--repo", str(self.repo), "--yes", "--json")
-        self.memorycloud("mcp install", "mcp", "install", "--runtime", self.runtime, "--repo", str(self.repo), "--json")
+        self.memorycloud(
+            "connect", "connect", "--runtime", self.runtime, "--repo", str(self.repo), "--yes", "--json"
+        )
+        self.memorycloud(
+            "mcp install", "mcp", "install", "--runtime", self.runtime, "--repo", str(self.repo), "--json"
+        )
         self.write_memory()
         cli_setups.after_connect(self)
-        self.report["files"] = {rel: read(self.repo / rel) for rel in (
-            ".amp/local.json", ".amp/memory-config.json", ".codex/hooks.json", ".gemini/settings.json",
-            ".claude/settings.json", ".mcp.json", "AGENTS.md")}
+        self.report["files"] = {
+            rel: read(self.repo / rel)
+            for rel in (
+                ".amp/local.json",
+                ".amp/memory-config.json",
+                ".codex/hooks.json",
+                ".gemini/settings.json",
+                ".claude/settings.json",
+                ".mcp.json",
+                "AGENTS.md",
+            )
+        }
         self.report["files"].update(cli_setups.extra_files(self))
 
     def key(self) -> str:
@@ -115,11 +163,18 @@ class Scenario:
         """A decision in this project's memory, as an agent would write it (receipt + delta)."""
         config = json.loads((self.repo / ".amp/memory-config.json").read_text())
         auth = {"Authorization": f"Bearer {self.key()}"}
-        pack = httpx.post(f"{self.daemon_url()}/api/agent/bootstrap/context", headers=auth, timeout=10, json={
-            "project_binding_id": config["project_binding_id"], "runtime": self.runtime}).json()
-        written = httpx.post(f"{self.daemon_url()}/api/agent/memory-delta", timeout=10, json={
-            "delta_type": "decision", "summary": MEMORY_TEXT, "importance": 5},
-            headers={**auth, "X-AMP-Context-Receipt": pack["receipt_id"]})
+        pack = httpx.post(
+            f"{self.daemon_url()}/api/agent/bootstrap/context",
+            headers=auth,
+            timeout=10,
+            json={"project_binding_id": config["project_binding_id"], "runtime": self.runtime},
+        ).json()
+        written = httpx.post(
+            f"{self.daemon_url()}/api/agent/memory-delta",
+            timeout=10,
+            json={"delta_type": "decision", "summary": MEMORY_TEXT, "importance": 5},
+            headers={**auth, "X-AMP-Context-Receipt": pack["receipt_id"]},
+        )
         written.raise_for_status()
         cache = self.repo / f".amp/cache/{self.runtime}.json"
         deadline = time.monotonic() + 15
@@ -129,23 +184,42 @@ class Scenario:
             time.sleep(0.1)
 
     def search(self, query: str) -> dict[str, Any]:
-        response = httpx.get(f"{self.daemon_url()}/api/agent/search", params={"q": query, "limit": 20},
-                             headers={"Authorization": f"Bearer {self.key()}"}, timeout=10)
+        response = httpx.get(
+            f"{self.daemon_url()}/api/agent/search",
+            params={"q": query, "limit": 20},
+            headers={"Authorization": f"Bearer {self.key()}"},
+            timeout=10,
+        )
         return response.json()
 
-    def session(self, name: str, argv: list[str], env: dict[str, str], timeout: float = 150) -> subprocess.CompletedProcess:
+    def session(
+        self, name: str, argv: list[str], env: dict[str, str], timeout: float = 150
+    ) -> subprocess.CompletedProcess:
         """One CLI run; its model requests are kept with it."""
         mark = self.model.mark()
         result = self.run(f"session {name}", argv, env, timeout=timeout, check=False)
-        self.report["sessions"][name] = {**self.report["steps"][-1],
-                                         "requests": self.model.requests[mark:]}
+        self.report["sessions"][name] = {**self.report["steps"][-1], "requests": self.model.requests[mark:]}
         return result
 
     def launcher_fallback(self) -> str:
         """What the hook prints with the daemon down (run exactly like the installed hook)."""
         result = subprocess.run(
-            ["python3", "-S", str(self.repo / ".amp/launcher.py"), "--runtime", self.runtime, "--format", "hook_json"],
-            cwd=self.repo, env=self.base_env(), input="{}", capture_output=True, text=True, timeout=20)
+            [
+                "python3",
+                "-S",
+                str(self.repo / ".amp/launcher.py"),
+                "--runtime",
+                self.runtime,
+                "--format",
+                "hook_json",
+            ],
+            cwd=self.repo,
+            env=self.base_env(),
+            input="{}",
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
         try:
             return json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
         except (ValueError, KeyError):

@@ -9,9 +9,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pytest
@@ -23,11 +23,18 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def cli(*args: str, check: bool = True, env: dict[str, str] | None = None,
-        stdin: str | None = None) -> subprocess.CompletedProcess:
+def cli(
+    *args: str, check: bool = True, env: dict[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess:
     """Run ``memorycloud ARGS`` as a subprocess with the test's environment (or ``env``)."""
-    result = subprocess.run([sys.executable, "-m", "daemon", *args], capture_output=True,
-                            text=True, timeout=60, env=env or os.environ.copy(), input=stdin)
+    result = subprocess.run(
+        [sys.executable, "-m", "daemon", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env or os.environ.copy(),
+        input=stdin,
+    )
     if check and result.returncode != 0:
         raise AssertionError(f"memorycloud {' '.join(args)} failed: {result.stderr}")
     return result
@@ -48,9 +55,11 @@ class DaemonProcess:
     def start(self) -> None:
         log = open(self.home / "foreground.log", "ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "daemon", "daemon", "run", "--port", str(self.port),
-             *self.extra_args],
-            stdout=log, stderr=subprocess.STDOUT, env=self.env)
+            [sys.executable, "-m", "daemon", "daemon", "run", "--port", str(self.port), *self.extra_args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=self.env,
+        )
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             assert self.process.poll() is None, (self.home / "foreground.log").read_text()

@@ -17,9 +17,10 @@ import json
 import re
 import threading
 import time
+from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 TOOL_MARKER = re.compile(r"MC-TOOL-SEARCH (\S+)")
 
@@ -52,8 +53,11 @@ def tool_names(body: Any) -> list[tuple[str | None, str]]:
         for decl in tool.get("functionDeclarations") or tool.get("function_declarations") or []:
             names.append((None, decl.get("name", "")))
         if tool.get("type") == "namespace":
-            names += [(tool.get("name"), inner["name"]) for inner in tool.get("tools") or []
-                      if isinstance(inner, dict) and isinstance(inner.get("name"), str)]
+            names += [
+                (tool.get("name"), inner["name"])
+                for inner in tool.get("tools") or []
+                if isinstance(inner, dict) and isinstance(inner.get("name"), str)
+            ]
         elif isinstance(tool.get("name"), str):
             names.append((None, tool["name"]))
     return names
@@ -72,14 +76,23 @@ def memorycloud_search_tool(body: Any) -> tuple[str | None, str] | None:
 def has_tool_result(vendor: str, body: dict[str, Any]) -> bool:
     """Whether the conversation already holds the result of a tool call."""
     if vendor == "openai":
-        return any(isinstance(i, dict) and i.get("type") in ("function_call_output", "custom_tool_call_output")
-                   for i in body.get("input") or [])
+        return any(
+            isinstance(i, dict) and i.get("type") in ("function_call_output", "custom_tool_call_output")
+            for i in body.get("input") or []
+        )
     if vendor == "gemini":
-        return any("functionResponse" in part for content in body.get("contents") or []
-                   for part in content.get("parts") or [] if isinstance(part, dict))
-    return any(isinstance(block, dict) and block.get("type") == "tool_result"
-               for message in body.get("messages") or [] if isinstance(message.get("content"), list)
-               for block in message["content"])
+        return any(
+            "functionResponse" in part
+            for content in body.get("contents") or []
+            for part in content.get("parts") or []
+            if isinstance(part, dict)
+        )
+    return any(
+        isinstance(block, dict) and block.get("type") == "tool_result"
+        for message in body.get("messages") or []
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+    )
 
 
 def user_prompt_text(vendor: str, body: dict[str, Any]) -> str:
@@ -116,24 +129,73 @@ def openai_stream(kind: str, payload: Any, model: str) -> list[bytes]:
     rid = f"resp_{int(time.time() * 1000)}"
     if kind == "tool":
         namespace, name, args = payload
-        item = {"type": "function_call", "id": "fc_1", "call_id": "call_mc_1", "name": name,
-                "arguments": json.dumps(args), "status": "completed"}
+        item = {
+            "type": "function_call",
+            "id": "fc_1",
+            "call_id": "call_mc_1",
+            "name": name,
+            "arguments": json.dumps(args),
+            "status": "completed",
+        }
         if namespace:
             item["namespace"] = namespace
     else:
-        item = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-                "content": [{"type": "output_text", "text": payload, "annotations": []}]}
-    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
-             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
-    events = [sse("response.created", {"type": "response.created",
-                                       "response": {"id": rid, "model": model, "status": "in_progress"}}),
-              sse("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item})]
+        item = {
+            "type": "message",
+            "id": "msg_1",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": payload, "annotations": []}],
+        }
+    usage = {
+        "input_tokens": 10,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 5,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 15,
+    }
+    events = [
+        sse(
+            "response.created",
+            {"type": "response.created", "response": {"id": rid, "model": model, "status": "in_progress"}},
+        ),
+        sse(
+            "response.output_item.added",
+            {"type": "response.output_item.added", "output_index": 0, "item": item},
+        ),
+    ]
     if kind == "text":
-        events.append(sse("response.output_text.delta", {"type": "response.output_text.delta", "item_id": "msg_1",
-                                                         "output_index": 0, "content_index": 0, "delta": payload}))
-    events += [sse("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
-               sse("response.completed", {"type": "response.completed", "response": {
-                   "id": rid, "model": model, "status": "completed", "output": [item], "usage": usage}})]
+        events.append(
+            sse(
+                "response.output_text.delta",
+                {
+                    "type": "response.output_text.delta",
+                    "item_id": "msg_1",
+                    "output_index": 0,
+                    "content_index": 0,
+                    "delta": payload,
+                },
+            )
+        )
+    events += [
+        sse(
+            "response.output_item.done",
+            {"type": "response.output_item.done", "output_index": 0, "item": item},
+        ),
+        sse(
+            "response.completed",
+            {
+                "type": "response.completed",
+                "response": {
+                    "id": rid,
+                    "model": model,
+                    "status": "completed",
+                    "output": [item],
+                    "usage": usage,
+                },
+            },
+        ),
+    ]
     return events
 
 
@@ -166,10 +228,12 @@ def gemini_json_answer(body: dict[str, Any]) -> str | None:
 
 
 def gemini_response(kind: str, payload: Any) -> dict[str, Any]:
-    part = ({"functionCall": {"name": payload[1], "args": payload[2]}} if kind == "tool" else {"text": payload})
-    return {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
-            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
-            "modelVersion": "gemini-2.5-pro"}
+    part = {"functionCall": {"name": payload[1], "args": payload[2]}} if kind == "tool" else {"text": payload}
+    return {
+        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+        "modelVersion": "gemini-2.5-pro",
+    }
 
 
 def anthropic_blocks(kind: str, payload: Any) -> list[dict[str, Any]]:
@@ -181,24 +245,47 @@ def anthropic_blocks(kind: str, payload: Any) -> list[dict[str, Any]]:
 def anthropic_stream(kind: str, payload: Any, model: str) -> list[bytes]:
     """A Messages API stream: message_start, one content block, message_delta, message_stop."""
     block = anthropic_blocks(kind, payload)[0]
-    usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-    message = {"id": f"msg_{int(time.time() * 1000)}", "type": "message", "role": "assistant", "model": model,
-               "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}
+    usage = {
+        "input_tokens": 10,
+        "output_tokens": 5,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+    message = {
+        "id": f"msg_{int(time.time() * 1000)}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
+    }
     start = dict(block, input={}) if kind == "tool" else dict(block, text="")
-    delta = ({"type": "input_json_delta", "partial_json": json.dumps(block["input"])} if kind == "tool"
-             else {"type": "text_delta", "text": block["text"]})
-    return [sse("message_start", {"type": "message_start", "message": message}),
-            sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": start}),
-            sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
-            sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
-            sse("message_delta", {"type": "message_delta", "usage": {"output_tokens": 5},
-                                  "delta": {"stop_reason": "tool_use" if kind == "tool" else "end_turn",
-                                            "stop_sequence": None}}),
-            sse("message_stop", {"type": "message_stop"})]
+    delta = (
+        {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        if kind == "tool"
+        else {"type": "text_delta", "text": block["text"]}
+    )
+    return [
+        sse("message_start", {"type": "message_start", "message": message}),
+        sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": start}),
+        sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+        sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "usage": {"output_tokens": 5},
+                "delta": {"stop_reason": "tool_use" if kind == "tool" else "end_turn", "stop_sequence": None},
+            },
+        ),
+        sse("message_stop", {"type": "message_stop"}),
+    ]
 
 
 class Handler(BaseHTTPRequestHandler):
-    server: "ModelServer"
+    server: ModelServer
     protocol_version = "HTTP/1.1"
 
     def log_message(self, *args: Any) -> None:  # the record file is the log
@@ -237,7 +324,9 @@ class Handler(BaseHTTPRequestHandler):
         self.server.record(self, None)
         if self.path.rstrip("/").endswith("/models"):
             return self._json({"data": [], "models": []})
-        self._json({"error": {"type": "not_found_error", "message": f"fake model server: no {self.path}"}}, 404)
+        self._json(
+            {"error": {"type": "not_found_error", "message": f"fake model server: no {self.path}"}}, 404
+        )
 
     def do_POST(self) -> None:
         body = self._body()
@@ -263,10 +352,18 @@ class Handler(BaseHTTPRequestHandler):
             kind, payload = decide("anthropic", data)
             if data.get("stream"):
                 return self._stream(anthropic_stream(kind, payload, model))
-            return self._json({"id": "msg_mc", "type": "message", "role": "assistant", "model": model,
-                               "content": anthropic_blocks(kind, payload),
-                               "stop_reason": "tool_use" if kind == "tool" else "end_turn",
-                               "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}})
+            return self._json(
+                {
+                    "id": "msg_mc",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": anthropic_blocks(kind, payload),
+                    "stop_reason": "tool_use" if kind == "tool" else "end_turn",
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 10, "output_tokens": 5},
+                }
+            )
         self._json({"error": {"type": "not_found_error", "message": f"fake model server: no {path}"}}, 404)
 
 
@@ -287,15 +384,20 @@ class ModelServer(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}"
 
     def record(self, handler: Handler, body: Any) -> None:
-        entry = {"time": time.time(), "method": handler.command, "path": handler.path,
-                 "headers": dict(handler.headers.items()), "body": body}
+        entry = {
+            "time": time.time(),
+            "method": handler.command,
+            "path": handler.path,
+            "headers": dict(handler.headers.items()),
+            "body": body,
+        }
         with self._lock:
             self.requests.append(entry)
             if self.record_path is not None:
                 with self.record_path.open("a", encoding="utf-8") as out:
                     out.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
-    def start(self) -> "ModelServer":
+    def start(self) -> ModelServer:
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
         self._thread.start()
         return self

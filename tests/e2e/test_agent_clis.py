@@ -26,8 +26,9 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -65,10 +66,18 @@ def run_scenario(cli: str, node_bin: Path, work: Path) -> dict[str, Any]:
     out = work / "report.json"
     # The driver's own environment: none of the test's MEMORYCLOUD_* (it builds every child's).
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYCLOUD_")}
-    script = (f"ip link set lo up && exec {sys.executable} -m tests.e2e.agent_scenario"
-              ' --cli "$0" --work "$1" --bin "$2" --out "$3"')
-    result = subprocess.run(["unshare", "-n", "sh", "-c", script, cli, str(work / "w"), str(node_bin), str(out)],
-                            cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600)
+    script = (
+        f"ip link set lo up && exec {sys.executable} -m tests.e2e.agent_scenario"
+        ' --cli "$0" --work "$1" --bin "$2" --out "$3"'
+    )
+    result = subprocess.run(
+        ["unshare", "-n", "sh", "-c", script, cli, str(work / "w"), str(node_bin), str(out)],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if not out.exists():
         pytest.fail(f"the {cli} driver wrote no report ({result.returncode}): {result.stderr[-3000:]}")
     report = json.loads(out.read_text())
@@ -78,13 +87,16 @@ def run_scenario(cli: str, node_bin: Path, work: Path) -> dict[str, Any]:
 
 
 def steps_summary(report: dict[str, Any]) -> str:
-    return "\n".join(f"- {s['name']}: {s['returncode']} ({s['seconds']} s) {s['stderr'][-600:]}"
-                     for s in report["steps"])
+    return "\n".join(
+        f"- {s['name']}: {s['returncode']} ({s['seconds']} s) {s['stderr'][-600:]}" for s in report["steps"]
+    )
 
 
 def session(report: dict[str, Any], name: str) -> dict[str, Any]:
     data = report["sessions"][name]
-    assert data["returncode"] == 0, f"{report['cli']} {name} exited {data['returncode']}:\n{data['stderr'][-3000:]}"
+    assert data["returncode"] == 0, (
+        f"{report['cli']} {name} exited {data['returncode']}:\n{data['stderr'][-3000:]}"
+    )
     return data
 
 
@@ -100,8 +112,9 @@ def prompt_request(report: dict[str, Any], name: str) -> dict[str, Any]:
     for request in session(report, name)["requests"]:
         if marker in request_text(request["body"]) and not side_question(request["body"]):
             return request
-    raise AssertionError(f"no model request carried {marker}; got "
-                         f"{[r['path'] for r in report['sessions'][name]['requests']]}")
+    raise AssertionError(
+        f"no model request carried {marker}; got {[r['path'] for r in report['sessions'][name]['requests']]}"
+    )
 
 
 def normalise(text: str) -> str:
@@ -112,16 +125,29 @@ def normalise(text: str) -> str:
 def tool_results(vendor: str, body: dict[str, Any]) -> list[str]:
     """The texts of the tool results a request carries back to the model."""
     if vendor == "openai":
-        return [request_text(i.get("output")) for i in body.get("input") or []
-                if isinstance(i, dict) and i.get("type") == "function_call_output"]
+        return [
+            request_text(i.get("output"))
+            for i in body.get("input") or []
+            if isinstance(i, dict) and i.get("type") == "function_call_output"
+        ]
     if vendor == "gemini":
-        return [request_text(p["functionResponse"]) for c in body.get("contents") or []
-                for p in c.get("parts") or [] if isinstance(p, dict) and "functionResponse" in p]
-    return [request_text(b.get("content")) for m in body.get("messages") or [] if isinstance(m.get("content"), list)
-            for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+        return [
+            request_text(p["functionResponse"])
+            for c in body.get("contents") or []
+            for p in c.get("parts") or []
+            if isinstance(p, dict) and "functionResponse" in p
+        ]
+    return [
+        request_text(b.get("content"))
+        for m in body.get("messages") or []
+        if isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
 
 
 # -- (a) (b) (c): the repository with an awkward path, MEMORYCLOUD_HOME only in local.json ------
+
 
 @pytest.mark.parametrize("cli", CLIS)
 def test_setup_is_what_a_person_has(reports, cli: str) -> None:
@@ -143,6 +169,7 @@ def test_daemon_up_first_request_has_the_context_pack(reports, cli: str) -> None
 
 # -- (d): daemon down, the cached context arrives readable ---------------------------------
 
+
 @pytest.mark.parametrize("cli", CLIS)
 def test_daemon_down_request_has_the_cached_context_unescaped(reports, cli: str) -> None:
     report = reports[cli]
@@ -152,11 +179,14 @@ def test_daemon_down_request_has_the_cached_context_unescaped(reports, cli: str)
     banner = fallback.strip().splitlines()[0]
     assert "CACHED" in text, f"{cli}: no cached context in the request:\n{text[-3000:]}"
     # Exactly as the launcher printed it: Gemini HTML-escapes < and > in hook context.
-    assert normalise(banner) in normalise(text), f"{cli}: banner changed on the way:\n{banner}\n---\n{text[-3000:]}"
+    assert normalise(banner) in normalise(text), (
+        f"{cli}: banner changed on the way:\n{banner}\n---\n{text[-3000:]}"
+    )
     assert report["memory_text"] in text
 
 
 # -- (e): the MCP server answers a tool call inside the session -----------------------------
+
 
 @pytest.mark.parametrize("cli", CLIS)
 def test_mcp_search_tool_answers_inside_the_session(reports, cli: str) -> None:
@@ -164,13 +194,16 @@ def test_mcp_search_tool_answers_inside_the_session(reports, cli: str) -> None:
     first = prompt_request(report, "up")["body"]
     offered = memorycloud_search_tool(first)
     names = [(namespace or "") + name for namespace, name in tool_names(first)]
-    assert offered is not None, f"{cli} offered the model no memorycloud search tool in its first request; tools: {names}"
+    assert offered is not None, (
+        f"{cli} offered the model no memorycloud search tool in its first request; tools: {names}"
+    )
     later = [tool_results(VENDOR[cli], r["body"]) for r in session(report, "up")["requests"]]
     results = [text for texts in later for text in texts]
     assert any(report["memory_text"] in text for text in results), f"{cli}: tool results: {results}"
 
 
 # -- hook outcomes as each CLI reports them -------------------------------------------------
+
 
 @pytest.mark.parametrize("cli", CLIS)
 def test_hooks_report_no_failure(reports, cli: str) -> None:
@@ -185,11 +218,14 @@ def test_hooks_report_no_failure(reports, cli: str) -> None:
     if cli == "claude":
         for log_name, log in report["mcp_server_logs"].items():
             errors = [line for line in log.splitlines() if '[ERROR] MCP server "memorycloud"' in line]
-            assert not errors, f"{log_name}: Claude Code shows our MCP server as failing:\n" + "\n".join(errors[:5])
+            assert not errors, f"{log_name}: Claude Code shows our MCP server as failing:\n" + "\n".join(
+                errors[:5]
+            )
             assert "SessionStart" not in log or "Hook SessionStart:startup (SessionStart) error" not in log
 
 
 # -- (f): Claude Code's PreCompact hook saves a checkpoint --------------------------------------
+
 
 def test_claude_precompact_saves_a_checkpoint(reports) -> None:
     report = reports["claude"]

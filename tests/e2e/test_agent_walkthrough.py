@@ -10,18 +10,27 @@ import httpx
 def test_agent_walkthrough(daemon, agent_key):
     http = httpx.Client(base_url=daemon.url, headers={"Authorization": f"Bearer {agent_key}"})
 
-    profile = http.post("/api/agent/runtime/profile", json={
-        "runtime": "codex", "repo_root": "/home/demo/memory project", "supports_files": True})
+    profile = http.post(
+        "/api/agent/runtime/profile",
+        json={"runtime": "codex", "repo_root": "/home/demo/memory project", "supports_files": True},
+    )
     assert profile.status_code == 200 and profile.json()["runtime"]["type"] == "codex"
 
-    probe = http.post("/api/agent/project/probe", json={
-        "runtime": "codex", "repo_root": "/home/demo/memory project",
-        "git_remote": "https://github.com/org/memory-project.git"}).json()
+    probe = http.post(
+        "/api/agent/project/probe",
+        json={
+            "runtime": "codex",
+            "repo_root": "/home/demo/memory project",
+            "git_remote": "https://github.com/org/memory-project.git",
+        },
+    ).json()
     assert probe["schema"] == "amp.project-binding.v1"
     binding_id = probe["project_binding_id"]
 
-    pack = http.post("/api/agent/bootstrap/context", json={
-        "project_binding_id": binding_id, "runtime": "codex", "reason": "agent_startup"}).json()
+    pack = http.post(
+        "/api/agent/bootstrap/context",
+        json={"project_binding_id": binding_id, "runtime": "codex", "reason": "agent_startup"},
+    ).json()
     assert pack["schema"] == "amp.context-pack.v1"
     receipt = pack["receipt_id"]
 
@@ -29,17 +38,32 @@ def test_agent_walkthrough(daemon, agent_key):
     assert refused.status_code == 428
     assert refused.json()["schema"] == "amp.bootstrap-required.v1"
 
-    delta = http.post("/api/agent/memory-delta", headers={"X-AMP-Context-Receipt": receipt}, json={
-        "delta_type": "decision", "summary": "Runtime Context Pack is the startup summary.",
-        "why_it_matters": "Future sessions inject the summary first.",
-        "retrieval_triggers": ["启动 记忆 流程", "native memory"], "importance": 4})
+    delta = http.post(
+        "/api/agent/memory-delta",
+        headers={"X-AMP-Context-Receipt": receipt},
+        json={
+            "delta_type": "decision",
+            "summary": "Runtime Context Pack is the startup summary.",
+            "why_it_matters": "Future sessions inject the summary first.",
+            "retrieval_triggers": ["启动 记忆 流程", "native memory"],
+            "importance": 4,
+        },
+    )
     assert delta.status_code == 200, delta.text
 
-    brief = http.post("/api/agent/memory-brief", json={
-        "task": "continue the startup work", "project_key": probe["project_key"]}).json()
-    event = http.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events", json={
-        "event_type": "decision", "summary": "Brief events reach the context pack too.",
-        "importance": 4, "payload": {"files": ["daemon/app.py"]}})
+    brief = http.post(
+        "/api/agent/memory-brief",
+        json={"task": "continue the startup work", "project_key": probe["project_key"]},
+    ).json()
+    event = http.post(
+        f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+        json={
+            "event_type": "decision",
+            "summary": "Brief events reach the context pack too.",
+            "importance": 4,
+            "payload": {"files": ["daemon/app.py"]},
+        },
+    )
     assert event.status_code == 200, event.text
 
     fresh = http.post("/api/agent/bootstrap/context", json={"project_binding_id": binding_id}).json()
@@ -63,8 +87,11 @@ def test_acknowledged_writes_survive_sigkill(daemon, agent_key):
     receipt = http.post("/api/agent/bootstrap/context", json={"project_key": "durable"}).json()["receipt_id"]
     written = []
     for i in range(25):
-        answer = http.post("/api/agent/memory-delta", headers={"X-AMP-Context-Receipt": receipt},
-                           json={"summary": f"durable fact number {i}", "importance": 3})
+        answer = http.post(
+            "/api/agent/memory-delta",
+            headers={"X-AMP-Context-Receipt": receipt},
+            json={"summary": f"durable fact number {i}", "importance": 3},
+        )
         assert answer.status_code == 200
         written.append(answer.json()["delta"]["memory_id"])
     http.close()

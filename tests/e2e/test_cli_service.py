@@ -30,8 +30,13 @@ def env(tmp_path: Path, isolated_home: Path) -> dict[str, str]:
     runtime = tmp_path / "xrd"
     runtime.mkdir(mode=0o700)
     resolve_paths().ensure()  # the product has run here before
-    return {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_RUNTIME_DIR": str(runtime), "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus"}
+    return {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_RUNTIME_DIR": str(runtime),
+        "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus",
+    }
 
 
 def _tree(*roots: Path) -> dict[str, str]:
@@ -39,7 +44,9 @@ def _tree(*roots: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     for root in roots:
         for path in sorted(root.rglob("*")):
-            kind = "link" if path.is_symlink() else "dir" if path.is_dir() else path.read_text(errors="replace")
+            kind = (
+                "link" if path.is_symlink() else "dir" if path.is_dir() else path.read_text(errors="replace")
+            )
             found[str(path)] = kind
     return found
 
@@ -49,7 +56,8 @@ def test_install_status_uninstall_leave_nothing_behind(env, isolated_home):
     before = _tree(home, isolated_home)
     assert json.loads(cli("service", "status", "--json", env=env).stdout)["installed"] is False
     assert service_hint(resolve_paths(), platform="linux", environ=env) == (
-        "the daemon is not started at login: `memorycloud service install`")
+        "the daemon is not started at login: `memorycloud service install`"
+    )
 
     done = cli("service", "install", env=env)
     assert f"wrote {unit}" in done.stdout and MANUAL in done.stdout
@@ -98,10 +106,18 @@ def test_should_start_leaves_a_daemon_started_by_hand_alone(daemon, env):
         assert f"this daemon (pid {daemon.process.pid}) was started by hand" in shown
         # launchd's wrapper, run for real: another daemon serves, so it exits 0 (no restart).
         spec = json.loads(cli("service", "install", "--json", env=env).stdout)
-        plist = plistlib.loads(units.render("darwin", units.ServiceSpec(
-            tuple(spec["command"]), Path(spec["log"]), spec["environment"])))
-        wrapper = subprocess.run(plist["ProgramArguments"], capture_output=True, text=True,
-                                 timeout=60, env={**env, **plist["EnvironmentVariables"]})
+        plist = plistlib.loads(
+            units.render(
+                "darwin", units.ServiceSpec(tuple(spec["command"]), Path(spec["log"]), spec["environment"])
+            )
+        )
+        wrapper = subprocess.run(
+            plist["ProgramArguments"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**env, **plist["EnvironmentVariables"]},
+        )
         assert wrapper.returncode == 0 and "does not start a second one" in wrapper.stderr
     finally:
         cli("service", "uninstall", env=env)

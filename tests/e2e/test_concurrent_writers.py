@@ -56,9 +56,12 @@ def test_api_and_mounted_file_race_for_one_memory(daemon, agent_key, tmp_path):
         (tmp_path / "awareness" / path).write_text(f"file edit {i}")
         api_edit = f"api edit {i}"
         answer, report = race(
-            lambda: http.post(f"{BASE}/{store_id}/memories/{memory['id']}",
-                              json={"content": api_edit, "content_sha256": memory["content_sha256"]}),
-            mount.sync)
+            lambda memory=memory, api_edit=api_edit: http.post(
+                f"{BASE}/{store_id}/memories/{memory['id']}",
+                json={"content": api_edit, "content_sha256": memory["content_sha256"]},
+            ),
+            mount.sync,
+        )
         api_won, file_won = answer.status_code == 200, report.pushed == [path]
         assert api_won != file_won, (answer.status_code, report.to_dict())
         current = http.get(f"{BASE}/{store_id}/memories/{memory['id']}").json()
@@ -79,24 +82,33 @@ def test_api_and_mounted_file_race_for_one_memory(daemon, agent_key, tmp_path):
 
 
 def test_two_api_clients_race_for_one_memory(daemon, agent_key):
-    clients = [httpx.Client(base_url=daemon.url, headers={"Authorization": f"Bearer {agent_key}"})
-               for _ in range(2)]
+    clients = [
+        httpx.Client(base_url=daemon.url, headers={"Authorization": f"Bearer {agent_key}"}) for _ in range(2)
+    ]
     owner = OwnerClient.for_installation(resolve_paths(), daemon.url)
     store_id = clients[0].post(BASE, json={"name": "raced"}).json()["id"]
     memory = clients[0].post(f"{BASE}/{store_id}/memories", json={"path": "a.md", "content": "v1"}).json()
     sha = memory["content_sha256"]
     for i in range(ROUNDS):
         contents = [f"writer {w} round {i}" for w in range(2)]
-        answers = race(*[
-            (lambda c=c, text=text: c.post(f"{BASE}/{store_id}/memories/{memory['id']}",
-                                           json={"content": text, "content_sha256": sha}))
-            for c, text in zip(clients, contents)])
+        answers = race(
+            *[
+                (
+                    lambda c=c, text=text, sha=sha: c.post(
+                        f"{BASE}/{store_id}/memories/{memory['id']}",
+                        json={"content": text, "content_sha256": sha},
+                    )
+                )
+                for c, text in zip(clients, contents, strict=True)
+            ]
+        )
         statuses = sorted(a.status_code for a in answers)
         assert statuses == [200, 409], [a.text for a in answers]
         winner = next(w for w, a in enumerate(answers) if a.status_code == 200)
         current = clients[0].get(f"{BASE}/{store_id}/memories/{memory['id']}").json()
         assert current["content"] == contents[winner] and current["version"] == i + 2
         loser = answers[1 - winner].json()["error"]["details"]["conflict_id"]
-        assert [c["incoming"] for c in conflicts_for(owner, memory["id"]) if c["id"] == loser] \
-            == [contents[1 - winner]]
+        assert [c["incoming"] for c in conflicts_for(owner, memory["id"]) if c["id"] == loser] == [
+            contents[1 - winner]
+        ]
         sha = current["content_sha256"]

@@ -14,7 +14,8 @@ import json
 import signal
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 
@@ -58,23 +59,40 @@ def text(dialect: str, i: int) -> str:
 
 def start_writers(url: str, keys: list[str], store_id: str, receipts: list[str]) -> list[Writer]:
     def delta(receipt: str, tag: str) -> Callable[[httpx.Client, int], Any]:
-        return lambda http, i: _ok(http.post("/api/agent/memory-delta", json={
-            "summary": text(tag, i), "importance": 3},
-            headers={"X-AMP-Context-Receipt": receipt}))["delta"]["memory_id"]
+        return lambda http, i: _ok(
+            http.post(
+                "/api/agent/memory-delta",
+                json={"summary": text(tag, i), "importance": 3},
+                headers={"X-AMP-Context-Receipt": receipt},
+            )
+        )["delta"]["memory_id"]
 
     def document(http: httpx.Client, i: int) -> Any:
-        return _ok(http.post(f"{STORES}/{store_id}/memories",
-                             json={"path": f"notes/{i}.md", "content": text("stores", i)}))["id"]
+        return _ok(
+            http.post(
+                f"{STORES}/{store_id}/memories", json={"path": f"notes/{i}.md", "content": text("stores", i)}
+            )
+        )["id"]
 
     def message(http: httpx.Client, i: int) -> Any:
-        return _ok(http.post("/add_messages/", json={
-            "user_id": "crash-user", "scope_id": "crash", "session_id": f"s{i % 3}",
-            "messages": [{"role": "assistant", "content": text("mem1", i)}]}))["message_ids"][0]
+        return _ok(
+            http.post(
+                "/add_messages/",
+                json={
+                    "user_id": "crash-user",
+                    "scope_id": "crash",
+                    "session_id": f"s{i % 3}",
+                    "messages": [{"role": "assistant", "content": text("mem1", i)}],
+                },
+            )
+        )["message_ids"][0]
 
-    writers = [Writer("amp-a", url, keys[0], delta(receipts[0], "amp-a")),
-               Writer("amp-b", url, keys[1], delta(receipts[1], "amp-b")),
-               Writer("stores", url, keys[0], document),
-               Writer("mem1", url, keys[1], message)]
+    writers = [
+        Writer("amp-a", url, keys[0], delta(receipts[0], "amp-a")),
+        Writer("amp-b", url, keys[1], delta(receipts[1], "amp-b")),
+        Writer("stores", url, keys[0], document),
+        Writer("mem1", url, keys[1], message),
+    ]
     for writer in writers:
         writer.start()
     return writers
@@ -88,24 +106,29 @@ def assert_nothing_half_written(database) -> None:
         broken = conn.execute(
             "select r.id from memory_records r where r.version != (select count(*) from"
             " memory_versions v where v.memory_id = r.id) or r.version != (select max(version)"
-            " from memory_versions v where v.memory_id = r.id)").fetchall()
+            " from memory_versions v where v.memory_id = r.id)"
+        ).fetchall()
         assert broken == []
         for memory_id, content, digest in conn.execute(
-                "select id, content, content_sha256 from memory_records"):
+            "select id, content, content_sha256 from memory_records"
+        ):
             assert hashlib.sha256(content.encode()).hexdigest() == digest, memory_id
         # An AMP delta is a record + delta log row + summary card, all or nothing.
         orphans = conn.execute(
             "select count(*) from memory_records r where r.source = 'memory_delta' and ("
             " not exists (select 1 from memory_deltas d where d.memory_id = r.id) or"
-            " not exists (select 1 from summary_cards c where c.memory_id = r.id))").fetchone()[0]
+            " not exists (select 1 from summary_cards c where c.memory_id = r.id))"
+        ).fetchone()[0]
         orphans += conn.execute(
             "select count(*) from memory_deltas d where not exists"
-            " (select 1 from memory_records r where r.id = d.memory_id)").fetchone()[0]
+            " (select 1 from memory_records r where r.id = d.memory_id)"
+        ).fetchone()[0]
         # A mem1 message and the memory derived from it, both or neither.
         orphans += conn.execute(
             "select count(*) from mem1_messages m where not exists (select 1 from memory_records r"
             " where r.source = 'mem1' and json_extract(r.provenance, '$.message_id') = m.id"
-            " and r.kind != 'summary')").fetchone()[0]
+            " and r.kind != 'summary')"
+        ).fetchone()[0]
         assert orphans == 0
         reports = check_indexes(conn)
         assert all(r.ok for r in reports.values()), {k: r.describe() for k, r in reports.items()}
@@ -116,10 +139,21 @@ def assert_nothing_half_written(database) -> None:
 def test_sigkill_during_concurrent_writes_loses_nothing(daemon, agent_key):
     other_key = json.loads(cli("agent", "add", "crash-b", "--runtime", "claude", "--json").stdout)["api_key"]
     keys = [agent_key, other_key]
-    receipts = [_ok(httpx.post(f"{daemon.url}/api/agent/bootstrap/context", json={"project_key": "crash"},
-                               headers={"Authorization": f"Bearer {key}"}))["receipt_id"] for key in keys]
-    store_id = _ok(httpx.post(f"{daemon.url}{STORES}", json={"name": "crash"},
-                              headers={"Authorization": f"Bearer {agent_key}"}))["id"]
+    receipts = [
+        _ok(
+            httpx.post(
+                f"{daemon.url}/api/agent/bootstrap/context",
+                json={"project_key": "crash"},
+                headers={"Authorization": f"Bearer {key}"},
+            )
+        )["receipt_id"]
+        for key in keys
+    ]
+    store_id = _ok(
+        httpx.post(
+            f"{daemon.url}{STORES}", json={"name": "crash"}, headers={"Authorization": f"Bearer {agent_key}"}
+        )
+    )["id"]
 
     writers = start_writers(daemon.url, keys, store_id, receipts)
     deadline = time.monotonic() + 10
@@ -146,8 +180,9 @@ def test_sigkill_during_concurrent_writes_loses_nothing(daemon, agent_key):
         assert traced["found"] and traced["content"] == text("mem1", i)
     # The last acknowledged write of each dialect is also found by search.
     last = by_name["stores"].acked[-1][0]
-    found = _ok(http.get("/api/agent/search", params={"q": f"stores write number {last}",
-                                                      "namespace": store_id}))
+    found = _ok(
+        http.get("/api/agent/search", params={"q": f"stores write number {last}", "namespace": store_id})
+    )
     assert any(item.get("path") == f"notes/{last}.md" for item in found["items"]), found
 
     # The doctor agrees, and repairs a damaged index.

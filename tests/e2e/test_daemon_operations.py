@@ -51,10 +51,18 @@ def _stop_refuses(home: Path, stranger: subprocess.Popen, why: str) -> None:
 
 def test_a_reused_pid_with_another_start_time_is_not_signalled(isolated_home, stranger):
     # What a daemon that crashed had written: its pid (now the stranger's) and start time.
-    _crashed_daemon_files(isolated_home, stranger.pid, runtime={
-        "pid": stranger.pid, "host": "127.0.0.1", "port": free_port(),
-        "url": f"http://127.0.0.1:{free_port()}", "started_at": "2026-01-01T00:00:00.000Z",
-        "process_start": "linux:1" if LINUX_PROC else "Thu Jan  1 00:00:00 2026"})
+    _crashed_daemon_files(
+        isolated_home,
+        stranger.pid,
+        runtime={
+            "pid": stranger.pid,
+            "host": "127.0.0.1",
+            "port": free_port(),
+            "url": f"http://127.0.0.1:{free_port()}",
+            "started_at": "2026-01-01T00:00:00.000Z",
+            "process_start": "linux:1" if LINUX_PROC else "Thu Jan  1 00:00:00 2026",
+        },
+    )
     _stop_refuses(isolated_home, stranger, "it started after the daemon that wrote the file")
 
 

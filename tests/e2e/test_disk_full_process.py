@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pytest
@@ -25,8 +25,9 @@ STORES = "/api/v1/cloud/memory_stores"
 def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     disk = tmp_path / "disk"
     disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(disk)],
-                             capture_output=True, text=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(disk)], capture_output=True, text=True
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs to fill (needs root): {mounted.stderr.strip()}")
     monkeypatch.setenv("MEMORYCLOUD_HOME", str(disk / "home"))
@@ -38,7 +39,7 @@ def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
 
 def test_full_disk_refuses_writes_then_recovers_and_survives_a_kill(small_disk, tmp_path):
     ballasts = [small_disk / "ballast-1", small_disk / "ballast-2"]
-    for ballast, mib in zip(ballasts, (1, 6)):  # room to make later
+    for ballast, mib in zip(ballasts, (1, 6), strict=True):  # room to make later
         ballast.write_bytes(b"\0" * (mib << 20))
     key = json.loads(cli("agent", "add", "disk-agent", "--runtime", "codex", "--json").stdout)["api_key"]
     daemon = DaemonProcess(free_port(), tmp_path)  # its log stays off the small disk
@@ -50,7 +51,9 @@ def test_full_disk_refuses_writes_then_recovers_and_survives_a_kill(small_disk, 
         refused = None
         for i in range(200):
             content = f"document {i} " + "x" * 30_000
-            answer = http.post(f"{STORES}/{store_id}/memories", json={"path": f"d/{i}.md", "content": content})
+            answer = http.post(
+                f"{STORES}/{store_id}/memories", json={"path": f"d/{i}.md", "content": content}
+            )
             if answer.status_code != 200:
                 refused = answer
                 break
@@ -65,7 +68,9 @@ def test_full_disk_refuses_writes_then_recovers_and_survives_a_kill(small_disk, 
         assert http.get(f"{STORES}/{store_id}/memories/{some}").json()["content"] == acked[some]
 
         ballasts[0].unlink()
-        answer = http.post(f"{STORES}/{store_id}/memories", json={"path": "after.md", "content": "room again"})
+        answer = http.post(
+            f"{STORES}/{store_id}/memories", json={"path": "after.md", "content": "room again"}
+        )
         assert answer.status_code == 200, answer.text
         acked[answer.json()["id"]] = "room again"
         daemon.stop(signal.SIGKILL)

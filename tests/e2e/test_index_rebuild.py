@@ -27,7 +27,8 @@ FIXTURE = Path(__file__).parent.parent / "fixtures" / "prev_release_store.db"
 PROGRESS = re.compile(
     rf"search index: rebuilding (?:for tokenizer {TOKENIZER_VERSION}|vectors for embedder hashing-v3 \(1024"
     r" dimensions\)) — (\d+) of (\d+) records \((\d+) %\), started \d\d:\d\d"
-    r"(?:; the vectors follow|; search ranks by words until then)")
+    r"(?:; the vectors follow|; search ranks by words until then)"
+)
 
 
 def _wait(condition, what: str, seconds: float = 60.0):
@@ -45,7 +46,8 @@ def _fts_build(database: Path) -> tuple[int, int, int]:
     conn = connect(database, readonly=True)
     try:
         cursor, done = conn.execute(
-            "select cursor, done from index_builds where name = 'memory_fts'").fetchone()
+            "select cursor, done from index_builds where name = 'memory_fts'"
+        ).fetchone()
         rows = conn.execute("select count(*) from memory_fts_next").fetchone()[0]
         return cursor, done, rows
     finally:
@@ -59,15 +61,21 @@ def test_a_previous_release_store_is_rebuilt_in_the_background_across_a_kill(iso
     set_setting(paths.config_file, "rebuild_batch_records", "3")
     set_setting(paths.config_file, "rebuild_pause_ms", "40")
     conn = connect(paths.database, readonly=True)
-    live = {re.search(r"ref\d{3}", content).group(): (namespace, content) for namespace, content
-            in conn.execute("select namespace, content from memory_records where deleted_at is null")}
+    live = {
+        re.search(r"ref\d{3}", content).group(): (namespace, content)
+        for namespace, content in conn.execute(
+            "select namespace, content from memory_records where deleted_at is null"
+        )
+    }
     conn.close()
     # The first open with this code (here doctor's, the daemon stopped) records the rebuild.
     doctor = cli("doctor")
-    assert re.search(rf"search index +rebuilding for tokenizer {TOKENIZER_VERSION} — 0 of 249 records \(0 %\),"
-                     r" started \d\d:\d\d; the vectors follow \(the daemon continues it;"
-                     r" `memorycloud doctor --repair` with the daemon stopped finishes it now\)",
-                     doctor.stdout), doctor.stdout
+    assert re.search(
+        rf"search index +rebuilding for tokenizer {TOKENIZER_VERSION} — 0 of 249 records \(0 %\),"
+        r" started \d\d:\d\d; the vectors follow \(the daemon continues it;"
+        r" `memorycloud doctor --repair` with the daemon stopped finishes it now\)",
+        doctor.stdout,
+    ), doctor.stdout
     assert re.search(r"index vectors +rebuilding \(checked once it is complete\)", doctor.stdout)
     daemon = DaemonProcess(free_port(), isolated_home)
     daemon.start()

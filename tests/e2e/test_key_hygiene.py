@@ -32,8 +32,13 @@ def test_no_key_in_anything_a_full_session_produces(daemon, agent_key, tmp_path)
     answers: list[str] = []  # every response body of the session
 
     def call(method: str, path: str, key: str, **kwargs) -> httpx.Response:
-        response = httpx.request(method, daemon.url + path, headers={
-            "Authorization": f"Bearer {key}", **kwargs.pop("headers", {})}, timeout=20, **kwargs)
+        response = httpx.request(
+            method,
+            daemon.url + path,
+            headers={"Authorization": f"Bearer {key}", **kwargs.pop("headers", {})},
+            timeout=20,
+            **kwargs,
+        )
         answers.append(response.text)
         return response
 
@@ -41,30 +46,78 @@ def test_no_key_in_anything_a_full_session_produces(daemon, agent_key, tmp_path)
     answers.pop()  # the one answer meant to show a key, once
     keys["api agent"] = created.json()["api_key"]
     code = json.loads(cli("agent", "pair", "--name", "paired", "--runtime", "codex", "--json").stdout)
-    keys["paired agent"] = httpx.post(f"{daemon.url}/api/agent/register",
-                                      json={"pairing_code": code["pairing_code"]}).json()["api_key"]
+    keys["paired agent"] = httpx.post(
+        f"{daemon.url}/api/agent/register", json={"pairing_code": code["pairing_code"]}
+    ).json()["api_key"]
 
     pack = call("POST", "/api/agent/bootstrap/context", agent_key, json={"project_key": "hygiene"}).json()
-    call("POST", "/api/agent/memory-delta", agent_key, json={"summary": "a normal decision"},
-         headers={"X-AMP-Context-Receipt": pack["receipt_id"]})
+    call(
+        "POST",
+        "/api/agent/memory-delta",
+        agent_key,
+        json={"summary": "a normal decision"},
+        headers={"X-AMP-Context-Receipt": pack["receipt_id"]},
+    )
     brief = call("POST", "/api/agent/memory-brief", keys["api agent"], json={"task": "t"}).json()
-    call("POST", f"/api/agent/memory-briefs/{brief['brief_id']}/events", keys["api agent"],
-         json={"summary": "an event"})
+    call(
+        "POST",
+        f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+        keys["api agent"],
+        json={"summary": "an event"},
+    )
     store = call("POST", STORES, keys["paired agent"], json={"name": "notes"}).json()
-    call("POST", f"{STORES}/{store['id']}/memories", keys["paired agent"],
-         json={"path": "a.md", "content": "stores content"})
-    call("POST", "/add_messages/", agent_key, json={"user_id": "u", "scope_id": "s",
-                                                   "messages": [{"role": "user", "content": "hi"}]})
-    init = call("POST", "/mcp", agent_key, json={"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                           "clientInfo": {"name": "t", "version": "1"}}})
-    remembered = call("POST", "/mcp", agent_key, headers={"Mcp-Session-Id": init.headers["Mcp-Session-Id"]},
-                      json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                            "params": {"name": "remember", "arguments": {"summary": "via mcp"}}})
+    call(
+        "POST",
+        f"{STORES}/{store['id']}/memories",
+        keys["paired agent"],
+        json={"path": "a.md", "content": "stores content"},
+    )
+    call(
+        "POST",
+        "/add_messages/",
+        agent_key,
+        json={"user_id": "u", "scope_id": "s", "messages": [{"role": "user", "content": "hi"}]},
+    )
+    init = call(
+        "POST",
+        "/mcp",
+        agent_key,
+        json={
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+    )
+    remembered = call(
+        "POST",
+        "/mcp",
+        agent_key,
+        headers={"Mcp-Session-Id": init.headers["Mcp-Session-Id"]},
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "remember", "arguments": {"summary": "via mcp"}},
+        },
+    )
     assert remembered.status_code == 200 and "error" not in remembered.json(), remembered.text
-    suite = call("POST", "/api/memories", agent_key, json={
-        "title": "Hygiene", "summary": "s", "license": "MIT", "long_term_markdown": "# Facts\n- one",
-        "provenance": {"source": "test", "author": "me"}})
+    suite = call(
+        "POST",
+        "/api/memories",
+        agent_key,
+        json={
+            "title": "Hygiene",
+            "summary": "s",
+            "license": "MIT",
+            "long_term_markdown": "# Facts\n- one",
+            "provenance": {"source": "test", "author": "me"},
+        },
+    )
     assert suite.status_code == 200, suite.text
     export = call("GET", f"/api/catalog/{suite.json()['slug']}/download", agent_key)
     assert export.status_code == 200
@@ -74,9 +127,14 @@ def test_no_key_in_anything_a_full_session_produces(daemon, agent_key, tmp_path)
     repo.mkdir()
     cli("connect", "--runtime", "claude_code", "--repo", str(repo), "--yes", "--json")
     env = {k: v for k, v in os.environ.items() if k != "MEMORYCLOUD_API_KEY"}
-    launched = subprocess.run([sys.executable, "-S", str(repo / ".amp/launcher.py"), "--runtime",
-                               "claude_code"], input="{}", capture_output=True, text=True, timeout=20,
-                              env=env)
+    launched = subprocess.run(
+        [sys.executable, "-S", str(repo / ".amp/launcher.py"), "--runtime", "claude_code"],
+        input="{}",
+        capture_output=True,
+        text=True,
+        timeout=20,
+        env=env,
+    )
     assert launched.returncode == 0 and (repo / ".amp/cache").is_dir(), launched.stderr
     cli("mount", store["id"], str(tmp_path / "mounted"), "--once", "--json")
 

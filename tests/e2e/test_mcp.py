@@ -8,7 +8,8 @@ import json
 import os
 import sys
 import tempfile
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import httpx2
@@ -35,7 +36,9 @@ def served(tmp_path_factory) -> Iterator[tuple[DaemonProcess, str, dict[str, str
     env = {**os.environ, "MEMORYCLOUD_HOME": str(home), "MEMORYCLOUD_SECRETS": "file"}
     daemon = DaemonProcess(free_port(), home, env=env)
     daemon.start()
-    key = json.loads(cli("agent", "add", "mcp-agent", "--runtime", "codex", "--json", env=env).stdout)["api_key"]
+    key = json.loads(cli("agent", "add", "mcp-agent", "--runtime", "codex", "--json", env=env).stdout)[
+        "api_key"
+    ]
     try:
         yield daemon, key, env
     finally:
@@ -48,9 +51,16 @@ async def open_at(session: ClientSession, revision: str) -> None:
         result = await session.discover()
         assert session.protocol_version == revision and revision in result.supported_versions
         return
-    result = await session.send_request(types.InitializeRequest(params=types.InitializeRequestParams(
-        protocol_version=revision, capabilities=types.ClientCapabilities(),
-        client_info=types.Implementation(name="e2e", version="1"))), types.InitializeResult)
+    result = await session.send_request(
+        types.InitializeRequest(
+            params=types.InitializeRequestParams(
+                protocol_version=revision,
+                capabilities=types.ClientCapabilities(),
+                client_info=types.Implementation(name="e2e", version="1"),
+            )
+        ),
+        types.InitializeResult,
+    )
     assert result.protocol_version == revision
     session.adopt(result)
     await session.send_notification(types.InitializedNotification())
@@ -85,8 +95,13 @@ async def exercise(session: ClientSession, revision: str, transport: str) -> Non
     marker = f"MCP 写入的决定 {transport} {revision}: use SQLite"
     pack = data_of(await session.call_tool("context_pack", {"project_key": "mcp-demo"}), revision)
     assert pack["summary_markdown"].startswith("# MemoryCloud Runtime Context Pack")
-    remembered = data_of(await session.call_tool("remember", {
-        "summary": marker, "delta_type": "decision", "importance": 4, "project_key": "mcp-demo"}), revision)
+    remembered = data_of(
+        await session.call_tool(
+            "remember",
+            {"summary": marker, "delta_type": "decision", "importance": 4, "project_key": "mcp-demo"},
+        ),
+        revision,
+    )
     found = data_of(await session.call_tool("search", {"query": marker}), revision)
     assert found["items"] and found["items"][0]["id"] == remembered["memory_id"]
     memory = data_of(await session.call_tool("get_memory", {"memory_id": remembered["memory_id"]}), revision)
@@ -122,8 +137,9 @@ async def test_streamable_http_at_each_revision(served, revision):
 @pytest.mark.parametrize("revision", REVISIONS)
 async def test_stdio_at_each_revision(served, revision):
     _, key, env = served
-    params = StdioServerParameters(command=sys.executable, args=["-m", "daemon", "mcp"],
-                                   env={**env, "MEMORYCLOUD_API_KEY": key})
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "daemon", "mcp"], env={**env, "MEMORYCLOUD_API_KEY": key}
+    )
     with tempfile.TemporaryFile("w+") as errlog:
         async with stdio_client(params, errlog=errlog) as streams:
             async with ClientSession(streams[0], streams[1]) as session:
@@ -138,8 +154,9 @@ async def test_stdio_without_a_key_still_serves_and_says_what_to_fix(tmp_path):
     tools (a runtime that waits for it must not fail), a tool call names the fix, and stderr
     has that one line."""
     env = {"PATH": os.environ.get("PATH", ""), "MEMORYCLOUD_HOME": str(tmp_path / "nothing-here")}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "daemon", "mcp"], env=env,
-                                   cwd=str(tmp_path))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "daemon", "mcp"], env=env, cwd=str(tmp_path)
+    )
     with tempfile.TemporaryFile("w+") as errlog:
         async with stdio_client(params, errlog=errlog) as streams:
             async with ClientSession(streams[0], streams[1]) as session:
@@ -155,25 +172,52 @@ async def test_stdio_without_a_key_still_serves_and_says_what_to_fix(tmp_path):
 
 # -- the HTTP transport's rules, on the wire ----------------------------------------------
 
-def post(daemon: DaemonProcess, key: str, body: Any, session: str | None = None,
-         version: str | None = None, raw: bytes | None = None) -> httpx.Response:
-    headers = {"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream",
-               "Content-Type": "application/json"}
+
+def post(
+    daemon: DaemonProcess,
+    key: str,
+    body: Any,
+    session: str | None = None,
+    version: str | None = None,
+    raw: bytes | None = None,
+) -> httpx.Response:
+    headers = {
+        "Authorization": f"Bearer {key}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    }
     if session:
         headers["Mcp-Session-Id"] = session
     if version:
         headers["MCP-Protocol-Version"] = version
-    return httpx.post(f"{daemon.url}/mcp", content=raw if raw is not None else json.dumps(body),
-                      headers=headers, timeout=30)
+    return httpx.post(
+        f"{daemon.url}/mcp", content=raw if raw is not None else json.dumps(body), headers=headers, timeout=30
+    )
 
 
 def initialize(daemon: DaemonProcess, key: str, revision: str) -> str:
-    answer = post(daemon, key, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": revision, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+    answer = post(
+        daemon,
+        key,
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": revision,
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+    )
     assert answer.status_code == 200 and answer.json()["result"]["protocolVersion"] == revision
     session = answer.headers["Mcp-Session-Id"]
-    assert post(daemon, key, {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                session, revision).status_code == 202
+    assert (
+        post(
+            daemon, key, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session, revision
+        ).status_code
+        == 202
+    )
     return session
 
 
@@ -193,13 +237,23 @@ def test_batches_are_refused_where_the_revision_has_none(served, revision):
 def test_a_2025_03_26_session_takes_batches(served):
     daemon, key, _ = served
     session = initialize(daemon, key, "2025-03-26")
-    answer = post(daemon, key, [PING, {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                       "params": {"requestId": 99}}, LIST], session, "2025-03-26")
+    answer = post(
+        daemon,
+        key,
+        [PING, {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}}, LIST],
+        session,
+        "2025-03-26",
+    )
     assert answer.status_code == 200
     assert [a["id"] for a in answer.json()] == [7, 8]  # the notification is not answered
     assert {t["name"] for t in answer.json()[1]["result"]["tools"]} == EXPECTED_TOOLS
-    only_notes = post(daemon, key, [{"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                     "params": {"requestId": 1}}], session, "2025-03-26")
+    only_notes = post(
+        daemon,
+        key,
+        [{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}],
+        session,
+        "2025-03-26",
+    )
     assert (only_notes.status_code, only_notes.content) == (202, b"")
 
 
@@ -215,14 +269,22 @@ def test_protocol_version_header(served):
 def test_notifications_get_202_and_no_body(served):
     daemon, key, _ = served
     session = initialize(daemon, key, "2025-11-25")
-    answer = post(daemon, key, {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                "params": {"requestId": 3}}, session, "2025-11-25")
+    answer = post(
+        daemon,
+        key,
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}},
+        session,
+        "2025-11-25",
+    )
     assert (answer.status_code, answer.content) == (202, b"")
     assert "Content-Type" not in answer.headers
 
 
-@pytest.mark.parametrize("raw", [b'{"jsonrpc": "2.0", ', b'{"jsonrpc": "2.0", "id": 1}', b'"ping"'],
-                         ids=["truncated", "no-method", "a-string"])
+@pytest.mark.parametrize(
+    "raw",
+    [b'{"jsonrpc": "2.0", ', b'{"jsonrpc": "2.0", "id": 1}', b'"ping"'],
+    ids=["truncated", "no-method", "a-string"],
+)
 def test_malformed_messages_get_a_generic_error(served, raw):
     daemon, key, _ = served
     answer = post(daemon, key, None, raw=raw)
@@ -234,7 +296,11 @@ def test_malformed_messages_get_a_generic_error(served, raw):
 def test_a_deleted_session_is_gone(served):
     daemon, key, _ = served
     session = initialize(daemon, key, "2025-11-25")
-    headers = {"Authorization": f"Bearer {key}", "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+    headers = {
+        "Authorization": f"Bearer {key}",
+        "Mcp-Session-Id": session,
+        "MCP-Protocol-Version": "2025-11-25",
+    }
     assert httpx.delete(f"{daemon.url}/mcp", headers=headers).status_code == 200
     assert post(daemon, key, PING, session, "2025-11-25").status_code == 404
 
@@ -247,7 +313,9 @@ def test_http_needs_a_key(served):
 
 def test_another_agents_key_cannot_use_a_session(served):
     daemon, key, env = served
-    other = json.loads(cli("agent", "add", "other-agent", "--runtime", "codex", "--json", env=env).stdout)["api_key"]
+    other = json.loads(cli("agent", "add", "other-agent", "--runtime", "codex", "--json", env=env).stdout)[
+        "api_key"
+    ]
     session = initialize(daemon, key, "2025-11-25")
     assert post(daemon, other, PING, session, "2025-11-25").status_code == 404
     assert post(daemon, key, PING, session, "2025-11-25").status_code == 200

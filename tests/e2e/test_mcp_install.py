@@ -9,8 +9,9 @@ import json
 import os
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -54,8 +55,9 @@ def test_json_runtimes(isolated_home, tmp_path, runtime):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(original)
     env = env_with_path(f"{VENV_BIN}:/usr/bin:/bin")
-    installed = json.loads(cli("mcp", "install", "--runtime", runtime, "--repo", str(repo), "--json",
-                               env=env).stdout)
+    installed = json.loads(
+        cli("mcp", "install", "--runtime", runtime, "--repo", str(repo), "--json", env=env).stdout
+    )
     assert installed["written"] is True and installed["warnings"] == []
     data = json.loads(target.read_text())
     entry = data["mcpServers"]["memorycloud"]
@@ -70,9 +72,11 @@ def test_json_runtimes(isolated_home, tmp_path, runtime):
     assert (repo / ".amp/.gitignore").read_text() == GITIGNORE and "local.json" in GITIGNORE
     if original is not None:
         assert {k: v for k, v in data.items() if k != "mcpServers"} == {
-            k: v for k, v in json.loads(original).items() if k != "mcpServers"}
-    again = json.loads(cli("mcp", "install", "--runtime", runtime, "--repo", str(repo), "--json",
-                           env=env).stdout)
+            k: v for k, v in json.loads(original).items() if k != "mcpServers"
+        }
+    again = json.loads(
+        cli("mcp", "install", "--runtime", runtime, "--repo", str(repo), "--json", env=env).stdout
+    )
     assert again["written"] is False and again["files_written"] == []
     cli("mcp", "uninstall", "--runtime", runtime, "--repo", str(repo), env=env)
     if original is None:
@@ -82,14 +86,27 @@ def test_json_runtimes(isolated_home, tmp_path, runtime):
     assert not (repo / ".amp").exists()  # nothing else needs the local file
 
 
-def test_without_memorycloud_on_path_install_warns_and_still_writes_the_portable_command(isolated_home, tmp_path):
+def test_without_memorycloud_on_path_install_warns_and_still_writes_the_portable_command(
+    isolated_home, tmp_path
+):
     repo = tmp_path / "repo"
     repo.mkdir()
-    result = cli("mcp", "install", "--runtime", "cursor", "--repo", str(repo), "--json",
-                 env=env_with_path("/usr/bin:/bin"))
+    result = cli(
+        "mcp",
+        "install",
+        "--runtime",
+        "cursor",
+        "--repo",
+        str(repo),
+        "--json",
+        env=env_with_path("/usr/bin:/bin"),
+    )
     assert "not on PATH" in result.stderr and "pipx install memorycloud-companion" in result.stderr
     assert json.loads(result.stdout)["warnings"]
-    assert json.loads((repo / ".cursor/mcp.json").read_text())["mcpServers"]["memorycloud"]["command"] == "memorycloud"
+    assert (
+        json.loads((repo / ".cursor/mcp.json").read_text())["mcpServers"]["memorycloud"]["command"]
+        == "memorycloud"
+    )
 
 
 def test_codex_toml_keeps_comments(isolated_home, tmp_path):
@@ -130,14 +147,19 @@ def test_a_hand_edited_entry_is_not_removed(isolated_home, tmp_path):
 
 # -- each registration started as its runtime starts it --------------------------------------
 
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory) -> Iterator[tuple[DaemonProcess, dict[str, str], Path]]:
     """A daemon in a non-default home, the environment naming it, and a scratch directory."""
     base = tmp_path_factory.mktemp("mcp-install")
     home = base / "mchome"
     home.mkdir()
-    env = {**os.environ, "MEMORYCLOUD_HOME": str(home), "MEMORYCLOUD_SECRETS": "file",
-           "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
+    env = {
+        **os.environ,
+        "MEMORYCLOUD_HOME": str(home),
+        "MEMORYCLOUD_SECRETS": "file",
+        "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+    }
     daemon = DaemonProcess(free_port(), home, env=env)
     daemon.start()
     try:
@@ -149,9 +171,11 @@ def served(tmp_path_factory) -> Iterator[tuple[DaemonProcess, dict[str, str], Pa
 def expand(value: str, variables: dict[str, str]) -> str:
     """`${VAR}` and `${VAR:-default}`, the forms Claude Code and Cursor expand (an unset
     variable without a default stays as written, as Claude Code leaves it)."""
+
     def one(match: re.Match) -> str:
         name, default = match.group(1), match.group(3)
         return variables.get(name) or (default if default is not None else match.group(0))
+
     return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}", one, value)
 
 
@@ -159,9 +183,14 @@ def store_memory(daemon: DaemonProcess, home: Path, runtime: str, text: str) -> 
     """A memory written with the registration's own key (so its search finds it)."""
     key = json.loads((home / "config" / "credentials.json").read_text())[f"mcp_{runtime}"]
     auth = {"Authorization": f"Bearer {key}"}
-    pack = httpx.post(f"{daemon.url}/api/agent/bootstrap/context", json={"runtime": "mcp"}, headers=auth).json()
-    delta = httpx.post(f"{daemon.url}/api/agent/memory-delta", json={"summary": text, "delta_type": "decision"},
-                       headers={**auth, "X-AMP-Context-Receipt": pack["receipt_id"]})
+    pack = httpx.post(
+        f"{daemon.url}/api/agent/bootstrap/context", json={"runtime": "mcp"}, headers=auth
+    ).json()
+    delta = httpx.post(
+        f"{daemon.url}/api/agent/memory-delta",
+        json={"summary": text, "delta_type": "decision"},
+        headers={**auth, "X-AMP-Context-Receipt": pack["receipt_id"]},
+    )
     assert delta.status_code == 200, delta.text
     return delta.json()["delta"]["memory_id"]
 
@@ -195,9 +224,13 @@ async def test_a_project_registration_starts_without_memorycloud_home(served, ru
     entry = json.loads((repo / USER_FILES[runtime][0]).read_text())["mcpServers"]["memorycloud"]
     variables, cwd = RUNTIME_START[runtime](repo, base)
     minimal = {"PATH": f"{VENV_BIN}:/usr/bin:/bin", "HOME": str(base / "nobody"), **variables}
-    found = await search_through(expand(entry["command"], variables),
-                                 [expand(a, variables) for a in entry["args"]],
-                                 {**minimal, **entry.get("env", {})}, cwd, f"found through {runtime}")
+    found = await search_through(
+        expand(entry["command"], variables),
+        [expand(a, variables) for a in entry["args"]],
+        {**minimal, **entry.get("env", {})},
+        cwd,
+        f"found through {runtime}",
+    )
     assert not found.is_error, found.content[0].text
     assert memory_id in [item["id"] for item in found.structured_content["items"]]
 

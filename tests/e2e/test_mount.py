@@ -32,23 +32,28 @@ def test_mount_round_trip(daemon, agent_key, tmp_path):
 
     # A server edit reaches the file.
     current = http.get(f"{BASE}/{sid}/memories/{memory['id']}").json()
-    http.post(f"{BASE}/{sid}/memories/{memory['id']}",
-              json={"content": "server wins this one", "content_sha256": current["content_sha256"]})
+    http.post(
+        f"{BASE}/{sid}/memories/{memory['id']}",
+        json={"content": "server wins this one", "content_sha256": current["content_sha256"]},
+    )
     third = json.loads(cli("mount", sid, str(mount_dir), "--once", "--json").stdout)
     assert third["pulled"] == ["notes/决策.md"]
     assert (mount_dir / "notes/决策.md").read_text() == "server wins this one"
 
     # Both changed: the file is not overwritten and the local edit is kept as a conflict.
     current = http.get(f"{BASE}/{sid}/memories/{memory['id']}").json()
-    http.post(f"{BASE}/{sid}/memories/{memory['id']}",
-              json={"content": "server edit", "content_sha256": current["content_sha256"]})
+    http.post(
+        f"{BASE}/{sid}/memories/{memory['id']}",
+        json={"content": "server edit", "content_sha256": current["content_sha256"]},
+    )
     (mount_dir / "notes/决策.md").write_text("local edit")
     clash = cli("mount", sid, str(mount_dir), "--once", "--json", check=False)
     assert clash.returncode == 1 and json.loads(clash.stdout)["conflicts"]
     assert (mount_dir / "notes/决策.md").read_text() == "local edit"
     conflicts = json.loads(cli("setup", "conflicts", "--json").stdout)
-    assert any(c["kind"] == "memory_store_occ" and c["detail"]["losing_content"] == "local edit"
-               for c in conflicts)
+    assert any(
+        c["kind"] == "memory_store_occ" and c["detail"]["losing_content"] == "local edit" for c in conflicts
+    )
     assert http.get(f"{BASE}/{sid}/memories/{memory['id']}").json()["content"] == "server edit"
 
     # Deleting a file deletes the memory (its versions stay).
@@ -57,5 +62,7 @@ def test_mount_round_trip(daemon, agent_key, tmp_path):
     assert fourth["deleted_remote"] == ["todo.md"]
     paths = [m["path"] for m in http.get(f"{BASE}/{sid}/memories").json()["data"]]
     assert paths == ["notes/决策.md"]
-    assert hashlib.sha256(b"server edit").hexdigest() == http.get(
-        f"{BASE}/{sid}/memories/{memory['id']}").json()["content_sha256"]
+    assert (
+        hashlib.sha256(b"server edit").hexdigest()
+        == http.get(f"{BASE}/{sid}/memories/{memory['id']}").json()["content_sha256"]
+    )

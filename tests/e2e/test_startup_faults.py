@@ -24,8 +24,13 @@ from tests.e2e.conftest import DaemonProcess, cli, free_port
 
 def run_daemon(port: int, **popen) -> subprocess.CompletedProcess:
     """`memorycloud daemon run` that is expected to give up by itself (30 s is a hang)."""
-    return subprocess.run([sys.executable, "-m", "daemon", "daemon", "run", "--port", str(port)],
-                          capture_output=True, text=True, timeout=30, **popen)
+    return subprocess.run(
+        [sys.executable, "-m", "daemon", "daemon", "run", "--port", str(port)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        **popen,
+    )
 
 
 def digest(*files: Path) -> dict[str, str | None]:
@@ -38,12 +43,22 @@ def template(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("installed") / "mchome"
     home.mkdir()
     env = {**os.environ, "MEMORYCLOUD_HOME": str(home), "MEMORYCLOUD_SECRETS": "file"}
-    key = json.loads(subprocess.run(
-        [sys.executable, "-m", "daemon", "agent", "add", "fault-agent", "--runtime", "codex", "--json"],
-        capture_output=True, text=True, check=True, env=env).stdout)["api_key"]
+    key = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "daemon", "agent", "add", "fault-agent", "--runtime", "codex", "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        ).stdout
+    )["api_key"]
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "daemon", "daemon", "run", "--port", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "daemon", "daemon", "run", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     try:
         url, auth = f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {key}"}
         for _ in range(200):
@@ -54,8 +69,11 @@ def template(tmp_path_factory) -> Path:
                 time.sleep(0.05)
         else:
             raise AssertionError("the template daemon did not come up")
-        httpx.post(f"{url}/api/v1/cloud/memory_stores/{store.json()['id']}/memories",
-                   json={"path": "a.md", "content": "kept through every fault"}, headers=auth)
+        httpx.post(
+            f"{url}/api/v1/cloud/memory_stores/{store.json()['id']}/memories",
+            json={"path": "a.md", "content": "kept through every fault"},
+            headers=auth,
+        )
     finally:
         process.terminate()
         process.wait(20)
@@ -69,10 +87,14 @@ def installed(template: Path, isolated_home: Path) -> Path:
     return isolated_home / "data" / "memorycloud.db"
 
 
-@pytest.mark.parametrize("text,message", [
-    ("[daemon\nport = 8517\n", "cannot parse"),
-    ("[daemon]\nport = \"eighty\"\n", "'port' must be of type int"),
-], ids=["syntax", "wrong-type"])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("[daemon\nport = 8517\n", "cannot parse"),
+        ('[daemon]\nport = "eighty"\n', "'port' must be of type int"),
+    ],
+    ids=["syntax", "wrong-type"],
+)
 def test_corrupt_config_file_refuses_to_start_and_keeps_the_file(installed, isolated_home, text, message):
     config = isolated_home / "config" / "config.toml"
     config.write_text(text, encoding="latin-1")
@@ -90,8 +112,9 @@ def test_file_that_is_not_a_database_is_left_untouched(installed):
     installed.write_bytes(bytes(data))
     before = digest(installed)
     result = run_daemon(free_port())
-    assert result.returncode == 1 and "damaged" in result.stderr and str(installed) in result.stderr, \
+    assert result.returncode == 1 and "damaged" in result.stderr and str(installed) in result.stderr, (
         result.stderr
+    )
     assert "Traceback" not in result.stderr
     assert digest(installed) == before
     doctor = cli("doctor", check=False)
@@ -106,7 +129,7 @@ def test_damaged_pages_degrade_with_a_clear_message(installed, isolated_home):
     page_size = conn.execute("pragma page_size").fetchone()[0]
     conn.close()
     data = bytearray(installed.read_bytes())
-    data[(root - 1) * page_size:root * page_size] = b"\xa5" * page_size
+    data[(root - 1) * page_size : root * page_size] = b"\xa5" * page_size
     installed.write_bytes(bytes(data))
 
     daemon = DaemonProcess(free_port(), isolated_home)
@@ -118,7 +141,9 @@ def test_damaged_pages_degrade_with_a_clear_message(installed, isolated_home):
         assert "damaged" in result and "Traceback" not in result, result
     if result is None:
         owner = json.loads((isolated_home / "config" / "secrets.json").read_text())["owner_key"]
-        answer = httpx.get(f"{daemon.url}/api/local/memories?q=kept", headers={"Authorization": f"Bearer {owner}"})
+        answer = httpx.get(
+            f"{daemon.url}/api/local/memories?q=kept", headers={"Authorization": f"Bearer {owner}"}
+        )
         daemon.stop()
         assert answer.status_code == 503 and "damaged" in answer.json()["error"]["message"], answer.text
         assert "memorycloud doctor" in answer.json()["error"]["message"]
@@ -175,27 +200,32 @@ def test_a_damaged_search_index_is_rebuilt_by_doctor_repair(installed, isolated_
     from state.db import connect
 
     conn = connect(installed)
-    conn.execute("update memory_fts_data set block = zeroblob(length(block))"
-                 " where id = (select max(id) from memory_fts_data)")
+    conn.execute(
+        "update memory_fts_data set block = zeroblob(length(block))"
+        " where id = (select max(id) from memory_fts_data)"
+    )
     conn.close()
     found = cli("doctor", check=False)
     assert found.returncode == 1, found.stdout
     # SQLite 3.44+ also reports FTS damage in integrity_check ("search index damaged");
     # older ones (Debian 12's 3.40) only through the index check: both lead to --repair.
-    assert ("search index damaged" in found.stdout
-            or "index fts         DISAGREES" in found.stdout), found.stdout
+    assert "search index damaged" in found.stdout or "index fts         DISAGREES" in found.stdout, (
+        found.stdout
+    )
     assert "doctor --repair" in found.stdout, found.stdout
     assert "integrity  FAILED" not in found.stdout
 
     repaired = cli("doctor", "--repair")
-    assert "integrity         ok" in repaired.stdout and "index fts         ok" in repaired.stdout, \
+    assert "integrity         ok" in repaired.stdout and "index fts         ok" in repaired.stdout, (
         repaired.stdout
+    )
     daemon = DaemonProcess(free_port(), isolated_home)
     daemon.start()
     try:
         owner = json.loads((isolated_home / "config" / "secrets.json").read_text())["owner_key"]
-        answer = httpx.get(f"{daemon.url}/api/local/memories?q=kept",
-                           headers={"Authorization": f"Bearer {owner}"})
+        answer = httpx.get(
+            f"{daemon.url}/api/local/memories?q=kept", headers={"Authorization": f"Bearer {owner}"}
+        )
     finally:
         daemon.stop()
     assert [item["content"] for item in answer.json()["items"]] == ["kept through every fault"]

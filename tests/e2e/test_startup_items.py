@@ -14,8 +14,8 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import httpx
 import pytest
@@ -30,8 +30,10 @@ PACK_TITLE = "# MemoryCloud Runtime Context Pack"
 DELTA_TEXT = "部署之前必须先运行数据库迁移脚本，记住这条团队约定"
 BULK_TEXT = "这是一段很长的中文记忆内容，用来测试运行时输出上限是否被遵守。" * 13  # ~400 chars
 TEAM_RULES = "# Team rules\n- be kind\n"
-OPENCLAW_SEED = {"target": "openclaw", "merge": {
-    "long_term": "MEMORY.md", "work_memory": "memory/*.md", "reflections": "DREAMS.md"}}
+OPENCLAW_SEED = {
+    "target": "openclaw",
+    "merge": {"long_term": "MEMORY.md", "work_memory": "memory/*.md", "reflections": "DREAMS.md"},
+}
 
 
 def _json(value: object, indent: int = 2) -> str:
@@ -42,14 +44,20 @@ USER_HOOK = {"matcher": "startup", "hooks": [{"type": "command", "command": "ech
 COMMON_USER_FILES = {"README.md": "# My project\n\nNothing to see.\n"}
 USER_FILES: dict[str, dict[str, str]] = {
     "claude_code": {
-        ".claude/settings.json": _json({"permissions": {"allow": ["Bash(ls:*)"], "deny": []},
-                                        "hooks": {"SessionStart": [USER_HOOK]}}),
-        "CLAUDE.md": "# Claude notes\nUse tabs.\n"},
-    "codex": {".codex/hooks.json": _json({"hooks": {"SessionStart": [USER_HOOK]}}, indent=4),
-              "AGENTS.md": TEAM_RULES},
+        ".claude/settings.json": _json(
+            {"permissions": {"allow": ["Bash(ls:*)"], "deny": []}, "hooks": {"SessionStart": [USER_HOOK]}}
+        ),
+        "CLAUDE.md": "# Claude notes\nUse tabs.\n",
+    },
+    "codex": {
+        ".codex/hooks.json": _json({"hooks": {"SessionStart": [USER_HOOK]}}, indent=4),
+        "AGENTS.md": TEAM_RULES,
+    },
     "gemini_cli": {".gemini/settings.json": _json({"theme": "GitHub", "ui": {"hideTips": True}})},
-    "cursor": {".cursor/rules/other.mdc": "---\ndescription: mine\nalwaysApply: false\n---\n\nUse pnpm.\n",
-               "AGENTS.md": TEAM_RULES},
+    "cursor": {
+        ".cursor/rules/other.mdc": "---\ndescription: mine\nalwaysApply: false\n---\n\nUse pnpm.\n",
+        "AGENTS.md": TEAM_RULES,
+    },
     "openclaw": {"AGENTS.md": TEAM_RULES, "MEMORY.md": "# My notes\n- the staging DB is read-only\n"},
     "generic": {"AGENTS.md": TEAM_RULES},
 }
@@ -127,11 +135,17 @@ def check_generic(repo: Path) -> None:
 
 
 SHAPES: dict[str, Callable[[Path], None]] = {
-    "claude_code": check_claude, "codex": check_codex, "gemini_cli": check_gemini,
-    "cursor": check_cursor, "openclaw": check_openclaw, "generic": check_generic}
+    "claude_code": check_claude,
+    "codex": check_codex,
+    "gemini_cli": check_gemini,
+    "cursor": check_cursor,
+    "openclaw": check_openclaw,
+    "generic": check_generic,
+}
 
 
 # -- helpers -------------------------------------------------------------------------------
+
 
 def make_repo(root: Path, files: dict[str, str]) -> Path:
     root.mkdir(parents=True)
@@ -164,18 +178,26 @@ def setup(*args: str) -> dict | list:
     return json.loads(cli("setup", *args, "--json").stdout)
 
 
-def launch(repo: Path, runtime: str, *extra: str,
-           stdin: dict | None = None) -> subprocess.CompletedProcess:
-    hook_input = stdin if stdin is not None else {
-        "session_id": "sess-1", "hook_event_name": "SessionStart", "source": "startup", "cwd": str(repo)}
+def launch(repo: Path, runtime: str, *extra: str, stdin: dict | None = None) -> subprocess.CompletedProcess:
+    hook_input = (
+        stdin
+        if stdin is not None
+        else {
+            "session_id": "sess-1",
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+            "cwd": str(repo),
+        }
+    )
     env = os.environ.copy()
     env.pop("MEMORYCLOUD_API_KEY", None)
     # -S and --format like the installed hook commands (runtimes.launcher_command).
     command = [sys.executable, "-S", str(repo / ".amp/launcher.py"), "--runtime", runtime, *extra]
     if "--event" not in extra:
         command += ["--format", resolve_runtime(runtime).output]
-    return subprocess.run(command, input=json.dumps(hook_input), capture_output=True, text=True,
-                          timeout=20, env=env)
+    return subprocess.run(
+        command, input=json.dumps(hook_input), capture_output=True, text=True, timeout=20, env=env
+    )
 
 
 def context_of(runtime: str, result: subprocess.CompletedProcess) -> str:
@@ -204,10 +226,15 @@ def credentials(home: Path) -> dict[str, str]:
 
 def write_delta(url: str, repo: Path, home: Path, summary: str, importance: int = 3) -> None:
     receipt = json.loads((repo / ".amp/receipt.json").read_text())
-    response = httpx.post(receipt["memory_delta"], json={
-        "summary": summary, "delta_type": "decision", "importance": importance},
-        headers={"Authorization": f"Bearer {credentials(home)['memorycloud_default']}",
-                 "X-AMP-Context-Receipt": receipt["receipt_id"]}, timeout=10)
+    response = httpx.post(
+        receipt["memory_delta"],
+        json={"summary": summary, "delta_type": "decision", "importance": importance},
+        headers={
+            "Authorization": f"Bearer {credentials(home)['memorycloud_default']}",
+            "X-AMP-Context-Receipt": receipt["receipt_id"],
+        },
+        timeout=10,
+    )
     assert response.status_code == 200, response.text
     assert receipt["memory_delta"].startswith(url)
 
@@ -227,6 +254,7 @@ def cache_has(repo: Path, runtime: str, text: str) -> bool:
 
 
 # -- the lifecycle, per runtime --------------------------------------------------------------
+
 
 def install_and_use(repo: Path, runtime: str, daemon, *, bulk: bool = False) -> dict:
     """Steps 2-3: connect, check the files, run the launcher with the daemon up."""
@@ -338,6 +366,7 @@ def test_remove_restores_the_repository_byte_for_byte(runtime, daemon, tmp_path)
 
 # -- the launcher when something is wrong ----------------------------------------------------
 
+
 @pytest.fixture
 def all_installed(daemon, tmp_path) -> Path:
     """One repository with every runtime installed and a delta in every runtime's cache."""
@@ -382,19 +411,31 @@ def test_pre_compact_hook_saves_a_checkpoint(daemon, tmp_path):
     assert connect(repo, "claude_code")[0] == 0
     context_of("claude_code", launch(repo, "claude_code"))  # saves the receipt
     transcript = tmp_path / "transcript.jsonl"
-    transcript.write_text("\n".join(json.dumps(line, ensure_ascii=False) for line in (
-        {"type": "user", "message": {"role": "user", "content": "把登录页面改成深色主题"}},
-        {"type": "assistant", "message": {"role": "assistant", "content": "好的"}},
-    )) + "\n", encoding="utf-8")
-    result = launch(repo, "claude_code", "--event", "pre-compact",
-                    stdin={"trigger": "auto", "transcript_path": str(transcript),
-                           "hook_event_name": "PreCompact"})
+    transcript.write_text(
+        "\n".join(
+            json.dumps(line, ensure_ascii=False)
+            for line in (
+                {"type": "user", "message": {"role": "user", "content": "把登录页面改成深色主题"}},
+                {"type": "assistant", "message": {"role": "assistant", "content": "好的"}},
+            )
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    result = launch(
+        repo,
+        "claude_code",
+        "--event",
+        "pre-compact",
+        stdin={"trigger": "auto", "transcript_path": str(transcript), "hook_event_name": "PreCompact"},
+    )
     assert result.returncode == 0 and result.stdout == "" and result.stderr == ""
     text = context_of("claude_code", launch(repo, "claude_code"))
     assert "Session context compacted (auto)" in text and "把登录页面改成深色主题" in text
 
 
 # -- no key in any written file ------------------------------------------------------------
+
 
 def test_no_written_file_contains_an_api_key(daemon, all_installed):
     for runtime in RUNTIMES:
@@ -419,6 +460,7 @@ def test_no_written_file_contains_an_api_key(daemon, all_installed):
 
 # -- as the real CLIs run it -------------------------------------------------------------------
 
+
 def test_gemini_hook_in_an_awkward_path_runs_and_setup_says_so(daemon, tmp_path):
     """Gemini rewrites $GEMINI_PROJECT_DIR shell-quoted (tests/startup_items/runtime_shells.py);
     the hook starts without MEMORYCLOUD_HOME, so the launcher finds its key via .amp/local.json;
@@ -433,8 +475,7 @@ def test_gemini_hook_in_an_awkward_path_runs_and_setup_says_so(daemon, tmp_path)
     assert "Tip: the daemon is not started at login: `memorycloud service install`" in connected
     assert "hook has not run yet: start `gemini`" in cli("setup", "list").stdout
     (entry,) = json.loads((repo / ".gemini/settings.json").read_text())["hooks"]["SessionStart"]
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("MEMORYCLOUD_HOME", "MEMORYCLOUD_API_KEY")}
+    env = {k: v for k, v in os.environ.items() if k not in ("MEMORYCLOUD_HOME", "MEMORYCLOUD_API_KEY")}
     env["XDG_CONFIG_HOME"] = str(tmp_path / "empty-config")  # no key at the platform default
     ran = run_hook("gemini_cli", entry["hooks"][0]["command"], repo, env=env)
     assert context_of("gemini_cli", ran).startswith(PACK_TITLE) and ran.stderr == ""

@@ -14,9 +14,10 @@ from tests.e2e.conftest import cli
 def _interrupted_write(http: httpx.Client) -> tuple[str, dict]:
     """Publish nothing here: the caller did. Write an important brief event; expect a 409."""
     brief = http.post("/api/agent/memory-brief", json={"task": "ship the release"}).json()
-    answer = http.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",
-                       json={"event_type": "decision", "summary": "发布前冻结主分支 (freeze main)",
-                             "importance": 5})
+    answer = http.post(
+        f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+        json={"event_type": "decision", "summary": "发布前冻结主分支 (freeze main)", "importance": 5},
+    )
     assert answer.status_code == 409, answer.text
     body = answer.json()
     assert body["schema"] == "amp.sync-interrupt.v1"
@@ -27,10 +28,21 @@ def _interrupted_write(http: httpx.Client) -> tuple[str, dict]:
 @pytest.mark.parametrize("who_acks", ["agent", "owner via CLI"])
 def test_interrupted_write_is_resumed_exactly_once(daemon, agent_key, who_acks):
     http = httpx.Client(base_url=daemon.url, headers={"Authorization": f"Bearer {agent_key}"})
-    published = json.loads(cli(
-        "updates", "publish", "--severity", "required", "--title", "Receipts everywhere",
-        "--summary", "Send X-AMP-Context-Receipt with every delta", "--repull",
-        "memory_tool_installer", "--json").stdout)
+    published = json.loads(
+        cli(
+            "updates",
+            "publish",
+            "--severity",
+            "required",
+            "--title",
+            "Receipts everywhere",
+            "--summary",
+            "Send X-AMP-Context-Receipt with every delta",
+            "--repull",
+            "memory_tool_installer",
+            "--json",
+        ).stdout
+    )
     brief_id, interrupt = _interrupted_write(http)
     assert [u["update_id"] for u in interrupt["required_updates"]] == [published["update_id"]]
     intent_id = interrupt["sync_intent_id"]
@@ -40,16 +52,19 @@ def test_interrupted_write_is_resumed_exactly_once(daemon, agent_key, who_acks):
     assert early.status_code == 409
     assert http.get(f"/api/agent/sync-intents/{intent_id}").json()["status"] == "blocked"
 
-    check = http.get("/api/agent/updates/check",
-                     headers={"X-MemoryCloud-Runtime-Version": "2026.06.01-old.1"}).json()
+    check = http.get(
+        "/api/agent/updates/check", headers={"X-MemoryCloud-Runtime-Version": "2026.06.01-old.1"}
+    ).json()
     assert check["has_pending_updates"] is True
     (pending,) = check["pending_updates"]
     for skill in pending["requires_repull"]:
         pulled = http.get(f"/api/agent/skills/{skill}/pull")
         assert pulled.status_code == 200 and pulled.json()["skill_markdown"].startswith(f"# {skill}")
     if who_acks == "agent":
-        acked = http.post("/api/agent/updates/ack", json={
-            "update_ids": [pending["update_id"]], "seen_version": "2026.06.07-startup-item-primary.1"})
+        acked = http.post(
+            "/api/agent/updates/ack",
+            json={"update_ids": [pending["update_id"]], "seen_version": "2026.06.07-startup-item-primary.1"},
+        )
         assert acked.json()["has_pending_updates"] is False
     else:
         result = json.loads(cli("updates", "ack", "--agent", "e2e-agent", "--json").stdout)

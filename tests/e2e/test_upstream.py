@@ -13,8 +13,9 @@ import signal
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -46,29 +47,49 @@ class Node:
     def cli(self, *args: str) -> Any:
         return json.loads(cli(*args, "--json", env=self.env).stdout)
 
-    def call(self, method: str, path: str, key: str | None = None, body: Any = None,
-             headers: dict[str, str] | None = None, expect: int = 200) -> Any:
-        response = httpx.request(method, f"{self.url}{path}", json=body, timeout=10, headers={
-            "Authorization": f"Bearer {key or self.owner_key}", **(headers or {})})
+    def call(
+        self,
+        method: str,
+        path: str,
+        key: str | None = None,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+        expect: int = 200,
+    ) -> Any:
+        response = httpx.request(
+            method,
+            f"{self.url}{path}",
+            json=body,
+            timeout=10,
+            headers={"Authorization": f"Bearer {key or self.owner_key}", **(headers or {})},
+        )
         assert response.status_code == expect, response.text
         return response.json()
 
     def agent(self, name: str, *extra_scopes: str) -> str:
         scopes = ["memory:read", "memory:write", "agent:sync", "skill:install", *extra_scopes]
-        return self.cli("agent", "add", name, "--runtime", "codex",
-                        "--scopes", ",".join(scopes))["api_key"]
+        return self.cli("agent", "add", name, "--runtime", "codex", "--scopes", ",".join(scopes))["api_key"]
 
     def delta(self, key: str, summary: str, **body: Any) -> dict[str, Any]:
         receipt = self.call("POST", "/api/agent/bootstrap/context", key, {})["receipt_id"]
-        return self.call("POST", "/api/agent/memory-delta", key, {"summary": summary, **body},
-                         headers={"X-AMP-Context-Receipt": receipt})
+        return self.call(
+            "POST",
+            "/api/agent/memory-delta",
+            key,
+            {"summary": summary, **body},
+            headers={"X-AMP-Context-Receipt": receipt},
+        )
 
     def contents(self) -> list[str]:
         """Live record contents, read from the database file."""
         conn = sqlite3.connect(f"file:{self.paths.database}?mode=ro", uri=True)
         try:
-            return [r[0] for r in conn.execute(
-                "select content from memory_records where deleted_at is null order by seq")]
+            return [
+                r[0]
+                for r in conn.execute(
+                    "select content from memory_records where deleted_at is null order by seq"
+                )
+            ]
         finally:
             conn.close()
 
@@ -138,25 +159,40 @@ def test_writes_on_each_side_reach_the_other_and_an_edit_on_both_is_one_conflict
 
     # A runbook in a Memory Store on the laptop reaches the team workspace ...
     store = laptop.call("POST", "/api/v1/cloud/memory_stores", coder, {"name": "runbooks"})
-    doc = laptop.call("POST", f"/api/v1/cloud/memory_stores/{store['id']}/memories", coder,
-                      {"path": "deploy.md", "content": "deploy: blue-green"})
+    doc = laptop.call(
+        "POST",
+        f"/api/v1/cloud/memory_stores/{store['id']}/memories",
+        coder,
+        {"path": "deploy.md", "content": "deploy: blue-green"},
+    )
     sync(laptop)
     changes = cloud.call("GET", "/api/sync/changes?cursor=0", teammate)["changes"]
     upstream_doc = next(c for c in changes if c["path"] == "deploy.md")
     # ... then the teammate edits it there while the laptop's agent edits it here.
-    cloud.call("POST", f"/api/sync/records/{upstream_doc['memory_id']}", teammate,
-               {"operation": "update", "base_version": upstream_doc["version"],
-                "content": "deploy: canary first"})
-    laptop.call("POST", f"/api/v1/cloud/memory_stores/{store['id']}/memories/{doc['id']}", coder,
-                {"content": "deploy: blue-green in two stages"})
+    cloud.call(
+        "POST",
+        f"/api/sync/records/{upstream_doc['memory_id']}",
+        teammate,
+        {"operation": "update", "base_version": upstream_doc["version"], "content": "deploy: canary first"},
+    )
+    laptop.call(
+        "POST",
+        f"/api/v1/cloud/memory_stores/{store['id']}/memories/{doc['id']}",
+        coder,
+        {"content": "deploy: blue-green in two stages"},
+    )
     sync(laptop)
     sync(laptop)
-    conflicts = [c for c in laptop.call("GET", "/api/local/conflicts")["conflicts"]
-                 if c["kind"] == "upstream_sync"]
+    conflicts = [
+        c for c in laptop.call("GET", "/api/local/conflicts")["conflicts"] if c["kind"] == "upstream_sync"
+    ]
     assert len(conflicts) == 1
     conflict = conflicts[0]
     assert (conflict["current"], conflict["incoming"], conflict["base"]) == (
-        "deploy: blue-green in two stages", "deploy: canary first", "deploy: blue-green")
+        "deploy: blue-green in two stages",
+        "deploy: canary first",
+        "deploy: blue-green",
+    )
     assert "deploy: blue-green in two stages" in laptop.contents()
     assert "deploy: canary first" in cloud.contents()
     # The person takes the incoming one: both sides agree, every version is kept.
@@ -166,22 +202,40 @@ def test_writes_on_each_side_reach_the_other_and_an_edit_on_both_is_one_conflict
     assert "deploy: blue-green in two stages" not in laptop.contents()
     history = laptop.call("GET", f"/api/local/memories/{doc['id']}/history")
     assert [v["content"] for v in history["versions"]] == [
-        "deploy: blue-green", "deploy: blue-green in two stages", "deploy: canary first"]
+        "deploy: blue-green",
+        "deploy: blue-green in two stages",
+        "deploy: canary first",
+    ]
 
 
 def test_an_interrupted_push_is_applied_acked_and_resumed_exactly_once(cloud, laptop):
     coder = laptop.agent("coder")
     sync(laptop)  # the laptop has checked the upstream's updates: none pending
-    update = cloud.cli("updates", "publish", "--title", "Re-pull the installer skill",
-                       "--summary", "the install order changed", "--severity", "required",
-                       "--repull", "memory_tool_installer")
+    update = cloud.cli(
+        "updates",
+        "publish",
+        "--title",
+        "Re-pull the installer skill",
+        "--summary",
+        "the install order changed",
+        "--severity",
+        "required",
+        "--repull",
+        "memory_tool_installer",
+    )
     brief = laptop.call("POST", "/api/agent/memory-brief", coder, {"task": "ship the release"})
-    laptop.call("POST", f"/api/agent/memory-briefs/{brief['brief_id']}/events", coder,
-                {"event_type": "decision", "summary": "we release on Friday", "importance": 5})
+    laptop.call(
+        "POST",
+        f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+        coder,
+        {"event_type": "decision", "summary": "we release on Friday", "importance": 5},
+    )
     # The write's own kick (1 s) or this round pushes it: the upstream interrupts it, the
     # daemon re-pulls the skill, acks and resumes it.
-    wait_for(lambda: cloud.contents().count("we release on Friday") == 1 or sync(laptop) and False,
-             "the resumed brief event upstream")
+    wait_for(
+        lambda: cloud.contents().count("we release on Friday") == 1 or sync(laptop) and False,
+        "the resumed brief event upstream",
+    )
     intents = cloud.call("GET", "/api/local/sync-intents")["sync_intents"]
     assert [(i["status"], i["endpoint"]) for i in intents] == [("resumed", "memory_brief_event")]
     status = sync(laptop)
@@ -242,12 +296,12 @@ def plain_cloud(tmp_path: Path) -> Iterator[Node]:
     node.stop()
 
 
-def test_a_teammates_write_on_an_upstream_without_the_sync_extension_arrives_once(tmp_path,
-                                                                                  plain_cloud):
+def test_a_teammates_write_on_an_upstream_without_the_sync_extension_arrives_once(tmp_path, plain_cloud):
     """Issue #14: a teammate's memory delta reaches the local context pack within two sync
     rounds, exactly once; our own write goes up once and does not come back."""
-    laptop = Node(tmp_path / "laptop", settings={"upstream_timeout_seconds": "2",
-                                                  "sync_upstream_seconds": "3600"})
+    laptop = Node(
+        tmp_path / "laptop", settings={"upstream_timeout_seconds": "2", "sync_upstream_seconds": "3600"}
+    )
     try:
         code = plain_cloud.cli("agent", "pair", "--name", "laptop", "--runtime", "memorycloud_companion")
         status = laptop.cli("upstream", "connect", plain_cloud.url, "--pairing-code", code["pairing_code"])
@@ -285,7 +339,9 @@ def test_a_teammates_write_on_an_upstream_without_the_sync_extension_arrives_onc
         assert time.perf_counter() - started < 1.0
         os.kill(plain_cloud.proc.process.pid, signal.SIGCONT)
         stuck.join()
-        wait_for(lambda: sync(laptop) and plain_cloud.contents().count("written while the upstream hangs") == 1,
-                 "the write made while the upstream hung")
+        wait_for(
+            lambda: sync(laptop) and plain_cloud.contents().count("written while the upstream hangs") == 1,
+            "the write made while the upstream hung",
+        )
     finally:
         laptop.stop()

@@ -52,16 +52,32 @@ async def test_full_disk_refuses_writes_clearly_and_recovers(api, stores_id, dia
 
     async def send(i: int) -> tuple[int, Any]:
         if dialect == "amp":
-            return await _json(await api.client.post(
-                "/api/agent/memory-delta", json={"summary": f"{i} {big}"},
-                headers={**api.auth(), "X-AMP-Context-Receipt": receipt}))
+            return await _json(
+                await api.client.post(
+                    "/api/agent/memory-delta",
+                    json={"summary": f"{i} {big}"},
+                    headers={**api.auth(), "X-AMP-Context-Receipt": receipt},
+                )
+            )
         if dialect == "stores":
-            return await _json(await api.client.post(
-                f"{BASE}/{stores_id}/memories", json={"path": f"big/{i}.md", "content": f"{i} {big * 20}"},
-                headers=api.auth()))
-        return await _json(await api.client.post("/add_messages/", json={
-            "user_id": "u", "scope_id": "s", "messages": [{"role": "user", "content": f"{i} {big}"}]},
-            headers=api.auth()))
+            return await _json(
+                await api.client.post(
+                    f"{BASE}/{stores_id}/memories",
+                    json={"path": f"big/{i}.md", "content": f"{i} {big * 20}"},
+                    headers=api.auth(),
+                )
+            )
+        return await _json(
+            await api.client.post(
+                "/add_messages/",
+                json={
+                    "user_id": "u",
+                    "scope_id": "s",
+                    "messages": [{"role": "user", "content": f"{i} {big}"}],
+                },
+                headers=api.auth(),
+            )
+        )
 
     ok_status, _ = await send(1000)
     assert ok_status == 200

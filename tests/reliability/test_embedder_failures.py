@@ -4,7 +4,8 @@ once the embedder works again, by the backfill job or after a restart."""
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -54,12 +55,19 @@ async def write_everywhere(api: Api) -> dict[str, Any]:
     pack = await api.bootstrap()
     delta = await api.delta(pack["receipt_id"], summary="lighthouse keepers log the weather")
     store_id = (await api.post(BASE, {"name": "notes"}))["id"]
-    document = await api.post(f"{BASE}/{store_id}/memories",
-                              {"path": "harbor.md", "content": "harbor pilots check the tides"})
-    await api.post("/add_messages/", {"user_id": "u", "scope_id": "s",
-                                      "messages": [{"role": "user", "content": "ferries run at dawn"}]})
-    return {"workspace": pack["workspace_id"], "memory": delta["delta"]["memory_id"],
-            "store": store_id, "document": document["id"]}
+    document = await api.post(
+        f"{BASE}/{store_id}/memories", {"path": "harbor.md", "content": "harbor pilots check the tides"}
+    )
+    await api.post(
+        "/add_messages/",
+        {"user_id": "u", "scope_id": "s", "messages": [{"role": "user", "content": "ferries run at dawn"}]},
+    )
+    return {
+        "workspace": pack["workspace_id"],
+        "memory": delta["delta"]["memory_id"],
+        "store": store_id,
+        "document": document["id"],
+    }
 
 
 async def test_writes_are_kept_while_the_embedder_fails(flaky_api, flaky):
@@ -78,8 +86,9 @@ async def test_writes_are_kept_while_the_embedder_fails(flaky_api, flaky):
     job = api.client.app[keys.SCHEDULER].get_job("backfill_vectors")
     board = api.client.app[keys.JOBS]
     await board.run(*job.args)
-    assert board.states["backfill_vectors"].last_result.startswith("ok: 4 vectors added"), \
-        board.states["backfill_vectors"].last_result
+    assert board.states["backfill_vectors"].last_result.startswith("ok: 4 vectors added"), board.states[
+        "backfill_vectors"
+    ].last_result
     assert all(report.ok for report in check_indexes(api.store.conn).values())
 
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -36,16 +37,24 @@ from tests.conftest import Api
 DELTA = "/api/agent/memory-delta"
 
 
-async def posts_in_one_turn(api: Api, path: str, bodies: list[dict[str, Any]],
-                            headers: dict[str, str]) -> list[tuple[int, dict[str, Any]]]:
+async def posts_in_one_turn(
+    api: Api, path: str, bodies: list[dict[str, Any]], headers: dict[str, str]
+) -> list[tuple[int, dict[str, Any]]]:
     """POST each body on a connection of its own, every request on the wire before any is read."""
     server = api.client.server
     connections = [await asyncio.open_connection(server.host, server.port) for _ in bodies]
-    for (_, writer), body in zip(connections, bodies):
+    for (_, writer), body in zip(connections, bodies, strict=True):
         data = json.dumps(body).encode()
-        head = "".join(f"{name}: {value}\r\n" for name, value in {
-            "Host": f"127.0.0.1:{server.port}", "Content-Type": "application/json",
-            "Content-Length": str(len(data)), "Connection": "close", **headers}.items())
+        head = "".join(
+            f"{name}: {value}\r\n"
+            for name, value in {
+                "Host": f"127.0.0.1:{server.port}",
+                "Content-Type": "application/json",
+                "Content-Length": str(len(data)),
+                "Connection": "close",
+                **headers,
+            }.items()
+        )
         writer.write(f"POST {path} HTTP/1.1\r\n{head}\r\n".encode() + data)
     answers = []
     for reader, writer in connections:
@@ -65,8 +74,10 @@ def committed_memories(api: Api, needle: str) -> set[str]:
     them: through a connection of its own, which reads only committed transactions."""
     other = connect(database(api), readonly=True)
     try:
-        return {row[0] for row in other.execute(
-            "select id from memory_records where instr(content, ?) > 0", (needle,))}
+        return {
+            row[0]
+            for row in other.execute("select id from memory_records where instr(content, ?) > 0", (needle,))
+        }
     finally:
         other.close()
 
@@ -87,7 +98,8 @@ async def test_writes_of_one_turn_share_one_commit_and_are_answered_after_it(api
     counters = group(api)
     groups, units = counters.groups, counters.units
     answers = await posts_in_one_turn(
-        api, DELTA, [{"summary": f"grouped write {i}"} for i in range(8)], headers)
+        api, DELTA, [{"summary": f"grouped write {i}"} for i in range(8)], headers
+    )
     assert [status for status, _ in answers] == [200] * 8, answers
     assert (counters.groups - groups, counters.units - units) == (1, 8)
     answered = {data["delta"]["memory_id"] for _, data in answers}
@@ -122,13 +134,20 @@ async def test_no_answer_of_any_dialect_starts_before_its_writes_are_committed(w
     headers = await receipt_headers(api)
     await api.post(DELTA, {"summary": "an AMP delta"}, headers=headers)
     stores = await api.post("/api/v1/cloud/memory_stores", {"name": "witnessed"})
-    await api.post(f"/api/v1/cloud/memory_stores/{stores['id']}/memories",
-                   {"path": "a/b.md", "content": "a stored document"})
-    await api.post("/add_messages/", {"user_id": "u", "scope_id": "s",
-                                      "messages": [{"role": "user", "content": "a mem1 message"}]})
+    await api.post(
+        f"/api/v1/cloud/memory_stores/{stores['id']}/memories",
+        {"path": "a/b.md", "content": "a stored document"},
+    )
+    await api.post(
+        "/add_messages/",
+        {"user_id": "u", "scope_id": "s", "messages": [{"role": "user", "content": "a mem1 message"}]},
+    )
     # An error answer after a write: the conflict a second create of one path gives.
-    await api.post(f"/api/v1/cloud/memory_stores/{stores['id']}/memories",
-                   {"path": "a/b.md", "content": "again"}, status=409)
+    await api.post(
+        f"/api/v1/cloud/memory_stores/{stores['id']}/memories",
+        {"path": "a/b.md", "content": "again"},
+        status=409,
+    )
     assert early == []
     assert committed_memories(api, "an AMP delta") and committed_memories(api, "a stored document")
 
@@ -142,7 +161,8 @@ async def test_a_failing_request_does_not_undo_the_others_of_its_group(api, posi
     # entries are written when SQLite aborts the insert of its delta log row.
     api.store.conn.execute(
         "create trigger poison after insert on memory_deltas when instr(new.summary, 'POISON')"
-        " begin select raise(abort, 'poisoned write'); end")
+        " begin select raise(abort, 'poisoned write'); end"
+    )
     counters = group(api)
     groups, units = counters.groups, counters.units
     bodies = [{"summary": f"neighbour write {i}"} for i in range(7)]
@@ -167,7 +187,8 @@ async def test_a_failed_commit_fails_every_request_of_its_group_and_keeps_nothin
         "create table gc_child (parent_id integer references gc_parent(id)"
         " deferrable initially deferred);"
         "create trigger dangling after insert on memory_records when instr(new.content, 'DANGLING')"
-        " begin insert into gc_child (parent_id) values (42); end;")
+        " begin insert into gc_child (parent_id) values (42); end;"
+    )
     bodies = [{"summary": f"doomed write {i}"} for i in range(7)] + [{"summary": "DANGLING write"}]
     answers = await posts_in_one_turn(api, DELTA, bodies, headers)
     assert [status for status, _ in answers] == [500] * 8, answers

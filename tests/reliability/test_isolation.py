@@ -15,12 +15,26 @@ STORES = "/api/v1/cloud/memory_stores"
 
 
 async def mcp(api, key: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    init = await api.client.post("/mcp", headers=api.auth(key), json={
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    init = await api.client.post(
+        "/mcp",
+        headers=api.auth(key),
+        json={
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+    )
     session = init.headers["Mcp-Session-Id"]
-    answer = await api.client.post("/mcp", headers={**api.auth(key), "Mcp-Session-Id": session},
-                                   json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    answer = await api.client.post(
+        "/mcp",
+        headers={**api.auth(key), "Mcp-Session-Id": session},
+        json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+    )
     return await answer.json()
 
 
@@ -47,10 +61,13 @@ async def test_another_workspace_reaches_nothing_of_ours_through_any_dialect(api
         "bootstrap ours": await refused("POST", "/api/agent/bootstrap/context", {"workspace_id": workspace}),
         "own pack": await refused("POST", "/api/agent/bootstrap/context", {"project_key": "ours"}),
         "stores read": await refused("GET", f"{STORES}/{store_id}/memories/{memory_id}"),
-        "stores update": await refused("POST", f"{STORES}/{store_id}/memories/{memory_id}",
-                                       {"content": "hijacked"}),
+        "stores update": await refused(
+            "POST", f"{STORES}/{store_id}/memories/{memory_id}", {"content": "hijacked"}
+        ),
         "stores delete": await refused("DELETE", f"{STORES}/{store_id}/memories/{memory_id}"),
-        "mem1 update": await refused("POST", "/update_mem_by_id/", {"mem_id": memory_id, "memory": "hijacked"}),
+        "mem1 update": await refused(
+            "POST", "/update_mem_by_id/", {"mem_id": memory_id, "memory": "hijacked"}
+        ),
         "mem1 delete": await refused("POST", "/delete_mem_by_id/", {"mem_id": memory_id}),
         "mem1 batch": await refused("POST", "/batch_delete_mem/", {"mem_ids": [memory_id]}),
         "local browser": await refused("GET", f"/api/local/memories?q={CANARY}"),
@@ -70,17 +87,25 @@ async def test_another_workspace_reaches_nothing_of_ours_through_any_dialect(api
 async def test_mem1_users_and_scopes_stay_apart_in_every_operation(api):
     alice = {"user_id": "alice", "scope_id": "edp_agent"}
     for who in (alice, {"user_id": "alice", "scope_id": "other"}):
-        await api.post("/add_messages/", {**who, "session_id": "s", "messages": [
-            {"role": "user", "content": f"I keep {CANARY} {GARDEN}"}],
-            "mem_variables": [{"name": "secret", "default": f"{GARDEN} value"}]})
+        await api.post(
+            "/add_messages/",
+            {
+                **who,
+                "session_id": "s",
+                "messages": [{"role": "user", "content": f"I keep {CANARY} {GARDEN}"}],
+                "mem_variables": [{"name": "secret", "default": f"{GARDEN} value"}],
+            },
+        )
     bob = {"user_id": "bob", "scope_id": "edp_agent"}
     alice_other = {"user_id": "alice", "scope_id": "else"}
     for who in (bob, alice_other):
-        for path, body in (("/search_memory/", {"query": CANARY, "threshold": 0.0}),
-                           ("/search_user_history_summary/", {"query": CANARY, "threshold": 0.0}),
-                           ("/get_user_mem_by_page/", {"page_size": 100}),
-                           ("/get_user_mem_by_page_with_total/", {"page_size": 100}),
-                           ("/get_variables/", {})):
+        for path, body in (
+            ("/search_memory/", {"query": CANARY, "threshold": 0.0}),
+            ("/search_user_history_summary/", {"query": CANARY, "threshold": 0.0}),
+            ("/get_user_mem_by_page/", {"page_size": 100}),
+            ("/get_user_mem_by_page_with_total/", {"page_size": 100}),
+            ("/get_variables/", {}),
+        ):
             answer = await api.post(path, {**who, **body})
             assert GARDEN not in str(answer), (who, path, answer)
         await api.post("/delete_mem_by_scope/", {**who})

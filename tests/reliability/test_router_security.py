@@ -21,17 +21,37 @@ from tests.daemon.helpers import GUARD, row_counts
 CANARY = "canarysecretwordqv"
 # Routes that answer without a key, and why (the registry says auth none or optional).
 # The reference serves the same without a key (tests/contract); none holds memory.
-PUBLIC = {"/healthz", "/health", "/agent/start", "/api/protocol/schema", "/api/openapi.json",
-          "/api/session", "/api/agent/register", "/api/agent/updates/manifest",
-          "/api/agent/autostart", "/api/agent/discovery", "/api/agent/navigation",
-          "/agent/start.json", "/agent/discovery.json", "/api/agent/challenge",
-          "/api/agent/methods", "/api/agent/methods/query", "/api/agent/skills",
-          "/api/agent/skills/{skill_id}", "/api/memories/import/validate",
-          "/api/memories/validate", "/api/memory/templates",
-          # public suites only, as the reference's catalog; a private one is 404 without its key
-          "/api/catalog", "/api/catalog/{slug}", "/api/catalog/{slug}/suite",
-          "/api/catalog/{slug}/versions", "/api/catalog/{slug}/download",
-          "/api/catalog/{slug}/install/openclaw", "/api/catalog/{slug}/diff"}
+PUBLIC = {
+    "/healthz",
+    "/health",
+    "/agent/start",
+    "/api/protocol/schema",
+    "/api/openapi.json",
+    "/api/session",
+    "/api/agent/register",
+    "/api/agent/updates/manifest",
+    "/api/agent/autostart",
+    "/api/agent/discovery",
+    "/api/agent/navigation",
+    "/agent/start.json",
+    "/agent/discovery.json",
+    "/api/agent/challenge",
+    "/api/agent/methods",
+    "/api/agent/methods/query",
+    "/api/agent/skills",
+    "/api/agent/skills/{skill_id}",
+    "/api/memories/import/validate",
+    "/api/memories/validate",
+    "/api/memory/templates",
+    # public suites only, as the reference's catalog; a private one is 404 without its key
+    "/api/catalog",
+    "/api/catalog/{slug}",
+    "/api/catalog/{slug}/suite",
+    "/api/catalog/{slug}/versions",
+    "/api/catalog/{slug}/download",
+    "/api/catalog/{slug}/install/openclaw",
+    "/api/catalog/{slug}/diff",
+}
 
 
 def routes(api) -> list[tuple[str, str]]:
@@ -50,13 +70,21 @@ async def seed(api) -> dict[str, str]:
     pack = await api.bootstrap()
     delta = await api.delta(pack["receipt_id"], summary=f"the {CANARY} lives here")
     store = await api.post("/api/v1/cloud/memory_stores", {"name": "canary"})
-    document = await api.post(f"/api/v1/cloud/memory_stores/{store['id']}/memories",
-                              {"path": "canary.md", "content": f"{CANARY} in a document"})
-    await api.post("/add_messages/", {"user_id": "u", "scope_id": "s",
-                                      "messages": [{"role": "user", "content": f"{CANARY} message"}]})
-    return {"memory_id": delta["delta"]["memory_id"], "workspace_id": pack["workspace_id"],
-            "context_pack_id": pack["context_pack_id"], "store_id": store["id"],
-            "document_id": document["id"]}
+    document = await api.post(
+        f"/api/v1/cloud/memory_stores/{store['id']}/memories",
+        {"path": "canary.md", "content": f"{CANARY} in a document"},
+    )
+    await api.post(
+        "/add_messages/",
+        {"user_id": "u", "scope_id": "s", "messages": [{"role": "user", "content": f"{CANARY} message"}]},
+    )
+    return {
+        "memory_id": delta["delta"]["memory_id"],
+        "workspace_id": pack["workspace_id"],
+        "context_pack_id": pack["context_pack_id"],
+        "store_id": store["id"],
+        "document_id": document["id"],
+    }
 
 
 def fill(path: str, ids: dict[str, str]) -> str:
@@ -65,6 +93,7 @@ def fill(path: str, ids: dict[str, str]) -> str:
         if name == "memory_id" and path.startswith("/api/v1/cloud/"):
             return ids["document_id"]
         return ids.get(name, f"{name}_unknown")
+
     return re.sub(r"\{(\w+)\}", value, path)
 
 
@@ -89,14 +118,21 @@ async def test_the_router_serves_only_registered_routes(api):
 
 @pytest.mark.parametrize("credential", ["none", "malformed", "unknown", "revoked"])
 async def test_no_route_reads_or_writes_without_a_valid_key(api, world, credential):
-    header = {"none": None, "malformed": "Token abc", "unknown": "Bearer mca_unknown_key_000",
-              "revoked": f"Bearer {world['revoked_key']}"}[credential]
+    header = {
+        "none": None,
+        "malformed": "Token abc",
+        "unknown": "Bearer mca_unknown_key_000",
+        "revoked": f"Bearer {world['revoked_key']}",
+    }[credential]
     checked = 0
     for method, template in routes(api):
         before = row_counts(api)
         response = await api.client.request(
-            method, fill(template, world["ids"]), json={"content": CANARY, "summary": CANARY},
-            headers={"Authorization": header} if header else {})
+            method,
+            fill(template, world["ids"]),
+            json={"content": CANARY, "summary": CANARY},
+            headers={"Authorization": header} if header else {},
+        )
         body = await response.text()
         assert row_counts(api) == before, f"{method} {template} changed the store"
         assert not leaks(body), f"{method} {template} showed a memory without a valid key"
@@ -114,21 +150,28 @@ async def test_agent_keys_never_reach_a_persons_endpoints(api, world):
     owner_only = {(e.method, e.path) for e in api.client.app[keys.ENDPOINTS] if e.owner_only}
     local = {(m, p) for m, p in routes(api) if p.startswith("/api/local/")}
     assert local <= owner_only
-    named = {"approve setup": ("POST", "/api/local/startup/plans/{plan_id}/approve"),
-             "revoke keys": ("POST", "/api/local/agents/{agent}/revoke"),
-             "redact": ("POST", "/api/local/memories/{memory_id}/redact"),
-             "redact a store version": ("POST", "/api/v1/cloud/memory_stores/{store_id}"
-                                                "/memory_versions/{version_id}/redact"),
-             "publish updates": ("POST", "/api/local/updates")}
+    named = {
+        "approve setup": ("POST", "/api/local/startup/plans/{plan_id}/approve"),
+        "revoke keys": ("POST", "/api/local/agents/{agent}/revoke"),
+        "redact": ("POST", "/api/local/memories/{memory_id}/redact"),
+        "redact a store version": (
+            "POST",
+            "/api/v1/cloud/memory_stores/{store_id}/memory_versions/{version_id}/redact",
+        ),
+        "publish updates": ("POST", "/api/local/updates"),
+    }
     assert set(named.values()) <= owner_only, "a person's action is open to agents"
-    bodies = {"/api/local/updates": {"title": "t", "summary": "s"},
-              "/api/local/memories/{memory_id}/redact": {"version": 1},
-              "/api/local/startup/plans/{plan_id}/approve": {},
-              "/api/local/agents": {"name": "intruder"}}
+    bodies = {
+        "/api/local/updates": {"title": "t", "summary": "s"},
+        "/api/local/memories/{memory_id}/redact": {"version": 1},
+        "/api/local/startup/plans/{plan_id}/approve": {},
+        "/api/local/agents": {"name": "intruder"},
+    }
     for method, template in sorted(owner_only):
         before = row_counts(api)
-        response = await api.client.request(method, fill(template, world["ids"]),
-                                            json=bodies.get(template, {}), headers=api.auth())
+        response = await api.client.request(
+            method, fill(template, world["ids"]), json=bodies.get(template, {}), headers=api.auth()
+        )
         body = await response.text()
         assert response.status == 403, (method, template, response.status, body[:200])
         assert "owner" in body and not leaks(body)
@@ -140,9 +183,12 @@ async def test_foreign_host_or_origin_is_refused_on_every_route(api, world, vari
     headers, mention = GUARD[variant]
     for method, template in routes(api):
         before = row_counts(api)
-        response = await api.client.request(method, fill(template, world["ids"]),
-                                            json={"summary": CANARY},
-                                            headers={**api.auth(api.owner_key), **headers})
+        response = await api.client.request(
+            method,
+            fill(template, world["ids"]),
+            json={"summary": CANARY},
+            headers={**api.auth(api.owner_key), **headers},
+        )
         body = await response.text()
         assert response.status == 403 and mention in body, (method, template, response.status)
         assert not leaks(body) and row_counts(api) == before

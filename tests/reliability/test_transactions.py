@@ -16,8 +16,10 @@ def test_a_failed_commit_does_not_swallow_the_next_write(tmp_path):
     path = tmp_path / "t.db"
     conn = connect(path)
     conn.execute("create table parent (id integer primary key)")
-    conn.execute("create table child (id integer primary key, parent_id integer references parent(id)"
-                 " deferrable initially deferred)")
+    conn.execute(
+        "create table child (id integer primary key, parent_id integer references parent(id)"
+        " deferrable initially deferred)"
+    )
     with pytest.raises(sqlite_module().IntegrityError):
         with transaction(conn):
             conn.execute("insert into child (id, parent_id) values (1, 42)")  # fails at COMMIT

@@ -33,8 +33,13 @@ def shell_quote(value: str) -> str:
     return re.sub(r"([A-Za-z]:)?([#!\"$&'()*,:;<=>?@\[\\\]^`{|}])", r"\1\\\2", value)
 
 
-GEMINI_PLACEHOLDERS = ("GEMINI_PROJECT_DIR", "GEMINI_CWD", "GEMINI_PLANS_DIR",
-                       "GEMINI_SESSION_ID", "CLAUDE_PROJECT_DIR")
+GEMINI_PLACEHOLDERS = (
+    "GEMINI_PROJECT_DIR",
+    "GEMINI_CWD",
+    "GEMINI_PLANS_DIR",
+    "GEMINI_SESSION_ID",
+    "CLAUDE_PROJECT_DIR",
+)
 
 
 def gemini_expand(command: str, cwd: str) -> str:
@@ -45,16 +50,21 @@ def gemini_expand(command: str, cwd: str) -> str:
     return command
 
 
-def run_hook(runtime: str, command: str, project: Path, *, cwd: Path | None = None,
-             hook_input: dict | None = None, env: dict[str, str] | None = None,
-             ) -> subprocess.CompletedProcess:
+def run_hook(
+    runtime: str,
+    command: str,
+    project: Path,
+    *,
+    cwd: Path | None = None,
+    hook_input: dict | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess:
     """Run a hook command as ``runtime`` would, in ``project`` (the session's directory)."""
     base = dict(env if env is not None else os.environ)
     where = str(cwd or project)
     if runtime == "gemini_cli":
         argv = ["bash", "-c", gemini_expand(command, str(project))]
-        base.update(GEMINI_PROJECT_DIR=str(project), GEMINI_CWD=str(project),
-                    CLAUDE_PROJECT_DIR=str(project))
+        base.update(GEMINI_PROJECT_DIR=str(project), GEMINI_CWD=str(project), CLAUDE_PROJECT_DIR=str(project))
         where = str(project)
     elif runtime == "claude_code":
         argv = ["/bin/sh", "-c", command]
@@ -63,7 +73,12 @@ def run_hook(runtime: str, command: str, project: Path, *, cwd: Path | None = No
         argv = [base.get("SHELL") or "/bin/sh", "-lc", command]
     else:
         raise ValueError(f"{runtime} has no hooks")
-    payload = hook_input or {"session_id": "s1", "hook_event_name": "SessionStart",
-                             "source": "startup", "cwd": where}
-    return subprocess.run(argv, input=json.dumps(payload), capture_output=True, text=True,
-                          cwd=where, env=base, timeout=30)
+    payload = hook_input or {
+        "session_id": "s1",
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+        "cwd": where,
+    }
+    return subprocess.run(
+        argv, input=json.dumps(payload), capture_output=True, text=True, cwd=where, env=base, timeout=30
+    )

@@ -37,22 +37,28 @@ async def test_each_dialect_envelope_gives_the_daemons_message(api):
 
     status, plain = await _answer(api, "POST", "/add_messages/", {"user_id": "alice", "messages": []})
     assert status == 422 and error_message(plain) == plain["detail"] and plain["detail"]
-    status, mem1 = await _answer(api, "POST", "/update_mem_by_id/", {"user_id": "alice",
-                                                                      "scope_id": "edp_agent"})
+    status, mem1 = await _answer(
+        api, "POST", "/update_mem_by_id/", {"user_id": "alice", "scope_id": "edp_agent"}
+    )
     assert status == 422 and isinstance(mem1["detail"], list)  # FastAPI's list form
     assert error_message(mem1) == "; ".join(f"{d['loc'][1]}: {d['msg']}" for d in mem1["detail"])
     assert error_message(mem1).startswith("mem_id: ") and "; memory: " in error_message(mem1)
 
 
-@pytest.mark.parametrize("body, expected", [
-    ({"detail": "plain detail"}, "plain detail"),
-    ({"detail": {"message": "in an object"}}, "in an object"),
-    ({"detail": [{"loc": ["query", "q"], "msg": "field required"}]}, "query.q: field required"),
-    ({"error": {"message": ""}, "detail": "the detail, when the message is empty"},
-     "the detail, when the message is empty"),
-    ({"unexpected": True}, "{'unexpected': True}"),
-    ("Internal Server Error" * 20, ("Internal Server Error" * 20)[:300]),
-])
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ({"detail": "plain detail"}, "plain detail"),
+        ({"detail": {"message": "in an object"}}, "in an object"),
+        ({"detail": [{"loc": ["query", "q"], "msg": "field required"}]}, "query.q: field required"),
+        (
+            {"error": {"message": ""}, "detail": "the detail, when the message is empty"},
+            "the detail, when the message is empty",
+        ),
+        ({"unexpected": True}, "{'unexpected': True}"),
+        ("Internal Server Error" * 20, ("Internal Server Error" * 20)[:300]),
+    ],
+)
 def test_other_shapes(body, expected):
     assert error_message(body) == expected
 
@@ -71,8 +77,14 @@ async def test_the_cli_owner_client_and_the_launcher_over_real_http(api):
     assert caught.value.message.startswith("daemon answered 404: ") and "splan_nope" in caught.value.message
 
     with pytest.raises(launcher.HttpError) as raised:
-        await asyncio.to_thread(launcher.request, "POST", url + "/api/agent/memory-delta",
-                                api.auth(), {"summary": "no receipt"}, 5)
+        await asyncio.to_thread(
+            launcher.request,
+            "POST",
+            url + "/api/agent/memory-delta",
+            api.auth(),
+            {"summary": "no receipt"},
+            5,
+        )
     status, expected = await _answer(api, "POST", "/api/agent/memory-delta", {"summary": "no receipt"})
     assert raised.value.status == status >= 400
     assert str(raised.value) == f"daemon answered {status}: {expected['error']['message']}"
@@ -104,6 +116,7 @@ async def test_the_tui_client_and_the_upstream_client():
 
 def test_the_mcp_tools_say_what_the_daemon_said():
     assert str(_fail(403, {"error": {"message": "scope memory:write required"}})) == (
-        "daemon answered 403: scope memory:write required")
+        "daemon answered 403: scope memory:write required"
+    )
     assert str(_fail(500, {})) == "daemon answered 500: request failed"
     assert isinstance(_fail(500, {}), ToolError)

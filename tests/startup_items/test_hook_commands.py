@@ -15,8 +15,11 @@ from startup_items.installer import apply_plan
 from startup_items.runtimes import RUNTIMES, InstallTarget, planned_files
 from tests.startup_items.runtime_shells import gemini_expand, run_hook, shell_quote
 
-HOOK_FILES = {"claude_code": ".claude/settings.json", "codex": ".codex/hooks.json",
-              "gemini_cli": ".gemini/settings.json"}
+HOOK_FILES = {
+    "claude_code": ".claude/settings.json",
+    "codex": ".codex/hooks.json",
+    "gemini_cli": ".gemini/settings.json",
+}
 # A space, and each character shell-quote backslash-escapes (Gemini's quoting).
 AWKWARD = ["my repo", "at@sign", "co:lon", "com,ma", "eq=uals", "pa(ren)s", "all of @:,=()"]
 
@@ -31,13 +34,18 @@ def install(root: Path, runtime: str) -> str:
     """Write the runtime's real plan files into ``root``; return its SessionStart command."""
     root.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(root)], check=True)
-    target = InstallTarget(root, f"http://127.0.0.1:{_closed_port()}", "wsp_x", "proj",
-                           "pbind_x", "memorycloud_default")
+    target = InstallTarget(
+        root, f"http://127.0.0.1:{_closed_port()}", "wsp_x", "proj", "pbind_x", "memorycloud_default"
+    )
     files = planned_files(target, RUNTIMES[runtime], lambda spec: "summary")
     assert not apply_plan(root, files, {}).conflicts
     data = json.loads((root / HOOK_FILES[runtime]).read_text())
-    (command,) = [h["command"] for e in data["hooks"]["SessionStart"] for h in e["hooks"]
-                  if ".amp/launcher.py" in h["command"]]
+    (command,) = [
+        h["command"]
+        for e in data["hooks"]["SessionStart"]
+        for h in e["hooks"]
+        if ".amp/launcher.py" in h["command"]
+    ]
     return command
 
 

@@ -19,12 +19,18 @@ import pytest
 from startup_items import launcher
 from startup_items.runtimes import launcher_source
 
-CACHE = {"schema": "memorycloud.fallback-cache.v1", "runtime": "codex",
-         "generated_at": "2026-05-18T08:00:00.000Z", "workspace_id": "wsp_x",
-         "project_key": "proj", "summary_markdown": "# MemoryCloud Runtime Context Pack\n\ncached."}
+CACHE = {
+    "schema": "memorycloud.fallback-cache.v1",
+    "runtime": "codex",
+    "generated_at": "2026-05-18T08:00:00.000Z",
+    "workspace_id": "wsp_x",
+    "project_key": "proj",
+    "summary_markdown": "# MemoryCloud Runtime Context Pack\n\ncached.",
+}
 
 
 # -- the key ------------------------------------------------------------------------------
+
 
 def _credentials(path: Path, key: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -43,9 +49,15 @@ def places(tmp_path, monkeypatch):
     named = _credentials(tmp_path / "other-home/config/credentials.json", "mca_local_json")
     local = tmp_path / "repo/.amp/local.json"
     local.parent.mkdir(parents=True)
-    local.write_text(json.dumps({"schema": "memorycloud.local-config.v1",
-                                 "memorycloud_home": str(tmp_path / "other-home"),
-                                 "credentials_file": str(named)}))
+    local.write_text(
+        json.dumps(
+            {
+                "schema": "memorycloud.local-config.v1",
+                "memorycloud_home": str(tmp_path / "other-home"),
+                "credentials_file": str(named),
+            }
+        )
+    )
     monkeypatch.setattr(launcher, "LOCAL_CONFIG", str(local))
     _credentials(tmp_path / "env-home/config/credentials.json", "mca_env_home")
     return tmp_path
@@ -76,8 +88,12 @@ SECCOMP_ARCH = {"x86_64": (0xC000003E, 42), "aarch64": (0xC00000B7, 203)}  # (AU
 
 
 class _SockFilter(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte),
-                ("k", ctypes.c_uint)]
+    _fields_ = [
+        ("code", ctypes.c_ushort),
+        ("jt", ctypes.c_ubyte),
+        ("jf", ctypes.c_ubyte),
+        ("k", ctypes.c_uint),
+    ]
 
 
 class _SockFprog(ctypes.Structure):
@@ -89,8 +105,15 @@ def _deny_connect() -> None:
     (and macOS seatbelt) refuse network access in workspace-write mode."""
     arch, connect_nr = SECCOMP_ARCH[platform.machine()]
     allow, eperm = 0x7FFF0000, 0x00050000 | 1
-    program = [(0x20, 0, 0, 4), (0x15, 1, 0, arch), (0x06, 0, 0, allow),  # other arch: allow
-               (0x20, 0, 0, 0), (0x15, 0, 1, connect_nr), (0x06, 0, 0, eperm), (0x06, 0, 0, allow)]
+    program = [
+        (0x20, 0, 0, 4),
+        (0x15, 1, 0, arch),
+        (0x06, 0, 0, allow),  # other arch: allow
+        (0x20, 0, 0, 0),
+        (0x15, 0, 1, connect_nr),
+        (0x06, 0, 0, eperm),
+        (0x06, 0, 0, allow),
+    ]
     filters = (_SockFilter * len(program))(*[_SockFilter(*ins) for ins in program])
     prog = _SockFprog(len(program), filters)
     libc = ctypes.CDLL(None, use_errno=True)
@@ -101,7 +124,8 @@ def _deny_connect() -> None:
 
 
 needs_seccomp = pytest.mark.skipif(
-    sys.platform != "linux" or platform.machine() not in SECCOMP_ARCH, reason="Linux seccomp")
+    sys.platform != "linux" or platform.machine() not in SECCOMP_ARCH, reason="Linux seccomp"
+)
 
 
 @pytest.fixture
@@ -113,9 +137,15 @@ def repo(tmp_path) -> Path:
     amp = tmp_path / "repo/.amp"
     (amp / "cache").mkdir(parents=True)
     (amp / "launcher.py").write_text(launcher_source())
-    (amp / "memory-config.json").write_text(json.dumps({
-        "daemon_url": f"http://127.0.0.1:{port}", "project_binding_id": "pbind_x",
-        "runtimes": {"codex": {"credential_ref": "memorycloud_default", "output": "hook_json"}}}))
+    (amp / "memory-config.json").write_text(
+        json.dumps(
+            {
+                "daemon_url": f"http://127.0.0.1:{port}",
+                "project_binding_id": "pbind_x",
+                "runtimes": {"codex": {"credential_ref": "memorycloud_default", "output": "hook_json"}},
+            }
+        )
+    )
     (amp / "cache/codex.json").write_text(json.dumps(CACHE))
     return tmp_path / "repo"
 
@@ -123,10 +153,22 @@ def repo(tmp_path) -> Path:
 def _launch(repo: Path, **kwargs) -> tuple[str, str]:
     env = {**os.environ, "MEMORYCLOUD_API_KEY": "mca_test"}
     result = subprocess.run(
-        [shutil.which("python3") or sys.executable, "-S", str(repo / ".amp/launcher.py"),
-         "--runtime", "codex", "--format", "hook_json"],
+        [
+            shutil.which("python3") or sys.executable,
+            "-S",
+            str(repo / ".amp/launcher.py"),
+            "--runtime",
+            "codex",
+            "--format",
+            "hook_json",
+        ],
         input=json.dumps({"hook_event_name": "SessionStart", "source": "startup"}),
-        capture_output=True, text=True, timeout=20, env=env, **kwargs)
+        capture_output=True,
+        text=True,
+        timeout=20,
+        env=env,
+        **kwargs,
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"], result.stderr
 

@@ -39,7 +39,9 @@ def test_two_blocks_in_one_file_are_independent():
 
 def test_json_merge_keeps_user_keys_and_indentation():
     region = JsonEntries(marker=".amp/launcher.py", array_paths=("hooks.SessionStart",))
-    user = '{\n    "theme": "dark",\n    "hooks": {"SessionStart": [{"hooks": [{"command": "echo hi"}]}]}\n}\n'
+    user = (
+        '{\n    "theme": "dark",\n    "hooks": {"SessionStart": [{"hooks": [{"command": "echo hi"}]}]}\n}\n'
+    )
     entry = {"matcher": "*", "hooks": [{"type": "command", "command": "python3 .amp/launcher.py"}]}
     written = region.apply(user, {"entries": {"hooks.SessionStart": [entry]}})
     data = json.loads(written)
@@ -51,8 +53,10 @@ def test_json_merge_keeps_user_keys_and_indentation():
 
 def test_json_remove_prunes_containers_it_emptied():
     region = JsonEntries(marker="launcher", array_paths=("hooks.SessionStart", "hooks.PreCompact"))
-    written = region.apply('{"a": 1}', {"entries": {"hooks.SessionStart": [{"c": "launcher"}],
-                                                    "hooks.PreCompact": [{"c": "launcher"}]}})
+    written = region.apply(
+        '{"a": 1}',
+        {"entries": {"hooks.SessionStart": [{"c": "launcher"}], "hooks.PreCompact": [{"c": "launcher"}]}},
+    )
     assert json.loads(region.remove(written)) == {"a": 1}
 
 
@@ -63,12 +67,21 @@ def test_broken_json_is_refused_not_overwritten():
 
 def _plan(root: Path) -> list[PlannedFile]:
     return [
-        PlannedFile("AGENTS.md", "startup-item:generic", MarkdownBlock("startup-item:generic"),
-                    "run the launcher", "instructions"),
+        PlannedFile(
+            "AGENTS.md",
+            "startup-item:generic",
+            MarkdownBlock("startup-item:generic"),
+            "run the launcher",
+            "instructions",
+        ),
         PlannedFile(".amp/launcher.py", "launcher", WholeFile(), "print('hi')\n", "launcher"),
-        PlannedFile(".claude/settings.json", "hooks", JsonEntries(marker="launcher",
-                    array_paths=("hooks.SessionStart",)),
-                    {"entries": {"hooks.SessionStart": [{"command": "launcher"}]}}, "hook"),
+        PlannedFile(
+            ".claude/settings.json",
+            "hooks",
+            JsonEntries(marker="launcher", array_paths=("hooks.SessionStart",)),
+            {"entries": {"hooks.SessionStart": [{"command": "launcher"}]}},
+            "hook",
+        ),
     ]
 
 

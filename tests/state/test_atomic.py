@@ -32,7 +32,7 @@ def test_a_new_file_is_private_and_its_directories_are_made(tmp_path):
 def test_text_is_utf8_without_newline_translation(tmp_path):
     target = tmp_path / "text.md"
     write_atomic(target, "记忆云\r\nline\n")
-    assert target.read_bytes() == "记忆云\r\nline\n".encode("utf-8")
+    assert target.read_bytes() == "记忆云\r\nline\n".encode()
 
 
 def test_an_existing_file_keeps_its_mode_unless_one_is_forced(tmp_path):

@@ -26,12 +26,15 @@ def test_defaults_then_set_keeps_comments(paths):
     assert load_settings(paths.config_file).port == 9001
 
 
-@pytest.mark.parametrize("key, value, message", [
-    ("port", "abc", "must be of type int"),
-    ("port", "70000", "between 0 and 65535"),
-    ("nonsense", "1", "unknown setting"),
-    ("dimension", "0", "must be positive"),
-])
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("port", "abc", "must be of type int"),
+        ("port", "70000", "between 0 and 65535"),
+        ("nonsense", "1", "unknown setting"),
+        ("dimension", "0", "must be positive"),
+    ],
+)
 def test_bad_settings_are_refused(paths, key, value, message):
     with pytest.raises(ConfigError, match=message):
         set_setting(paths.config_file, key, value)

@@ -10,8 +10,7 @@ import tomlkit
 from pydantic import ValidationError
 
 from state import atomic
-from state.config import (NON_SETTING_VARIABLES, SECTIONS, Settings, load_settings, set_setting,
-                          template)
+from state.config import NON_SETTING_VARIABLES, SECTIONS, Settings, load_settings, set_setting, template
 from state.errors import ConfigError
 from state.settings import NAMES, describe_settings
 
@@ -21,10 +20,13 @@ def write(paths, text: str) -> None:
 
 
 def test_unknown_keys_are_warned_by_name_with_a_suggestion_and_the_rest_applies(paths, caplog):
-    write(paths, '[daemon]\nprot = 9000\nport = 9001\n'
-                 '[search]\nvector_mod = "rerank"\nvector_mode = "always"\nmax_items = 3\n'
-                 '[futur]\nanything = 1\n'
-                 'stray = 1\n')
+    write(
+        paths,
+        "[daemon]\nprot = 9000\nport = 9001\n"
+        '[search]\nvector_mod = "rerank"\nvector_mode = "always"\nmax_items = 3\n'
+        "[futur]\nanything = 1\n"
+        "stray = 1\n",
+    )
     with caplog.at_level(logging.WARNING, logger="state.config"):
         settings = load_settings(paths.config_file, environ={})
     assert (settings.port, settings.vector_mode, settings.max_items) == (9001, "always", 24)
@@ -42,10 +44,14 @@ def test_unknown_keys_are_warned_by_name_with_a_suggestion_and_the_rest_applies(
 
 def test_the_environment_overrides_the_file_with_the_settings_types(paths, caplog):
     write(paths, '[daemon]\nport = 9001\nhost = "127.0.0.1"\n[logging]\naccess_log = false\n')
-    environ = {"MEMORYCLOUD_PORT": "8600", "MEMORYCLOUD_VECTOR_MODE": "rerank",
-               "MEMORYCLOUD_ACCESS_LOG": "on", "MEMORYCLOUD_BM25_WEIGHT": "0.5",
-               "MEMORYCLOUD_ALLOWED_HOSTS": "a.example, b.example",
-               **{name: "whatever" for name in NON_SETTING_VARIABLES}}
+    environ = {
+        "MEMORYCLOUD_PORT": "8600",
+        "MEMORYCLOUD_VECTOR_MODE": "rerank",
+        "MEMORYCLOUD_ACCESS_LOG": "on",
+        "MEMORYCLOUD_BM25_WEIGHT": "0.5",
+        "MEMORYCLOUD_ALLOWED_HOSTS": "a.example, b.example",
+        **{name: "whatever" for name in NON_SETTING_VARIABLES},
+    }
     with caplog.at_level(logging.WARNING, logger="state.config"):
         settings = load_settings(paths.config_file, environ=environ)
     assert settings.port == 8600 and type(settings.port) is int
@@ -68,27 +74,33 @@ def test_the_process_environment_is_read_by_default(paths, monkeypatch):
     assert load_settings(paths.config_file).port == 8601
 
 
-@pytest.mark.parametrize("variable, value, message", [
-    ("MEMORYCLOUD_PORT", "abc", "setting 'port' must be of type int, got 'abc'"),
-    ("MEMORYCLOUD_PORT", "70000", "setting 'port' must be between 0 and 65535"),
-    ("MEMORYCLOUD_VECTOR_MODE", "sometimes", "must be one of 'auto', 'fallback', 'rerank'"),
-    ("MEMORYCLOUD_ACCESS_LOG", "maybe", "setting 'access_log' must be of type bool"),
-    ("MEMORYCLOUD_REBUILD_PAUSE_MS", "-1", "setting 'rebuild_pause_ms' must not be negative"),
-])
+@pytest.mark.parametrize(
+    "variable, value, message",
+    [
+        ("MEMORYCLOUD_PORT", "abc", "setting 'port' must be of type int, got 'abc'"),
+        ("MEMORYCLOUD_PORT", "70000", "setting 'port' must be between 0 and 65535"),
+        ("MEMORYCLOUD_VECTOR_MODE", "sometimes", "must be one of 'auto', 'fallback', 'rerank'"),
+        ("MEMORYCLOUD_ACCESS_LOG", "maybe", "setting 'access_log' must be of type bool"),
+        ("MEMORYCLOUD_REBUILD_PAUSE_MS", "-1", "setting 'rebuild_pause_ms' must not be negative"),
+    ],
+)
 def test_a_bad_environment_value_names_the_variable(paths, variable, value, message):
     with pytest.raises(ConfigError, match=f"^{variable}: .*{message}"):
         load_settings(paths.config_file, environ={variable: value})
 
 
-@pytest.mark.parametrize("line, message", [
-    ("[daemon]\nport = 70000", "[daemon]: setting 'port' must be between 0 and 65535, got 70000"),
-    ("[daemon]\nport = true", "[daemon]: setting 'port' must be of type int, got True"),
-    ("[daemon]\nport = 1.5", "[daemon]: setting 'port' must be of type int, got 1.5"),
-    ("[daemon]\nhost = 5", "[daemon]: setting 'host' must be of type str, got 5"),
-    ("[daemon]\nrole = \"team\"", "setting 'role' must be one of 'local', 'cloud', got 'team'"),
-    ("[search]\ndimension = 0", "[search]: setting 'dimension' must be positive, got 0"),
-    ("[daemon]\nallowed_hosts = [1]", "setting 'allowed_hosts' must be of type list of strings"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("[daemon]\nport = 70000", "[daemon]: setting 'port' must be between 0 and 65535, got 70000"),
+        ("[daemon]\nport = true", "[daemon]: setting 'port' must be of type int, got True"),
+        ("[daemon]\nport = 1.5", "[daemon]: setting 'port' must be of type int, got 1.5"),
+        ("[daemon]\nhost = 5", "[daemon]: setting 'host' must be of type str, got 5"),
+        ('[daemon]\nrole = "team"', "setting 'role' must be one of 'local', 'cloud', got 'team'"),
+        ("[search]\ndimension = 0", "[search]: setting 'dimension' must be positive, got 0"),
+        ("[daemon]\nallowed_hosts = [1]", "setting 'allowed_hosts' must be of type list of strings"),
+    ],
+)
 def test_a_bad_file_value_names_the_setting_and_the_file(paths, line, message):
     write(paths, line + "\n")
     with pytest.raises(ConfigError) as caught:
@@ -133,8 +145,10 @@ def test_set_setting_validates_before_writing(paths):
 def test_set_setting_keeps_comments_and_types(paths):
     write(paths, "# my own note\n[daemon]\nport = 9001  # the port I like\n")
     assert set_setting(paths.config_file, "port", "9002") == 9002
-    assert set_setting(paths.config_file, "allowed_hosts", "a.example,b.example") == \
-        ("a.example", "b.example")
+    assert set_setting(paths.config_file, "allowed_hosts", "a.example,b.example") == (
+        "a.example",
+        "b.example",
+    )
     assert set_setting(paths.config_file, "receipt_ttl_hours", "2") == 2.0
     text = paths.config_file.read_text()
     assert text.startswith("# my own note\n") and "# the port I like" in text
@@ -156,8 +170,9 @@ def test_set_setting_is_atomic(paths, monkeypatch):
     with pytest.raises(OSError, match="No space left"):
         set_setting(paths.config_file, "port", "9002")
     assert paths.config_file.read_bytes() == before
-    assert sorted(p.name for p in paths.config_file.parent.iterdir()
-                  if p.name.startswith(".config.toml")) == []
+    assert (
+        sorted(p.name for p in paths.config_file.parent.iterdir() if p.name.startswith(".config.toml")) == []
+    )
 
 
 def test_the_template_is_derived_from_the_model(paths):

@@ -19,12 +19,21 @@ from state.embedders import HashedVector, HashingEmbedder, serialize
 
 FROZEN_NAME = "hashing-v3"
 FROZEN = {  # dimension -> (embed, serialize(embed), embed_query) digests
-    8: ("41603bb3aae979c9f76b7fb6f959f195", "653b2118eb66acbe8c683372914ee98a",
-        "398cfd7b66bc1380b4c9d4da3fb0c0e3"),
-    384: ("dd394460a73eaf989764af26c3ae75cd", "911cde64840fef187649823f5e48d69d",
-          "fc16f42a03ec98613ba581232335c527"),
-    1024: ("2498bdd2715bb99b8c0fc789d202c098", "3662ffb0865dff6722e9f8115cc25a53",
-           "0eddb00663c0cc690895e08ce105ce75"),
+    8: (
+        "41603bb3aae979c9f76b7fb6f959f195",
+        "653b2118eb66acbe8c683372914ee98a",
+        "398cfd7b66bc1380b4c9d4da3fb0c0e3",
+    ),
+    384: (
+        "dd394460a73eaf989764af26c3ae75cd",
+        "911cde64840fef187649823f5e48d69d",
+        "fc16f42a03ec98613ba581232335c527",
+    ),
+    1024: (
+        "2498bdd2715bb99b8c0fc789d202c098",
+        "3662ffb0865dff6722e9f8115cc25a53",
+        "0eddb00663c0cc690895e08ce105ce75",
+    ),
 }
 FROZEN_SERIALIZE = "b0cc1fdecab770e6dd8c8c3e61e75cce"  # plain (not hashed) lists
 
@@ -33,14 +42,25 @@ def corpus() -> list[str]:
     """Fixed edge cases, then seeded random mixes of English (3-letter words that are also
     trigrams of longer ones), CJK, kana, Hangul, identifiers and long repeated texts."""
     rng = random.Random(20261130)
-    words = ("memory memories decided deciding the a green tea morning berlin meeting friday "
-             "abc abcd xabcx abcde running runs ran quickly I'm I've my you 42 3.14 foo_bar "
-             "naïve café Zürich ÆØÅ straße résumé").split()
+    words = (
+        "memory memories decided deciding the a green tea morning berlin meeting friday "
+        "abc abcd xabcx abcde running runs ran quickly I'm I've my you 42 3.14 foo_bar "
+        "naïve café Zürich ÆØÅ straße résumé"
+    ).split()
     cjk = "用户在柏林工作周五开会我的记忆系统原生画画绘画的了是吗こんにちはカタカナ한국어입니다"
-    out = ["", "   ", "the a an of", "的了是", "I prefer green tea in the morning",
-           "用户在柏林工作，周五开会", "abc abc abc xabcx abc", "memory " * 50,
-           "Mixed 中文 and English, with numbers 12345 and_snake_case!", "x" * 300,
-           "Ünïcödé àccents — dashes “quotes” emoji 🎉🎉 tabs\tand\nnewlines"]
+    out = [
+        "",
+        "   ",
+        "the a an of",
+        "的了是",
+        "I prefer green tea in the morning",
+        "用户在柏林工作，周五开会",
+        "abc abc abc xabcx abc",
+        "memory " * 50,
+        "Mixed 中文 and English, with numbers 12345 and_snake_case!",
+        "x" * 300,
+        "Ünïcödé àccents — dashes “quotes” emoji 🎉🎉 tabs\tand\nnewlines",
+    ]
     for n in (1, 3, 10, 40, 150, 400):
         for _ in range(4):
             parts = []
@@ -51,8 +71,12 @@ def corpus() -> list[str]:
                 elif r < 0.85:
                     parts.append("".join(rng.choice(cjk) for _ in range(rng.randint(1, 6))))
                 else:
-                    parts.append("".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789_")
-                                         for _ in range(rng.randint(1, 14))))
+                    parts.append(
+                        "".join(
+                            rng.choice("abcdefghijklmnopqrstuvwxyz0123456789_")
+                            for _ in range(rng.randint(1, 14))
+                        )
+                    )
             out.append(rng.choice([" ", ", ", "\n"]).join(parts))
     return out
 
@@ -82,8 +106,14 @@ def test_serialize_of_plain_lists_is_frozen():
     """Banker's rounding at ties, negative bytes, denormals, dense and sparse lists."""
     rng = random.Random(7)
     digest = hashlib.sha256()
-    vectors = [[], [0.0] * 16, [127.0, 0.5, 1.5, -2.5, -0.5, 2.5, 0.0, -127.0],
-               [-3.0, 1.0, 0.0], [1e-300, -1e-300, 5e-324], [0.25] * 10]
+    vectors = [
+        [],
+        [0.0] * 16,
+        [127.0, 0.5, 1.5, -2.5, -0.5, 2.5, 0.0, -127.0],
+        [-3.0, 1.0, 0.0],
+        [1e-300, -1e-300, 5e-324],
+        [0.25] * 10,
+    ]
     for n in (1, 8, 384, 1024):
         vectors.append([rng.uniform(-1, 1) for _ in range(n)])
         vectors.append([rng.choice([0.0, 0.0, 0.0, rng.gauss(0, 1)]) for _ in range(n)])

@@ -35,17 +35,26 @@ async def test_mem1_summaries_rewritten_among_other_deletes_keep_the_index_sound
     for step in range(160):
         roll = rng.random()
         if roll < 0.45:
-            await api.post("/add_messages/", {
-                "user_id": "alice", "scope_id": "fts", "session_id": f"s{rng.randint(1, 4)}",
-                "messages": [{"role": "user", "content": _text(rng)}]})
+            await api.post(
+                "/add_messages/",
+                {
+                    "user_id": "alice",
+                    "scope_id": "fts",
+                    "session_id": f"s{rng.randint(1, 4)}",
+                    "messages": [{"role": "user", "content": _text(rng)}],
+                },
+            )
         elif roll < 0.8 or not documents:
-            created = await api.post(f"/api/v1/cloud/memory_stores/{store_id}/memories",
-                                     {"path": f"notes/{step}.md", "content": _text(rng)})
+            created = await api.post(
+                f"/api/v1/cloud/memory_stores/{store_id}/memories",
+                {"path": f"notes/{step}.md", "content": _text(rng)},
+            )
             documents.append(created["id"])
         else:
             victim = documents.pop(rng.randrange(len(documents)))
             response = await api.client.delete(
-                f"/api/v1/cloud/memory_stores/{store_id}/memories/{victim}", headers=api.auth())
+                f"/api/v1/cloud/memory_stores/{store_id}/memories/{victim}", headers=api.auth()
+            )
             assert response.status == 200, await response.text()
     # Deleting the user's memories deletes the summaries that were re-indexed many times.
     deleted = await api.post("/delete_mem_by_scope/", {"user_id": "alice", "scope_id": "fts"})
@@ -71,8 +80,7 @@ def test_opening_a_store_repairs_an_index_damaged_by_mixed_deletes(tmp_path):
     for _ in range(20_000):
         roll = rng.random()
         if roll < 0.6 or next_rowid < 5:
-            conn.execute("insert into memory_fts (rowid, tokens) values (?, ?)",
-                         (next_rowid, _text(rng)))
+            conn.execute("insert into memory_fts (rowid, tokens) values (?, ?)", (next_rowid, _text(rng)))
             if rng.random() < 0.1:
                 rewritten.append(next_rowid)
             next_rowid += 1
@@ -98,8 +106,7 @@ def test_opening_a_store_repairs_an_index_damaged_by_mixed_deletes(tmp_path):
         conn = store.conn
         assert integrity_check(conn) == ["ok"]
         assert _fts_rows(conn) == rows
-        assert conn.execute(
-            "select v from memory_fts_config where k = 'secure-delete'").fetchone()[0] == 0
+        assert conn.execute("select v from memory_fts_config where k = 'secure-delete'").fetchone()[0] == 0
         for rowid in list(rows)[:20]:
             conn.execute("delete from memory_fts where rowid = ?", (rowid,))
         assert integrity_check(conn) == ["ok"]

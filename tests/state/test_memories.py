@@ -7,19 +7,38 @@ import pytest
 from state.memories import NewMemory
 
 
-@pytest.mark.parametrize("new", [
-    NewMemory(namespace="wsp_a", kind="fact", content="plain", source="test"),
-    NewMemory(namespace="wsp_a", kind="decision", title="Größe 记忆", content="text\x00with nul",
-              source="memory_delta", project_key="demo", path="/notes/a.md", importance=5,
-              triggers=["记忆", "user_id"], provenance={"agent": "a", "nested": {"n": [1, 2.5]}},
-              identity_id=None, metadata={"k": "v"}),
-    # Values SQLite converts by type affinity: the record comes back as stored.
-    NewMemory(namespace="wsp_a", kind="fact", content="affinity", source="test", importance=True),
-    NewMemory(namespace="wsp_a", kind="fact", content="affinity", source="test", importance=4.0),
-    NewMemory(namespace="wsp_a", kind="fact", content="affinity", source="test", project_key=7),
-    NewMemory(namespace="wsp_a", kind="fact", content="tuples", source="test",
-              triggers=("a", "b"), provenance={"t": ("x",)}),
-])
+@pytest.mark.parametrize(
+    "new",
+    [
+        NewMemory(namespace="wsp_a", kind="fact", content="plain", source="test"),
+        NewMemory(
+            namespace="wsp_a",
+            kind="decision",
+            title="Größe 记忆",
+            content="text\x00with nul",
+            source="memory_delta",
+            project_key="demo",
+            path="/notes/a.md",
+            importance=5,
+            triggers=["记忆", "user_id"],
+            provenance={"agent": "a", "nested": {"n": [1, 2.5]}},
+            identity_id=None,
+            metadata={"k": "v"},
+        ),
+        # Values SQLite converts by type affinity: the record comes back as stored.
+        NewMemory(namespace="wsp_a", kind="fact", content="affinity", source="test", importance=True),
+        NewMemory(namespace="wsp_a", kind="fact", content="affinity", source="test", importance=4.0),
+        NewMemory(namespace="wsp_a", kind="fact", content="affinity", source="test", project_key=7),
+        NewMemory(
+            namespace="wsp_a",
+            kind="fact",
+            content="tuples",
+            source="test",
+            triggers=("a", "b"),
+            provenance={"t": ("x",)},
+        ),
+    ],
+)
 def test_create_returns_the_stored_record(store, new):
     with store.transaction():
         created = store.memories.create(new)

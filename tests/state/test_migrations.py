@@ -4,12 +4,37 @@ from state.db import connect
 from state.migrations import all_migrations, migrate
 
 EXPECTED_TABLES = {
-    "schema_migrations", "identities", "api_keys", "pairing_codes", "workspaces",
-    "runtime_profiles", "project_bindings", "memory_records", "memory_versions", "memory_fts",
-    "index_builds", "memory_briefs", "brief_events", "context_packs", "receipts",
-    "memory_deltas", "summary_cards", "adaptive_runs", "startup_plans", "managed_regions",
-    "conflicts", "platform_updates", "update_acks", "sync_intents", "suites", "suite_versions",
-    "suite_files", "suite_fts", "installed_open_memories", "claims", "distill_jobs",
+    "schema_migrations",
+    "identities",
+    "api_keys",
+    "pairing_codes",
+    "workspaces",
+    "runtime_profiles",
+    "project_bindings",
+    "memory_records",
+    "memory_versions",
+    "memory_fts",
+    "index_builds",
+    "memory_briefs",
+    "brief_events",
+    "context_packs",
+    "receipts",
+    "memory_deltas",
+    "summary_cards",
+    "adaptive_runs",
+    "startup_plans",
+    "managed_regions",
+    "conflicts",
+    "platform_updates",
+    "update_acks",
+    "sync_intents",
+    "suites",
+    "suite_versions",
+    "suite_files",
+    "suite_fts",
+    "installed_open_memories",
+    "claims",
+    "distill_jobs",
     "memory_stores",
 }
 
@@ -29,9 +54,22 @@ def test_fresh_database_gets_every_table_and_records_versions(tmp_path):
     assert EXPECTED_TABLES <= _tables(conn)
     recorded = [r[0] for r in conn.execute("select version from schema_migrations order by version")]
     assert recorded == applied
-    assert {"id", "namespace", "kind", "content", "content_sha256", "version", "importance",
-            "triggers", "provenance", "identity_id", "deleted_at"} <= _columns(conn, "memory_records")
-    assert {"memory_id", "version", "operation", "content", "redacted_at"} <= _columns(conn, "memory_versions")
+    assert {
+        "id",
+        "namespace",
+        "kind",
+        "content",
+        "content_sha256",
+        "version",
+        "importance",
+        "triggers",
+        "provenance",
+        "identity_id",
+        "deleted_at",
+    } <= _columns(conn, "memory_records")
+    assert {"memory_id", "version", "operation", "content", "redacted_at"} <= _columns(
+        conn, "memory_versions"
+    )
     assert {"key_hash", "revoked_at"} <= _columns(conn, "api_keys")
     assert "key" not in _columns(conn, "api_keys")  # keys are only ever stored hashed
 

@@ -17,8 +17,15 @@ import pytest
 from state import embedders, index_builds, tokenize, tokenize_v1, tokenize_v2
 from state.config import Settings
 from state.doctor import check_indexes, rebuild_indexes
-from state.index_builds import (FTS, FTS_NEXT, VECTORS, read_builds, table_exists, trash_tables,
-                                wanted_tokenizer)
+from state.index_builds import (
+    FTS,
+    FTS_NEXT,
+    VECTORS,
+    read_builds,
+    table_exists,
+    trash_tables,
+    wanted_tokenizer,
+)
 from state.memories import NewMemory
 from state.rebuild import rebuild_now, status, step
 from state.redaction import purge_wal
@@ -58,8 +65,9 @@ def v1_store(paths, migrated_database, monkeypatch):
         store = Store.open(paths.database, Settings())
         with store.transaction():
             for n in range(40):
-                store.memories.create(NewMemory(namespace="wsp_a", kind="fact", content=_text(n),
-                                                source="test"))
+                store.memories.create(
+                    NewMemory(namespace="wsp_a", kind="fact", content=_text(n), source="test")
+                )
         assert read_builds(store.conn)[FTS].built_with == "tokenizer-1"
         store.close()
     return paths.database
@@ -92,10 +100,13 @@ def test_open_only_records_the_rebuild(v1_store):
         assert _fts_rows(store, FTS_NEXT) == {}  # nothing copied at open
         assert len(_fts_rows(store)) == 40
         assert status(store.conn)["text"].startswith(
-            f"search index: rebuilding for tokenizer {tokenize.TOKENIZER_VERSION} — 0 of 40 records (0 %), started ")
+            f"search index: rebuilding for tokenizer {tokenize.TOKENIZER_VERSION} — 0 of 40 records (0 %), started "
+        )
         vectors = read_builds(store.conn)[VECTORS]
-        assert (vectors.built_with, vectors.target) == ("hashing-v2:int8-cosine+coarse2:1024",
-                                                        "hashing-v3:int8-cosine+coarse2:1024")
+        assert (vectors.built_with, vectors.target) == (
+            "hashing-v2:int8-cosine+coarse2:1024",
+            "hashing-v3:int8-cosine+coarse2:1024",
+        )
     finally:
         store.close()
 
@@ -108,7 +119,7 @@ def test_batches_advance_the_cursor_and_answer_from_the_old_index_meanwhile(v1_s
             assert step(store, max_records=10, budget_seconds=60) == "fts"
             fts = read_builds(store.conn)[FTS]
             assert (fts.cursor, fts.done) == (seqs[batch * 10 - 1], batch * 10)
-            assert sorted(_fts_rows(store, FTS_NEXT)) == seqs[:batch * 10]
+            assert sorted(_fts_rows(store, FTS_NEXT)) == seqs[: batch * 10]
             # The old table answers, queried with tokenizer 1's terms; Russian stays unfound.
             assert len(_found(store, "lighthouse")) == 30
             assert _found(store, "пятницу") == []
@@ -119,8 +130,10 @@ def test_batches_advance_the_cursor_and_answer_from_the_old_index_meanwhile(v1_s
         fts = read_builds(store.conn)[FTS]
         assert (fts.built_with, fts.target, fts.done) == (CURRENT, None, 40)
         assert not table_exists(store.conn, FTS_NEXT)
-        assert _fts_rows(store) == {seq: tokenize.index_text(text) for seq, text in
-                                    store.conn.execute("select seq, content from memory_records")}
+        assert _fts_rows(store) == {
+            seq: tokenize.index_text(text)
+            for seq, text in store.conn.execute("select seq, content from memory_records")
+        }
         assert len(_found(store, "пятницу")) == 10
         assert trash_tables(store.conn)  # the old table's data, for the next batches
         while step(store, max_records=10, budget_seconds=60) is not None:
@@ -131,8 +144,7 @@ def test_batches_advance_the_cursor_and_answer_from_the_old_index_meanwhile(v1_s
         store.close()
 
 
-def test_an_interrupted_batch_leaves_nothing_and_the_rebuild_resumes_after_a_reopen(
-        v1_store, monkeypatch):
+def test_an_interrupted_batch_leaves_nothing_and_the_rebuild_resumes_after_a_reopen(v1_store, monkeypatch):
     store = Store.open(v1_store, Settings())
     for _ in range(2):
         step(store, max_records=10, budget_seconds=60)
@@ -166,11 +178,14 @@ def test_writes_of_every_kind_during_the_rebuild_end_up_right(v1_store):
     store = Store.open(v1_store, Settings())
     try:
         step(store, max_records=20, budget_seconds=60)  # copied: ref000-ref019
-        ids = {r["content"].split()[-1]: r["id"] for r in
-               map(dict, store.conn.execute("select id, content from memory_records"))}
+        ids = {
+            r["content"].split()[-1]: r["id"]
+            for r in map(dict, store.conn.execute("select id, content from memory_records"))
+        }
         with store.transaction():
-            created = store.memories.create(NewMemory(namespace="wsp_a", kind="fact",
-                                                      content="Новая запись о маяке", source="test"))
+            created = store.memories.create(
+                NewMemory(namespace="wsp_a", kind="fact", content="Новая запись о маяке", source="test")
+            )
             store.memories.update(ids["ref003"], content="copied already, now about tides ref003")
             store.memories.update(ids["ref030"], content="not copied yet, now about ferries ref030")
             store.memories.delete(ids["ref005"])
@@ -198,11 +213,15 @@ def test_writes_of_every_kind_during_the_rebuild_end_up_right(v1_store):
 def test_nothing_is_lost(v1_store):
     store = Store.open(v1_store, Settings())
     try:
-        before = [store.conn.execute(f"select count(*) from {t}").fetchone()[0]
-                  for t in ("memory_records", "memory_versions")]
+        before = [
+            store.conn.execute(f"select count(*) from {t}").fetchone()[0]
+            for t in ("memory_records", "memory_versions")
+        ]
         rebuild_now(store, force=False)
-        after = [store.conn.execute(f"select count(*) from {t}").fetchone()[0]
-                 for t in ("memory_records", "memory_versions")]
+        after = [
+            store.conn.execute(f"select count(*) from {t}").fetchone()[0]
+            for t in ("memory_records", "memory_versions")
+        ]
         assert before == after
         for n in range(40):
             assert _found(store, f"ref{n:03d}")[0] == _text(n)
@@ -214,14 +233,15 @@ def test_vectors_are_rebuilt_in_place_and_rank_only_when_complete(paths):
     first = Store.open(paths.database, Settings(dimension=64))
     with first.transaction():
         for n in range(30):
-            first.memories.create(NewMemory(namespace="wsp_a", kind="fact", content=_text(n),
-                                            source="test"))
+            first.memories.create(NewMemory(namespace="wsp_a", kind="fact", content=_text(n), source="test"))
     first.close()
     store = Store.open(paths.database, Settings(dimension=32))
     try:
         vectors = read_builds(store.conn)[VECTORS]
-        assert (vectors.built_with, vectors.target) == ("hashing-v3:int8-cosine+coarse2:64",
-                                                        "hashing-v3:int8-cosine+coarse2:32")
+        assert (vectors.built_with, vectors.target) == (
+            "hashing-v3:int8-cosine+coarse2:64",
+            "hashing-v3:int8-cosine+coarse2:32",
+        )
         step(store, max_records=10, budget_seconds=60)
         assert store.conn.execute("select count(*) from memory_vec").fetchone()[0] == 10
         store.search.vector_mode = "rerank"
@@ -229,8 +249,11 @@ def test_vectors_are_rebuilt_in_place_and_rank_only_when_complete(paths):
         assert hits and all(hit.vector_rank is None for hit in hits)  # words alone meanwhile
         assert "search ranks by words until then" in status(store.conn)["text"]
         with store.transaction():  # below and above the cursor
-            store.memories.create(NewMemory(namespace="wsp_a", kind="fact",
-                                            content="a new note on harbor pilots", source="test"))
+            store.memories.create(
+                NewMemory(
+                    namespace="wsp_a", kind="fact", content="a new note on harbor pilots", source="test"
+                )
+            )
         rebuild_now(store, force=False)
         assert all(report.ok for report in check_indexes(store.conn).values())
         assert read_builds(store.conn)[VECTORS].built_with == "hashing-v3:int8-cosine+coarse2:32"
@@ -244,8 +267,7 @@ def test_a_change_of_mind_during_a_rebuild_starts_it_again(paths):
     first = Store.open(paths.database, Settings(dimension=64))
     with first.transaction():
         for n in range(30):
-            first.memories.create(NewMemory(namespace="wsp_a", kind="fact", content=_text(n),
-                                            source="test"))
+            first.memories.create(NewMemory(namespace="wsp_a", kind="fact", content=_text(n), source="test"))
     first.close()
     second = Store.open(paths.database, Settings(dimension=32))
     step(second, max_records=10, budget_seconds=60)
@@ -297,9 +319,12 @@ def test_a_store_made_by_the_previous_release(paths):
         assert builds[VECTORS].built_with == "hashing-v2:int8-cosine:16"
         assert builds[VECTORS].target == "hashing-v3:int8-cosine+coarse2:1024"
         records = store.conn.execute("select count(*) from memory_records").fetchone()[0]
-        live = {re.search(r"ref\d{3}", content).group(): (namespace, content)
-                for namespace, content in store.conn.execute(
-                    "select namespace, content from memory_records where deleted_at is null")}
+        live = {
+            re.search(r"ref\d{3}", content).group(): (namespace, content)
+            for namespace, content in store.conn.execute(
+                "select namespace, content from memory_records where deleted_at is null"
+            )
+        }
         everywhere = sorted({namespace for namespace, _ in live.values()})
         # Meanwhile the old index answers, by tokenizer 1's terms.
         assert _found(store, "ref042", live["ref042"][0]) == [live["ref042"][1]]
@@ -327,9 +352,17 @@ def test_a_redaction_during_the_rebuild_leaves_no_bytes_in_either_table(v1_store
     store = Store.open(v1_store, Settings())
     try:
         with store.transaction():
-            secrets = [store.memories.create(NewMemory(
-                namespace="wsp_a", kind="fact", source="test",
-                content=f"the vault password is zqxwvkredactmarker{n}"))["id"] for n in (1, 2)]
+            secrets = [
+                store.memories.create(
+                    NewMemory(
+                        namespace="wsp_a",
+                        kind="fact",
+                        source="test",
+                        content=f"the vault password is zqxwvkredactmarker{n}",
+                    )
+                )["id"]
+                for n in (1, 2)
+            ]
         while (fts := read_builds(store.conn)[FTS]).rebuilding and fts.done < 41:
             step(store, max_records=41, budget_seconds=60)  # the first secret is copied
         database = Path(store.conn.execute("pragma database_list").fetchone()[2])
@@ -358,8 +391,7 @@ def test_a_failing_embedder_holds_the_vectors_rebuild_and_loses_nothing(paths, m
     first = Store.open(paths.database, Settings(dimension=64))
     with first.transaction():
         for n in range(12):
-            first.memories.create(NewMemory(namespace="wsp_a", kind="fact", content=_text(n),
-                                            source="test"))
+            first.memories.create(NewMemory(namespace="wsp_a", kind="fact", content=_text(n), source="test"))
     first.close()
     store = Store.open(paths.database, Settings(dimension=32))
     try:
@@ -373,8 +405,10 @@ def test_a_failing_embedder_holds_the_vectors_rebuild_and_loses_nothing(paths, m
         with pytest.raises(ConnectionError):
             step(store, max_records=5, budget_seconds=60)
         vectors = read_builds(store.conn)[VECTORS]
-        assert (vectors.done, store.conn.execute("select count(*) from memory_vec").fetchone()[0]) \
-            == (5, 5)  # the failed batch left nothing; the words still answer
+        assert (vectors.done, store.conn.execute("select count(*) from memory_vec").fetchone()[0]) == (
+            5,
+            5,
+        )  # the failed batch left nothing; the words still answer
         assert len(_words(store, "lighthouse")) == 9
         monkeypatch.setattr(store.embedder, "embed", embed)
         rebuild_now(store, force=False)
@@ -383,16 +417,23 @@ def test_a_failing_embedder_holds_the_vectors_rebuild_and_loses_nothing(paths, m
         store.close()
 
 
-def test_a_store_indexed_by_tokenizer_2_rebuilds_its_words_and_keeps_its_vectors(paths, migrated_database,
-                                                                                 monkeypatch):
+def test_a_store_indexed_by_tokenizer_2_rebuilds_its_words_and_keeps_its_vectors(
+    paths, migrated_database, monkeypatch
+):
     seed_database(paths, migrated_database)
     with monkeypatch.context() as patch:
         patch.setattr(index_builds, "current_tokenizer", lambda: (2, tokenize_v2))
         store = Store.open(paths.database, Settings())
         with store.transaction():
             for n in range(30):
-                store.memories.create(NewMemory(namespace="wsp_a", kind="fact", source="test",
-                                                content=f"Caroline went to the support group ref{n:03d}"))
+                store.memories.create(
+                    NewMemory(
+                        namespace="wsp_a",
+                        kind="fact",
+                        source="test",
+                        content=f"Caroline went to the support group ref{n:03d}",
+                    )
+                )
         assert read_builds(store.conn)[FTS].built_with == "tokenizer-2"
         store.close()
     store = Store.open(paths.database, Settings())
@@ -416,10 +457,15 @@ def test_a_store_made_by_the_release_with_tokenizer_2(paths):
         builds = read_builds(store.conn)
         assert (builds[FTS].built_with, builds[FTS].target) == ("tokenizer-2", CURRENT)
         assert (builds[VECTORS].built_with, builds[VECTORS].target) == (
-            "hashing-v3:int8-cosine+coarse2:16", None)  # its vectors are kept
-        live = {re.search(r"ref\d{3}", content).group(): (namespace, content)
-                for namespace, content in store.conn.execute(
-                    "select namespace, content from memory_records where deleted_at is null")}
+            "hashing-v3:int8-cosine+coarse2:16",
+            None,
+        )  # its vectors are kept
+        live = {
+            re.search(r"ref\d{3}", content).group(): (namespace, content)
+            for namespace, content in store.conn.execute(
+                "select namespace, content from memory_records where deleted_at is null"
+            )
+        }
         assert _words(store, "ref042", live["ref042"][0]) == [live["ref042"][1]]  # meanwhile
         rebuild_now(store, force=False)
         assert read_builds(store.conn)[FTS].built_with == CURRENT

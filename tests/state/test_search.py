@@ -21,8 +21,11 @@ def _fill(store: Store, namespace: str, texts: list[str]) -> list[str]:
     ids = []
     with store.transaction():
         for text in texts:
-            ids.append(store.memories.create(
-                NewMemory(namespace=namespace, kind="fact", content=text, source="test"))["id"])
+            ids.append(
+                store.memories.create(
+                    NewMemory(namespace=namespace, kind="fact", content=text, source="test")
+                )["id"]
+            )
     return ids
 
 
@@ -32,13 +35,16 @@ def _search(store: Store, query: str, namespace: str) -> list[str]:
     return [records[h.seq]["content"] for h in hits]
 
 
-@pytest.mark.parametrize("query, expected", [
-    ("圣诞晚会", MEMORIES[0]),
-    ("小狗", MEMORIES[1]),
-    ("deploying to staging", MEMORIES[2]),
-    ("decision about WAL", MEMORIES[3]),
-    ("startup summaries", MEMORIES[4]),
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("圣诞晚会", MEMORIES[0]),
+        ("小狗", MEMORIES[1]),
+        ("deploying to staging", MEMORIES[2]),
+        ("decision about WAL", MEMORIES[3]),
+        ("startup summaries", MEMORIES[4]),
+    ],
+)
 def test_finds_chinese_and_english(store, query, expected):
     _fill(store, "wsp_a", MEMORIES)
     assert _search(store, query, "wsp_a")[0] == expected
@@ -79,8 +85,7 @@ def test_tokens_split_chinese_into_bigrams_and_fold_english():
 
 
 def _vectors_built_with(store: Store) -> str:
-    return store.conn.execute(
-        "select built_with from index_builds where name = 'memory_vec'").fetchone()[0]
+    return store.conn.execute("select built_with from index_builds where name = 'memory_vec'").fetchone()[0]
 
 
 def test_vector_index_is_rebuilt_when_the_embedder_changes(paths):
@@ -139,8 +144,14 @@ def test_defaults_rerank_cjk_queries_and_fall_back_to_vectors_for_others(store):
 
 
 def test_rerank_mode_scores_bm25_candidates_without_a_vector_scan(store, monkeypatch):
-    _fill(store, "wsp_a", [f"deploy note {i} about the {word} service"
-                           for i, word in enumerate(["billing", "search", "login"] * 5)])
+    _fill(
+        store,
+        "wsp_a",
+        [
+            f"deploy note {i} about the {word} service"
+            for i, word in enumerate(["billing", "search", "login"] * 5)
+        ],
+    )
 
     def no_scan(*args, **kwargs):
         raise AssertionError("rerank mode scanned the vectors although BM25 filled the page")
@@ -191,8 +202,16 @@ def test_query_weights_follow_the_index(store):
     """The hashing embedder weights query words by IDF and drops words no record holds."""
     from state.embedders import HashingEmbedder
 
-    _fill(store, "wsp_a", ["deploy the billing service", "deploy the login service",
-                           "deploy the search service", "rotate the billing keys"])
+    _fill(
+        store,
+        "wsp_a",
+        [
+            "deploy the billing service",
+            "deploy the login service",
+            "deploy the search service",
+            "rotate the billing keys",
+        ],
+    )
     deploy, billing, zebra = (tokens(word)[0] for word in ("deploy", "billing", "zebra"))
     frequencies, total = store.search.terms([deploy, billing, zebra])
     assert frequencies == {deploy: 3, billing: 2, zebra: 0} and total == 4
@@ -203,7 +222,7 @@ def test_query_weights_follow_the_index(store):
     # An unseen word is kept as trigrams, so a typo still meets the stored word.
     typo = embedder.embed_query("billling", store.search.terms)
     stored = embedder.embed("rotate the billing keys")
-    assert sum(a * b for a, b in zip(typo, stored)) > 0.3
+    assert sum(a * b for a, b in zip(typo, stored, strict=True)) > 0.3
 
 
 def _slot(feature: str) -> int:
@@ -246,15 +265,23 @@ def test_rebuilt_vectors_equal_freshly_inserted_ones(paths):
 
     first = Store.open(paths.database, Settings(dimension=128))
     with first.transaction():
-        memory = first.memories.create(NewMemory(namespace="wsp_a", kind="fact", title="WAL",
-                                                 content="keep WAL on", source="test",
-                                                 triggers=["sqlite 配置"]))
+        memory = first.memories.create(
+            NewMemory(
+                namespace="wsp_a",
+                kind="fact",
+                title="WAL",
+                content="keep WAL on",
+                source="test",
+                triggers=["sqlite 配置"],
+            )
+        )
     first.close()
     second = Store.open(paths.database, Settings(dimension=64))  # forces a rebuild
     try:
         rebuild_now(second, force=False)
-        stored = second.conn.execute("select embedding from memory_vec where rowid = ?",
-                                     (memory["seq"],)).fetchone()[0]
+        stored = second.conn.execute(
+            "select embedding from memory_vec where rowid = ?", (memory["seq"],)
+        ).fetchone()[0]
         expected = serialize(second.embedder.embed(record_text("WAL", "keep WAL on", ["sqlite 配置"])))
         assert stored == expected
     finally:
@@ -286,8 +313,13 @@ class EmbeddingServer:
             if self.failing:
                 return web.json_response({"error": {"message": "model is loading"}}, status=503)
             vector = [2.0 * x for x in self.model.embed(body["input"])]  # not unit length
-            return web.json_response({"object": "list", "model": body["model"], "data": [
-                {"object": "embedding", "index": 0, "embedding": vector}]})
+            return web.json_response(
+                {
+                    "object": "list",
+                    "model": body["model"],
+                    "data": [{"object": "embedding", "index": 0, "embedding": vector}],
+                }
+            )
 
         app = web.Application()
         app.router.add_post("/v1/embeddings", embeddings)
@@ -321,14 +353,19 @@ def embedding_server():
 
 def test_an_openai_compatible_endpoint_embeds_and_is_searched(paths, embedding_server, monkeypatch):
     monkeypatch.setenv("MEMORYCLOUD_EMBEDDER_API_KEY", "sk-local-test")
-    settings = Settings(embedder=f"openai:tiny-embed@{embedding_server.url}", dimension=7,
-                        vector_mode="always")
+    settings = Settings(
+        embedder=f"openai:tiny-embed@{embedding_server.url}", dimension=7, vector_mode="always"
+    )
     store = Store.open(paths.database, settings)
     try:
         # The dimension is the endpoint's, not the setting's; the key goes as a bearer token.
-        assert _vectors_built_with(store) == f"openai:tiny-embed@{embedding_server.url}:int8-cosine+coarse2:48"
-        assert embedding_server.requests[0] == ("Bearer sk-local-test",
-                                                {"model": "tiny-embed", "input": "dimension"})
+        assert (
+            _vectors_built_with(store) == f"openai:tiny-embed@{embedding_server.url}:int8-cosine+coarse2:48"
+        )
+        assert embedding_server.requests[0] == (
+            "Bearer sk-local-test",
+            {"model": "tiny-embed", "input": "dimension"},
+        )
         _fill(store, "wsp_a", MEMORIES)
         assert store.conn.execute("select count(*) from memory_vec").fetchone()[0] == len(MEMORIES)
         store.search.bm25_weight = 0.0
@@ -340,15 +377,16 @@ def test_an_openai_compatible_endpoint_embeds_and_is_searched(paths, embedding_s
         store.close()
 
 
-def test_a_failing_endpoint_costs_no_write_and_search_falls_back_to_words(
-        paths, embedding_server):
+def test_a_failing_endpoint_costs_no_write_and_search_falls_back_to_words(paths, embedding_server):
     settings = Settings(embedder=f"openai:tiny-embed@{embedding_server.url}")
     store = Store.open(paths.database, settings)
     try:
         embedding_server.failing = True
         _fill(store, "wsp_a", MEMORIES)
-        assert store.search.pending_vectors and not store.conn.execute(
-            "select count(*) from memory_vec").fetchone()[0]
+        assert (
+            store.search.pending_vectors
+            and not store.conn.execute("select count(*) from memory_vec").fetchone()[0]
+        )
         assert _search(store, "WAL mode", "wsp_a")[0] == MEMORIES[3]
         embedding_server.failing = False
         assert store.search.backfill() == len(MEMORIES)
@@ -379,8 +417,9 @@ def test_changing_the_endpoint_model_rebuilds_the_vectors(paths, embedding_serve
     try:
         rebuild_now(second, force=False)
         assert _vectors_built_with(second).startswith("openai:two@")
-        assert [body["model"] for _, body in embedding_server.requests[-len(MEMORIES):]] \
-            == ["two"] * len(MEMORIES)
+        assert [body["model"] for _, body in embedding_server.requests[-len(MEMORIES) :]] == ["two"] * len(
+            MEMORIES
+        )
     finally:
         second.close()
 
@@ -411,10 +450,24 @@ def test_sentence_transformers_without_the_extra_says_how_to_install(paths):
 def test_a_title_that_starts_the_content_is_indexed_once(store):
     """A delta's or mem1 message's title is its content's start: its words count once."""
     with store.transaction():
-        echo = store.memories.create(NewMemory(namespace="wsp_a", kind="fact", source="test",
-                                               title="Deploys need the vault", content="Deploys need the vault token"))
-        titled = store.memories.create(NewMemory(namespace="wsp_a", kind="fact", source="test",
-                                                 title="Staging", content="Deploys need the vault token"))
+        echo = store.memories.create(
+            NewMemory(
+                namespace="wsp_a",
+                kind="fact",
+                source="test",
+                title="Deploys need the vault",
+                content="Deploys need the vault token",
+            )
+        )
+        titled = store.memories.create(
+            NewMemory(
+                namespace="wsp_a",
+                kind="fact",
+                source="test",
+                title="Staging",
+                content="Deploys need the vault token",
+            )
+        )
     rows = dict(store.conn.execute("select rowid, tokens from memory_fts").fetchall())
     assert rows[echo["seq"]] == index_text("Deploys need the vault token")
     assert rows[titled["seq"]] == index_text("Staging\nDeploys need the vault token")

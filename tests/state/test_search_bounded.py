@@ -14,8 +14,12 @@ from state.tokenize import fts_match, tokens
 
 def _fill(store: Store, namespace: str, texts: list[str]) -> list[int]:
     with store.transaction():
-        return [store.memories.create(NewMemory(namespace=namespace, kind="fact", content=text,
-                                                source="test"))["seq"] for text in texts]
+        return [
+            store.memories.create(NewMemory(namespace=namespace, kind="fact", content=text, source="test"))[
+                "seq"
+            ]
+            for text in texts
+        ]
 
 
 @pytest.fixture
@@ -38,9 +42,13 @@ def bounded(store: Store, monkeypatch) -> list[str]:
 
 def _exact_scores(store: Store, terms: list[str], seqs: list[int]) -> list[float]:
     """FTS5's bm25() of each record under the whole OR-query."""
-    return [store.conn.execute("select bm25(memory_fts) from memory_fts"
-                               " where memory_fts match ? and rowid = ?",
-                               (fts_match(terms), seq)).fetchone()[0] for seq in seqs]
+    return [
+        store.conn.execute(
+            "select bm25(memory_fts) from memory_fts where memory_fts match ? and rowid = ?",
+            (fts_match(terms), seq),
+        ).fetchone()[0]
+        for seq in seqs
+    ]
 
 
 def test_split_rare_terms_takes_the_rarest_within_the_budget():
@@ -64,13 +72,12 @@ def test_a_query_of_only_common_terms_answers_with_the_newest_matches(store, bou
     seqs = _fill(store, "wsp_a", [f"alpha beta report number {i}" for i in range(60)])
     hits = store.search.search("alpha beta", ["wsp_a"], limit=8)
     assert bounded and len(hits) == 8
-    assert {h.seq for h in hits} <= set(seqs[-search_module.NEWEST_COMMON_MATCHES:])
+    assert {h.seq for h in hits} <= set(seqs[-search_module.NEWEST_COMMON_MATCHES :])
 
 
 def test_bounded_results_are_ordered_by_the_whole_query_score(store, bounded):
     both, rare_only = _fill(store, "wsp_a", ["zebra alpha", "zebra solo"])
-    _fill(store, "wsp_a", [f"alpha report {i}" for i in range(25)]
-          + [f"filler note {i}" for i in range(35)])
+    _fill(store, "wsp_a", [f"alpha report {i}" for i in range(25)] + [f"filler note {i}" for i in range(35)])
     terms = ["alpha", "zebra"]  # zebra rare (2 records), alpha common (26 of 62)
     seqs = store.search._bm25_ranked(terms, ["wsp_a"], 12)
     assert bounded and len(seqs) == 12  # the rare term's 2 and the newest 10 of the others
@@ -99,7 +106,8 @@ def test_a_small_store_ranks_every_match_with_the_shipped_budgets(store, monkeyp
     frequencies, _ = store.search.terms(terms)
     assert sum(frequencies.values()) > search_module.MAX_RANKED_MATCHES  # 40 terms x 30
     assert store.search._bm25_ranked(terms, ["wsp_a"], 10) == store.search._bm25(
-        fts_match(terms), ["wsp_a"], 10)
+        fts_match(terms), ["wsp_a"], 10
+    )
     assert not called
 
 

@@ -46,8 +46,9 @@ else:
 
 
 def test_without_sqlean_an_unfit_standard_sqlite_is_refused_with_the_fix_named():
-    out = subprocess.run([sys.executable, "-c", WITHOUT_SQLEAN], capture_output=True, text=True,
-                         timeout=60, check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", WITHOUT_SQLEAN], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.strip()
     import sqlite3
 
     fit = sqlite3.sqlite_version_info >= MIN_SQLITE and hasattr(sqlite3.Connection, "enable_load_extension")

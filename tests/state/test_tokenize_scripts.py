@@ -11,37 +11,37 @@ from state.tokenize import STOPWORDS, tokens
 
 # (script, stored sentence with an identifier, query that must find it)
 SENTENCES = [
-    ("latin-diacritics", "Die Größe der Datei `user_id.csv` wurde geändert, sagt Jürgen.",
-     "grosse datei"),
-    ("latin-french", "Le café près de la gare ferme à 18 h ; voir src/cafe/hours.py.",
-     "cafe gare"),
-    ("cyrillic", "Встреча перенесена на пятницу, см. тикет MEM-42 в getUserName.",
-     "встречу в пятницу"),
-    ("greek", "Η συνάντηση μετατέθηκε για την Παρασκευή λόγω του snake_case bug.",
-     "συναντήσεις Παρασκευή"),
-    ("arabic", "تم تأجيل اجتماع الفريق إلى يوم الجمعة بسبب خطأ في config_loader.",
-     "اجتماع الفريق"),
-    ("hebrew", "הפגישה נדחתה ליום שישי בגלל באג ב-parseHeaders.",
-     "הפגישה ביום שישי"),
-    ("devanagari", "टीम की बैठक शुक्रवार तक टाल दी गई है, फ़ाइल api/routes.py देखें।",
-     "बैठक शुक्रवार"),
-    ("thai", "การประชุมทีมถูกเลื่อนไปเป็นวันศุกร์ เพราะบั๊กใน retry_policy",
-     "ประชุมทีม"),
-    ("hangul", "팀 회의가 금요일로 변경되었습니다. fetchUserProfile 함수 문제입니다.",
-     "회의 금요일"),
-    ("kana", "チームの会議は金曜日に変更されました。ログインのバグです。",
-     "会議は金曜日"),
-    ("han", "团队会议改到周五了，因为 payment_gateway 模块有问题。",
-     "会议改到周五"),
-    ("latin-english", "The release series was used by three teams before we switched.",
-     "uses of the releases"),
+    ("latin-diacritics", "Die Größe der Datei `user_id.csv` wurde geändert, sagt Jürgen.", "grosse datei"),
+    ("latin-french", "Le café près de la gare ferme à 18 h ; voir src/cafe/hours.py.", "cafe gare"),
+    ("cyrillic", "Встреча перенесена на пятницу, см. тикет MEM-42 в getUserName.", "встречу в пятницу"),
+    ("greek", "Η συνάντηση μετατέθηκε για την Παρασκευή λόγω του snake_case bug.", "συναντήσεις Παρασκευή"),
+    ("arabic", "تم تأجيل اجتماع الفريق إلى يوم الجمعة بسبب خطأ في config_loader.", "اجتماع الفريق"),
+    ("hebrew", "הפגישה נדחתה ליום שישי בגלל באג ב-parseHeaders.", "הפגישה ביום שישי"),
+    ("devanagari", "टीम की बैठक शुक्रवार तक टाल दी गई है, फ़ाइल api/routes.py देखें।", "बैठक शुक्रवार"),
+    ("thai", "การประชุมทีมถูกเลื่อนไปเป็นวันศุกร์ เพราะบั๊กใน retry_policy", "ประชุมทีม"),
+    ("hangul", "팀 회의가 금요일로 변경되었습니다. fetchUserProfile 함수 문제입니다.", "회의 금요일"),
+    ("kana", "チームの会議は金曜日に変更されました。ログインのバグです。", "会議は金曜日"),
+    ("han", "团队会议改到周五了，因为 payment_gateway 模块有问题。", "会议改到周五"),
+    (
+        "latin-english",
+        "The release series was used by three teams before we switched.",
+        "uses of the releases",
+    ),
 ]
 IDENTIFIER_QUERIES = [
-    ("user_id", "latin-diacritics"), ("user id", "latin-diacritics"),
-    ("getUserName", "cyrillic"), ("user name", "cyrillic"),
-    ("snake_case", "greek"), ("config_loader", "arabic"), ("parseHeaders", "hebrew"),
-    ("parse headers", "hebrew"), ("api/routes.py", "devanagari"), ("retry_policy", "thai"),
-    ("fetchUserProfile", "hangul"), ("user profile", "hangul"), ("payment_gateway", "han"),
+    ("user_id", "latin-diacritics"),
+    ("user id", "latin-diacritics"),
+    ("getUserName", "cyrillic"),
+    ("user name", "cyrillic"),
+    ("snake_case", "greek"),
+    ("config_loader", "arabic"),
+    ("parseHeaders", "hebrew"),
+    ("parse headers", "hebrew"),
+    ("api/routes.py", "devanagari"),
+    ("retry_policy", "thai"),
+    ("fetchUserProfile", "hangul"),
+    ("user profile", "hangul"),
+    ("payment_gateway", "han"),
     ("src/cafe/hours.py", "latin-french"),
 ]
 
@@ -52,8 +52,9 @@ def filled(store):
     seqs: dict[int, str] = {}
     with store.transaction():
         for script, sentence, _ in SENTENCES:
-            record = store.memories.create(NewMemory(
-                namespace="wsp_scripts", kind="note", content=sentence, source="test"))
+            record = store.memories.create(
+                NewMemory(namespace="wsp_scripts", kind="note", content=sentence, source="test")
+            )
             seqs[record["seq"]] = script
     return store, seqs
 
@@ -87,9 +88,18 @@ def test_a_query_in_another_script_finds_nothing(filled, script, sentence, query
 
 def test_word_forms_meet_after_folding():
     """Snowball stemming, diacritics and case folded alike on both sides."""
-    same = [("used", "uses"), ("series", "series"), ("memories", "memory"), ("Größe", "GROSSE"),
-            ("café", "Cafe"), ("встреча", "встречи"), ("ёлка", "елка"), ("שָׁלוֹם", "שלום"),
-            ("Συνάντηση", "συναντήσεις"), ("ｆｕｌｌ", "full")]
+    same = [
+        ("used", "uses"),
+        ("series", "series"),
+        ("memories", "memory"),
+        ("Größe", "GROSSE"),
+        ("café", "Cafe"),
+        ("встреча", "встречи"),
+        ("ёлка", "елка"),
+        ("שָׁלוֹם", "שלום"),
+        ("Συνάντηση", "συναντήσεις"),
+        ("ｆｕｌｌ", "full"),
+    ]
     for left, right in same:
         assert tokens(left) == tokens(right), (left, right)
     assert tokens("use") == tokens("used")

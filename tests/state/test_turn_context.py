@@ -21,16 +21,23 @@ def _turns(store, lines, *, session="s1", namespace="wsp_chat", kind="message"):
     seqs = []
     with store.transaction():
         for speaker, text in lines:
-            record = store.memories.create(NewMemory(
-                namespace=namespace, kind=kind, content=f"{speaker}: {text}", source="test",
-                provenance={"session_id": session} if session else {}))
+            record = store.memories.create(
+                NewMemory(
+                    namespace=namespace,
+                    kind=kind,
+                    content=f"{speaker}: {text}",
+                    source="test",
+                    provenance={"session_id": session} if session else {},
+                )
+            )
             seqs.append(record["seq"])
     return seqs
 
 
 def _row(store, seq):
-    return store.conn.execute("select tokens, before1, before2 from memory_fts where rowid = ?",
-                              (seq,)).fetchone()
+    return store.conn.execute(
+        "select tokens, before1, before2 from memory_fts where rowid = ?", (seq,)
+    ).fetchone()
 
 
 def _words_only(store, query, namespace="wsp_chat"):
@@ -46,7 +53,10 @@ def test_a_turn_is_found_by_the_words_of_the_question_it_answers(store):
 
 def test_context_columns_hold_the_tokens_of_the_two_turns_before(store):
     a, b, c, d = _turns(store, [*SESSION, ("Maya", "Great, see you there")])
-    text = lambda i: _row(store, [a, b, c, d][i])["tokens"]
+
+    def text(i: int) -> str:
+        return _row(store, [a, b, c, d][i])["tokens"]
+
     assert text(1) == index_text(f"{SESSION[1][0]}: {SESSION[1][1]}")
     assert tuple(_row(store, a))[1:] == ("", "")
     assert tuple(_row(store, b))[1:] == (text(0), "")
@@ -119,16 +129,21 @@ def test_a_session_summary_is_not_a_turn(store):
 
 def test_the_rebuild_makes_the_same_context(store):
     _turns(store, SESSION)
-    before = {row[0]: tuple(row[1:]) for row in
-              store.conn.execute("select rowid, tokens, before1, before2 from memory_fts")}
+    before = {
+        row[0]: tuple(row[1:])
+        for row in store.conn.execute("select rowid, tokens, before1, before2 from memory_fts")
+    }
     rebuild_now(store)
-    after = {row[0]: tuple(row[1:]) for row in
-             store.conn.execute("select rowid, tokens, before1, before2 from memory_fts")}
+    after = {
+        row[0]: tuple(row[1:])
+        for row in store.conn.execute("select rowid, tokens, before1, before2 from memory_fts")
+    }
     assert before == after
 
 
 def test_context_is_right_after_a_rebuild_with_writes_on_both_sides_of_its_cursor(
-        paths, migrated_database, monkeypatch):
+    paths, migrated_database, monkeypatch
+):
     """A store of tokenizer 1 (one column) is rebuilt while turns are added, changed and
     deleted before and after the copy's cursor: the new table's context ends up as if it had
     been built at once, and the turn that only answers is found by the question's words."""
@@ -151,8 +166,9 @@ def test_context_is_right_after_a_rebuild_with_writes_on_both_sides_of_its_curso
         with store.transaction():
             store.memories.delete(store.memories.by_seqs([seqs[5]])[seqs[5]]["id"])  # behind
             store.memories.delete(store.memories.by_seqs([seqs[20]])[seqs[20]]["id"])  # ahead
-            store.memories.update(store.memories.by_seqs([seqs[9]])[seqs[9]]["id"],
-                                  content="Jonah: the cursor edge turn")
+            store.memories.update(
+                store.memories.by_seqs([seqs[9]])[seqs[9]]["id"], content="Jonah: the cursor edge turn"
+            )
         asked, answer, _ = _turns(store, SESSION)  # beyond the cursor, next to turn 29
         rebuild_now(store, force=False)
         assert all(report.ok for report in check_indexes(store.conn).values())
@@ -168,16 +184,20 @@ def test_turns_stored_without_a_session_id_chain_within_their_namespace_and_kind
     assert _row(store, c)["before2"] == _row(store, a)["tokens"]
     assert _words_only(store, "when is the bread festival")[:2] == [a, b]
     # Kind "message" is a turn even without a speaker label.
-    m1, m2 = _turns(store, [("", "the ferry leaves at noon"), ("", "from pier 4")], session=None,
-                    namespace="wsp_msgs")
+    m1, m2 = _turns(
+        store, [("", "the ferry leaves at noon"), ("", "from pier 4")], session=None, namespace="wsp_msgs"
+    )
     assert _row(store, m2)["before1"] == _row(store, m1)["tokens"]
 
 
 def test_records_without_a_session_that_are_not_turns_get_no_context(store):
     with store.transaction():
-        notes = [store.memories.create(NewMemory(namespace="wsp_notes", kind="note", content=text,
-                                                 source="test"))["seq"]
-                 for text in ("the deploy script reads the vault", "we keep SQLite in WAL mode")]
+        notes = [
+            store.memories.create(NewMemory(namespace="wsp_notes", kind="note", content=text, source="test"))[
+                "seq"
+            ]
+            for text in ("the deploy script reads the vault", "we keep SQLite in WAL mode")
+        ]
     assert tuple(_row(store, notes[1]))[1:] == ("", "")
     # Another kind in the same namespace is another chain; a session's turns are not in it.
     other_kind = _turns(store, SESSION[:1], session=None, kind="decision", namespace="wsp_notes")[0]
@@ -213,9 +233,12 @@ def test_a_record_before_a_loose_turn_that_is_deleted_or_redacted_leaves_its_con
     the turn after it; deleted, its words leave that context, and redacted, they are found
     nowhere."""
     with store.transaction():
-        plain, gone = (store.memories.create(NewMemory(
-            namespace="wsp_chat", kind="task_event", content=text, source="test"))["seq"]
-            for text in ("the safe code is 4417 behind the painting", "the tent is blue"))
+        plain, gone = (
+            store.memories.create(
+                NewMemory(namespace="wsp_chat", kind="task_event", content=text, source="test")
+            )["seq"]
+            for text in ("the safe code is 4417 behind the painting", "the tent is blue")
+        )
     turn = _turns(store, [("Jonah", "noted, thanks")], session=None, kind="task_event")[0]
     assert "4417" in _row(store, turn)["before2"] and "tent" in _row(store, turn)["before1"]
     with store.transaction():

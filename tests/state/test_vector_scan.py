@@ -7,8 +7,7 @@ import pytest
 
 from state import embedders, search
 from state.config import Settings
-from state.embedders import (COARSE_TOP, HashingEmbedder, coarse_bits, coarse_code, coarse_slots,
-                              serialize)
+from state.embedders import COARSE_TOP, HashingEmbedder, coarse_bits, coarse_code, coarse_slots, serialize
 from state.index_builds import VECTORS, read_builds, vector_identity
 from state.memories import NewMemory
 from state.rebuild import rebuild_now
@@ -26,8 +25,7 @@ OTHERS = [
 def _fill(store: Store, texts: list[str], namespace: str = "wsp_a") -> None:
     with store.transaction():
         for text in texts:
-            store.memories.create(NewMemory(namespace=namespace, kind="fact", content=text,
-                                            source="test"))
+            store.memories.create(NewMemory(namespace=namespace, kind="fact", content=text, source="test"))
 
 
 def _filler(n: int) -> str:
@@ -66,8 +64,11 @@ def test_coarse_codes_rank_documents_by_the_slots_they_share_with_the_query():
     # Long or short, documents' codes weigh about the same (the padding), so Hamming distance
     # counts shared slots rather than preferring the documents that fill few.
     assert max(map(_ones, codes.values())) - min(map(_ones, codes.values())) <= 8
-    for words, meant in [("staging database vault", TARGET), ("sqlite WAL crash", OTHERS[1]),
-                         ("startup summary for an agent", OTHERS[2])]:
+    for words, meant in [
+        ("staging database vault", TARGET),
+        ("sqlite WAL crash", OTHERS[1]),
+        ("startup summary for an agent", OTHERS[2]),
+    ]:
         query = coarse_code(serialize(embedder.embed(words)), document=False)
         assert int.from_bytes(query, "little") >> (2 * coarse_slots(1024)) == 0  # a query's code: no padding
         assert min(codes, key=lambda text: _hamming(query, codes[text])) == meant
@@ -115,13 +116,17 @@ def test_a_store_whose_vectors_have_no_codes_rebuilds_them(paths, monkeypatch):
     rows = first.conn.execute("select rowid, namespace, embedding from memory_vec").fetchall()
     with first.transaction():  # what the previous release made
         first.conn.execute("drop table memory_vec")
-        first.conn.execute("create virtual table memory_vec using vec0(namespace text partition key,"
-                           " embedding int8[1024] distance_metric=cosine)")
+        first.conn.execute(
+            "create virtual table memory_vec using vec0(namespace text partition key,"
+            " embedding int8[1024] distance_metric=cosine)"
+        )
         for row in rows:
-            first.conn.execute("insert into memory_vec (rowid, namespace, embedding)"
-                               " values (?, ?, vec_int8(?))", tuple(row))
-        first.conn.execute("update index_builds set built_with = 'hashing-v3:int8-cosine:1024'"
-                           " where name = 'memory_vec'")
+            first.conn.execute(
+                "insert into memory_vec (rowid, namespace, embedding) values (?, ?, vec_int8(?))", tuple(row)
+            )
+        first.conn.execute(
+            "update index_builds set built_with = 'hashing-v3:int8-cosine:1024' where name = 'memory_vec'"
+        )
     first.close()
     store = Store.open(paths.database, Settings())
     try:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import httpx
-from textual.worker import WorkerCancelled
 from aiohttp.test_utils import TestServer
+from textual.worker import WorkerCancelled
 
 from daemon import keys
 from daemon.app import create_app
@@ -37,8 +37,7 @@ class Daemon:
         return self.server.app[keys.STORE]
 
     def http(self, key: str) -> httpx.AsyncClient:
-        return httpx.AsyncClient(base_url=self.url, headers={"Authorization": f"Bearer {key}"},
-                                 timeout=30)
+        return httpx.AsyncClient(base_url=self.url, headers={"Authorization": f"Bearer {key}"}, timeout=30)
 
     def new_agent(self, name: str, runtime: str = "codex") -> str:
         with self.store.transaction():

@@ -3,7 +3,6 @@ person's action end to end."""
 
 from __future__ import annotations
 
-
 import httpx
 import pytest
 from textual.widgets import DataTable, Markdown, Static, TabbedContent
@@ -44,8 +43,13 @@ async def test_home_shows_status_and_inbox(served):
 async def test_search_history_and_revert(served):
     server, url, owner_key, agent_http, _ = served
     pack = (await agent_http.post("/api/agent/bootstrap/context", json={"project_key": "p"})).json()
-    delta = (await agent_http.post("/api/agent/memory-delta", headers={"X-AMP-Context-Receipt": pack["receipt_id"]},
-                                   json={"summary": "周五之前完成前端重构"})).json()
+    delta = (
+        await agent_http.post(
+            "/api/agent/memory-delta",
+            headers={"X-AMP-Context-Receipt": pack["receipt_id"]},
+            json={"summary": "周五之前完成前端重构"},
+        )
+    ).json()
     memory_id = delta["delta"]["memory_id"]
     store = server.app[keys.STORE]
     with store.transaction():
@@ -85,8 +89,10 @@ async def test_approving_a_plan_writes_the_files(served, tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
     probe = (await agent_http.post("/api/agent/project/probe", json={"repo_root": str(repo)})).json()
-    await agent_http.post("/api/agent/startup-items/install-plan",
-                          json={"runtime": "generic", "project_binding_id": probe["project_binding_id"]})
+    await agent_http.post(
+        "/api/agent/startup-items/install-plan",
+        json={"runtime": "generic", "project_binding_id": probe["project_binding_id"]},
+    )
     app = CompanionApp(DaemonClient(url, owner_key))
     async with app.run_test(size=(120, 40)) as pilot:
         await open_tab(pilot, app, "3", "setup")
@@ -105,10 +111,14 @@ async def test_resolving_a_conflict_changes_the_store(served):
     server, url, owner_key, agent_http, _ = served
     base = "/api/v1/cloud/memory_stores"
     store_id = (await agent_http.post(base, json={"name": "s"})).json()["id"]
-    memory = (await agent_http.post(f"{base}/{store_id}/memories", json={"path": "a.md", "content": "base"})).json()
+    memory = (
+        await agent_http.post(f"{base}/{store_id}/memories", json={"path": "a.md", "content": "base"})
+    ).json()
     await agent_http.post(f"{base}/{store_id}/memories/{memory['id']}", json={"content": "winner"})
-    await agent_http.post(f"{base}/{store_id}/memories/{memory['id']}",
-                          json={"content": "loser", "content_sha256": memory["content_sha256"]})
+    await agent_http.post(
+        f"{base}/{store_id}/memories/{memory['id']}",
+        json={"content": "loser", "content_sha256": memory["content_sha256"]},
+    )
     app = CompanionApp(DaemonClient(url, owner_key))
     async with app.run_test(size=(120, 40)) as pilot:
         await open_tab(pilot, app, "4", "conflicts")
@@ -126,8 +136,10 @@ async def test_ack_then_resume_replays_the_intent(served):
     await owner.post("/api/local/updates", json={"title": "t", "summary": "s", "severity": "required"})
     await owner.aclose()
     brief = (await agent_http.post("/api/agent/memory-brief", json={"task": "ship"})).json()
-    blocked = await agent_http.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",
-                                    json={"summary": "冻结主分支", "importance": 5})
+    blocked = await agent_http.post(
+        f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+        json={"summary": "冻结主分支", "importance": 5},
+    )
     assert blocked.status_code == 409
     app = CompanionApp(DaemonClient(url, owner_key))
     async with app.run_test(size=(120, 40)) as pilot:

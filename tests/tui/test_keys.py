@@ -32,7 +32,7 @@ async def test_escape_leaves_the_search_box_then_3_opens_startup_setup(served):
 
 
 async def test_a_digit_typed_in_the_search_box_stays_text(served):
-    """"3" in the search box searches for "3"; it is still there after leaving the box."""
+    """ "3" in the search box searches for "3"; it is still there after leaving the box."""
     _, url, owner_key, _, _ = served
     app = CompanionApp(DaemonClient(url, owner_key))
     async with app.run_test(size=(120, 40)) as pilot:

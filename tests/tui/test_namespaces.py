@@ -17,23 +17,39 @@ from tui.namespaces import Namespaces
 async def seed(agent_http: httpx.AsyncClient, owner_key: str, url: str) -> dict[str, str]:
     """One memory per dialect, a lost Memory Store write and a held-back brief event."""
     pack = (await agent_http.post("/api/agent/bootstrap/context", json={"project_key": "shop-web"})).json()
-    await agent_http.post("/api/agent/memory-delta", headers={"X-AMP-Context-Receipt": pack["receipt_id"]},
-                          json={"summary": "Use pnpm, not npm"})
+    await agent_http.post(
+        "/api/agent/memory-delta",
+        headers={"X-AMP-Context-Receipt": pack["receipt_id"]},
+        json={"summary": "Use pnpm, not npm"},
+    )
     base = "/api/v1/cloud/memory_stores"
     store_id = (await agent_http.post(base, json={"name": "shop-web notes"})).json()["id"]
-    memory = (await agent_http.post(f"{base}/{store_id}/memories",
-                                    json={"path": "deploy.md", "content": "Deploy on Tuesdays"})).json()
+    memory = (
+        await agent_http.post(
+            f"{base}/{store_id}/memories", json={"path": "deploy.md", "content": "Deploy on Tuesdays"}
+        )
+    ).json()
     await agent_http.post(f"{base}/{store_id}/memories/{memory['id']}", json={"content": "and Thursdays"})
-    lost = await agent_http.post(f"{base}/{store_id}/memories/{memory['id']}",
-                                 json={"content": "any day", "content_sha256": memory["content_sha256"]})
+    lost = await agent_http.post(
+        f"{base}/{store_id}/memories/{memory['id']}",
+        json={"content": "any day", "content_sha256": memory["content_sha256"]},
+    )
     assert lost.status_code == 409
-    await agent_http.post("/add_messages/", json={"user_id": "alice", "scope_id": "work", "messages": [
-        {"role": "user", "content": "I prefer short answers"}]})
+    await agent_http.post(
+        "/add_messages/",
+        json={
+            "user_id": "alice",
+            "scope_id": "work",
+            "messages": [{"role": "user", "content": "I prefer short answers"}],
+        },
+    )
     async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {owner_key}"}) as owner:
         await owner.post("/api/local/updates", json={"title": "t", "summary": "s", "severity": "required"})
     brief = (await agent_http.post("/api/agent/memory-brief", json={"task": "ship"})).json()
-    blocked = await agent_http.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",
-                                    json={"summary": "freeze main", "importance": 5})
+    blocked = await agent_http.post(
+        f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+        json={"summary": "freeze main", "importance": 5},
+    )
     assert blocked.status_code == 409
     return {"workspace": pack["workspace_id"], "store": store_id}
 

@@ -18,8 +18,12 @@ from tui.progress import JobProgress, job_label, pick
 async def test_running_distill_jobs_show_the_daemons_counts(served, monkeypatch):
     server, url, owner_key, agent_http, _ = served
     monkeypatch.setattr(progress, "POLL_SECONDS", 0.1)  # sample often: the jobs take ~2 s here
-    suite = (await agent_http.post("/api/memories", json={
-        "title": "Long reader", "summary": "many short paragraphs", "license": "CC-BY-4.0"})).json()
+    suite = (
+        await agent_http.post(
+            "/api/memories",
+            json={"title": "Long reader", "summary": "many short paragraphs", "license": "CC-BY-4.0"},
+        )
+    ).json()
     # Two jobs of 3000 chunks of at most 100 characters: 120 batches of 25 each, every batch
     # its own transaction; running side by side, each takes twice as long.
     text = "\n\n".join(f"Paragraph {n}: read the change before the description, twice." for n in range(3000))
@@ -27,9 +31,15 @@ async def test_running_distill_jobs_show_the_daemons_counts(served, monkeypatch)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
         assert "none yet" in str(app.query_one("#long-jobs-title").render())
-        jobs = [(await agent_http.post(f"/api/memories/{suite['slug']}/persona-distill", json={
-            "documents": [{"text": text, "source_path": f"long-{n}.md"}], "chunk_chars": 100})).json()
-            for n in (1, 2)]
+        jobs = [
+            (
+                await agent_http.post(
+                    f"/api/memories/{suite['slug']}/persona-distill",
+                    json={"documents": [{"text": text, "source_path": f"long-{n}.md"}], "chunk_chars": 100},
+                )
+            ).json()
+            for n in (1, 2)
+        ]
         totals = {job["job_id"]: job["progress"]["total_chunks"] for job in jobs}
         app.action_reload()  # what the status refresh does every 3 s
         seen: dict[str, list[float]] = {job_id: [] for job_id in totals}
@@ -54,13 +64,20 @@ async def test_running_distill_jobs_show_the_daemons_counts(served, monkeypatch)
 
 
 def job(status: str, done: int, total: int, created: str, **extra) -> dict:
-    return {"job_id": f"djob_{created}", "slug": "s", "status": status, "documents": 1,
-            "progress": {"done_chunks": done, "total_chunks": total}, "error": extra.get("error"),
-            "created_at": created, "finished_at": extra.get("finished_at")}
+    return {
+        "job_id": f"djob_{created}",
+        "slug": "s",
+        "status": status,
+        "documents": 1,
+        "progress": {"done_chunks": done, "total_chunks": total},
+        "error": extra.get("error"),
+        "created_at": created,
+        "finished_at": extra.get("finished_at"),
+    }
 
 
 def test_active_jobs_first_then_the_latest_finished():
-    jobs = [job("done", 3, 3, "2026-05-18T08:0%d:00Z" % n) for n in range(5)]
+    jobs = [job("done", 3, 3, f"2026-05-18T08:0{n}:00Z") for n in range(5)]
     jobs.append(job("running", 25, 100, "2026-05-18T07:00:00Z"))
     picked = pick(jobs)
     assert [j["status"] for j in picked] == ["running", "done", "done", "done"]

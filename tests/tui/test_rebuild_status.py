@@ -33,8 +33,10 @@ async def test_the_status_line_shows_the_rebuild_until_it_is_done(paths):
                 if "2 of 249" in str(status.render()):
                     break
             line = str(status.render()).splitlines()[-1]
-            assert line.startswith(f"search index: rebuilding for tokenizer {TOKENIZER_VERSION} — 2 of 249 records"
-                                   " (0 %), started "), line
+            assert line.startswith(
+                f"search index: rebuilding for tokenizer {TOKENIZER_VERSION} — 2 of 249 records"
+                " (0 %), started "
+            ), line
             assert line.endswith("; the vectors follow")
             rebuild_now(daemon.store, force=False)  # what the job's next batches would do
             app.refresh_status()

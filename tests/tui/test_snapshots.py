@@ -49,7 +49,7 @@ import asyncio
 import itertools
 import threading
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +64,7 @@ from tui.app import TABS, CompanionApp
 from tui.client import DaemonClient
 from tui.formats import Formats, system_clock
 
-T0 = datetime(2026, 5, 18, 8, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 5, 18, 8, 0, tzinfo=UTC)
 HOME = "/home/you"
 DEFAULT_URL = "http://127.0.0.1:8517"
 REFERENCE_STORE_BYTES = 4_700_000
@@ -109,8 +109,10 @@ async def seed(daemon: Daemon, home: Path) -> None:
     agent = daemon.http(daemon.new_agent("codex-laptop", "codex"))
     retired = daemon.http(daemon.new_agent("cursor-old", "cursor"))
     try:
-        async def post(client: Any, path: str, body: dict[str, Any], status: int = 200,
-                       **kwargs: Any) -> dict[str, Any]:
+
+        async def post(
+            client: Any, path: str, body: dict[str, Any], status: int = 200, **kwargs: Any
+        ) -> dict[str, Any]:
             response = await client.post(path, json=body, **kwargs)
             assert response.status_code == status, response.text
             return response.json()
@@ -119,45 +121,83 @@ async def seed(daemon: Daemon, home: Path) -> None:
         repo = home / "projects" / "shop-web"
         repo.mkdir(parents=True)
         probe = await post(agent, "/api/agent/project/probe", {"repo_root": str(repo)})
-        pack = await post(agent, "/api/agent/bootstrap/context", {"project_key": probe["project_binding"]["project_key"]})
+        pack = await post(
+            agent, "/api/agent/bootstrap/context", {"project_key": probe["project_binding"]["project_key"]}
+        )
         receipt = {"X-AMP-Context-Receipt": pack["receipt_id"]}
-        for summary in ("Use pnpm, not npm: the lockfile is pnpm-lock.yaml",
-                        "Checkout tests need STRIPE_TEST_KEY from the team vault"):
+        for summary in (
+            "Use pnpm, not npm: the lockfile is pnpm-lock.yaml",
+            "Checkout tests need STRIPE_TEST_KEY from the team vault",
+        ):
             await post(agent, "/api/agent/memory-delta", {"summary": summary}, headers=receipt)
-        await post(agent, "/api/agent/startup-items/install-plan",
-                   {"runtime": "generic", "project_binding_id": probe["project_binding_id"]})
+        await post(
+            agent,
+            "/api/agent/startup-items/install-plan",
+            {"runtime": "generic", "project_binding_id": probe["project_binding_id"]},
+        )
 
         # Memory Stores documents: one in Chinese with two versions, one with a lost write.
         base = "/api/v1/cloud/memory_stores"
         store_id = (await post(agent, base, {"name": "shop-web notes"}))["id"]
-        plan = await post(agent, f"{base}/{store_id}/memories",
-                          {"path": "plans/前端.md", "content": "周五之前完成前端重构"})
-        await post(agent, f"{base}/{store_id}/memories/{plan['id']}",
-                   {"content": "前端重构改到下周一完成，先修复结账页面"})
-        deploy = await post(agent, f"{base}/{store_id}/memories",
-                            {"path": "deploy.md", "content": "Deploy on Tuesdays"})
-        await post(agent, f"{base}/{store_id}/memories/{deploy['id']}",
-                   {"content": "Deploy on Tuesdays and Thursdays"})
-        await post(retired, f"{base}/{store_id}/memories/{deploy['id']}",
-                   {"content": "Deploy any day after 14:00", "content_sha256": deploy["content_sha256"]},
-                   status=409)
+        plan = await post(
+            agent, f"{base}/{store_id}/memories", {"path": "plans/前端.md", "content": "周五之前完成前端重构"}
+        )
+        await post(
+            agent,
+            f"{base}/{store_id}/memories/{plan['id']}",
+            {"content": "前端重构改到下周一完成，先修复结账页面"},
+        )
+        deploy = await post(
+            agent, f"{base}/{store_id}/memories", {"path": "deploy.md", "content": "Deploy on Tuesdays"}
+        )
+        await post(
+            agent,
+            f"{base}/{store_id}/memories/{deploy['id']}",
+            {"content": "Deploy on Tuesdays and Thursdays"},
+        )
+        await post(
+            retired,
+            f"{base}/{store_id}/memories/{deploy['id']}",
+            {"content": "Deploy any day after 14:00", "content_sha256": deploy["content_sha256"]},
+            status=409,
+        )
 
         # An update the owner publishes, and a write the gate holds back until it is acked.
-        await post(owner, "/api/local/updates", {"title": "Re-pull the memory tool",
-                                                 "summary": "the brief events API changed",
-                                                 "severity": "required"})
+        await post(
+            owner,
+            "/api/local/updates",
+            {
+                "title": "Re-pull the memory tool",
+                "summary": "the brief events API changed",
+                "severity": "required",
+            },
+        )
         brief = await post(agent, "/api/agent/memory-brief", {"task": "ship the checkout redesign"})
-        await post(agent, f"/api/agent/memory-briefs/{brief['brief_id']}/events",
-                   {"summary": "冻结主分支，直到结账测试通过", "importance": 5}, status=409)
+        await post(
+            agent,
+            f"/api/agent/memory-briefs/{brief['brief_id']}/events",
+            {"summary": "冻结主分支，直到结账测试通过", "importance": 5},
+            status=409,
+        )
 
         # A persona suite distilled from a short document (a long job, finished here).
-        suite = await post(owner, "/api/memories", {"title": "Careful reviewer",
-                                                    "summary": "how a careful reviewer reads a change",
-                                                    "license": "CC-BY-4.0"})
-        text = "\n\n".join(f"Rule {n}. Read the tests first, then the change; ask why before how."
-                           for n in range(1, 7))
-        await post(owner, f"/api/memories/{suite['slug']}/persona-distill",
-                   {"documents": [{"text": text, "source_path": "reviewer.md"}], "chunk_chars": 150})
+        suite = await post(
+            owner,
+            "/api/memories",
+            {
+                "title": "Careful reviewer",
+                "summary": "how a careful reviewer reads a change",
+                "license": "CC-BY-4.0",
+            },
+        )
+        text = "\n\n".join(
+            f"Rule {n}. Read the tests first, then the change; ask why before how." for n in range(1, 7)
+        )
+        await post(
+            owner,
+            f"/api/memories/{suite['slug']}/persona-distill",
+            {"documents": [{"text": text, "source_path": "reviewer.md"}], "chunk_chars": 150},
+        )
         await daemon.server.app[keys.SERVICES].distill.drain()
 
         agents = (await owner.get("/api/local/agents")).json()["agents"]

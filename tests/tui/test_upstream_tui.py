@@ -20,15 +20,20 @@ async def test_interrupted_pushes_are_acked_resumed_or_discarded_from_the_tui(tm
     try:
         with cloud.store.transaction():
             code = cloud.store.identities.create_pairing_code("laptop", "memorycloud_companion")
-        await local.local("POST", "/api/local/upstream/connect",
-                          {"url": cloud.url, "pairing_code": code["pairing_code"]})
+        await local.local(
+            "POST", "/api/local/upstream/connect", {"url": cloud.url, "pairing_code": code["pairing_code"]}
+        )
         await local.local("POST", "/api/local/upstream/sync")
-        await cloud.local("POST", "/api/local/updates", {
-            "title": "Read the new policy", "summary": "a person must read it", "severity": "required"})
+        await cloud.local(
+            "POST",
+            "/api/local/updates",
+            {"title": "Read the new policy", "summary": "a person must read it", "severity": "required"},
+        )
         brief = await local.post("/api/agent/memory-brief", {"task": "ship it"})
         for summary in ("keep this one", "give this one up"):
-            await local.post(f"/api/agent/memory-briefs/{brief['brief_id']}/events",
-                             {"summary": summary, "importance": 5})
+            await local.post(
+                f"/api/agent/memory-briefs/{brief['brief_id']}/events", {"summary": summary, "importance": 5}
+            )
         status = await local.local("POST", "/api/local/upstream/sync")
         assert len(status["interrupted"]) == 2
 
@@ -61,8 +66,9 @@ async def test_interrupted_pushes_are_acked_resumed_or_discarded_from_the_tui(tm
             assert app.query_one("#intents", DataTable).row_count == 0
         events = [r[0] for r in cloud.store.conn.execute("select summary from brief_events")]
         assert events == ["keep this one"]
-        assert [i["status"] for i in (await cloud.local("GET", "/api/local/sync-intents"))["sync_intents"]
-                ].count("resumed") == 1
+        assert [
+            i["status"] for i in (await cloud.local("GET", "/api/local/sync-intents"))["sync_intents"]
+        ].count("resumed") == 1
     finally:
         await local.client.close()
         await cloud.client.close()

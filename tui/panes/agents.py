@@ -23,16 +23,29 @@ class AgentsPane(Pane):
 
     async def load(self) -> None:
         agents = (await self.client.get("/api/local/agents"))["agents"]
-        self.fill(self.query_one("#agents", DataTable), [
-            (a["id"], (a["name"], a["runtime"] or "-", "revoked" if a["disabled_at"] else "active",
-                       self.formats.ago(a["last_write_at"], "never"), " ".join(a["scopes"])))
-            for a in agents])
+        self.fill(
+            self.query_one("#agents", DataTable),
+            [
+                (
+                    a["id"],
+                    (
+                        a["name"],
+                        a["runtime"] or "-",
+                        "revoked" if a["disabled_at"] else "active",
+                        self.formats.ago(a["last_write_at"], "never"),
+                        " ".join(a["scopes"]),
+                    ),
+                )
+                for a in agents
+            ],
+        )
 
     def action_add(self) -> None:
         async def create(values: dict) -> None:
             try:
-                agent = await self.client.post("/api/local/agents", {
-                    "name": values["name"], "runtime": values["runtime"] or "generic"})
+                agent = await self.client.post(
+                    "/api/local/agents", {"name": values["name"], "runtime": values["runtime"] or "generic"}
+                )
             except DaemonError as exc:
                 self.notify(str(exc), severity="error")
                 return
@@ -43,12 +56,19 @@ class AgentsPane(Pane):
             if values and values.get("name"):
                 self.run_worker(create(values), group="agents-add")
 
-        self.app.push_screen(Fields("New agent", {"name": "name (e.g. codex-laptop)",
-                                                   "runtime": "runtime (codex, claude_code, ...)"}),
-                             submitted)
+        self.app.push_screen(
+            Fields(
+                "New agent",
+                {"name": "name (e.g. codex-laptop)", "runtime": "runtime (codex, claude_code, ...)"},
+            ),
+            submitted,
+        )
 
     def action_revoke(self) -> None:
         agent_id = self.selected(self.query_one("#agents", DataTable))
         if agent_id:
-            self.act(lambda: self.client.post(f"/api/local/agents/{agent_id}/revoke"),
-                     "revoked: its keys no longer work", confirm="Revoke this agent's keys?")
+            self.act(
+                lambda: self.client.post(f"/api/local/agents/{agent_id}/revoke"),
+                "revoked: its keys no longer work",
+                confirm="Revoke this agent's keys?",
+            )

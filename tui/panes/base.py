@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from textual.containers import Vertical
 from textual.css.query import NoMatches
@@ -45,11 +46,14 @@ class Pane(Vertical):
                 # widgets are gone and there is nothing to show. Attached, it is a real bug.
                 if self.is_attached:
                     raise
+
         return run
 
-    def act(self, job: Callable[[], Awaitable[Any]], done: str | None = None,
-            confirm: str | None = None) -> None:
+    def act(
+        self, job: Callable[[], Awaitable[Any]], done: str | None = None, confirm: str | None = None
+    ) -> None:
         """Run a daemon action in a worker (after a confirmation), then reload."""
+
         async def go() -> None:
             self.loading = True  # a spinner over the pane while the daemon works
             try:

@@ -24,8 +24,11 @@ def where(conflict: dict[str, Any], namespaces: Namespaces) -> str:
 
 
 class ConflictsPane(Pane):
-    BINDINGS = [Binding("k", "keep", "Keep current"), Binding("t", "take", "Take incoming"),
-                Binding("e", "merge", "Edit a merge")]
+    BINDINGS = [
+        Binding("k", "keep", "Keep current"),
+        Binding("t", "take", "Take incoming"),
+        Binding("e", "merge", "Edit a merge"),
+    ]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -46,9 +49,13 @@ class ConflictsPane(Pane):
         conflicts = (await self.client.get("/api/local/conflicts"))["conflicts"]
         namespaces = await fetch_namespaces(self.client)
         self.conflicts = {c["id"]: c for c in conflicts}
-        self.fill(self.query_one("#conflicts", DataTable), [
-            (c["id"], (c["kind"], where(c, namespaces), self.formats.ago(c["created_at"])))
-            for c in conflicts])
+        self.fill(
+            self.query_one("#conflicts", DataTable),
+            [
+                (c["id"], (c["kind"], where(c, namespaces), self.formats.ago(c["created_at"])))
+                for c in conflicts
+            ],
+        )
         self._show(self.selected(self.query_one("#conflicts", DataTable)))
 
     def _show(self, conflict_id: str | None) -> None:
@@ -58,8 +65,9 @@ class ConflictsPane(Pane):
             title = {"current": "Current", "incoming": "Incoming", "base": "Base"}[side]
             self.query_one(f"#{side}", Static).update(
                 f"[b]{title}[/b]\n{escape(self.formats.text(text)) if text is not None else '(unknown)'}"
-                if conflict else
-                ("No conflicts." if side == "current" else ""))
+                if conflict
+                else ("No conflicts." if side == "current" else "")
+            )
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show(event.row_key.value if event.row_key else None)
@@ -68,19 +76,26 @@ class ConflictsPane(Pane):
         conflict_id = self.selected(self.query_one("#conflicts", DataTable))
         if conflict_id:
             body = {"action": action, **({"content": content} if content is not None else {})}
-            self.act(lambda: self.client.post(f"/api/local/conflicts/{conflict_id}/resolve", body),
-                     f"resolved: {action.replace('_', ' ')}", confirm=confirm)
+            self.act(
+                lambda: self.client.post(f"/api/local/conflicts/{conflict_id}/resolve", body),
+                f"resolved: {action.replace('_', ' ')}",
+                confirm=confirm,
+            )
 
     def action_keep(self) -> None:
         self._resolve("keep_current")
 
     def action_take(self) -> None:
-        self._resolve("take_incoming", confirm="Replace the current content with the incoming one?"
-                                               " (the current one stays in the history)")
+        self._resolve(
+            "take_incoming",
+            confirm="Replace the current content with the incoming one?"
+            " (the current one stays in the history)",
+        )
 
     def action_merge(self) -> None:
         conflict = self.conflicts.get(self.selected(self.query_one("#conflicts", DataTable)) or "")
         if conflict:
             start = f"{conflict.get('current') or ''}\n{conflict.get('incoming') or ''}"
-            self.app.push_screen(MergeEditor(start),
-                                 lambda text: self._resolve("merge", text) if text else None)
+            self.app.push_screen(
+                MergeEditor(start), lambda text: self._resolve("merge", text) if text else None
+            )

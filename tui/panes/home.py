@@ -29,21 +29,35 @@ class HomePane(Pane):
             f"  {inbox.get('conflicts', 0)} conflicts (tab 4)\n"
             f"  {inbox.get('agents_with_pending_updates', 0)} agents with pending updates,"
             f" {inbox.get('blocked_sync_intents', 0)} blocked writes (tab 5)"
-            + self._upstream_text(status.get("upstream") or {}, inbox))
-        self.fill(self.query_one("#jobs", DataTable), [
-            (job["name"], (job["name"], self.formats.ago(job["last_run_at"], "not yet"),
-                           (job["last_result"] or "-")[:40], self.formats.ago(job["next_run_at"])))
-            for job in status.get("jobs", [])])
+            + self._upstream_text(status.get("upstream") or {}, inbox)
+        )
+        self.fill(
+            self.query_one("#jobs", DataTable),
+            [
+                (
+                    job["name"],
+                    (
+                        job["name"],
+                        self.formats.ago(job["last_run_at"], "not yet"),
+                        (job["last_result"] or "-")[:40],
+                        self.formats.ago(job["next_run_at"]),
+                    ),
+                )
+                for job in status.get("jobs", [])
+            ],
+        )
         await self.query_one(LongJobs).show(await list_jobs(self.client))
 
     def _upstream_text(self, upstream: dict, inbox: dict) -> str:
         """Only with an upstream connected: its backlog, last sync and what waits upstream."""
         if not upstream.get("connected"):
             return ""
-        text = (f"\n  upstream {escape(self.formats.text(upstream['url']))}: backlog"
-                f" {upstream['backlog']}, last sync {self.formats.ago(upstream.get('last_success_at'), 'never')},"
-                f" {inbox.get('upstream_updates_to_ack', 0)} updates to ack,"
-                f" {inbox.get('interrupted_upstream_writes', 0)} interrupted pushes (tab 5)")
+        text = (
+            f"\n  upstream {escape(self.formats.text(upstream['url']))}: backlog"
+            f" {upstream['backlog']}, last sync {self.formats.ago(upstream.get('last_success_at'), 'never')},"
+            f" {inbox.get('upstream_updates_to_ack', 0)} updates to ack,"
+            f" {inbox.get('interrupted_upstream_writes', 0)} interrupted pushes (tab 5)"
+        )
         if upstream.get("last_error"):
             text += f"\n  upstream error: {escape(upstream['last_error'])}"
         return text

@@ -16,10 +16,14 @@ from tui.panes.base import Pane
 
 
 class MemoriesPane(Pane):
-    BINDINGS = [Binding("h", "history", "History"), Binding("m", "mark", "Mark version"),
-                Binding("f", "diff", "Diff (marked or current)"),
-                Binding("v", "revert", "Revert to version"), Binding("x", "redact", "Redact version"),
-                Binding("d", "delete", "Delete memory")]
+    BINDINGS = [
+        Binding("h", "history", "History"),
+        Binding("m", "mark", "Mark version"),
+        Binding("f", "diff", "Diff (marked or current)"),
+        Binding("v", "revert", "Revert to version"),
+        Binding("x", "redact", "Redact version"),
+        Binding("d", "delete", "Delete memory"),
+    ]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -69,8 +73,9 @@ class MemoriesPane(Pane):
 
     async def load(self) -> None:
         self._show_namespaces(await fetch_namespaces(self.client))
-        params = {name: self.query_one(f"#{name}", Input).value.strip()
-                  for name in ("q", "kind", "project_key")}
+        params = {
+            name: self.query_one(f"#{name}", Input).value.strip() for name in ("q", "kind", "project_key")
+        }
         namespace = self.query_one("#namespace", Select).value
         if isinstance(namespace, str):
             params["namespace"] = namespace
@@ -82,18 +87,31 @@ class MemoriesPane(Pane):
         # in view too.
         wide = self.app.size.width >= 110
         title_width, namespace_width = (50, 24) if wide else (24, 14)
-        self.fill(self.query_one("#results", DataTable), [
-            (item["id"], (item["memory_type"], (item["title"] or item["content"])[:title_width],
-                          self._cut(self.namespaces.label(item["namespace"], item.get("project_key")),
-                                    namespace_width), item.get("written_by_name") or "-",
-                          self.formats.ago(item["updated_at"]))) for item in data["items"]])
+        self.fill(
+            self.query_one("#results", DataTable),
+            [
+                (
+                    item["id"],
+                    (
+                        item["memory_type"],
+                        (item["title"] or item["content"])[:title_width],
+                        self._cut(
+                            self.namespaces.label(item["namespace"], item.get("project_key")), namespace_width
+                        ),
+                        item.get("written_by_name") or "-",
+                        self.formats.ago(item["updated_at"]),
+                    ),
+                )
+                for item in data["items"]
+            ],
+        )
         if self.history_of:
             await self._history(self.history_of)
 
     @staticmethod
     def _cut(text: str, width: int) -> str:
         """At most ``width`` characters; an ellipsis says the label goes on."""
-        return text if len(text) <= width else text[:width - 1] + "…"
+        return text if len(text) <= width else text[: width - 1] + "…"
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id != "results" or event.row_key is None:
@@ -110,7 +128,8 @@ class MemoriesPane(Pane):
                 f" · version {item['version']} · written by"
                 f" **{item.get('written_by_name') or provenance.get('agent') or 'unknown'}**,"
                 f" created {self.formats.moment(item['created_at'])},"
-                f" updated {self.formats.ago(item['updated_at'])}")
+                f" updated {self.formats.ago(item['updated_at'])}"
+            )
 
     def _detail(self, text: str) -> None:
         """Show this in the detail pane (not again when it is already shown: no flicker)."""
@@ -123,9 +142,21 @@ class MemoriesPane(Pane):
         if memory_id != self.history_of:
             self.marked = None
         self.history_of = memory_id
-        self.fill(self.query_one("#versions", DataTable), [
-            (str(v["version"]), (str(v["version"]), v["operation"], self.formats.ago(v["created_at"]),
-                                 "redacted" if v["redacted_at"] else "")) for v in data["versions"]])
+        self.fill(
+            self.query_one("#versions", DataTable),
+            [
+                (
+                    str(v["version"]),
+                    (
+                        str(v["version"]),
+                        v["operation"],
+                        self.formats.ago(v["created_at"]),
+                        "redacted" if v["redacted_at"] else "",
+                    ),
+                )
+                for v in data["versions"]
+            ],
+        )
 
     def _memory(self) -> str | None:
         return self.selected(self.query_one("#results", DataTable))
@@ -135,7 +166,7 @@ class MemoriesPane(Pane):
         return int(value) if value else None
 
     def action_history(self) -> None:
-        if (memory_id := self._memory()):
+        if memory_id := self._memory():
             self.run_worker(self._safe(lambda: self._history(memory_id)), group="history")
 
     def action_mark(self) -> None:
@@ -151,28 +182,37 @@ class MemoriesPane(Pane):
             old, new = sorted((version, other))
 
             async def show() -> None:
-                diff = await self.client.get(f"/api/local/memories/{memory_id}/diff",
-                                             **{"from": old, "to": new})
+                diff = await self.client.get(
+                    f"/api/local/memories/{memory_id}/diff", **{"from": old, "to": new}
+                )
                 text = self.formats.text(diff["diff"]) or "(no change)"
                 self._detail(f"```diff\n{text}\n```")
                 self.diff_of = memory_id
+
             self.run_worker(self._safe(show), group="diff")
 
     def action_revert(self) -> None:
         memory_id, version = self.history_of, self._version()
         if memory_id and version:
-            self.act(lambda: self.client.post(f"/api/local/memories/{memory_id}/revert", {"version": version}),
-                     f"reverted to version {version} (as a new version)",
-                     confirm=f"Make version {version} current again? (a new version is added)")
+            self.act(
+                lambda: self.client.post(f"/api/local/memories/{memory_id}/revert", {"version": version}),
+                f"reverted to version {version} (as a new version)",
+                confirm=f"Make version {version} current again? (a new version is added)",
+            )
 
     def action_redact(self) -> None:
         memory_id, version = self.history_of, self._version()
         if memory_id and version:
-            self.act(lambda: self.client.post(f"/api/local/memories/{memory_id}/redact", {"version": version}),
-                     f"version {version} redacted",
-                     confirm=f"Remove the content of version {version} for good? (metadata stays)")
+            self.act(
+                lambda: self.client.post(f"/api/local/memories/{memory_id}/redact", {"version": version}),
+                f"version {version} redacted",
+                confirm=f"Remove the content of version {version} for good? (metadata stays)",
+            )
 
     def action_delete(self) -> None:
-        if (memory_id := self._memory()):
-            self.act(lambda: self.client.post(f"/api/local/memories/{memory_id}/delete"),
-                     "memory deleted (its history stays)", confirm=f"Delete memory {memory_id}?")
+        if memory_id := self._memory():
+            self.act(
+                lambda: self.client.post(f"/api/local/memories/{memory_id}/delete"),
+                "memory deleted (its history stays)",
+                confirm=f"Delete memory {memory_id}?",
+            )

@@ -12,18 +12,22 @@ from textual.widgets import DataTable, Markdown
 from tui.formats import Formats
 from tui.panes.base import Pane
 
-
 ACTIVE = ("applied", "installed", "fallback_active")  # the statuses of a plan whose files are written
 
 
 def plan_markdown(plan: dict[str, Any], formats: Formats | None = None) -> str:
     formats = formats or Formats()
     age = plan.get("fallback_cache_age_seconds")
-    lines = [f"### {plan['runtime']} in `{formats.path(plan['repo_root'])}` — {plan['status']}", "",
-             f"project `{plan['project_key']}`; the key stays under credential_ref"
-             f" `{plan['credential_ref']}` (never in the repository)", "",
-             f"last refresh: {formats.ago(plan.get('last_refresh_at'))} · fallback cache: "
-             + (f"{formats.span(age)} old" if age is not None else "none yet"), ""]
+    lines = [
+        f"### {plan['runtime']} in `{formats.path(plan['repo_root'])}` — {plan['status']}",
+        "",
+        f"project `{plan['project_key']}`; the key stays under credential_ref"
+        f" `{plan['credential_ref']}` (never in the repository)",
+        "",
+        f"last refresh: {formats.ago(plan.get('last_refresh_at'))} · fallback cache: "
+        + (f"{formats.span(age)} old" if age is not None else "none yet"),
+        "",
+    ]
     lines += _hook_lines(plan, formats)
     # One file may hold several regions (.amp/memory-config.json: the shared keys and each
     # runtime's); the person sees the file once, with each region's part under it.
@@ -33,12 +37,23 @@ def plan_markdown(plan: dict[str, Any], formats: Formats | None = None) -> str:
     for path, items in by_path.items():
         changes = any(item["changes"] for item in items)
         # A plan's file list is what it was to do when planned; once applied, it is done.
-        state = ("written" if plan["status"] in ACTIVE else "unchanged" if not changes
-                 else "update" if items[0]["exists"] else "create")
+        state = (
+            "written"
+            if plan["status"] in ACTIVE
+            else "unchanged"
+            if not changes
+            else "update"
+            if items[0]["exists"]
+            else "create"
+        )
         lines.append(f"**{state}** `{path}`")
         for item in items:
-            lines += [f"({item['kind']}): {item['purpose']}",
-                      "```", formats.text(item["content"][:1500]), "```"]
+            lines += [
+                f"({item['kind']}): {item['purpose']}",
+                "```",
+                formats.text(item["content"][:1500]),
+                "```",
+            ]
     for conflict in plan.get("conflicts", []):
         lines.append(f"> CONFLICT `{conflict['path']}`: {conflict['reason']}")
     return "\n".join(lines)
@@ -58,8 +73,11 @@ def _hook_lines(plan: dict[str, Any], formats: Formats) -> list[str]:
 
 
 class SetupPane(Pane):
-    BINDINGS = [Binding("a", "approve", "Approve"), Binding("j", "reject", "Reject"),
-                Binding("m", "remove", "Remove installed")]
+    BINDINGS = [
+        Binding("a", "approve", "Approve"),
+        Binding("j", "reject", "Reject"),
+        Binding("m", "remove", "Remove installed"),
+    ]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -78,10 +96,21 @@ class SetupPane(Pane):
     async def load(self) -> None:
         plans = (await self.client.get("/api/local/startup/plans"))["plans"]
         self.plans = {p["plan_id"]: p for p in plans if p["status"] not in ("rejected", "removed")}
-        self.fill(self.query_one("#plans", DataTable), [
-            (p["plan_id"], (p["status"], p["runtime"], self.formats.path(p["repo_root"], 40),
-                            self.formats.ago(p["created_at"])))
-            for p in self.plans.values()])
+        self.fill(
+            self.query_one("#plans", DataTable),
+            [
+                (
+                    p["plan_id"],
+                    (
+                        p["status"],
+                        p["runtime"],
+                        self.formats.path(p["repo_root"], 40),
+                        self.formats.ago(p["created_at"]),
+                    ),
+                )
+                for p in self.plans.values()
+            ],
+        )
         self._show(self.selected(self.query_one("#plans", DataTable)))
 
     def _show(self, plan_id: str | None) -> None:
@@ -98,18 +127,24 @@ class SetupPane(Pane):
         return self.selected(self.query_one("#plans", DataTable))
 
     def action_approve(self) -> None:
-        if (plan_id := self._plan()):
-            self.act(lambda: self.client.post(f"/api/local/startup/plans/{plan_id}/approve"),
-                     "approved: the daemon wrote the files",
-                     confirm="Write these files into the repository?")
+        if plan_id := self._plan():
+            self.act(
+                lambda: self.client.post(f"/api/local/startup/plans/{plan_id}/approve"),
+                "approved: the daemon wrote the files",
+                confirm="Write these files into the repository?",
+            )
 
     def action_reject(self) -> None:
-        if (plan_id := self._plan()):
-            self.act(lambda: self.client.post(f"/api/local/startup/plans/{plan_id}/reject"),
-                     "rejected: nothing was written")
+        if plan_id := self._plan():
+            self.act(
+                lambda: self.client.post(f"/api/local/startup/plans/{plan_id}/reject"),
+                "rejected: nothing was written",
+            )
 
     def action_remove(self) -> None:
-        if (plan_id := self._plan()):
-            self.act(lambda: self.client.post(f"/api/local/startup/plans/{plan_id}/remove"),
-                     "removed: the repository is as it was",
-                     confirm="Remove this startup item from the repository?")
+        if plan_id := self._plan():
+            self.act(
+                lambda: self.client.post(f"/api/local/startup/plans/{plan_id}/remove"),
+                "removed: the repository is as it was",
+                confirm="Remove this startup item from the repository?",
+            )
