@@ -30,8 +30,8 @@ class MemoryAdmin:
     def search(self, query: str | None, filters: dict[str, str | None], limit: int) -> dict[str, Any]:
         """Hybrid search (or newest first without a query) with the browser's filters."""
         if query:
-            namespaces = ([filters["namespace"]] if filters.get("namespace")
-                          else self.records.live_namespaces())
+            namespace = filters.get("namespace")
+            namespaces = [namespace] if namespace else self.records.live_namespaces()
             hits = self.store.search.search(query, namespaces, limit=limit * 4)
             records = self.store.memories.by_seqs([h.seq for h in hits])
             allowed = self.records.matching_seqs(filters)
