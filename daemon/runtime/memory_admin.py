@@ -11,8 +11,8 @@ from daemon.runtime.access import dialect_of, public_memory
 from daemon.runtime.changes import ContextChanges
 from state.browse_records import BrowseRecords
 from state.errors import InvalidRequest, NotFound
-from state.store import Store
 from state.redaction import purge_wal
+from state.store import Store
 
 
 class MemoryAdmin:
@@ -38,16 +38,25 @@ class MemoryAdmin:
             memories = [records[h.seq] for h in hits if h.seq in records and h.seq in allowed][:limit]
         else:
             memories = [self.store.memories.get(i) for i in self.records.newest_ids(filters, limit)]
-        names = {i["id"]: i["name"] for i in [*self.store.identities.agents(),
-                                             *filter(None, [self.store.identities.owner()])]}
-        return {"schema": "memorycloud.memories.v1", "query": query, "items": [
-            {**public_memory(m), "written_by_name": names.get(m["identity_id"])} for m in memories]}
+        names = {
+            i["id"]: i["name"]
+            for i in [*self.store.identities.agents(), *filter(None, [self.store.identities.owner()])]
+        }
+        return {
+            "schema": "memorycloud.memories.v1",
+            "query": query,
+            "items": [{**public_memory(m), "written_by_name": names.get(m["identity_id"])} for m in memories],
+        }
 
     def history(self, memory_id: str) -> dict[str, Any]:
         memory = self.store.memories.get(memory_id)
-        return {"schema": "memorycloud.memory-history.v1", "memory": public_memory(memory),
-                "dialect": dialect_of(memory["namespace"]), "deleted_at": memory["deleted_at"],
-                "versions": self.store.memories.versions(memory_id)}
+        return {
+            "schema": "memorycloud.memory-history.v1",
+            "memory": public_memory(memory),
+            "dialect": dialect_of(memory["namespace"]),
+            "deleted_at": memory["deleted_at"],
+            "versions": self.store.memories.versions(memory_id),
+        }
 
     def _version(self, memory_id: str, number: int) -> dict[str, Any]:
         for version in self.store.memories.versions(memory_id):
@@ -57,12 +66,20 @@ class MemoryAdmin:
 
     def diff(self, memory_id: str, old: int, new: int) -> dict[str, Any]:
         before, after = self._version(memory_id, old), self._version(memory_id, new)
-        lines = difflib.unified_diff((before["content"] or "").splitlines(keepends=True),
-                                     (after["content"] or "").splitlines(keepends=True),
-                                     fromfile=f"v{old}", tofile=f"v{new}")
-        return {"schema": "memorycloud.memory-diff.v1", "memory_id": memory_id, "from": old, "to": new,
-                "redacted": [v["version"] for v in (before, after) if v["redacted_at"]],
-                "diff": "".join(lines)}
+        lines = difflib.unified_diff(
+            (before["content"] or "").splitlines(keepends=True),
+            (after["content"] or "").splitlines(keepends=True),
+            fromfile=f"v{old}",
+            tofile=f"v{new}",
+        )
+        return {
+            "schema": "memorycloud.memory-diff.v1",
+            "memory_id": memory_id,
+            "from": old,
+            "to": new,
+            "redacted": [v["version"] for v in (before, after) if v["redacted_at"]],
+            "diff": "".join(lines),
+        }
 
     def revert(self, owner: dict[str, Any], memory_id: str, number: int) -> dict[str, Any]:
         memory = self._live(memory_id)
@@ -70,8 +87,9 @@ class MemoryAdmin:
         if version["content"] is None:
             raise InvalidRequest(f"version {number} has no content (redacted or a deletion)")
         with self.store.transaction():
-            updated = self.store.memories.update(memory_id, content=version["content"],
-                                                 title=version["title"], identity_id=owner["id"])
+            updated = self.store.memories.update(
+                memory_id, content=version["content"], title=version["title"], identity_id=owner["id"]
+            )
         self.changes.changed(memory["namespace"], memory["project_key"])
         return public_memory(updated)
 
