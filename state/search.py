@@ -557,8 +557,7 @@ class SearchIndex:
                     (vector, limit, namespace),
                 ).fetchall()
             else:
-                span = getattr(self.embedder, "coarse_span", len(vector))
-                code = code or coarse_code(vector[:span], document=False)
+                code = code or coarse_code(vector, document=False)
                 nearest = [
                     row[0]
                     for row in self.conn.execute(
@@ -629,12 +628,7 @@ class SearchIndex:
         if vectors:
             mode = self.vector_mode
             if mode == "auto":
-                mode = (
-                    "rerank"
-                    if getattr(self.embedder, "reranks_every_script", False)
-                    or mostly_cjk(tokenizer.query_terms(query), tokenizer)
-                    else "fallback"
-                )
+                mode = "rerank" if mostly_cjk(tokenizer.query_terms(query), tokenizer) else "fallback"
             # A scan of the namespace when words find too few (or rank nothing), or always.
             scan = len(bm25) < limit or bm25_weight <= 0 or mode == "always"
             if scan or mode == "rerank":
@@ -687,16 +681,9 @@ def insert_vector(conn: Connection, seq: int, namespace: str, vector: list[float
     """Store record ``seq``'s vector: int8, and its coarse code (state/embedders.py). The one
     definition for writes and the rebuild's copy."""
     embedding = serialize(vector)
-    nonzero = getattr(vector, "nonzero", None)
-    span = getattr(vector, "coarse_span", None) or len(embedding)
-    if span < len(embedding):  # a composite's code is of its hashing part only
-        embedding_part = embedding[:span]
-        nonzero = None if nonzero is None else [i for i in nonzero if i < span]
-    else:
-        embedding_part = embedding
     conn.execute(
         "insert into memory_vec (rowid, namespace, embedding, coarse) values (?, ?, vec_int8(?), vec_bit(?))",
-        (seq, namespace, embedding, coarse_code(embedding_part, nonzero)),
+        (seq, namespace, embedding, coarse_code(embedding, getattr(vector, "nonzero", None))),
     )
 
 
