@@ -52,19 +52,23 @@ class Endpoint:
     path: str
     handler: Handler
     summary: str
-    scope: str | None = None          # required scope; None = any authenticated caller
-    auth: str = "required"            # required | optional | none
+    scope: str | None = None  # required scope; None = any authenticated caller
+    auth: str = "required"  # required | optional | none
     owner_only: bool = False
     request: RequestSchema | None = None
-    query: tuple[Query, ...] = ()      # its query parameters, read by the handler through them
+    query: tuple[Query, ...] = ()  # its query parameters, read by the handler through them
     response_schema: str | None = None
     # Honours Idempotency-Key: the write and its remembered answer commit together, and a
     # retry gets that answer. Only for handlers that do not await while writing.
     idempotent: bool = False
 
     def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"method": self.method, "path": self.path, "summary": self.summary,
-                               "auth": self.auth}
+        out: dict[str, Any] = {
+            "method": self.method,
+            "path": self.path,
+            "summary": self.summary,
+            "auth": self.auth,
+        }
         if self.scope:
             out["scope"] = self.scope
         if self.owner_only:
@@ -105,8 +109,7 @@ def authorize(endpoint: Endpoint, identity: dict[str, Any] | None) -> None:
     if endpoint.owner_only and identity["kind"] != "owner":
         raise Forbidden("only the owner may do this (agent keys cannot)")
     if endpoint.scope and endpoint.scope not in identity["scopes"] and identity["kind"] != "owner":
-        raise Forbidden(f"scope required: {endpoint.scope}",
-                        details={"required_scope": endpoint.scope})
+        raise Forbidden(f"scope required: {endpoint.scope}", details={"required_scope": endpoint.scope})
 
 
 def to_response(result: Any) -> web.StreamResponse:
@@ -127,8 +130,7 @@ def with_warnings(result: Any, ignored: list[str]) -> web.StreamResponse:
     notes = [f"ignored field '{name}'" for name in ignored]
     if isinstance(result, dict):
         earlier = result.get("warnings") or []
-        result = {**result, "warnings": [*(earlier if isinstance(earlier, list) else [earlier]),
-                                         *notes]}
+        result = {**result, "warnings": [*(earlier if isinstance(earlier, list) else [earlier]), *notes]}
     response = to_response(result)
     # A header may hold printable ASCII only: a field name with a control character or a
     # non-ASCII letter is escaped (the body's warnings keep it as sent).
@@ -154,8 +156,12 @@ def idempotent_replay(request: web.Request, identity: dict[str, Any], key: str) 
     if stored is None:
         return None
     status, body = stored
-    return web.json_response(body, status=status, headers={"Idempotent-Replayed": "true"},
-                             dumps=lambda v: json.dumps(v, ensure_ascii=False))
+    return web.json_response(
+        body,
+        status=status,
+        headers={"Idempotent-Replayed": "true"},
+        dumps=lambda v: json.dumps(v, ensure_ascii=False),
+    )
 
 
 async def run_idempotent(request: web.Request, call: "Call", endpoint: "Endpoint", key: str) -> Any:
@@ -175,7 +181,7 @@ async def run_idempotent(request: web.Request, call: "Call", endpoint: "Endpoint
             interrupted = exc
         else:
             if isinstance(result, (dict, list)):
-                store.upstream.remember_response(call.identity["id"], key, 200, result)
+                store.upstream.remember_response(call.require_identity()["id"], key, 200, result)
     if interrupted is not None:
         raise interrupted
     return result
@@ -190,7 +196,11 @@ def wrap(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResp
         for before in request.app[keys.DIALECTS].before_request:  # daemon/dialects.py
             before(request, endpoint)
         key = _idempotency_key(request, identity) if endpoint.idempotent else None
-        if key is not None and (replayed := idempotent_replay(request, identity, key)) is not None:
+        if (
+            key is not None
+            and identity is not None  # a key is only read for a known caller
+            and (replayed := idempotent_replay(request, identity, key)) is not None
+        ):
             return replayed
         body: dict[str, Any] = {}
         ignored: list[str] = []

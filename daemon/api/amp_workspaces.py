@@ -14,9 +14,9 @@ from daemon.validation import Query
 
 # The reference clamps limits instead of refusing them (daemon/runtime/workspace_reads.py);
 # only a non-integer is refused (422), or one beyond 32 bits.
-ANY_INT = {"minimum": -(2**31), "maximum": 2**31}
-QUERY_LIMIT = Query("limit", int, default=8, **ANY_INT, description="clamped to 1..30")
-MAP_LIMIT = Query("limit", int, default=120, **ANY_INT, description="clamped to 20..240")
+LOW, HIGH = -(2**31), 2**31
+QUERY_LIMIT = Query("limit", int, default=8, minimum=LOW, maximum=HIGH, description="clamped to 1..30")
+MAP_LIMIT = Query("limit", int, default=120, minimum=LOW, maximum=HIGH, description="clamped to 20..240")
 Q = Query("q", description="hybrid search (BM25 + vectors); without it, newest first")
 FILTERS = (Query("memory_type"), Query("project_key"))
 
@@ -28,10 +28,14 @@ def _reads(call: Call) -> WorkspaceReads:
 async def memory_query(request: web.Request, call: Call) -> dict[str, Any]:
     """What retrieval handles point to; newest first without ``q``."""
     return _reads(call).query(
-        call.require_identity(), request.match_info["workspace_id"],
-        q=(Q.read(request) or "").strip(), memory_type=FILTERS[0].read(request),
-        project_key=FILTERS[1].read(request), limit=QUERY_LIMIT.read(request),
-        base_url=call.base_url)
+        call.require_identity(),
+        request.match_info["workspace_id"],
+        q=(Q.read(request) or "").strip(),
+        memory_type=FILTERS[0].read(request),
+        project_key=FILTERS[1].read(request),
+        limit=QUERY_LIMIT.read(request),
+        base_url=call.base_url,
+    )
 
 
 async def my_workspaces(request: web.Request, call: Call) -> dict[str, Any]:
@@ -39,36 +43,69 @@ async def my_workspaces(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def my_memory_map(request: web.Request, call: Call) -> dict[str, Any]:
-    return _reads(call).memory_map(call.require_identity(), None, limit=MAP_LIMIT.read(request),
-                                   base_url=call.base_url)
+    return _reads(call).memory_map(
+        call.require_identity(), None, limit=MAP_LIMIT.read(request), base_url=call.base_url
+    )
 
 
 async def workspace_memory_map(request: web.Request, call: Call) -> dict[str, Any]:
-    return _reads(call).memory_map(call.require_identity(), request.match_info["workspace_id"],
-                                   limit=MAP_LIMIT.read(request), base_url=call.base_url)
+    return _reads(call).memory_map(
+        call.require_identity(),
+        request.match_info["workspace_id"],
+        limit=MAP_LIMIT.read(request),
+        base_url=call.base_url,
+    )
 
 
 async def code_memory_context(request: web.Request, call: Call) -> dict[str, Any]:
-    return _reads(call).code_memory(call.require_identity(), request.match_info["project_key"],
-                                    q=(Q.read(request) or "").strip(),
-                                    limit=QUERY_LIMIT.read(request), base_url=call.base_url)
+    return _reads(call).code_memory(
+        call.require_identity(),
+        request.match_info["project_key"],
+        q=(Q.read(request) or "").strip(),
+        limit=QUERY_LIMIT.read(request),
+        base_url=call.base_url,
+    )
 
 
 ENDPOINTS = [
-    Endpoint("GET", "/api/workspaces/{workspace_id}/memory/query", memory_query,
-             "A workspace's memory: hybrid search (BM25 + vectors) with q, else newest first;"
-             " memory_type, project_key, limit (clamped to 1..30).",
-             scope="memory:read", response_schema="amp.memory-search.v1",
-             query=(Q, *FILTERS, QUERY_LIMIT)),
-    Endpoint("GET", "/api/me/workspaces", my_workspaces,
-             "The workspaces the caller belongs to, with its role."),
-    Endpoint("GET", "/api/me/memory-map", my_memory_map,
-             "The caller's workspaces and their newest memories as a lens map (limit 20..240).",
-             scope="memory:read", response_schema="amp.memory-lens-map.v1", query=(MAP_LIMIT,)),
-    Endpoint("GET", "/api/workspaces/{workspace_id}/memory-map", workspace_memory_map,
-             "One workspace's newest memories as a lens map (limit 20..240).",
-             scope="memory:read", response_schema="amp.memory-lens-map.v1", query=(MAP_LIMIT,)),
-    Endpoint("GET", "/api/projects/{project_key}/code-memory/context", code_memory_context,
-             "code_memory records of a project in the caller's workspaces, newest first"
-             " (q, limit clamped to 1..30).", scope="memory:read", query=(Q, QUERY_LIMIT)),
+    Endpoint(
+        "GET",
+        "/api/workspaces/{workspace_id}/memory/query",
+        memory_query,
+        "A workspace's memory: hybrid search (BM25 + vectors) with q, else newest first;"
+        " memory_type, project_key, limit (clamped to 1..30).",
+        scope="memory:read",
+        response_schema="amp.memory-search.v1",
+        query=(Q, *FILTERS, QUERY_LIMIT),
+    ),
+    Endpoint(
+        "GET", "/api/me/workspaces", my_workspaces, "The workspaces the caller belongs to, with its role."
+    ),
+    Endpoint(
+        "GET",
+        "/api/me/memory-map",
+        my_memory_map,
+        "The caller's workspaces and their newest memories as a lens map (limit 20..240).",
+        scope="memory:read",
+        response_schema="amp.memory-lens-map.v1",
+        query=(MAP_LIMIT,),
+    ),
+    Endpoint(
+        "GET",
+        "/api/workspaces/{workspace_id}/memory-map",
+        workspace_memory_map,
+        "One workspace's newest memories as a lens map (limit 20..240).",
+        scope="memory:read",
+        response_schema="amp.memory-lens-map.v1",
+        query=(MAP_LIMIT,),
+    ),
+    Endpoint(
+        "GET",
+        "/api/projects/{project_key}/code-memory/context",
+        code_memory_context,
+        "code_memory records of a project in the caller's workspaces, newest first"
+        " (q, limit clamped to 1..30).",
+        scope="memory:read",
+        query=(Q, QUERY_LIMIT),
+    ),
 ]
