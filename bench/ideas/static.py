@@ -1,0 +1,107 @@
+"""The static embedder distilled from all-MiniLM-L6-v2 (bench/ideas/static_embedder.py), alone
+and beside the hashing vector, for bench/ideas/sweep.py and bench/retrieval_turns.py --ideas.
+
+    /work/venv-distill/bin/python bench/distill_static.py --out /tmp/static_minilm.bin
+    cd bench && STATIC_TABLE=/tmp/static_minilm.bin STATIC_ROUND=final \
+        ../.venv/bin/python ideas/sweep.py --split tune --madial ideas/static.py
+
+STATIC_ROUND picks the configs: ``static`` (weights and modes), ``hybrid`` (the hashing
+vector beside it), ``tables`` (STATIC_TABLES=a.bin,b.bin: tables distilled with other
+options), ``final`` (the shapes reported in bench/RESULTS.md)."""
+
+import os
+import sys
+from pathlib import Path
+
+from retrieval_turns import Config
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # static_embedder.py, beside this file
+import static_embedder  # noqa: E402
+from static_embedder import HybridEmbedder, StaticEmbedder, StaticTable  # noqa: E402
+
+from state import embedders
+from state.config import Settings
+
+STATIC = Settings(embedder="static")
+HYBRID = Settings(embedder="hashing+static")
+# The two embedder names, for the stores these configs open (patches are applied then).
+FACTORIES = {
+    **embedders._FACTORIES,
+    "static": lambda dimension: StaticEmbedder(),
+    "hashing+static": HybridEmbedder,
+}
+
+
+def _with_factories(config: Config) -> Config:
+    from dataclasses import replace
+
+    return replace(config, patches=((embedders, "_FACTORIES", FACTORIES), *config.patches))
+
+
+NO_IDF = ((StaticEmbedder, "query_idf", False),)
+ROUND = os.environ.get("STATIC_ROUND", "hybrid")
+
+
+def ideas() -> list[Config]:
+    return [_with_factories(c) for c in _ideas()]
+
+
+def _ideas() -> list[Config]:
+    if ROUND == "tables":  # STATIC_TABLES=a.bin,b.bin: tables of bench/distill_static.py
+        out = []
+        for path in os.environ["STATIC_TABLES"].split(","):
+            patch = ((static_embedder, "_table", StaticTable(Path(path).read_bytes())),)
+            name = Path(path).stem
+            out += [
+                Config(f"{name}: vector only", 0.0, 1.0, "always", settings=STATIC, patches=patch),
+                Config(f"{name}: rerank 1:0.5", 1.0, 0.5, "rerank", settings=STATIC, patches=patch),
+                Config(f"{name}: always 1:1", 1.0, 1.0, "always", settings=STATIC, patches=patch),
+            ]
+        return out
+    if ROUND == "final":  # the table distilled with the defaults, the best shapes
+        return [
+            Config("static: vector only", 0.0, 1.0, "always", settings=STATIC),
+            Config("static: rerank 1:0.5", 1.0, 0.5, "rerank", settings=STATIC),
+            Config("static: always 1:1", 1.0, 1.0, "always", settings=STATIC),
+            Config(
+                "hybrid h0.3: rerank 1:0.5",
+                1.0,
+                0.5,
+                "rerank",
+                settings=HYBRID,
+                patches=((HybridEmbedder, "query_hashing_weight", 0.3),),
+            ),
+            Config(
+                "hybrid h0.3: rerank 1:1",
+                1.0,
+                1.0,
+                "rerank",
+                settings=HYBRID,
+                patches=((HybridEmbedder, "query_hashing_weight", 0.3),),
+            ),
+        ]
+    if ROUND == "quick":  # comparing tables (bench/distill_static.py's options)
+        return [
+            Config("static: vector only", 0.0, 1.0, "always", settings=STATIC),
+            Config("static: rerank 1:0.5", 1.0, 0.5, "rerank", settings=STATIC),
+            Config("static: always 1:1", 1.0, 1.0, "always", settings=STATIC),
+        ]
+    if ROUND == "static":
+        out = [Config("static: vector only", 0.0, 1.0, "always", settings=STATIC)]
+        for w in (1.0, 0.5, 0.3):
+            out.append(Config(f"static: rerank 1:{w}", 1.0, w, "rerank", settings=STATIC))
+            out.append(Config(f"static: always 1:{w}", 1.0, w, "always", settings=STATIC))
+        return out + [
+            Config("static no idf: vector only", 0.0, 1.0, "always", settings=STATIC, patches=NO_IDF),
+            Config("static no idf: rerank 1:0.5", 1.0, 0.5, "rerank", settings=STATIC, patches=NO_IDF),
+        ]
+    out = []
+    for hw in (0.0, 0.3, 0.6):
+        patch = ((HybridEmbedder, "query_hashing_weight", hw),)
+        out += [
+            Config(f"hybrid h{hw}: vector only", 0.0, 1.0, "always", settings=HYBRID, patches=patch),
+            Config(f"hybrid h{hw}: auto 1:1", 1.0, 1.0, "auto", settings=HYBRID, patches=patch),
+            Config(f"hybrid h{hw}: auto 1:0.5", 1.0, 0.5, "auto", settings=HYBRID, patches=patch),
+            Config(f"hybrid h{hw}: always 1:1", 1.0, 1.0, "always", settings=HYBRID, patches=patch),
+        ]
+    return out
