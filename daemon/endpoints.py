@@ -14,7 +14,8 @@ from typing import Any, Awaitable, Callable
 from aiohttp import web
 
 from daemon import keys
-from daemon.validation import Query, RequestSchema, read_json_object
+from daemon.request_models import RequestModel
+from daemon.validation import Query, read_json_object
 from state.group_commit import in_unit
 from state.errors import Forbidden, Unauthorized
 
@@ -55,7 +56,7 @@ class Endpoint:
     scope: str | None = None  # required scope; None = any authenticated caller
     auth: str = "required"  # required | optional | none
     owner_only: bool = False
-    request: RequestSchema | None = None
+    request: type[RequestModel] | None = None  # its JSON body (daemon/request_models.py)
     query: tuple[Query, ...] = ()  # its query parameters, read by the handler through them
     response_schema: str | None = None
     # Honours Idempotency-Key: the write and its remembered answer commit together, and a
@@ -206,7 +207,7 @@ def wrap(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResp
         ignored: list[str] = []
         if endpoint.request is not None:
             raw = await read_json_object(request)
-            body = endpoint.request.parse(raw)
+            body = endpoint.request.parse_body(raw)
             ignored = endpoint.request.ignored_fields(raw)
         call = Call(identity, body, request)
         # in_unit, not conn.in_transaction: with group commit the connection is inside other

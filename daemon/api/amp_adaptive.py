@@ -5,49 +5,41 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
+from pydantic import Field
 
 from daemon.endpoints import Call, Endpoint
+from daemon.request_models import Int, RequestModel, at_least
 from daemon.runtime.adaptive import VISIBILITIES, submit_importance
 from daemon.runtime.memory_forms import FORMS_BY_TYPE, templates
 from daemon.runtime.sync_gate import GatedWrite, write_headers
-from daemon.validation import Field, RequestSchema
 from state.errors import InvalidRequest, ValidationFailed
+
 
 # The MemoryCloud reference's fields (MemoryRouteRequest, MemoryFormSubmitRequest); memory_type
 # and importance are ours.
-SELECT = RequestSchema(
-    "memory-route",
-    (
-        Field("task", str, required=True, min_length=4, max_length=5000),
-        Field("what_i_remember", str, required=True, min_length=1, max_length=20000),
-        Field("environment", dict, default={}),
-        Field("workspace_id", str, max_length=80),
-        Field("project_key", str, max_length=120),
-        Field("memory_type", str, max_length=80, description="skip routing: " + ", ".join(FORMS_BY_TYPE)),
-    ),
-)
+class MemoryRoute(RequestModel, title="memory-route"):
+    task: str = Field(max_length=5000, pattern=at_least(4))
+    what_i_remember: str = Field(max_length=20_000, pattern=at_least(1))
+    environment: dict[str, Any] | None = Field(default_factory=dict)
+    workspace_id: str | None = Field(None, max_length=80)
+    project_key: str | None = Field(None, max_length=120)
+    memory_type: str | None = Field(
+        None,
+        max_length=80,
+        description="skip routing: decision_memory, failure_memory, procedure_memory, profile_memory, code_memory, task_execution_memory, entity_memory, conversation_memory, collaboration_memory, project_memory",
+    )
 
-SUBMIT = RequestSchema(
-    "memory-form-submit",
-    (
-        Field("payload", dict, required=True),
-        Field(
-            "visibility",
-            str,
-            default="workspace",
-            max_length=20,
-            description="private, workspace or public (a local workspace is never public beyond"
-            " this machine: public is stored like workspace)",
-        ),
-        Field(
-            "importance",
-            int,
-            minimum=1,
-            maximum=5,
-            description="default: 4 for workspace and public, 3 for private (as the reference)",
-        ),
-    ),
-)
+
+class MemoryFormSubmit(RequestModel, title="memory-form-submit"):
+    payload: dict[str, Any]
+    visibility: str | None = Field(
+        "workspace",
+        max_length=20,
+        description="private, workspace or public (a local workspace is never public beyond this machine: public is stored like workspace)",
+    )
+    importance: Int | None = Field(
+        None, ge=1, le=5, description="default: 4 for workspace and public, 3 for private (as the reference)"
+    )
 
 
 async def list_templates(request: web.Request, call: Call) -> dict[str, Any]:
@@ -94,6 +86,9 @@ async def submit(request: web.Request, call: Call) -> dict[str, Any]:
     return {**result, "update_notice": warning} if warning else result
 
 
+# The names the reference tests (tests/daemon/test_*_reference.py) read the bodies by.
+SELECT, SUBMIT = MemoryRoute, MemoryFormSubmit
+
 ENDPOINTS = [
     Endpoint(
         "GET",
@@ -109,7 +104,7 @@ ENDPOINTS = [
         select,
         "Route what you remember to a memory form (a run).",
         scope="memory:write",
-        request=SELECT,
+        request=MemoryRoute,
         response_schema="amp.memory-route.v1",
     ),
     Endpoint(
@@ -125,7 +120,7 @@ ENDPOINTS = [
         submit,
         "Submit the filled form; stores a workspace memory that enters context packs.",
         scope="memory:write",
-        request=SUBMIT,
+        request=MemoryFormSubmit,
         response_schema="amp.adaptive-memory.v1",
     ),
 ]

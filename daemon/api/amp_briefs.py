@@ -5,41 +5,34 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
+from pydantic import Field
 
 from daemon.endpoints import Call, Endpoint
+from daemon.request_models import Int, RequestModel, at_least
 from daemon.runtime.sync_gate import GatedWrite, write_headers
-from daemon.validation import Field, RequestSchema
 
-BRIEF = RequestSchema(
-    "memory-brief",
-    (
-        Field("task", str, required=True, min_length=1, max_length=5000),
-        Field("workspace_id", str, max_length=80),
-        Field("project_key", str, max_length=160),
-        Field("handoff_code", str, max_length=512),
-        Field("current_context", str, max_length=20000),
-        Field("session_fingerprint", str, max_length=200),
-        Field("environment", dict, default={}),
-        Field("max_items", int, default=8, minimum=1, maximum=50),
-    ),
-)
 
-EVENT = RequestSchema(
-    "memory-brief-event",
-    (
-        Field("summary", str, required=True, min_length=1, max_length=4000),
-        Field(
-            "event_type",
-            str,
-            default="task_event",
-            min_length=1,
-            max_length=80,
-            description="decision, changed_files, failure, handoff_ready, task_event",
-        ),
-        Field("importance", int, default=3, minimum=1, maximum=5),
-        Field("payload", dict, default={}),
-    ),
-)
+class MemoryBrief(RequestModel, title="memory-brief"):
+    task: str = Field(max_length=5000, pattern=at_least(1))
+    workspace_id: str | None = Field(None, max_length=80)
+    project_key: str | None = Field(None, max_length=160)
+    handoff_code: str | None = Field(None, max_length=512)
+    current_context: str | None = Field(None, max_length=20_000)
+    session_fingerprint: str | None = Field(None, max_length=200)
+    environment: dict[str, Any] | None = Field(default_factory=dict)
+    max_items: Int | None = Field(8, ge=1, le=50)
+
+
+class MemoryBriefEvent(RequestModel, title="memory-brief-event"):
+    summary: str = Field(max_length=4000, pattern=at_least(1))
+    event_type: str | None = Field(
+        "task_event",
+        max_length=80,
+        pattern=at_least(1),
+        description="decision, changed_files, failure, handoff_ready, task_event",
+    )
+    importance: Int | None = Field(3, ge=1, le=5)
+    payload: dict[str, Any] | None = Field(default_factory=dict)
 
 
 async def create_brief(request: web.Request, call: Call) -> dict[str, Any]:
@@ -80,7 +73,7 @@ ENDPOINTS = [
         create_brief,
         "A task brief from workspace, project, hand-off and recent events (+ context pack).",
         scope="memory:read",
-        request=BRIEF,
+        request=MemoryBrief,
         response_schema="amp.memory-brief.v1",
         idempotent=True,
     ),
@@ -98,7 +91,7 @@ ENDPOINTS = [
         add_event,
         "Write back a key event (mirrored into memory deltas and summary cards).",
         scope="memory:write",
-        request=EVENT,
+        request=MemoryBriefEvent,
         response_schema="amp.memory-brief-event.v1",
         idempotent=True,
     ),

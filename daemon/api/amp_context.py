@@ -3,57 +3,65 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from aiohttp import web
+from pydantic import Field
 
 from daemon.endpoints import Call, Endpoint
+from daemon.request_models import Int, RequestModel, at_least
 from daemon.runtime import access
 from daemon.runtime.access import can_read_namespace, readable_memory, resolve_workspace
 from daemon.runtime.hook_runs import HEADER as LAUNCHER_HEADER
 from daemon.runtime.search import search_namespaces
 from daemon.runtime.sync_gate import GatedWrite, write_headers
-from daemon.validation import Field, Query, RequestSchema
+from daemon.validation import Query
 from state.errors import Forbidden, InvalidRequest
 
-BOOTSTRAP = RequestSchema("bootstrap-context", (
-    Field("workspace_id", str, max_length=80),
-    Field("project_key", str, max_length=160),
-    Field("project_binding_id", str, max_length=80),
-    Field("runtime", str, max_length=80),
-    Field("reason", str, max_length=80, default="agent_startup"),
-    Field("task", str, max_length=5000),
-    Field("current_context", str, max_length=20000),
-    Field("last_receipt_id", str, max_length=120),
-    Field("environment", dict, default={}),
-    Field("max_items", int, minimum=1, maximum=100),
-    Field("max_summary_chars", int, minimum=500, maximum=100_000,
-          description="cap summary_markdown for a runtime's output limit"),
-    Field("max_summary_tokens", int, minimum=200, maximum=50_000,
-          description="cap in estimated tokens (a CJK character counts as one)"),
-))
 
-VERIFY = RequestSchema("bootstrap-verify", (
-    Field("receipt_id", str, required=True, min_length=1, max_length=120),
-    Field("project_key", str, max_length=160),
-    Field("project_binding_id", str, max_length=80),
-    Field("context_pack_id", str, max_length=80),
-))
+class BootstrapContext(RequestModel, title="bootstrap-context"):
+    workspace_id: str | None = Field(None, max_length=80)
+    project_key: str | None = Field(None, max_length=160)
+    project_binding_id: str | None = Field(None, max_length=80)
+    runtime: str | None = Field(None, max_length=80)
+    reason: str | None = Field("agent_startup", max_length=80)
+    task: str | None = Field(None, max_length=5000)
+    current_context: str | None = Field(None, max_length=20_000)
+    last_receipt_id: str | None = Field(None, max_length=120)
+    environment: dict[str, Any] | None = Field(default_factory=dict)
+    max_items: Int | None = Field(None, ge=1, le=100)
+    max_summary_chars: Int | None = Field(
+        None, ge=500, le=100_000, description="cap summary_markdown for a runtime's output limit"
+    )
+    max_summary_tokens: Int | None = Field(
+        None, ge=200, le=50_000, description="cap in estimated tokens (a CJK character counts as one)"
+    )
 
-DELTA = RequestSchema("memory-delta", (
-    Field("summary", str, required=True, min_length=1, max_length=4000),
-    Field("delta_type", str, default="task_event", min_length=1, max_length=80),
-    Field("why_it_matters", str, max_length=3000),
-    Field("retrieval_triggers", list, default=[], items=str, max_items=20, max_length=200),
-    Field("importance", int, default=3, minimum=1, maximum=5),
-    Field("project_key", str, max_length=160),
-    Field("workspace_id", str, max_length=80, description="default: the receipt's workspace"),
-    Field("project_binding_id", str, max_length=80,
-          description="default: the receipt's; supplies workspace and project key"),
-    Field("context_receipt_id", str, max_length=120,
-          description="alternative to the X-AMP-Context-Receipt header"),
-    Field("detail_payload", dict, default={}),
-))
+
+class BootstrapVerify(RequestModel, title="bootstrap-verify"):
+    receipt_id: str = Field(max_length=120, pattern=at_least(1))
+    project_key: str | None = Field(None, max_length=160)
+    project_binding_id: str | None = Field(None, max_length=80)
+    context_pack_id: str | None = Field(None, max_length=80)
+
+
+class MemoryDelta(RequestModel, title="memory-delta"):
+    summary: str = Field(max_length=4000, pattern=at_least(1))
+    delta_type: str | None = Field("task_event", max_length=80, pattern=at_least(1))
+    why_it_matters: str | None = Field(None, max_length=3000)
+    retrieval_triggers: list[Annotated[str, Field(max_length=200)]] | None = Field(
+        default_factory=list, max_length=20
+    )
+    importance: Int | None = Field(3, ge=1, le=5)
+    project_key: str | None = Field(None, max_length=160)
+    workspace_id: str | None = Field(None, max_length=80, description="default: the receipt's workspace")
+    project_binding_id: str | None = Field(
+        None, max_length=80, description="default: the receipt's; supplies workspace and project key"
+    )
+    context_receipt_id: str | None = Field(
+        None, max_length=120, description="alternative to the X-AMP-Context-Receipt header"
+    )
+    detail_payload: dict[str, Any] | None = Field(default_factory=dict)
 
 
 async def bootstrap_context(request: web.Request, call: Call) -> dict[str, Any]:
@@ -87,17 +95,26 @@ async def memory_delta(request: web.Request, call: Call) -> dict[str, Any]:
     call.services.deltas.target(identity, receipt, call.body)  # 404/403 before the gate
     # Gated like the reference gates it (after the receipt: a 428 comes first). Unlike the
     # reference, a held-back delta can be resumed: nothing an agent wrote is lost.
-    warning = call.services.gate.admit(identity, GatedWrite(
-        "memory_delta", "POST", request.path, {}, {**call.body, "context_receipt_id": receipt["id"]},
-        call.body["importance"], headers=write_headers(request.headers)), call.base_url)
+    warning = call.services.gate.admit(
+        identity,
+        GatedWrite(
+            "memory_delta",
+            "POST",
+            request.path,
+            {},
+            {**call.body, "context_receipt_id": receipt["id"]},
+            call.body["importance"],
+            headers=write_headers(request.headers),
+        ),
+        call.base_url,
+    )
     result = call.services.deltas.write(identity, receipt, call.body, call.base_url)
     call.services.startup.runs.record_checkpoint(identity, request.headers.get(LAUNCHER_HEADER), receipt)
     return {**result, "update_notice": warning} if warning else result
 
 
 async def memory_detail(request: web.Request, call: Call) -> dict[str, Any]:
-    memory = readable_memory(call.services.store, call.require_identity(),
-                             request.match_info["memory_id"])
+    memory = readable_memory(call.services.store, call.require_identity(), request.match_info["memory_id"])
     return {"schema": "amp.memory-detail.v1", "memory": access.memory_detail(memory)}
 
 
@@ -115,35 +132,77 @@ async def search_everywhere(request: web.Request, call: Call) -> dict[str, Any]:
     if not query:
         raise InvalidRequest("query parameter 'q' is required and must not be empty")
     namespaces = SEARCH_NAMESPACES.read(request) or [
-        resolve_workspace(call.services.store, identity, None)["id"]]
+        resolve_workspace(call.services.store, identity, None)["id"]
+    ]
     refused = [n for n in namespaces if not can_read_namespace(identity, n)]
     if refused:
         raise Forbidden(f"no access to namespace {refused[0]}")
     limit = SEARCH_LIMIT.read(request)
     items = search_namespaces(call.services.store, query, namespaces, limit, call.base_url)
-    return {"schema": "amp.memory-search.v1", "query": query, "namespaces": namespaces,
-            "items": items}
+    return {"schema": "amp.memory-search.v1", "query": query, "namespaces": namespaces, "items": items}
 
 
 ENDPOINTS = [
-    Endpoint("POST", "/api/agent/bootstrap/context", bootstrap_context,
-             "Build a Runtime Context Pack and issue a receipt.", scope="memory:read",
-             request=BOOTSTRAP, response_schema="amp.context-pack.v1"),
-    Endpoint("POST", "/api/agent/bootstrap/refresh", bootstrap_refresh,
-             "Refresh the context pack during work (new pack, new receipt).", scope="memory:read",
-             request=BOOTSTRAP, response_schema="amp.context-pack.v1"),
-    Endpoint("POST", "/api/agent/bootstrap/verify", bootstrap_verify, "Check a receipt.",
-             scope="memory:read", request=VERIFY, response_schema="amp.bootstrap-verify.v1"),
-    Endpoint("GET", "/api/agent/context-packs/{context_pack_id}", context_pack,
-             "Read a context pack you were given.", scope="memory:read",
-             response_schema="amp.context-pack.v1"),
-    Endpoint("POST", "/api/agent/memory-delta", memory_delta,
-             "Write back a small change; needs the X-AMP-Context-Receipt header (else 428).",
-             scope="memory:write", request=DELTA, response_schema="amp.memory-delta.v1", idempotent=True),
-    Endpoint("GET", "/api/agent/memories/{memory_id}", memory_detail, "One memory by id.",
-             scope="memory:read", response_schema="amp.memory-detail.v1"),
-    Endpoint("GET", "/api/agent/search", search_everywhere,
-             "Hybrid search over namespaces of every dialect (?q=&namespace=...).",
-             scope="memory:read", response_schema="amp.memory-search.v1",
-             query=(SEARCH_Q, SEARCH_NAMESPACES, SEARCH_LIMIT)),
+    Endpoint(
+        "POST",
+        "/api/agent/bootstrap/context",
+        bootstrap_context,
+        "Build a Runtime Context Pack and issue a receipt.",
+        scope="memory:read",
+        request=BootstrapContext,
+        response_schema="amp.context-pack.v1",
+    ),
+    Endpoint(
+        "POST",
+        "/api/agent/bootstrap/refresh",
+        bootstrap_refresh,
+        "Refresh the context pack during work (new pack, new receipt).",
+        scope="memory:read",
+        request=BootstrapContext,
+        response_schema="amp.context-pack.v1",
+    ),
+    Endpoint(
+        "POST",
+        "/api/agent/bootstrap/verify",
+        bootstrap_verify,
+        "Check a receipt.",
+        scope="memory:read",
+        request=BootstrapVerify,
+        response_schema="amp.bootstrap-verify.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/api/agent/context-packs/{context_pack_id}",
+        context_pack,
+        "Read a context pack you were given.",
+        scope="memory:read",
+        response_schema="amp.context-pack.v1",
+    ),
+    Endpoint(
+        "POST",
+        "/api/agent/memory-delta",
+        memory_delta,
+        "Write back a small change; needs the X-AMP-Context-Receipt header (else 428).",
+        scope="memory:write",
+        request=MemoryDelta,
+        response_schema="amp.memory-delta.v1",
+        idempotent=True,
+    ),
+    Endpoint(
+        "GET",
+        "/api/agent/memories/{memory_id}",
+        memory_detail,
+        "One memory by id.",
+        scope="memory:read",
+        response_schema="amp.memory-detail.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/api/agent/search",
+        search_everywhere,
+        "Hybrid search over namespaces of every dialect (?q=&namespace=...).",
+        scope="memory:read",
+        response_schema="amp.memory-search.v1",
+        query=(SEARCH_Q, SEARCH_NAMESPACES, SEARCH_LIMIT),
+    ),
 ]

@@ -2,67 +2,52 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from aiohttp import web
+from pydantic import Field
 
 from daemon.api.amp_updates import with_notice
 from daemon.endpoints import Call, Endpoint
+from daemon.request_models import RequestModel
 from daemon.runtime.access import public_identity, public_workspace
-from daemon.validation import Field, RequestSchema
+
 
 # The MemoryCloud reference's fields (AgentRuntimeProfileRequest, ProjectProbeRequest).
-PROFILE = RequestSchema(
-    "agent-runtime-profile",
-    (
-        Field("runtime", str, max_length=80, default="generic", description="codex, claude_code, ..."),
-        Field("runtime_version", str, max_length=120),
-        Field("supports_files", bool, default=True),
-        Field("supports_mcp", bool, default=False),
-        Field(
-            "supports_project_rules",
-            bool,
-            default=True,
-            description="whether the runtime reads project rule files (AGENTS.md, rules ...)",
-        ),
-        Field("cwd", str, max_length=1000),
-        Field("repo_root", str, max_length=1000),
-        Field("git_remote", str, max_length=1000),
-        Field("git_branch", str, max_length=200),
-        Field("git_head", str, max_length=120),
-        Field(
-            "project_files",
-            list,
-            default=[],
-            items=str,
-            max_items=500,
-            max_length=1000,
-            description="files the runtime sees at the repository's top",
-        ),
-        Field("metadata", dict, default={}),
-    ),
-)
+class AgentRuntimeProfile(RequestModel, title="agent-runtime-profile"):
+    runtime: str | None = Field("generic", max_length=80, description="codex, claude_code, ...")
+    runtime_version: str | None = Field(None, max_length=120)
+    supports_files: bool | None = True
+    supports_mcp: bool | None = False
+    supports_project_rules: bool | None = Field(
+        True, description="whether the runtime reads project rule files (AGENTS.md, rules ...)"
+    )
+    cwd: str | None = Field(None, max_length=1000)
+    repo_root: str | None = Field(None, max_length=1000)
+    git_remote: str | None = Field(None, max_length=1000)
+    git_branch: str | None = Field(None, max_length=200)
+    git_head: str | None = Field(None, max_length=120)
+    project_files: list[Annotated[str, Field(max_length=1000)]] | None = Field(
+        default_factory=list, max_length=500, description="files the runtime sees at the repository's top"
+    )
+    metadata: dict[str, Any] | None = Field(default_factory=dict)
 
-PROBE = RequestSchema(
-    "project-probe",
-    (
-        Field("workspace_id", str, max_length=80),
-        Field(
-            "project_key",
-            str,
-            max_length=160,
-            description="empty: derived from repo_root, cwd or git_remote, else the default",
-        ),
-        Field("runtime", str, max_length=80, default="generic"),
-        Field("cwd", str, max_length=1000),
-        Field("repo_root", str, max_length=1000),
-        Field("git_remote", str, max_length=1000),
-        Field("git_branch", str, max_length=200),
-        Field("git_head", str, max_length=120),
-        Field("project_files", list, default=[], items=str, max_items=500, max_length=1000),
-        Field("environment", dict, default={}),
-    ),
-)
+
+class ProjectProbe(RequestModel, title="project-probe"):
+    workspace_id: str | None = Field(None, max_length=80)
+    project_key: str | None = Field(
+        None, max_length=160, description="empty: derived from repo_root, cwd or git_remote, else the default"
+    )
+    runtime: str | None = Field("generic", max_length=80)
+    cwd: str | None = Field(None, max_length=1000)
+    repo_root: str | None = Field(None, max_length=1000)
+    git_remote: str | None = Field(None, max_length=1000)
+    git_branch: str | None = Field(None, max_length=200)
+    git_head: str | None = Field(None, max_length=120)
+    project_files: list[Annotated[str, Field(max_length=1000)]] | None = Field(
+        default_factory=list, max_length=500
+    )
+    environment: dict[str, Any] | None = Field(default_factory=dict)
 
 
 async def me(request: web.Request, call: Call) -> dict[str, Any]:
@@ -134,6 +119,9 @@ Machine-readable API description: {base}/api/protocol/schema
     return web.Response(text=text, content_type="text/plain")
 
 
+# The names the reference tests (tests/daemon/test_*_reference.py) read the bodies by.
+PROBE, PROFILE = ProjectProbe, AgentRuntimeProfile
+
 ENDPOINTS = [
     Endpoint("GET", "/api/me", me, "The calling identity.", response_schema="amp.identity.v1"),
     Endpoint(
@@ -157,7 +145,7 @@ ENDPOINTS = [
         "/api/agent/runtime/profile",
         profile,
         "Submit the runtime type and capabilities.",
-        request=PROFILE,
+        request=AgentRuntimeProfile,
         response_schema="amp.agent-runtime-profile.v1",
     ),
     Endpoint(
@@ -166,7 +154,7 @@ ENDPOINTS = [
         probe,
         "Bind a local repository to a workspace project.",
         scope="memory:read",
-        request=PROBE,
+        request=ProjectProbe,
         response_schema="amp.project-binding.v1",
     ),
     Endpoint("GET", "/agent/start", agent_start, "How an agent connects (text).", auth="none"),

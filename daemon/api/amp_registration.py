@@ -6,46 +6,36 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
+from pydantic import Field
 
 from daemon.api.amp_updates import with_notice
 from daemon.endpoints import Call, Endpoint
+from daemon.request_models import RequestModel, at_least
 from daemon.runtime.access import public_identity
-from daemon.validation import Field, RequestSchema
 
-CHALLENGE = RequestSchema(
-    "agent-challenge",
-    (
-        Field("intent", str, default="register", max_length=40),
-        Field("agent_name", str, max_length=120, description="recorded by the reference; unused here"),
-    ),
-)
 
-REGISTER = RequestSchema(
-    "agent-register",
-    (
-        Field(
-            "pairing_code",
-            str,
-            max_length=40,
-            description="one-time code from `memorycloud agent pair` (required here)",
-        ),
-        Field("challenge_id", str, max_length=80, description="from POST /api/agent/challenge"),
-        Field("nonce", str, min_length=1, max_length=128, description="solves the challenge"),
-        Field(
-            "handle",
-            str,
-            min_length=3,
-            max_length=40,
-            description="the reference's account handle; the agent keeps the name its owner"
-            " gave the pairing code",
-        ),
-        Field("display_name", str, max_length=80),
-        Field("agent_kind", str, default="autonomous", max_length=40),
-        Field("public_key", str, max_length=4096),
-        Field("memory_format", str, default="amp.memory.v1", max_length=80),
-        Field("website", str, max_length=200, description="must be empty"),
-    ),
-)
+class AgentChallenge(RequestModel, title="agent-challenge"):
+    intent: str | None = Field("register", max_length=40)
+    agent_name: str | None = Field(None, max_length=120, description="recorded by the reference; unused here")
+
+
+class AgentRegister(RequestModel, title="agent-register"):
+    pairing_code: str | None = Field(
+        None, max_length=40, description="one-time code from `memorycloud agent pair` (required here)"
+    )
+    challenge_id: str | None = Field(None, max_length=80, description="from POST /api/agent/challenge")
+    nonce: str | None = Field(None, max_length=128, pattern=at_least(1), description="solves the challenge")
+    handle: str | None = Field(
+        None,
+        max_length=40,
+        pattern=at_least(3),
+        description="the reference's account handle; the agent keeps the name its owner gave the pairing code",
+    )
+    display_name: str | None = Field(None, max_length=80)
+    agent_kind: str | None = Field("autonomous", max_length=40)
+    public_key: str | None = Field(None, max_length=4096)
+    memory_format: str | None = Field("amp.memory.v1", max_length=80)
+    website: str | None = Field(None, max_length=200, description="must be empty")
 
 
 async def challenge(request: web.Request, call: Call) -> dict[str, Any]:
@@ -91,7 +81,7 @@ ENDPOINTS = [
         challenge,
         "A proof-of-work challenge (registration also needs the owner's pairing code).",
         auth="none",
-        request=CHALLENGE,
+        request=AgentChallenge,
     ),
     Endpoint(
         "POST",
@@ -99,7 +89,7 @@ ENDPOINTS = [
         register,
         "Exchange an owner-issued pairing code for an agent key (Quick Connect).",
         auth="none",
-        request=REGISTER,
+        request=AgentRegister,
         response_schema="amp.agent-registration.v1",
     ),
 ]

@@ -6,74 +6,61 @@ NativeHookConfirmRequest); plan_id is our earlier name of startup_item_id.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from aiohttp import web
+from pydantic import AliasChoices, Field
 
 from daemon.endpoints import Call, Endpoint
-from daemon.validation import Field, RequestSchema
+from daemon.request_models import RequestModel, at_least
 from state.errors import Forbidden, ValidationFailed
 
-PLAN = RequestSchema(
-    "startup-item-install-plan",
-    (
-        Field(
-            "runtime",
-            str,
-            default="generic",
-            max_length=80,
-            description="claude_code, codex, gemini_cli, cursor, openclaw, generic (others: generic)",
-        ),
-        Field("workspace_id", str, max_length=80, description="without project_binding_id"),
-        Field(
-            "project_key",
-            str,
-            max_length=160,
-            description="without project_binding_id: the workspace's binding of this project",
-        ),
-        Field("project_binding_id", str, max_length=80, description="from POST /api/agent/project/probe"),
-        Field(
-            "credential_ref",
-            str,
-            default="memorycloud_default",
-            min_length=1,
-            max_length=120,
-            description="name of the key the launcher uses; never the key itself",
-        ),
-        Field(
-            "install_mode",
-            str,
-            default="",
-            max_length=80,
-            description="how to write the startup item; each runtime has one here",
-        ),
-    ),
-)
 
-CONFIRM = RequestSchema(
-    "startup-item-confirm",
-    (
-        Field(
-            "startup_item_id",
-            str,
-            min_length=4,
-            max_length=80,
-            aliases=("hook_install_id", "plan_id"),
-            description="the plan's startup_item_id (legacy: hook_install_id; ours: plan_id)",
-        ),
-        Field(
-            "status",
-            str,
-            default="installed",
-            max_length=40,
-            description="installed, verified or fallback (anything else: installed)",
-        ),
-        Field("observed_signature", str, max_length=200),
-        Field("hook_active", bool, description="false if the runtime's hook does not run here"),
-        Field("installed_paths", list, default=[], items=str, max_items=50, max_length=500),
-        Field("notes", str, max_length=1000),
-    ),
-)
+class StartupItemInstallPlan(RequestModel, title="startup-item-install-plan"):
+    runtime: str | None = Field(
+        "generic",
+        max_length=80,
+        description="claude_code, codex, gemini_cli, cursor, openclaw, generic (others: generic)",
+    )
+    workspace_id: str | None = Field(None, max_length=80, description="without project_binding_id")
+    project_key: str | None = Field(
+        None,
+        max_length=160,
+        description="without project_binding_id: the workspace's binding of this project",
+    )
+    project_binding_id: str | None = Field(
+        None, max_length=80, description="from POST /api/agent/project/probe"
+    )
+    credential_ref: str | None = Field(
+        "memorycloud_default",
+        max_length=120,
+        pattern=at_least(1),
+        description="name of the key the launcher uses; never the key itself",
+    )
+    install_mode: str | None = Field(
+        "", max_length=80, description="how to write the startup item; each runtime has one here"
+    )
+
+
+class StartupItemConfirm(RequestModel, title="startup-item-confirm"):
+    startup_item_id: str | None = Field(
+        None,
+        max_length=80,
+        pattern=at_least(4),
+        validation_alias=AliasChoices("startup_item_id", "hook_install_id", "plan_id"),
+        description="the plan's startup_item_id (legacy: hook_install_id; ours: plan_id)",
+    )
+    status: str | None = Field(
+        "installed", max_length=40, description="installed, verified or fallback (anything else: installed)"
+    )
+    observed_signature: str | None = Field(None, max_length=200)
+    hook_active: bool | None = Field(None, description="false if the runtime's hook does not run here")
+    installed_paths: list[Annotated[str, Field(max_length=500)]] | None = Field(
+        default_factory=list, max_length=50
+    )
+    notes: str | None = Field(None, max_length=1000)
+
+
 # The reference needs both to plan (skill:install is the endpoint's scope).
 PLAN_READ_SCOPE = "memory:read"
 
@@ -112,6 +99,9 @@ async def legacy_confirm(request: web.Request, call: Call) -> dict[str, Any]:
     )
 
 
+# The names the reference tests (tests/daemon/test_*_reference.py) read the bodies by.
+PLAN, CONFIRM = StartupItemInstallPlan, StartupItemConfirm
+
 ENDPOINTS = [
     Endpoint(
         "POST",
@@ -120,7 +110,7 @@ ENDPOINTS = [
         "What a startup item would write for a binding and runtime; pending a person's"
         " approval (needs memory:read too).",
         scope="skill:install",
-        request=PLAN,
+        request=StartupItemInstallPlan,
         response_schema="amp.startup-item-install-plan.v1",
     ),
     # Any key of the workspace may report what it sees (the reference checks no scope).
@@ -129,7 +119,7 @@ ENDPOINTS = [
         "/api/agent/startup-items/confirm",
         confirm,
         "Check the signature and the files on disk; record installed or fallback_active.",
-        request=CONFIRM,
+        request=StartupItemConfirm,
         response_schema="amp.startup-item-confirm.v1",
     ),
     Endpoint(
@@ -138,7 +128,7 @@ ENDPOINTS = [
         legacy_install_plan,
         "Legacy alias of startup-items/install-plan.",
         scope="skill:install",
-        request=PLAN,
+        request=StartupItemInstallPlan,
         response_schema="amp.native-hook-install-plan.v1",
     ),
     Endpoint(
@@ -146,7 +136,7 @@ ENDPOINTS = [
         "/api/agent/native-hooks/confirm",
         legacy_confirm,
         "Legacy alias of startup-items/confirm.",
-        request=CONFIRM,
+        request=StartupItemConfirm,
         response_schema="amp.native-hook-confirm.v1",
     ),
 ]

@@ -3,22 +3,25 @@ agent return path uses to carry the update and connection notices."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from aiohttp import web
+from pydantic import Field
 
 from daemon.endpoints import Call, Endpoint
+from daemon.request_models import Empty, RequestModel
 from daemon.runtime import skills
 from daemon.runtime.notices import notices
-from daemon.runtime.constants import PROTOCOL_VERSION, RUNTIME_VERSION
-from daemon.validation import Field, Query, RequestSchema
+from daemon.validation import Query
 
-ACK = RequestSchema("platform-update-ack", (
-    Field("update_ids", list, default=[], items=str, max_items=100, max_length=80,
-          description="updates applied; empty means every pending one"),
-    Field("seen_version", str, max_length=80, description="the runtime version you now run"),
-))
-EMPTY = RequestSchema("empty")
+
+class PlatformUpdateAck(RequestModel, title="platform-update-ack"):
+    update_ids: list[Annotated[str, Field(max_length=80)]] | None = Field(
+        default_factory=list, max_length=100, description="updates applied; empty means every pending one"
+    )
+    seen_version: str | None = Field(None, max_length=80, description="the runtime version you now run")
+
+
 INTENT_STATUSES = ("blocked", "resumed", "discarded", "expired")
 INTENT_STATUS = Query("status", choices=INTENT_STATUSES)
 
@@ -52,14 +55,18 @@ async def check(request: web.Request, call: Call) -> dict[str, Any]:
 
 async def ack(request: web.Request, call: Call) -> dict[str, Any]:
     identity = call.require_identity()
-    return call.services.updates.ack(identity, call.body["update_ids"], call.body.get("seen_version"),
-                                     acked_by=identity, base_url=call.base_url)
+    return call.services.updates.ack(
+        identity,
+        call.body["update_ids"],
+        call.body.get("seen_version"),
+        acked_by=identity,
+        base_url=call.base_url,
+    )
 
 
 async def list_intents(request: web.Request, call: Call) -> dict[str, Any]:
     # Newest first, as the reference lists them; `items` is the reference's name.
-    intents = call.services.gate.list(call.require_identity(),
-                                      INTENT_STATUS.read(request))[::-1]
+    intents = call.services.gate.list(call.require_identity(), INTENT_STATUS.read(request))[::-1]
     return {"schema": "amp.sync-intents.v1", "items": intents, "sync_intents": intents}
 
 
@@ -68,8 +75,9 @@ async def get_intent(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def resume_intent(request: web.Request, call: Call) -> dict[str, Any]:
-    return call.services.gate.resume(call.require_identity(), request.match_info["sync_intent_id"],
-                                     call.base_url)
+    return call.services.gate.resume(
+        call.require_identity(), request.match_info["sync_intent_id"], call.base_url
+    )
 
 
 async def discard_intent(request: web.Request, call: Call) -> dict[str, Any]:
@@ -97,35 +105,93 @@ async def skill_markdown(request: web.Request, call: Call) -> web.Response:
 
 
 ENDPOINTS = [
-    Endpoint("GET", "/api/agent/updates/manifest", manifest, "Runtime/protocol update manifest.",
-             auth="optional", response_schema="amp.platform-updates.v1"),
-    Endpoint("GET", "/api/agent/updates/check", check,
-             "Pending updates for the caller (reads X-MemoryCloud-Runtime-Version,"
-             " X-MemoryCloud-Applied-Updates and the legacy X-Cloudmemory-* headers).",
-             response_schema="amp.platform-update-check.v1"),
-    Endpoint("POST", "/api/agent/updates/ack", ack, "Ack applied updates (each at its own version).",
-             request=ACK, response_schema="amp.platform-update-check.v1"),
-    Endpoint("GET", "/api/agent/sync-intents", list_intents,
-             "Writes held back by the update gate (?status=blocked ...).",
-             response_schema="amp.sync-intents.v1", query=(INTENT_STATUS,)),
-    Endpoint("GET", "/api/agent/sync-intents/{sync_intent_id}", get_intent, "One sync intent.",
-             response_schema="amp.sync-intent.v1"),
-    Endpoint("POST", "/api/agent/sync-intents/{sync_intent_id}/resume", resume_intent,
-             "After the ack: replay the original write exactly once.", request=EMPTY,
-             response_schema="amp.sync-intent-resume.v1", idempotent=True),
-    Endpoint("POST", "/api/agent/sync-intents/{sync_intent_id}/discard", discard_intent,
-             "Give up the held-back write.", request=EMPTY,
-             response_schema="amp.sync-intent-discard.v1"),
+    Endpoint(
+        "GET",
+        "/api/agent/updates/manifest",
+        manifest,
+        "Runtime/protocol update manifest.",
+        auth="optional",
+        response_schema="amp.platform-updates.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/api/agent/updates/check",
+        check,
+        "Pending updates for the caller (reads X-MemoryCloud-Runtime-Version,"
+        " X-MemoryCloud-Applied-Updates and the legacy X-Cloudmemory-* headers).",
+        response_schema="amp.platform-update-check.v1",
+    ),
+    Endpoint(
+        "POST",
+        "/api/agent/updates/ack",
+        ack,
+        "Ack applied updates (each at its own version).",
+        request=PlatformUpdateAck,
+        response_schema="amp.platform-update-check.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/api/agent/sync-intents",
+        list_intents,
+        "Writes held back by the update gate (?status=blocked ...).",
+        response_schema="amp.sync-intents.v1",
+        query=(INTENT_STATUS,),
+    ),
+    Endpoint(
+        "GET",
+        "/api/agent/sync-intents/{sync_intent_id}",
+        get_intent,
+        "One sync intent.",
+        response_schema="amp.sync-intent.v1",
+    ),
+    Endpoint(
+        "POST",
+        "/api/agent/sync-intents/{sync_intent_id}/resume",
+        resume_intent,
+        "After the ack: replay the original write exactly once.",
+        request=Empty,
+        response_schema="amp.sync-intent-resume.v1",
+        idempotent=True,
+    ),
+    Endpoint(
+        "POST",
+        "/api/agent/sync-intents/{sync_intent_id}/discard",
+        discard_intent,
+        "Give up the held-back write.",
+        request=Empty,
+        response_schema="amp.sync-intent-discard.v1",
+    ),
     # The catalog and each skill's manifest are public, as in the reference; pulling a skill
     # needs skill:install (every skill here lists it) and the skill's other required_scopes.
-    Endpoint("GET", "/api/agent/skills", list_skills, "The memory tools catalog.",
-             auth="optional", response_schema="amp.agent-skills.v1"),
-    Endpoint("GET", "/api/agent/skills/{skill_id}", skill_manifest,
-             "One memory tool's manifest: scopes, endpoints, where to pull it.",
-             auth="optional", response_schema="amp.agent-skill.v1"),
-    Endpoint("GET", "/api/agent/skills/{skill_id}/pull", pull_skill,
-             "Pull a memory tool's current instructions (what requires_repull asks for).",
-             scope="skill:install", response_schema="amp.memory-tool.v1"),
-    Endpoint("GET", "/api/agent/skills/{skill_id}/skill.md", skill_markdown,
-             "A memory tool's SKILL.md as text/plain.", scope="skill:install"),
+    Endpoint(
+        "GET",
+        "/api/agent/skills",
+        list_skills,
+        "The memory tools catalog.",
+        auth="optional",
+        response_schema="amp.agent-skills.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/api/agent/skills/{skill_id}",
+        skill_manifest,
+        "One memory tool's manifest: scopes, endpoints, where to pull it.",
+        auth="optional",
+        response_schema="amp.agent-skill.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/api/agent/skills/{skill_id}/pull",
+        pull_skill,
+        "Pull a memory tool's current instructions (what requires_repull asks for).",
+        scope="skill:install",
+        response_schema="amp.memory-tool.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/api/agent/skills/{skill_id}/skill.md",
+        skill_markdown,
+        "A memory tool's SKILL.md as text/plain.",
+        scope="skill:install",
+    ),
 ]

@@ -5,14 +5,16 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from aiohttp import web
+from pydantic import Field
 
 from daemon import __version__, keys
 from daemon.api.amp_updates import INTENT_STATUSES
 from daemon.endpoints import Call, Endpoint
-from daemon.validation import Field, Query, RequestSchema
+from daemon.request_models import Empty, RequestModel, at_least
+from daemon.validation import Query
 from state.errors import ValidationFailed
 from state.rebuild import status as index_status
 
@@ -59,8 +61,10 @@ def upstream_summary(services: Any) -> dict[str, Any]:
     status = services.upstream.status()
     if not status["connected"]:
         return {"connected": False}
-    return {key: status[key] for key in (
-        "connected", "url", "handle", "backlog", "last_success_at", "last_error", "last_error_at")}
+    return {
+        key: status[key]
+        for key in ("connected", "url", "handle", "backlog", "last_success_at", "last_error", "last_error_at")
+    }
 
 
 def inbox(services: Any) -> dict[str, int]:
@@ -77,15 +81,21 @@ def inbox(services: Any) -> dict[str, int]:
     }
 
 
-DECISION = RequestSchema("startup-decision", (
-    Field("overwrite", bool, default=False,
-          description="approve: replace regions edited by hand (the person's explicit choice)"),
-))
+class StartupDecision(RequestModel, title="startup-decision"):
+    overwrite: bool | None = Field(
+        False, description="approve: replace regions edited by hand (the person's explicit choice)"
+    )
 
 
-EMPTY = RequestSchema("empty")
-PLAN_STATUSES = ("pending_approval", "rejected", "conflict", "applied", "installed",
-                 "fallback_active", "removed")
+PLAN_STATUSES = (
+    "pending_approval",
+    "rejected",
+    "conflict",
+    "applied",
+    "installed",
+    "fallback_active",
+    "removed",
+)
 PLAN_STATUS = Query("status", choices=PLAN_STATUSES)
 CONFLICT_STATUS = Query("status", choices=("open", "resolved", "all"), default="open")
 INTENT_STATUS = Query("status", choices=INTENT_STATUSES)
@@ -103,24 +113,39 @@ def _cache_age(plan: dict[str, Any]) -> float | None:
 async def list_plans(request: web.Request, call: Call) -> dict[str, Any]:
     status = PLAN_STATUS.read(request)
     plans = call.services.store.startup.plans(status)
-    return {"schema": "memorycloud.startup-plans.v1",
-            "plans": [{**p["body"], "status": p["status"], "created_at": p["created_at"],
-                       "applied_at": p["applied_at"], "confirmed_at": p["confirmed_at"],
-                       "last_refresh_at": p["last_refresh_at"],
-                       "fallback_cache_age_seconds": _cache_age(p),
-                       "hook": call.services.startup.runs.describe(p)} for p in plans]}
+    return {
+        "schema": "memorycloud.startup-plans.v1",
+        "plans": [
+            {
+                **p["body"],
+                "status": p["status"],
+                "created_at": p["created_at"],
+                "applied_at": p["applied_at"],
+                "confirmed_at": p["confirmed_at"],
+                "last_refresh_at": p["last_refresh_at"],
+                "fallback_cache_age_seconds": _cache_age(p),
+                "hook": call.services.startup.runs.describe(p),
+            }
+            for p in plans
+        ],
+    }
 
 
 async def get_plan(request: web.Request, call: Call) -> dict[str, Any]:
     plan = call.services.store.startup.plan(request.match_info["plan_id"])
-    return {**plan["body"], "status": plan["status"], "created_at": plan["created_at"],
-            "last_refresh_at": plan["last_refresh_at"],
-            "hook": call.services.startup.runs.describe(plan)}
+    return {
+        **plan["body"],
+        "status": plan["status"],
+        "created_at": plan["created_at"],
+        "last_refresh_at": plan["last_refresh_at"],
+        "hook": call.services.startup.runs.describe(plan),
+    }
 
 
 async def approve_plan(request: web.Request, call: Call) -> dict[str, Any]:
-    return call.services.startup.approve(call.require_identity(), request.match_info["plan_id"],
-                                         overwrite=call.body["overwrite"])
+    return call.services.startup.approve(
+        call.require_identity(), request.match_info["plan_id"], overwrite=call.body["overwrite"]
+    )
 
 
 async def reject_plan(request: web.Request, call: Call) -> dict[str, Any]:
@@ -134,37 +159,52 @@ async def remove_plan(request: web.Request, call: Call) -> dict[str, Any]:
 async def list_conflicts(request: web.Request, call: Call) -> dict[str, Any]:
     status = CONFLICT_STATUS.read(request)
     conflicts = call.services.store.conflicts.conflicts(None if status == "all" else status)
-    return {"schema": "memorycloud.conflicts.v1",
-            "conflicts": [call.services.conflicts.describe(c) for c in conflicts]}
+    return {
+        "schema": "memorycloud.conflicts.v1",
+        "conflicts": [call.services.conflicts.describe(c) for c in conflicts],
+    }
 
 
-AGENT = RequestSchema("agent-create", (
-    Field("name", str, required=True, min_length=1, max_length=80),
-    Field("runtime", str, default="generic", max_length=40),
-    Field("scopes", list, items=str, max_items=10, max_length=40),
-))
+class AgentCreate(RequestModel, title="agent-create"):
+    name: str = Field(max_length=80, pattern=at_least(1))
+    runtime: str | None = Field("generic", max_length=40)
+    scopes: list[Annotated[str, Field(max_length=40)]] | None = Field(None, max_length=10)
 
 
 def _public_agent(agent: dict[str, Any]) -> dict[str, Any]:
-    return {"id": agent["id"], "name": agent["name"], "runtime": agent["runtime"],
-            "scopes": agent["scopes"], "workspace_id": agent["workspace_id"],
-            "created_at": agent["created_at"], "disabled_at": agent["disabled_at"]}
+    return {
+        "id": agent["id"],
+        "name": agent["name"],
+        "runtime": agent["runtime"],
+        "scopes": agent["scopes"],
+        "workspace_id": agent["workspace_id"],
+        "created_at": agent["created_at"],
+        "disabled_at": agent["disabled_at"],
+    }
 
 
 async def list_agents(request: web.Request, call: Call) -> dict[str, Any]:
     store = call.services.store
     last_seen = store.memories.last_write_by_identity()
-    return {"schema": "memorycloud.agents.v1", "agents": [
-        {**_public_agent(a), "last_write_at": last_seen.get(a["id"])} for a in store.identities.agents()]}
+    return {
+        "schema": "memorycloud.agents.v1",
+        "agents": [
+            {**_public_agent(a), "last_write_at": last_seen.get(a["id"])} for a in store.identities.agents()
+        ],
+    }
 
 
 async def create_agent(request: web.Request, call: Call) -> dict[str, Any]:
     store = call.services.store
     with store.transaction():
-        agent, key = store.identities.create_agent(call.body["name"], call.body["runtime"],
-                                                   scopes=call.body.get("scopes"))
-    return {**_public_agent(agent), "api_key": key,
-            "key_notice": "Shown once: give it to the agent's secret store."}
+        agent, key = store.identities.create_agent(
+            call.body["name"], call.body["runtime"], scopes=call.body.get("scopes")
+        )
+    return {
+        **_public_agent(agent),
+        "api_key": key,
+        "key_notice": "Shown once: give it to the agent's secret store.",
+    }
 
 
 async def revoke_agent(request: web.Request, call: Call) -> dict[str, Any]:
@@ -175,93 +215,184 @@ async def revoke_agent(request: web.Request, call: Call) -> dict[str, Any]:
     return _public_agent(store.identities.get(agent["id"]))
 
 
-RESOLVE = RequestSchema("conflict-resolution", (
-    Field("action", str, required=True, description="keep_current, take_incoming or merge"),
-    Field("content", str, max_length=500_000, description="the merged content (merge only)"),
-))
+class ConflictResolution(RequestModel, title="conflict-resolution"):
+    action: str = Field(description="keep_current, take_incoming or merge")
+    content: str | None = Field(None, max_length=500_000, description="the merged content (merge only)")
 
 
 async def resolve_conflict(request: web.Request, call: Call) -> dict[str, Any]:
-    return call.services.conflicts.resolve(call.require_identity(), request.match_info["conflict_id"],
-                                           call.body["action"], call.body.get("content"))
+    return call.services.conflicts.resolve(
+        call.require_identity(),
+        request.match_info["conflict_id"],
+        call.body["action"],
+        call.body.get("content"),
+    )
 
 
-PUBLISH = RequestSchema("publish-update", (
-    Field("title", str, required=True, min_length=1, max_length=200),
-    Field("summary", str, required=True, min_length=1, max_length=4000),
-    Field("severity", str, default="recommended", description="required or recommended"),
-    Field("version", str, max_length=120, description="the update's own version (default: dated)"),
-    Field("requires_repull", list, default=[], items=str, max_items=20, max_length=80),
-    Field("next_actions", list, default=[], items=str, max_items=20, max_length=500),
-))
+class PublishUpdate(RequestModel, title="publish-update"):
+    title: str = Field(max_length=200, pattern=at_least(1))
+    summary: str = Field(max_length=4000, pattern=at_least(1))
+    severity: str | None = Field("recommended", description="required or recommended")
+    version: str | None = Field(None, max_length=120, description="the update's own version (default: dated)")
+    requires_repull: list[Annotated[str, Field(max_length=80)]] | None = Field(
+        default_factory=list, max_length=20
+    )
+    next_actions: list[Annotated[str, Field(max_length=500)]] | None = Field(
+        default_factory=list, max_length=20
+    )
 
-AGENT_ACK = RequestSchema("agent-update-ack", (
-    Field("update_ids", list, default=[], items=str, max_items=100, max_length=80),
-    Field("seen_version", str, max_length=120),
-))
+
+class AgentUpdateAck(RequestModel, title="agent-update-ack"):
+    update_ids: list[Annotated[str, Field(max_length=80)]] | None = Field(
+        default_factory=list, max_length=100
+    )
+    seen_version: str | None = Field(None, max_length=120)
 
 
 async def list_updates(request: web.Request, call: Call) -> dict[str, Any]:
     updates = call.services.updates
     agents = [a for a in call.services.store.identities.agents() if not a["disabled_at"]]
-    return {**updates.manifest(), "schema": "memorycloud.updates.v1",
-            "agents": [{"id": a["id"], "name": a["name"],
-                        "pending": [u["id"] for u in updates.pending(a)]} for a in agents]}
+    return {
+        **updates.manifest(),
+        "schema": "memorycloud.updates.v1",
+        "agents": [
+            {"id": a["id"], "name": a["name"], "pending": [u["id"] for u in updates.pending(a)]}
+            for a in agents
+        ],
+    }
 
 
 async def publish_update(request: web.Request, call: Call) -> dict[str, Any]:
     if call.body["severity"] not in ("required", "recommended"):
-        raise ValidationFailed("field 'severity' must be 'required' or 'recommended'",
-                               details={"field": "severity"})
+        raise ValidationFailed(
+            "field 'severity' must be 'required' or 'recommended'", details={"field": "severity"}
+        )
     return call.services.updates.publish(call.require_identity(), call.body)
 
 
 async def ack_for_agent(request: web.Request, call: Call) -> dict[str, Any]:
     """The owner acks on an agent's behalf (e.g. after updating its runtime by hand)."""
     agent = call.services.updates.agent(request.match_info["agent"])
-    return call.services.updates.ack(agent, call.body["update_ids"], call.body.get("seen_version"),
-                                     acked_by=call.require_identity())
+    return call.services.updates.ack(
+        agent, call.body["update_ids"], call.body.get("seen_version"), acked_by=call.require_identity()
+    )
 
 
 async def list_sync_intents(request: web.Request, call: Call) -> dict[str, Any]:
     status = INTENT_STATUS.read(request)
-    return {"schema": "amp.sync-intents.v1",
-            "sync_intents": call.services.gate.list(call.require_identity(), status)}
+    return {
+        "schema": "amp.sync-intents.v1",
+        "sync_intents": call.services.gate.list(call.require_identity(), status),
+    }
 
 
 ENDPOINTS = [
     Endpoint("GET", "/healthz", health, "Liveness check.", auth="none"),
-    Endpoint("GET", "/api/local/status", status, "Daemon status for the CLI and TUI.",
-             owner_only=True, response_schema="memorycloud.daemon-status.v1"),
-    Endpoint("GET", "/api/local/startup/plans", list_plans,
-             "Startup-item plans (?status=pending_approval ...).", owner_only=True,
-             query=(PLAN_STATUS,)),
-    Endpoint("GET", "/api/local/startup/plans/{plan_id}", get_plan, "One plan with its files.",
-             owner_only=True),
-    Endpoint("POST", "/api/local/startup/plans/{plan_id}/approve", approve_plan,
-             "A person approves: the daemon writes the files.", owner_only=True, request=DECISION),
-    Endpoint("POST", "/api/local/startup/plans/{plan_id}/reject", reject_plan,
-             "A person rejects the plan.", owner_only=True, request=EMPTY),
-    Endpoint("POST", "/api/local/startup/plans/{plan_id}/remove", remove_plan,
-             "Undo an installation exactly.", owner_only=True, request=EMPTY),
-    Endpoint("GET", "/api/local/agents", list_agents, "Agents with scopes and last write.",
-             owner_only=True),
-    Endpoint("POST", "/api/local/agents", create_agent, "Create an agent; its key is shown once.",
-             owner_only=True, request=AGENT),
-    Endpoint("POST", "/api/local/agents/{agent}/revoke", revoke_agent,
-             "Disable an agent: its keys stop working.", owner_only=True, request=EMPTY),
-    Endpoint("GET", "/api/local/updates", list_updates,
-             "Known updates and what each agent still has pending.", owner_only=True),
-    Endpoint("POST", "/api/local/updates", publish_update,
-             "Publish an update for your agents.", owner_only=True, request=PUBLISH),
-    Endpoint("POST", "/api/local/agents/{agent}/updates/ack", ack_for_agent,
-             "Ack updates for an agent (name or id).", owner_only=True, request=AGENT_ACK),
-    Endpoint("GET", "/api/local/sync-intents", list_sync_intents,
-             "Every agent's held-back writes (?status=blocked ...).", owner_only=True,
-             query=(INTENT_STATUS,)),
-    Endpoint("GET", "/api/local/conflicts", list_conflicts,
-             "Conflicts waiting for a person (?status=open|resolved|all), side by side.",
-             owner_only=True, query=(CONFLICT_STATUS,)),
-    Endpoint("POST", "/api/local/conflicts/{conflict_id}/resolve", resolve_conflict,
-             "Keep current, take incoming, or merge.", owner_only=True, request=RESOLVE),
+    Endpoint(
+        "GET",
+        "/api/local/status",
+        status,
+        "Daemon status for the CLI and TUI.",
+        owner_only=True,
+        response_schema="memorycloud.daemon-status.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/api/local/startup/plans",
+        list_plans,
+        "Startup-item plans (?status=pending_approval ...).",
+        owner_only=True,
+        query=(PLAN_STATUS,),
+    ),
+    Endpoint(
+        "GET", "/api/local/startup/plans/{plan_id}", get_plan, "One plan with its files.", owner_only=True
+    ),
+    Endpoint(
+        "POST",
+        "/api/local/startup/plans/{plan_id}/approve",
+        approve_plan,
+        "A person approves: the daemon writes the files.",
+        owner_only=True,
+        request=StartupDecision,
+    ),
+    Endpoint(
+        "POST",
+        "/api/local/startup/plans/{plan_id}/reject",
+        reject_plan,
+        "A person rejects the plan.",
+        owner_only=True,
+        request=Empty,
+    ),
+    Endpoint(
+        "POST",
+        "/api/local/startup/plans/{plan_id}/remove",
+        remove_plan,
+        "Undo an installation exactly.",
+        owner_only=True,
+        request=Empty,
+    ),
+    Endpoint("GET", "/api/local/agents", list_agents, "Agents with scopes and last write.", owner_only=True),
+    Endpoint(
+        "POST",
+        "/api/local/agents",
+        create_agent,
+        "Create an agent; its key is shown once.",
+        owner_only=True,
+        request=AgentCreate,
+    ),
+    Endpoint(
+        "POST",
+        "/api/local/agents/{agent}/revoke",
+        revoke_agent,
+        "Disable an agent: its keys stop working.",
+        owner_only=True,
+        request=Empty,
+    ),
+    Endpoint(
+        "GET",
+        "/api/local/updates",
+        list_updates,
+        "Known updates and what each agent still has pending.",
+        owner_only=True,
+    ),
+    Endpoint(
+        "POST",
+        "/api/local/updates",
+        publish_update,
+        "Publish an update for your agents.",
+        owner_only=True,
+        request=PublishUpdate,
+    ),
+    Endpoint(
+        "POST",
+        "/api/local/agents/{agent}/updates/ack",
+        ack_for_agent,
+        "Ack updates for an agent (name or id).",
+        owner_only=True,
+        request=AgentUpdateAck,
+    ),
+    Endpoint(
+        "GET",
+        "/api/local/sync-intents",
+        list_sync_intents,
+        "Every agent's held-back writes (?status=blocked ...).",
+        owner_only=True,
+        query=(INTENT_STATUS,),
+    ),
+    Endpoint(
+        "GET",
+        "/api/local/conflicts",
+        list_conflicts,
+        "Conflicts waiting for a person (?status=open|resolved|all), side by side.",
+        owner_only=True,
+        query=(CONFLICT_STATUS,),
+    ),
+    Endpoint(
+        "POST",
+        "/api/local/conflicts/{conflict_id}/resolve",
+        resolve_conflict,
+        "Keep current, take incoming, or merge.",
+        owner_only=True,
+        request=ConflictResolution,
+    ),
 ]

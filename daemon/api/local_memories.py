@@ -6,27 +6,33 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
+from pydantic import Field
 
 from daemon.endpoints import Call, Endpoint
+from daemon.request_models import Empty, Int, RequestModel
 from daemon.runtime.namespaces import NamespaceDirectory
-from daemon.validation import Field, Query, RequestSchema
+from daemon.validation import Query
 from state.errors import ValidationFailed
 
-VERSION = RequestSchema("memory-version", (Field("version", int, required=True, minimum=1),))
-EMPTY = RequestSchema("empty")
+
+class MemoryVersion(RequestModel, title="memory-version"):
+    version: Int = Field(ge=1)
 
 
 SEARCH_Q = Query("q", description="hybrid search; without it, newest first")
 FILTERS = tuple(Query(name) for name in ("namespace", "project_key", "kind", "agent"))
 SEARCH_LIMIT = Query("limit", int, default=50, minimum=1, maximum=200)
-FROM, TO = (Query(name, int, required=True, minimum=1, maximum=10**9, description="a version number")
-            for name in ("from", "to"))
+FROM, TO = (
+    Query(name, int, required=True, minimum=1, maximum=10**9, description="a version number")
+    for name in ("from", "to")
+)
 
 
 async def search(request: web.Request, call: Call) -> dict[str, Any]:
     filters = {q.name: q.read(request) for q in FILTERS}
-    return call.services.memory_admin.search((SEARCH_Q.read(request) or "").strip() or None, filters,
-                                             SEARCH_LIMIT.read(request))
+    return call.services.memory_admin.search(
+        (SEARCH_Q.read(request) or "").strip() or None, filters, SEARCH_LIMIT.read(request)
+    )
 
 
 async def namespaces(request: web.Request, call: Call) -> dict[str, Any]:
@@ -40,15 +46,19 @@ async def history(request: web.Request, call: Call) -> dict[str, Any]:
 
 async def diff(request: web.Request, call: Call) -> dict[str, Any]:
     if missing := [q.name for q in (FROM, TO) if q.absent(request)]:
-        raise ValidationFailed("query parameters 'from' and 'to' (version numbers) are required",
-                               details={"missing_fields": missing})
-    return call.services.memory_admin.diff(request.match_info["memory_id"],
-                                           FROM.read(request), TO.read(request))
+        raise ValidationFailed(
+            "query parameters 'from' and 'to' (version numbers) are required",
+            details={"missing_fields": missing},
+        )
+    return call.services.memory_admin.diff(
+        request.match_info["memory_id"], FROM.read(request), TO.read(request)
+    )
 
 
 async def revert(request: web.Request, call: Call) -> dict[str, Any]:
-    return call.services.memory_admin.revert(call.require_identity(), request.match_info["memory_id"],
-                                             call.body["version"])
+    return call.services.memory_admin.revert(
+        call.require_identity(), request.match_info["memory_id"], call.body["version"]
+    )
 
 
 async def redact(request: web.Request, call: Call) -> dict[str, Any]:
@@ -61,19 +71,56 @@ async def delete(request: web.Request, call: Call) -> dict[str, Any]:
 
 BASE = "/api/local/memories"
 ENDPOINTS = [
-    Endpoint("GET", BASE, search, "Memories of every dialect: ?q= (hybrid), namespace, project_key,"
-             " kind, agent, limit.", owner_only=True, query=(SEARCH_Q, *FILTERS, SEARCH_LIMIT)),
-    Endpoint("GET", "/api/local/namespaces", namespaces, "Every namespace with its name: workspaces,"
-             " Memory Stores, agent-memory1.0 user/scope, suite collections (read only).",
-             owner_only=True, response_schema="memorycloud.namespaces.v1"),
-    Endpoint("GET", BASE + "/{memory_id}/history", history, "A memory and all its versions.",
-             owner_only=True),
-    Endpoint("GET", BASE + "/{memory_id}/diff", diff, "Unified diff between two versions (?from=&to=).",
-             owner_only=True, query=(FROM, TO)),
-    Endpoint("POST", BASE + "/{memory_id}/revert", revert, "Make a version current again (a new version).",
-             owner_only=True, request=VERSION),
-    Endpoint("POST", BASE + "/{memory_id}/redact", redact, "Remove a version's content for good.",
-             owner_only=True, request=VERSION),
-    Endpoint("POST", BASE + "/{memory_id}/delete", delete, "Delete a memory (its history stays).",
-             owner_only=True, request=EMPTY),
+    Endpoint(
+        "GET",
+        BASE,
+        search,
+        "Memories of every dialect: ?q= (hybrid), namespace, project_key, kind, agent, limit.",
+        owner_only=True,
+        query=(SEARCH_Q, *FILTERS, SEARCH_LIMIT),
+    ),
+    Endpoint(
+        "GET",
+        "/api/local/namespaces",
+        namespaces,
+        "Every namespace with its name: workspaces,"
+        " Memory Stores, agent-memory1.0 user/scope, suite collections (read only).",
+        owner_only=True,
+        response_schema="memorycloud.namespaces.v1",
+    ),
+    Endpoint(
+        "GET", BASE + "/{memory_id}/history", history, "A memory and all its versions.", owner_only=True
+    ),
+    Endpoint(
+        "GET",
+        BASE + "/{memory_id}/diff",
+        diff,
+        "Unified diff between two versions (?from=&to=).",
+        owner_only=True,
+        query=(FROM, TO),
+    ),
+    Endpoint(
+        "POST",
+        BASE + "/{memory_id}/revert",
+        revert,
+        "Make a version current again (a new version).",
+        owner_only=True,
+        request=MemoryVersion,
+    ),
+    Endpoint(
+        "POST",
+        BASE + "/{memory_id}/redact",
+        redact,
+        "Remove a version's content for good.",
+        owner_only=True,
+        request=MemoryVersion,
+    ),
+    Endpoint(
+        "POST",
+        BASE + "/{memory_id}/delete",
+        delete,
+        "Delete a memory (its history stays).",
+        owner_only=True,
+        request=Empty,
+    ),
 ]

@@ -2,52 +2,36 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from aiohttp import web
+from pydantic import Field
 
 from daemon.endpoints import Call, Endpoint
-from daemon.validation import Field, RequestSchema
+from daemon.request_models import RequestModel, at_least
 from state.errors import NotFound
 
 BASE = "/api/local/upstream"
 
-CONNECT = RequestSchema(
-    "upstream-connect",
-    (
-        Field(
-            "url",
-            str,
-            required=True,
-            min_length=1,
-            max_length=2000,
-            description="the upstream's base URL, e.g. https://memory.example.com",
-        ),
-        Field(
-            "pairing_code",
-            str,
-            max_length=80,
-            description="a pairing code from the upstream's owner (daemon in the cloud role)",
-        ),
-        Field("api_key", str, max_length=400, description="reuse an existing key on the upstream"),
-        Field("handle", str, max_length=40, description="this daemon's name there"),
-        Field("backfill", bool, default=True, description="also send the memory kept so far"),
-    ),
-)
 
-ACK = RequestSchema(
-    "upstream-ack",
-    (
-        Field(
-            "update_ids",
-            list,
-            items=str,
-            max_items=200,
-            max_length=200,
-            description="update ids to ack (default: every pending one)",
-        ),
-    ),
-)
+class UpstreamConnect(RequestModel, title="upstream-connect"):
+    url: str = Field(
+        max_length=2000,
+        pattern=at_least(1),
+        description="the upstream's base URL, e.g. https://memory.example.com",
+    )
+    pairing_code: str | None = Field(
+        None, max_length=80, description="a pairing code from the upstream's owner (daemon in the cloud role)"
+    )
+    api_key: str | None = Field(None, max_length=400, description="reuse an existing key on the upstream")
+    handle: str | None = Field(None, max_length=40, description="this daemon's name there")
+    backfill: bool | None = Field(True, description="also send the memory kept so far")
+
+
+class UpstreamAck(RequestModel, title="upstream-ack"):
+    update_ids: list[Annotated[str, Field(max_length=200)]] | None = Field(
+        None, max_length=200, description="update ids to ack (default: every pending one)"
+    )
 
 
 async def status(request: web.Request, call: Call) -> dict[str, Any]:
@@ -100,7 +84,7 @@ ENDPOINTS = [
         connect,
         "Register on (or reuse a key for) an upstream and start syncing.",
         owner_only=True,
-        request=CONNECT,
+        request=UpstreamConnect,
         response_schema="memorycloud.upstream-status.v1",
     ),
     Endpoint("POST", BASE + "/disconnect", disconnect, "Stop syncing; local memory stays.", owner_only=True),
@@ -111,7 +95,7 @@ ENDPOINTS = [
         ack,
         "Ack the upstream's pending updates (after applying them); interrupted writes then resume.",
         owner_only=True,
-        request=ACK,
+        request=UpstreamAck,
     ),
     Endpoint(
         "POST",

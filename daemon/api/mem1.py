@@ -8,80 +8,87 @@ Every field the seed's skill sends is declared here, under the name its client u
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 from aiohttp import web
+from pydantic import AliasChoices, Field
 
 from daemon import keys
 from daemon.dialects import ErrorEnvelope
 from daemon.endpoints import Call, Endpoint
+from daemon.request_models import Int, RequestModel
 from daemon.runtime.mem1 import settle_summaries
-from daemon.validation import Field, RequestSchema
 
 D = "__default__"
-WHO = (Field("user_id", str, default=D, max_length=256), Field("scope_id", str, default=D, max_length=128))
-SEARCH = RequestSchema(
-    "mem1-search",
-    (
-        Field("query", str, required=True, max_length=20000),
-        Field("num", int, default=10, minimum=1, maximum=200),
-        Field("threshold", float, default=0.3),
-        *WHO,
-    ),
-)
-PAGE = RequestSchema(
-    "mem1-page",
-    (
-        # The skill's client pages with "page_num"; the server's own name is "page_idx".
-        Field("page_idx", int, default=1, aliases=("page_num",)),
-        Field("page_size", int, default=10),
-        Field("memory_type", str, max_length=40),
-        *WHO,
-    ),
-)
-ADD = RequestSchema(
-    "mem1-add-messages",
-    (
-        Field("messages", list, required=True, items=dict, max_items=1000),
-        Field("session_id", str, default=D, max_length=256),
-        Field("mem_variables", list, default=[], items=dict, max_items=100),
-        Field("enable_long_term_mem", bool, default=True),
-        Field("enable_user_profile", bool, default=True),
-        Field("enable_semantic_memory", bool, default=True),
-        Field("enable_episodic_memory", bool, default=True),
-        Field("enable_summary_memory", bool, default=True),
-        *WHO,
-    ),
-)
-UPDATE = RequestSchema(
-    "mem1-update",
-    (Field("mem_id", str, required=True, max_length=80), Field("memory", str, required=True), *WHO),
-)
-DELETE = RequestSchema("mem1-delete", (Field("mem_id", str, required=True, max_length=80), *WHO))
-BATCH = RequestSchema(
-    "mem1-batch-delete",
-    (Field("mem_ids", list, required=True, items=str, max_items=1000, max_length=80), *WHO),
-)
-GET_VARS = RequestSchema("mem1-get-variables", (Field("names", list, items=str, max_items=500), *WHO))
-UPDATE_VARS = RequestSchema("mem1-update-variables", (Field("variables", dict, required=True), *WHO))
-DELETE_VARS = RequestSchema(
-    "mem1-delete-variables", (Field("names", list, required=True, items=str, max_items=500), *WHO)
-)
+
+
+class Who(RequestModel):
+    """Whose memory a request is about: every mem1 body's user and scope (seed 004)."""
+
+    user_id: str | None = Field(D, max_length=256)
+    scope_id: str | None = Field(D, max_length=128)
+
+
+class Mem1Search(Who, title="mem1-search"):
+    query: str = Field(max_length=20_000)
+    num: Int | None = Field(10, ge=1, le=200)
+    threshold: float | None = 0.3
+
+
+class Mem1Page(Who, title="mem1-page"):
+    page_idx: Int | None = Field(1, validation_alias=AliasChoices("page_idx", "page_num"))
+    page_size: Int | None = 10
+    memory_type: str | None = Field(None, max_length=40)
+
+
+class Mem1AddMessages(Who, title="mem1-add-messages"):
+    messages: list[dict[str, Any]] = Field(max_length=1000)
+    session_id: str | None = Field(D, max_length=256)
+    mem_variables: list[dict[str, Any]] | None = Field(default_factory=list, max_length=100)
+    enable_long_term_mem: bool | None = True
+    enable_user_profile: bool | None = True
+    enable_semantic_memory: bool | None = True
+    enable_episodic_memory: bool | None = True
+    enable_summary_memory: bool | None = True
+
+
+class Mem1Update(Who, title="mem1-update"):
+    mem_id: str = Field(max_length=80)
+    memory: str
+
+
+class Mem1Delete(Who, title="mem1-delete"):
+    mem_id: str = Field(max_length=80)
+
+
+class Mem1BatchDelete(Who, title="mem1-batch-delete"):
+    mem_ids: list[Annotated[str, Field(max_length=80)]] = Field(max_length=1000)
+
+
+class Mem1GetVariables(Who, title="mem1-get-variables"):
+    names: list[str] | None = Field(None, max_length=500)
+
+
+class Mem1UpdateVariables(Who, title="mem1-update-variables"):
+    variables: dict[str, Any]
+
+
+class Mem1DeleteVariables(Who, title="mem1-delete-variables"):
+    names: list[str] = Field(max_length=500)
+
+
 # The seed's trace names only the message id; the skill's client adds its user_id (never a
 # scope_id). Each filter given must match; one left out matches any value.
-MESSAGE = RequestSchema(
-    "mem1-message",
-    (
-        Field("message_id", str, required=True, max_length=80),
-        Field("user_id", str, max_length=256, description="optional: only this user's message"),
-        Field("scope_id", str, max_length=128, description="optional: only this scope's message"),
-    ),
-)
+class Mem1Message(RequestModel, title="mem1-message"):
+    message_id: str = Field(max_length=80)
+    user_id: str | None = Field(None, max_length=256, description="optional: only this user's message")
+    scope_id: str | None = Field(None, max_length=128, description="optional: only this scope's message")
+
+
 # Seed 004: "delete one user's memories by scope"; user_id + scope_id isolate as everywhere.
-SCOPE = RequestSchema(
-    "mem1-delete-scope",
-    (Field("scope_id", str, required=True, max_length=128), Field("user_id", str, default=D, max_length=256)),
-)
+class Mem1DeleteScope(RequestModel, title="mem1-delete-scope"):
+    scope_id: str = Field(max_length=128)
+    user_id: str | None = Field(D, max_length=256)
 
 
 def _svc(call: Call):
@@ -156,7 +163,12 @@ R, W = "memory:read", "memory:write"
 ENDPOINTS = [
     Endpoint("GET", "/health", health, "agent-memory1.0 health check.", auth="none"),
     Endpoint(
-        "POST", "/add_messages/", add_messages, "Store messages; derive memories.", scope=W, request=ADD
+        "POST",
+        "/add_messages/",
+        add_messages,
+        "Store messages; derive memories.",
+        scope=W,
+        request=Mem1AddMessages,
     ),
     Endpoint(
         "POST",
@@ -164,7 +176,7 @@ ENDPOINTS = [
         search_memory,
         "Search profile/semantic/episodic memories.",
         scope=R,
-        request=SEARCH,
+        request=Mem1Search,
     ),
     Endpoint(
         "POST",
@@ -172,30 +184,39 @@ ENDPOINTS = [
         search_summary,
         "Search session summaries.",
         scope=R,
-        request=SEARCH,
+        request=Mem1Search,
     ),
-    Endpoint("POST", "/get_user_mem_by_page/", page, "Memories by page.", scope=R, request=PAGE),
+    Endpoint("POST", "/get_user_mem_by_page/", page, "Memories by page.", scope=R, request=Mem1Page),
     Endpoint(
         "POST",
         "/get_user_mem_by_page_with_total/",
         page_with_total,
         "Memories by page with the real total, timestamps and source_id.",
         scope=R,
-        request=PAGE,
+        request=Mem1Page,
     ),
     Endpoint(
-        "POST", "/update_mem_by_id/", update_mem, "Replace a memory's content.", scope=W, request=UPDATE
+        "POST", "/update_mem_by_id/", update_mem, "Replace a memory's content.", scope=W, request=Mem1Update
     ),
-    Endpoint("POST", "/delete_mem_by_id/", delete_mem, "Delete a memory.", scope=W, request=DELETE),
-    Endpoint("POST", "/batch_delete_mem/", batch_delete, "Delete several memories.", scope=W, request=BATCH),
-    Endpoint("POST", "/get_variables/", get_variables, "Profile variables.", scope=R, request=GET_VARS),
+    Endpoint("POST", "/delete_mem_by_id/", delete_mem, "Delete a memory.", scope=W, request=Mem1Delete),
+    Endpoint(
+        "POST",
+        "/batch_delete_mem/",
+        batch_delete,
+        "Delete several memories.",
+        scope=W,
+        request=Mem1BatchDelete,
+    ),
+    Endpoint(
+        "POST", "/get_variables/", get_variables, "Profile variables.", scope=R, request=Mem1GetVariables
+    ),
     Endpoint(
         "POST",
         "/update_variables/",
         update_variables,
         "Create or update variables.",
         scope=W,
-        request=UPDATE_VARS,
+        request=Mem1UpdateVariables,
     ),
     Endpoint(
         "POST",
@@ -203,7 +224,7 @@ ENDPOINTS = [
         delete_variables,
         "Delete variables by name.",
         scope=W,
-        request=DELETE_VARS,
+        request=Mem1DeleteVariables,
     ),
     Endpoint(
         "POST",
@@ -211,7 +232,7 @@ ENDPOINTS = [
         get_message,
         "Trace a message (found: false if unknown).",
         scope=R,
-        request=MESSAGE,
+        request=Mem1Message,
     ),
     Endpoint(
         "POST",
@@ -219,7 +240,7 @@ ENDPOINTS = [
         delete_scope,
         "Delete every memory in a scope.",
         scope=W,
-        request=SCOPE,
+        request=Mem1DeleteScope,
     ),
 ]
 MEM1_PATHS = frozenset(e.path for e in ENDPOINTS)

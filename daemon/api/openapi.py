@@ -1,7 +1,8 @@
 """GET /api/openapi.json: an OpenAPI 3.1 document of every endpoint this daemon serves.
 
-Generated from the same endpoint registry (daemon/endpoints.py) and request schemas
-(daemon/validation.py) that the server enforces, so it cannot drift from it. Each operation
+Generated from the same endpoint registry (daemon/endpoints.py) and request models
+(daemon/request_models.py: pydantic's JSON Schema of each body) that the server enforces, so
+it cannot drift from it. Each operation
 names its security (Bearer key, optional or none), its JSON body schema, its path and query
 parameters (``Endpoint.query``, the declarations the handlers read them through),
 and the error envelope of its dialect: AMP's ``amp.error.v1``, Memory Stores'
@@ -12,44 +13,70 @@ and the error envelope of its dialect: AMP's ``amp.error.v1``, Memory Stores'
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from aiohttp import web
 
 from daemon import __version__, keys
-from daemon.endpoints import Call, Endpoint
 from daemon.dialects import Dialects
-from daemon.validation import JSON_TYPES, Field
+from daemon.endpoints import Call, Endpoint
 
 OPENAPI_PATH = "/api/openapi.json"
 
 ERROR_SCHEMAS: dict[str, dict[str, Any]] = {
     "AmpError": {
-        "type": "object", "required": ["schema", "error", "detail"],
+        "type": "object",
+        "required": ["schema", "error", "detail"],
         "properties": {
             "schema": {"enum": ["amp.error.v1", "amp.bootstrap-required.v1"]},
-            "error": {"type": "object",
-                      "required": ["id", "type", "status", "message", "detail", "path", "time"],
-                      "properties": {"id": {"type": "string"}, "type": {"type": "string"},
-                                     "status": {"type": "integer"}, "message": {"type": "string"},
-                                     "path": {"type": "string"}, "time": {"type": "string"}}},
-            "detail": {}}},
+            "error": {
+                "type": "object",
+                "required": ["id", "type", "status", "message", "detail", "path", "time"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "type": {"type": "string"},
+                    "status": {"type": "integer"},
+                    "message": {"type": "string"},
+                    "path": {"type": "string"},
+                    "time": {"type": "string"},
+                },
+            },
+            "detail": {},
+        },
+    },
     "MemoryStoresError": {
-        "type": "object", "required": ["type", "error"],
-        "properties": {"type": {"const": "error"},
-                       "error": {"type": "object", "required": ["type", "message"],
-                                 "properties": {"type": {"type": "string"},
-                                                "message": {"type": "string"},
-                                                "details": {"type": "object"}}}}},
+        "type": "object",
+        "required": ["type", "error"],
+        "properties": {
+            "type": {"const": "error"},
+            "error": {
+                "type": "object",
+                "required": ["type", "message"],
+                "properties": {
+                    "type": {"type": "string"},
+                    "message": {"type": "string"},
+                    "details": {"type": "object"},
+                },
+            },
+        },
+    },
     "Mem1Error": {
-        "type": "object", "required": ["detail"],
-        "properties": {"detail": {"oneOf": [
-            {"type": "string"},
-            {"type": "array", "items": {"type": "object", "required": ["loc", "msg", "type"]}}]}}},
+        "type": "object",
+        "required": ["detail"],
+        "properties": {
+            "detail": {
+                "oneOf": [
+                    {"type": "string"},
+                    {"type": "array", "items": {"type": "object", "required": ["loc", "msg", "type"]}},
+                ]
+            }
+        },
+    },
     "JsonRpcError": {
-        "type": "object", "required": ["jsonrpc", "error"],
-        "properties": {"jsonrpc": {"const": "2.0"}, "error": {"type": "object"}}},
+        "type": "object",
+        "required": ["jsonrpc", "error"],
+        "properties": {"jsonrpc": {"const": "2.0"}, "error": {"type": "object"}},
+    },
 }
 
 
@@ -59,45 +86,15 @@ def error_schema_for(path: str, dialects: Dialects) -> str:
     return envelope.schema if envelope is not None else "AmpError"
 
 
-def field_schema(spec: Field) -> dict[str, Any]:
-    if isinstance(spec.type, tuple):
-        schema: dict[str, Any] = {"anyOf": [field_schema(replace(spec, type=t, default=None,
-                                                               description=""))
-                                            for t in spec.type]}
-        if spec.default is not None:
-            schema["default"] = spec.default
-        if spec.description:
-            schema["description"] = spec.description
-        return schema
-    schema = {"type": JSON_TYPES[spec.type]}
-    if spec.type is str:
-        if spec.max_length is not None:
-            schema["maxLength"] = spec.max_length
-        if spec.min_length:
-            schema["minLength"] = spec.min_length
-    if spec.type is int:
-        if spec.minimum is not None:
-            schema["minimum"] = spec.minimum
-        if spec.maximum is not None:
-            schema["maximum"] = spec.maximum
-    if spec.type is list:
-        if spec.items is not None:
-            schema["items"] = {"type": JSON_TYPES[spec.items]}
-            if spec.items is str and spec.max_length is not None:
-                schema["items"]["maxLength"] = spec.max_length
-        if spec.max_items is not None:
-            schema["maxItems"] = spec.max_items
-    if spec.default is not None:
-        schema["default"] = spec.default
-    if spec.description:
-        schema["description"] = spec.description
-    return schema
-
-
 def operation(endpoint: Endpoint, dialects: Dialects) -> dict[str, Any]:
-    error = {"description": "error in this dialect's envelope",
-             "content": {"application/json": {"schema": {
-                 "$ref": f"#/components/schemas/{error_schema_for(endpoint.path, dialects)}"}}}}
+    error = {
+        "description": "error in this dialect's envelope",
+        "content": {
+            "application/json": {
+                "schema": {"$ref": f"#/components/schemas/{error_schema_for(endpoint.path, dialects)}"}
+            }
+        },
+    }
     op: dict[str, Any] = {
         "operationId": f"{endpoint.method.lower()}_{re.sub(r'[^a-z0-9]+', '_', endpoint.path.lower()).strip('_')}",
         "summary": endpoint.summary,
@@ -112,18 +109,19 @@ def operation(endpoint: Endpoint, dialects: Dialects) -> dict[str, Any]:
         op["x-scope"] = endpoint.scope
     if endpoint.owner_only:
         op["x-owner-only"] = True
-    params = [{"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
-              for name in re.findall(r"\{(\w+)\}", endpoint.path)]
+    params = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        for name in re.findall(r"\{(\w+)\}", endpoint.path)
+    ]
     params += [query.openapi() for query in endpoint.query]
     if params:
         op["parameters"] = params
     if endpoint.request is not None:
-        fields = endpoint.request.fields
-        op["requestBody"] = {"required": any(f.required for f in fields), "content": {
-            "application/json": {"schema": {
-                "type": "object", "title": endpoint.request.name,
-                "properties": {f.name: field_schema(f) for f in fields},
-                "required": [f.name for f in fields if f.required]}}}}
+        schema = endpoint.request.json_schema()
+        op["requestBody"] = {
+            "required": bool(schema["required"]),
+            "content": {"application/json": {"schema": schema}},
+        }
     elif endpoint.method == "POST":  # zip archives, multipart uploads, JSON-RPC
         op["requestBody"] = {"content": {"*/*": {"schema": {}}}}
     return op
@@ -136,15 +134,20 @@ def document(endpoints: list[Endpoint], dialects: Dialects) -> dict[str, Any]:
         paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = operation(endpoint, dialects)
     return {
         "openapi": "3.1.0",
-        "info": {"title": "MemoryCloud Companion daemon", "version": __version__,
-                 "description": "AMP, Memory Stores (/api/v1/cloud/), agent-memory1.0 and MCP on"
-                                " one local store. Every request carries Authorization: Bearer <key>"
-                                " unless an operation's security says otherwise."},
+        "info": {
+            "title": "MemoryCloud Companion daemon",
+            "version": __version__,
+            "description": "AMP, Memory Stores (/api/v1/cloud/), agent-memory1.0 and MCP on"
+            " one local store. Every request carries Authorization: Bearer <key>"
+            " unless an operation's security says otherwise.",
+        },
         "servers": [{"url": "http://127.0.0.1:8517"}],
         "security": [{"bearerAuth": []}],
         "paths": paths,
-        "components": {"securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}},
-                       "schemas": ERROR_SCHEMAS},
+        "components": {
+            "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}},
+            "schemas": ERROR_SCHEMAS,
+        },
     }
 
 
@@ -153,6 +156,7 @@ async def openapi(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 ENDPOINTS = [
-    Endpoint("GET", OPENAPI_PATH, openapi, "OpenAPI 3.1 document of every endpoint (no key needed).",
-             auth="none"),
+    Endpoint(
+        "GET", OPENAPI_PATH, openapi, "OpenAPI 3.1 document of every endpoint (no key needed).", auth="none"
+    ),
 ]

@@ -3,59 +3,82 @@ versions and diffs, and sync (gated as memory_suite_sync)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import aiohttp
 from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
+from pydantic import AliasChoices, Field
 
 from daemon.api.suite_upload import read_upload
 from daemon.endpoints import Call, Endpoint
+from daemon.request_models import Int, RequestModel, at_least
 from daemon.runtime.suite_fields import VISIBILITIES, check_visibility
 from daemon.runtime.suite_sync import sync_events
 from daemon.runtime.sync_gate import GatedWrite
-from daemon.validation import Field, Query, RequestSchema
+from daemon.validation import Query
 from state.errors import InvalidRequest, PayloadTooLarge, ValidationFailed
 
-CREATE = RequestSchema("memory-suite-create", (
-    Field("title", str, required=True, min_length=2, max_length=120),
-    Field("summary", str, required=True, min_length=1, max_length=800),
-    Field("persona_type", str, default="agent", max_length=40),
-    Field("visibility", str, default="public", max_length=40,
-          description="public | unlisted | private (else 400)"),
-    Field("license", str, default="CC-BY-4.0", min_length=2, max_length=80),
-    Field("tags", list, default=[], items=str,
-          description="lower-cased, trimmed, de-duplicated, 32 characters each, 12 kept"),
-    Field("version", str, default="1.0.0", max_length=64, description="semantic version"),
-    Field("price_cents", int, default=0, minimum=0, maximum=999_999,
-          description="kept and answered; this daemon sells nothing"),
-    Field("memory_md", str, max_length=500_000, aliases=("long_term_markdown",),
-          description="MEMORY.md (default: the title and summary)"),
-    Field("dreams_md", str, default="", max_length=200_000, aliases=("dreams_markdown",),
-          description="DREAMS.md (present even when empty)"),
-    Field("work_memory", (list, dict), default=[],
-          description='[{date: YYYY-MM-DD (default today UTC), content (or text)}], or'
-                      ' {"YYYY-MM-DD": markdown}: memory/<date>.md'),
-    Field("instructions_md", str, default="", max_length=100_000,
-          aliases=("instructions_markdown",), description="agent.instructions.md"),
-    Field("provenance", dict, description="default {source_type: self_authored}"),
-    Field("manifest", dict, description="a full amp.memory.v1 manifest: title, license and"
-                                        " version come from it"),
-    Field("slug", str, max_length=64, description="publish a version of this suite (ours)"),
-    Field("readme_markdown", str, max_length=100_000, description="README.md (ours)"),
-))
 
-SYNC = RequestSchema("memory-suite-sync", (
-    Field("text", str, max_length=20_000, description="the event, appended to its day's"
-                                                      " memory/YYYY-MM-DD.md"),
-    Field("event_type", str, default="work_memory", max_length=60),
-    Field("occurred_at", str, max_length=64, description="default now (UTC)"),
-    Field("importance", int, default=3, minimum=1, maximum=5),
-    Field("tags", list, default=[], items=str, max_items=50, max_length=64),
-    Field("changelog", str, max_length=500),
-    Field("events", list, items=dict, max_items=200,
-          description="ours, instead of text: [{summary, event_type?, tags?, occurred_at?}]"),
-))
+class MemorySuiteCreate(RequestModel, title="memory-suite-create"):
+    title: str = Field(max_length=120, pattern=at_least(2))
+    summary: str = Field(max_length=800, pattern=at_least(1))
+    persona_type: str | None = Field("agent", max_length=40)
+    visibility: str | None = Field(
+        "public", max_length=40, description="public | unlisted | private (else 400)"
+    )
+    license: str | None = Field("CC-BY-4.0", max_length=80, pattern=at_least(2))
+    tags: list[str] | None = Field(
+        default_factory=list, description="lower-cased, trimmed, de-duplicated, 32 characters each, 12 kept"
+    )
+    version: str | None = Field("1.0.0", max_length=64, description="semantic version")
+    price_cents: Int | None = Field(
+        0, ge=0, le=999_999, description="kept and answered; this daemon sells nothing"
+    )
+    memory_md: str | None = Field(
+        None,
+        max_length=500_000,
+        validation_alias=AliasChoices("memory_md", "long_term_markdown"),
+        description="MEMORY.md (default: the title and summary)",
+    )
+    dreams_md: str | None = Field(
+        "",
+        max_length=200_000,
+        validation_alias=AliasChoices("dreams_md", "dreams_markdown"),
+        description="DREAMS.md (present even when empty)",
+    )
+    work_memory: list[Any] | dict[str, Any] | None = Field(
+        default_factory=list,
+        description='[{date: YYYY-MM-DD (default today UTC), content (or text)}], or {"YYYY-MM-DD": markdown}: memory/<date>.md',
+    )
+    instructions_md: str | None = Field(
+        "",
+        max_length=100_000,
+        validation_alias=AliasChoices("instructions_md", "instructions_markdown"),
+        description="agent.instructions.md",
+    )
+    provenance: dict[str, Any] | None = Field(None, description="default {source_type: self_authored}")
+    manifest: dict[str, Any] | None = Field(
+        None, description="a full amp.memory.v1 manifest: title, license and version come from it"
+    )
+    slug: str | None = Field(None, max_length=64, description="publish a version of this suite (ours)")
+    readme_markdown: str | None = Field(None, max_length=100_000, description="README.md (ours)")
+
+
+class MemorySuiteSync(RequestModel, title="memory-suite-sync"):
+    text: str | None = Field(
+        None, max_length=20_000, description="the event, appended to its day's memory/YYYY-MM-DD.md"
+    )
+    event_type: str | None = Field("work_memory", max_length=60)
+    occurred_at: str | None = Field(None, max_length=64, description="default now (UTC)")
+    importance: Int | None = Field(3, ge=1, le=5)
+    tags: list[Annotated[str, Field(max_length=64)]] | None = Field(default_factory=list, max_length=50)
+    changelog: str | None = Field(None, max_length=500)
+    events: list[dict[str, Any]] | None = Field(
+        None,
+        max_length=200,
+        description="ours, instead of text: [{summary, event_type?, tags?, occurred_at?}]",
+    )
 
 
 async def create(request: web.Request, call: Call) -> dict[str, Any]:
@@ -67,8 +90,12 @@ async def validate(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 VISIBILITY = Query("visibility", default="public", choices=VISIBILITIES, check=check_visibility)
-CATALOG = (Query("q"), Query("limit", int, default=30, minimum=1, maximum=100, clamp=True),
-           Query("offset", int, default=0, minimum=0, maximum=1 << 62, clamp=True), Query("tag"))
+CATALOG = (
+    Query("q"),
+    Query("limit", int, default=30, minimum=1, maximum=100, clamp=True),
+    Query("offset", int, default=0, minimum=0, maximum=1 << 62, clamp=True),
+    Query("tag"),
+)
 VERSION = Query("version", description="default: the latest")
 FROM, TO = (Query(name, required=True, description="a version") for name in ("from", "to"))
 COLLECTION_Q = Query("q", required=True, default="")
@@ -104,10 +131,14 @@ async def suite(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def download(request: web.Request, call: Call) -> web.Response:
-    name, data = call.services.suites.download(call.identity, request.match_info["slug"],
-                                               VERSION.read(request))
-    return web.Response(body=data, content_type="application/zip",
-                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    name, data = call.services.suites.download(
+        call.identity, request.match_info["slug"], VERSION.read(request)
+    )
+    return web.Response(
+        body=data,
+        content_type="application/zip",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
 
 
 async def openclaw(request: web.Request, call: Call) -> dict[str, Any]:
@@ -121,8 +152,10 @@ async def versions(request: web.Request, call: Call) -> dict[str, Any]:
 async def diff(request: web.Request, call: Call) -> dict[str, Any]:
     old, new = FROM.read(request), TO.read(request)
     if not old or not new:
-        raise ValidationFailed("query parameters 'from' and 'to' (two versions) are required",
-                               details={"missing_fields": [n for n, v in (("from", old), ("to", new)) if not v]})
+        raise ValidationFailed(
+            "query parameters 'from' and 'to' (two versions) are required",
+            details={"missing_fields": [n for n, v in (("from", old), ("to", new)) if not v]},
+        )
     return call.services.suites.diff(call.identity, request.match_info["slug"], old, new)
 
 
@@ -132,19 +165,21 @@ async def sync(request: web.Request, call: Call) -> dict[str, Any]:
     identity = call.require_identity()
     slug = request.match_info["slug"]
     sync_events(call.body)  # an invalid write is refused (422/400), never held back
-    warning = call.services.gate.admit(identity, GatedWrite(
-        "memory_suite_sync", "POST", request.path, {"slug": slug}, call.body,
-        call.body["importance"]))
+    warning = call.services.gate.admit(
+        identity,
+        GatedWrite(
+            "memory_suite_sync", "POST", request.path, {"slug": slug}, call.body, call.body["importance"]
+        ),
+    )
     result = call.services.suites.sync(identity, slug, call.body)
     return {**result, "update_notice": warning} if warning else result
 
 
-INSTALL = RequestSchema("open-memory-install", (
-    Field("slug", str, required=True, min_length=1, max_length=64),
-    Field("version", str, max_length=40, description="default: the latest"),
-    Field("workspace_id", str, max_length=80),
-    Field("project_key", str, max_length=160),
-))
+class OpenMemoryInstall(RequestModel, title="open-memory-install"):
+    slug: str = Field(max_length=64, pattern=at_least(1))
+    version: str | None = Field(None, max_length=40, description="default: the latest")
+    workspace_id: str | None = Field(None, max_length=80)
+    project_key: str | None = Field(None, max_length=160)
 
 
 async def install(request: web.Request, call: Call) -> dict[str, Any]:
@@ -152,31 +187,36 @@ async def install(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def installed(request: web.Request, call: Call) -> dict[str, Any]:
-    return call.services.installer.get(call.require_identity(),
-                                       request.match_info["installed_memory_id"])
+    return call.services.installer.get(call.require_identity(), request.match_info["installed_memory_id"])
 
 
-DISTILL = RequestSchema("persona-distill-job", (
-    Field("documents", list, required=True, items=dict, max_items=500,
-          description="[{text, source_path?, retrieval_triggers?}]"),
-    Field("chunk_chars", int, default=800, minimum=100, maximum=8000),
-    Field("importance", int, default=3, minimum=1, maximum=5),
-))
+class PersonaDistillJob(RequestModel, title="persona-distill-job"):
+    documents: list[dict[str, Any]] = Field(
+        max_length=500, description="[{text, source_path?, retrieval_triggers?}]"
+    )
+    chunk_chars: Int | None = Field(800, ge=100, le=8000)
+    importance: Int | None = Field(3, ge=1, le=5)
 
 
 def _check_documents(documents: list[dict[str, Any]]) -> None:
     if not documents:
-        raise ValidationFailed("field 'documents' must hold at least one document",
-                               details={"field": "documents"})
+        raise ValidationFailed(
+            "field 'documents' must hold at least one document", details={"field": "documents"}
+        )
     for index, document in enumerate(documents):
         if not isinstance(document.get("text"), str) or not document["text"].strip():
-            raise ValidationFailed(f"documents[{index}].text must be non-empty text",
-                                   details={"field": f"documents[{index}].text"})
+            raise ValidationFailed(
+                f"documents[{index}].text must be non-empty text",
+                details={"field": f"documents[{index}].text"},
+            )
         triggers = document.get("retrieval_triggers")
-        if triggers is not None and (not isinstance(triggers, list)
-                                     or not all(isinstance(t, str) for t in triggers)):
-            raise ValidationFailed(f"documents[{index}].retrieval_triggers must be a list of strings",
-                                   details={"field": f"documents[{index}].retrieval_triggers"})
+        if triggers is not None and (
+            not isinstance(triggers, list) or not all(isinstance(t, str) for t in triggers)
+        ):
+            raise ValidationFailed(
+                f"documents[{index}].retrieval_triggers must be a list of strings",
+                details={"field": f"documents[{index}].retrieval_triggers"},
+            )
 
 
 async def distill(request: web.Request, call: Call) -> dict[str, Any]:
@@ -184,9 +224,17 @@ async def distill(request: web.Request, call: Call) -> dict[str, Any]:
     slug = request.match_info["slug"]
     call.services.store.suites.suite(slug)
     _check_documents(call.body["documents"])
-    call.services.gate.admit(identity, GatedWrite(
-        "persona_distill_job_json", "POST", request.path, {"slug": slug}, call.body,
-        call.body["importance"]))
+    call.services.gate.admit(
+        identity,
+        GatedWrite(
+            "persona_distill_job_json",
+            "POST",
+            request.path,
+            {"slug": slug},
+            call.body,
+            call.body["importance"],
+        ),
+    )
     return call.services.distill.start(identity, slug, call.body["documents"], call.body["chunk_chars"])
 
 
@@ -209,8 +257,7 @@ async def distill_upload(request: web.Request, call: Call) -> dict[str, Any]:
                 if total > limit:  # the limit is for the whole upload, not each part
                     raise PayloadTooLarge(f"the upload is larger than the limit of {limit} bytes")
                 try:
-                    documents.append({"text": raw.decode("utf-8"),
-                                      "source_path": part.filename or "upload"})
+                    documents.append({"text": raw.decode("utf-8"), "source_path": part.filename or "upload"})
                 except UnicodeDecodeError:
                     raise ValidationFailed(f"{part.filename or 'a file'} is not UTF-8 text") from None
             elif part.name in options:
@@ -226,14 +273,20 @@ async def distill_upload(request: web.Request, call: Call) -> dict[str, Any]:
     if not 1 <= importance <= 5:
         raise ValidationFailed("field 'importance' must be between 1 and 5", details={"field": "importance"})
     _check_documents(documents)
-    call.services.gate.admit(identity, GatedWrite(
-        "persona_distill_job_json", "POST", request.path, {"slug": slug}, {}, importance, keep=False))
+    call.services.gate.admit(
+        identity,
+        GatedWrite(
+            "persona_distill_job_json", "POST", request.path, {"slug": slug}, {}, importance, keep=False
+        ),
+    )
     return call.services.distill.start(identity, slug, documents, max(100, min(chunk_chars, 8000)))
 
 
 async def distill_jobs(request: web.Request, call: Call) -> dict[str, Any]:
-    return {"schema": "amp.persona-distill-jobs.v1",
-            "jobs": call.services.distill.jobs(request.match_info["slug"])}
+    return {
+        "schema": "amp.persona-distill-jobs.v1",
+        "jobs": call.services.distill.jobs(request.match_info["slug"]),
+    }
 
 
 async def distill_job(request: web.Request, call: Call) -> dict[str, Any]:
@@ -245,66 +298,187 @@ async def collection_search(request: web.Request, call: Call) -> dict[str, Any]:
     if not query:
         raise InvalidRequest("query parameter 'q' is required")
     slug = request.match_info["slug"]
-    return {"schema": "amp.suite-collection-search.v1", "slug": slug, "query": query,
-            "items": call.services.distill.search(slug, query, 10)}
+    return {
+        "schema": "amp.suite-collection-search.v1",
+        "slug": slug,
+        "query": query,
+        "items": call.services.distill.search(slug, query, 10),
+    }
 
 
 ENDPOINTS = [
-    Endpoint("POST", "/api/memories", create,
-             "Create a memory suite from JSON fields (the reference's names; ours as aliases).",
-             scope="memory:write", request=CREATE, response_schema="amp.memory-suite.v1"),
-    Endpoint("POST", "/api/memories/validate", validate,
-             "The suite a create would build, checked; nothing stored.", auth="optional",
-             request=CREATE, response_schema="amp.memory.v1"),
-    Endpoint("POST", "/api/memories/import", import_archive,
-             "Import a suite zip (multipart 'file' or the raw body; ?visibility=), stored"
-             " verbatim; nothing stored if anything is wrong.",
-             scope="memory:write", response_schema="amp.memory-suite.v1", query=(VISIBILITY,)),
-    Endpoint("POST", "/api/memories/import/validate", validate_archive,
-             "Would this zip import? Checked like an import; nothing stored.", auth="optional",
-             response_schema="amp.memory.v1"),
-    Endpoint("POST", "/api/memories/{slug}/sync", sync,
-             "Append a work-memory event (text, or our events) to its day's file as a new patch"
-             " version.", scope="memory:write", request=SYNC,
-             response_schema="amp.memory-suite-sync.v1", idempotent=True),
-    Endpoint("GET", "/api/me/memories", mine, "The caller's suites, of any visibility.",
-             scope="memory:read", response_schema="amp.memory-packages.v1"),
-    Endpoint("POST", "/api/agent/open-memories/install", install,
-             "Install a suite into a workspace (seed install order); answers the activation.",
-             scope="skill:install", request=INSTALL, response_schema="amp.memory-native-activation.v1"),
-    Endpoint("GET", "/api/agent/installed-open-memories/{installed_memory_id}", installed,
-             "An installed open memory (imem_...) with its memories and provenance.",
-             scope="memory:read", response_schema="amp.installed-open-memory.v1"),
-    Endpoint("POST", "/api/memories/{slug}/persona-distill", distill,
-             "persona_distill_job_json: chunk and embed documents into the suite's vector"
-             " collection (a job; gated and resumable).", scope="memory:write", request=DISTILL,
-             response_schema="amp.persona-distill-job.v1"),
-    Endpoint("POST", "/api/memories/{slug}/persona-distill/upload", distill_upload,
-             "The same from multipart 'file' parts (never kept in a sync intent).",
-             scope="memory:write", response_schema="amp.persona-distill-job.v1"),
-    Endpoint("GET", "/api/memories/{slug}/distill-jobs", distill_jobs, "A suite's distill jobs.",
-             scope="memory:read", response_schema="amp.persona-distill-jobs.v1"),
-    Endpoint("GET", "/api/distill-jobs/{job_id}", distill_job, "One job and its progress.",
-             scope="memory:read", response_schema="amp.persona-distill-job.v1"),
-    Endpoint("GET", "/api/catalog/{slug}/search", collection_search,
-             "Search a suite's vector collection (?q=).", scope="catalog:read",
-             response_schema="amp.suite-collection-search.v1", query=(COLLECTION_Q,)),
+    Endpoint(
+        "POST",
+        "/api/memories",
+        create,
+        "Create a memory suite from JSON fields (the reference's names; ours as aliases).",
+        scope="memory:write",
+        request=MemorySuiteCreate,
+        response_schema="amp.memory-suite.v1",
+    ),
+    Endpoint(
+        "POST",
+        "/api/memories/validate",
+        validate,
+        "The suite a create would build, checked; nothing stored.",
+        auth="optional",
+        request=MemorySuiteCreate,
+        response_schema="amp.memory.v1",
+    ),
+    Endpoint(
+        "POST",
+        "/api/memories/import",
+        import_archive,
+        "Import a suite zip (multipart 'file' or the raw body; ?visibility=), stored"
+        " verbatim; nothing stored if anything is wrong.",
+        scope="memory:write",
+        response_schema="amp.memory-suite.v1",
+        query=(VISIBILITY,),
+    ),
+    Endpoint(
+        "POST",
+        "/api/memories/import/validate",
+        validate_archive,
+        "Would this zip import? Checked like an import; nothing stored.",
+        auth="optional",
+        response_schema="amp.memory.v1",
+    ),
+    Endpoint(
+        "POST",
+        "/api/memories/{slug}/sync",
+        sync,
+        "Append a work-memory event (text, or our events) to its day's file as a new patch version.",
+        scope="memory:write",
+        request=MemorySuiteSync,
+        response_schema="amp.memory-suite-sync.v1",
+        idempotent=True,
+    ),
+    Endpoint(
+        "GET",
+        "/api/me/memories",
+        mine,
+        "The caller's suites, of any visibility.",
+        scope="memory:read",
+        response_schema="amp.memory-packages.v1",
+    ),
+    Endpoint(
+        "POST",
+        "/api/agent/open-memories/install",
+        install,
+        "Install a suite into a workspace (seed install order); answers the activation.",
+        scope="skill:install",
+        request=OpenMemoryInstall,
+        response_schema="amp.memory-native-activation.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/api/agent/installed-open-memories/{installed_memory_id}",
+        installed,
+        "An installed open memory (imem_...) with its memories and provenance.",
+        scope="memory:read",
+        response_schema="amp.installed-open-memory.v1",
+    ),
+    Endpoint(
+        "POST",
+        "/api/memories/{slug}/persona-distill",
+        distill,
+        "persona_distill_job_json: chunk and embed documents into the suite's vector"
+        " collection (a job; gated and resumable).",
+        scope="memory:write",
+        request=PersonaDistillJob,
+        response_schema="amp.persona-distill-job.v1",
+    ),
+    Endpoint(
+        "POST",
+        "/api/memories/{slug}/persona-distill/upload",
+        distill_upload,
+        "The same from multipart 'file' parts (never kept in a sync intent).",
+        scope="memory:write",
+        response_schema="amp.persona-distill-job.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/api/memories/{slug}/distill-jobs",
+        distill_jobs,
+        "A suite's distill jobs.",
+        scope="memory:read",
+        response_schema="amp.persona-distill-jobs.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/api/distill-jobs/{job_id}",
+        distill_job,
+        "One job and its progress.",
+        scope="memory:read",
+        response_schema="amp.persona-distill-job.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/api/catalog/{slug}/search",
+        collection_search,
+        "Search a suite's vector collection (?q=).",
+        scope="catalog:read",
+        response_schema="amp.suite-collection-search.v1",
+        query=(COLLECTION_Q,),
+    ),
     # Suite reads take an optional key, as the reference's: a public or unlisted suite is
     # meant to be shared; a private one is found only with its creator's or the owner's key
     # (to anyone else, and without a key, it is a 404).
-    Endpoint("GET", "/api/catalog", catalog,
-             "The public suites (?q=, ?tag=, ?limit= 1..100, ?offset=).", auth="optional",
-             response_schema="amp.memory-catalog.v1", query=CATALOG),
-    Endpoint("GET", "/api/catalog/{slug}", detail,
-             "One suite: package, manifest, preview, install card.", auth="optional"),
-    Endpoint("GET", "/api/catalog/{slug}/suite", suite, "Machine-readable suite manifest.",
-             auth="optional", response_schema="amp.memory-suite.v1"),
-    Endpoint("GET", "/api/catalog/{slug}/download", download, "The suite zip (?version=).",
-             auth="optional", query=(VERSION,)),
-    Endpoint("GET", "/api/catalog/{slug}/install/openclaw", openclaw, "The OpenClaw mapping.",
-             auth="optional", response_schema="amp.install.openclaw.v1"),
-    Endpoint("GET", "/api/catalog/{slug}/versions", versions, "Every version of a suite.",
-             auth="optional", response_schema="amp.memory-suite-versions.v1"),
-    Endpoint("GET", "/api/catalog/{slug}/diff", diff, "Differences between two versions.",
-             auth="optional", response_schema="amp.memory-suite-diff.v1", query=(FROM, TO)),
+    Endpoint(
+        "GET",
+        "/api/catalog",
+        catalog,
+        "The public suites (?q=, ?tag=, ?limit= 1..100, ?offset=).",
+        auth="optional",
+        response_schema="amp.memory-catalog.v1",
+        query=CATALOG,
+    ),
+    Endpoint(
+        "GET",
+        "/api/catalog/{slug}",
+        detail,
+        "One suite: package, manifest, preview, install card.",
+        auth="optional",
+    ),
+    Endpoint(
+        "GET",
+        "/api/catalog/{slug}/suite",
+        suite,
+        "Machine-readable suite manifest.",
+        auth="optional",
+        response_schema="amp.memory-suite.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/api/catalog/{slug}/download",
+        download,
+        "The suite zip (?version=).",
+        auth="optional",
+        query=(VERSION,),
+    ),
+    Endpoint(
+        "GET",
+        "/api/catalog/{slug}/install/openclaw",
+        openclaw,
+        "The OpenClaw mapping.",
+        auth="optional",
+        response_schema="amp.install.openclaw.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/api/catalog/{slug}/versions",
+        versions,
+        "Every version of a suite.",
+        auth="optional",
+        response_schema="amp.memory-suite-versions.v1",
+    ),
+    Endpoint(
+        "GET",
+        "/api/catalog/{slug}/diff",
+        diff,
+        "Differences between two versions.",
+        auth="optional",
+        response_schema="amp.memory-suite-diff.v1",
+        query=(FROM, TO),
+    ),
 ]

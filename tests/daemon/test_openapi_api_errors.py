@@ -22,8 +22,9 @@ async def world(api) -> dict[str, str]:
 async def test_the_document_describes_every_endpoint_as_enforced(api, world):
     status, doc = await send(api, world, OPENAPI["openapi"], key=None)
     assert status == 200 and doc["openapi"].startswith("3.1")
-    operations = {(method.upper(), path): op for path, item in doc["paths"].items()
-                  for method, op in item.items()}
+    operations = {
+        (method.upper(), path): op for path, item in doc["paths"].items() for method, op in item.items()
+    }
     assert set(operations) == {(e.method, e.path) for e in all_endpoints()}
     for endpoint in all_endpoints():
         op = operations[(endpoint.method, endpoint.path)]
@@ -33,13 +34,21 @@ async def test_the_document_describes_every_endpoint_as_enforced(api, world):
         params = op.get("parameters", [])
         assert [p["name"] for p in params if p["in"] == "path"] == re.findall(r"\{(\w+)\}", endpoint.path)
         assert [(p["name"], p["required"]) for p in params if p["in"] == "query"] == [
-            (q.name, q.required) for q in endpoint.query]
+            (q.name, q.required) for q in endpoint.query
+        ]
         if endpoint.request is not None:
             schema = op["requestBody"]["content"]["application/json"]["schema"]
-            assert schema["required"] == [f.name for f in endpoint.request.fields if f.required]
+            assert schema["required"] == [
+                name for name, field in endpoint.request.model_fields.items() if field.is_required()
+            ]
         envelope = op["responses"]["default"]["content"]["application/json"]["schema"]["$ref"]
-        expected = ("MemoryStoresError" if endpoint.path.startswith("/api/v1/cloud/") else
-                    "Mem1Error" if endpoint.path in MEM1_PATHS else "AmpError")
+        expected = (
+            "MemoryStoresError"
+            if endpoint.path.startswith("/api/v1/cloud/")
+            else "Mem1Error"
+            if endpoint.path in MEM1_PATHS
+            else "AmpError"
+        )
         assert envelope.endswith(expected), (endpoint.path, envelope)
 
 
@@ -59,8 +68,9 @@ def test_handlers_read_query_parameters_only_through_their_declarations():
     """A handler reads its query through an Endpoint.query declaration (daemon/validation.py
     Query.read), so the OpenAPI document cannot miss a parameter the handler reads."""
     api = Path(__file__).resolve().parents[2] / "daemon" / "api"
-    readers = [path.name for path in api.glob("*.py")
-               if re.search(r"request\.(rel_url\.)?query\.", path.read_text())]
+    readers = [
+        path.name for path in api.glob("*.py") if re.search(r"request\.(rel_url\.)?query\.", path.read_text())
+    ]
     assert readers == []
 
 
@@ -71,5 +81,6 @@ async def test_foreign_host_or_origin_is_403(api, world, variant):
 
 
 async def test_wrong_method_is_405(api, world):
-    await expect_error(api, world, OPENAPI["openapi"], 405, method="POST",
-                       mentions=("POST", "/api/openapi.json"))
+    await expect_error(
+        api, world, OPENAPI["openapi"], 405, method="POST", mentions=("POST", "/api/openapi.json")
+    )
