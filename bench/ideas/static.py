@@ -7,13 +7,14 @@ and beside the hashing vector, for bench/ideas/sweep.py and bench/retrieval_turn
 
 STATIC_ROUND picks the configs: ``static`` (weights and modes), ``hybrid`` (the hashing
 vector beside it), ``tables`` (STATIC_TABLES=a.bin,b.bin: tables distilled with other
-options), ``final`` (the shapes reported in bench/RESULTS.md)."""
+options), ``final`` (the shapes reported in bench/RESULTS.md), ``expand`` (the default
+search, its query with each word's nearest words of the conversation added)."""
 
 import os
 import sys
 from pathlib import Path
 
-from retrieval_turns import Config
+from retrieval_turns import Config, namespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # static_embedder.py, beside this file
 import static_embedder  # noqa: E402
@@ -21,6 +22,7 @@ from static_embedder import HybridEmbedder, StaticEmbedder, StaticTable  # noqa:
 
 from state import embedders
 from state.config import Settings
+from state.tokenize import STOPWORDS
 
 STATIC = Settings(embedder="static")
 HYBRID = Settings(embedder="hashing+static")
@@ -43,7 +45,70 @@ ROUND = os.environ.get("STATIC_ROUND", "hybrid")
 
 
 def ideas() -> list[Config]:
+    if ROUND == "expand":
+        return [
+            Config.shipped(f"expand: cosine >= {floor}, {cap} a word", rank=_expander(floor, cap))
+            for floor, cap in ((0.5, 3), (0.55, 3), (0.6, 1), (0.6, 3), (0.6, 5), (0.65, 3), (0.7, 3))
+        ]
     return [_with_factories(c) for c in _ideas()]
+
+
+def _expander(floor: float, cap: int):
+    """A rank function: the shipped search of the question plus, for each of its words, the
+    ``cap`` words of the conversation's turns whose static vectors are nearest to it (cosine
+    at least ``floor``): the table as a thesaurus for BM25."""
+    embedder = StaticEmbedder()
+    vectors: dict[str, list[float]] = {}
+    vocabularies: dict[tuple[int, str], list[str]] = {}
+    nearest: dict[tuple[int, str, str], list[tuple[float, str]]] = {}
+
+    def vector(word: str) -> list[float]:
+        if word not in vectors:
+            vectors[word] = embedder.weighted({word: 1.0})
+        return vectors[word]
+
+    def vocabulary(bench, conversation: str) -> list[str]:
+        key = (id(bench), conversation)
+        if key not in vocabularies:
+            found = {
+                w
+                for (c, _), text in bench.texts.items()
+                if c == conversation
+                for w in static_embedder.words(text)
+            }
+            vocabularies[key] = sorted(w for w in found if w not in STOPWORDS and len(w) > 2)
+        return vocabularies[key]
+
+    def neighbours(bench, conversation: str, word: str) -> list[str]:
+        key = (id(bench), conversation, word)
+        if key not in nearest:
+            query = vector(word)
+            nearest[key] = (
+                sorted(
+                    (
+                        (sum(map(float.__mul__, query, vector(w))), w)
+                        for w in vocabulary(bench, conversation)
+                        if w != word
+                    ),
+                    reverse=True,
+                )
+                if any(query)
+                else []
+            )
+        return [w for similarity, w in nearest[key] if similarity >= floor][:cap]
+
+    def rank(bench, question, limit):
+        extra = [
+            n
+            for w in dict.fromkeys(static_embedder.words(question.question))
+            if w not in STOPWORDS and len(w) > 2
+            for n in neighbours(bench, question.conversation, w)
+        ]
+        text = " ".join([question.question, *extra])
+        hits = bench.store.search.search(text, [namespace(question.conversation)], limit=limit)
+        return [bench.keys[hit.seq] for hit in hits]
+
+    return rank
 
 
 def _ideas() -> list[Config]:
