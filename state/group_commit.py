@@ -19,7 +19,15 @@ The rules that keep every promise of the single-transaction path:
   group is stored;
 * work that needs a committed state commits the group first (:func:`flush_now`, the WAL
   restart in daemon/jobs.py) or runs after its COMMIT (:func:`after_commit`, the WAL
-  truncation after a redaction).
+  truncation after a redaction);
+* statements deferred to the COMMIT (:func:`defer`: a new record's full-text row) run just
+  before it, in the order they were made, and a unit that rolls back takes its own with it.
+  Why: FTS5 writes its pending rows out as a new segment at every SAVEPOINT, so each unit's
+  SAVEPOINT turned the rows of the units before it into a segment of their own (plus the
+  merges of all those small segments); deferred, a group's rows make one segment. A memory
+  delta under 8 writers: 3.29 -> 2.78 M instructions (bench/RESULTS.md, "full-text rows at
+  the COMMIT"). Whatever else touches the full-text table first runs what is deferred
+  (:func:`run_deferred`), so it sees what the group wrote, as before.
 """
 
 from __future__ import annotations
@@ -27,9 +35,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from state.errors import StoreUnavailable
@@ -44,6 +53,8 @@ _SAVEPOINTS = itertools.count()
 def savepoint(conn: Connection) -> Iterator[None]:
     """A SAVEPOINT: an error rolls back only what was done inside it."""
     name = f"sp_{next(_SAVEPOINTS)}"
+    group = group_of(conn)
+    mark = group.mark() if group is not None else None
     conn.execute(f"savepoint {name}")
     try:
         yield
@@ -51,8 +62,21 @@ def savepoint(conn: Connection) -> Iterator[None]:
         if conn.in_transaction:  # else SQLite rolled the whole transaction back (full disk)
             conn.execute(f"rollback to {name}")
             conn.execute(f"release {name}")
+            if group is not None and mark is not None:
+                group.restore(mark)
         raise
     conn.execute(f"release {name}")
+
+
+@dataclass
+class _Deferred:
+    """A statement deferred to the COMMIT; ``key`` and ``value`` answer :func:`deferred_value`."""
+
+    order: int
+    sql: str
+    params: tuple[Any, ...]
+    key: Hashable | None
+    value: Any
 
 
 # The group commits the current request's writes joined: (the request's task, futures).
@@ -81,6 +105,48 @@ class GroupCommit:
         self.after_commit: list[Callable[[], None]] = []
         self.groups = 0  # COMMITs made (tests and benchmarks read these two)
         self.units = 0
+        self.deferred: list[_Deferred] = []  # statements for the COMMIT, in order
+        self.ran: list[_Deferred] = []  # deferred statements run early (run_deferred)
+        self.values: dict[Hashable, Any] = {}  # key -> value of the latest deferred statement
+        self._order = itertools.count()
+
+    # -- deferred statements ------------------------------------------------------------------
+
+    def defer(self, sql: str, params: tuple[Any, ...], key: Hashable | None, value: Any) -> None:
+        self.deferred.append(_Deferred(next(self._order), sql, params, key, value))
+        if key is not None:
+            self.values[key] = value
+
+    def run_deferred(self) -> None:
+        """Run the deferred statements now (inside the open unit, if one is open: a rollback
+        of that unit queues again those that were made before it, see :meth:`restore`)."""
+        while self.deferred:
+            item = self.deferred.pop(0)
+            self.conn.execute(item.sql, item.params)
+            self.ran.append(item)
+            if item.key is not None and self.values.get(item.key) is item.value:
+                del self.values[item.key]
+
+    def mark(self) -> tuple[int, int]:
+        """Where a unit or savepoint starts: (the next statement's order, statements run)."""
+        return next(self._order), len(self.ran)
+
+    def restore(self, mark: tuple[int, int]) -> None:
+        """After a rollback to the savepoint opened at ``mark``: statements deferred since
+        are gone with it, and those made before it but run since are deferred again (the
+        rollback undid them)."""
+        order, ran = mark
+        again = [item for item in self.ran[ran:] if item.order < order]
+        del self.ran[ran:]
+        self.deferred = sorted(
+            again + [item for item in self.deferred if item.order < order], key=lambda item: item.order
+        )
+        self.values = {item.key: item.value for item in self.deferred if item.key is not None}
+
+    def _drop_deferred(self) -> None:
+        self.deferred.clear()
+        self.ran.clear()
+        self.values.clear()
 
     @contextmanager
     def unit(self) -> Iterator[None]:
@@ -95,6 +161,7 @@ class GroupCommit:
         # transaction back undoes nothing else. That keeps a lone writer's cost what it was
         # (a SAVEPOINT journals the original of every page it changes: ~0.2 ms a delta).
         name = None if first else f"unit_{next(_SAVEPOINTS)}"
+        mark = self.mark()
         if name is not None:
             self.conn.execute(f"savepoint {name}")
         self.depth, self.owner = 1, _current_task()
@@ -104,7 +171,7 @@ class GroupCommit:
             if name is None:
                 self._abort(committed, exc)
             else:
-                self._undo(name, committed, exc)
+                self._undo(name, mark, committed, exc)
             raise
         else:
             if name is not None:
@@ -118,7 +185,9 @@ class GroupCommit:
         self.units += 1
         _note(committed)
 
-    def _undo(self, name: str, committed: asyncio.Future[None], exc: BaseException) -> None:
+    def _undo(
+        self, name: str, mark: tuple[int, int], committed: asyncio.Future[None], exc: BaseException
+    ) -> None:
         """Roll back one failed unit; if that is impossible, the whole group fails with it."""
         if not self.conn.in_transaction:  # SQLite rolled back every unit (full disk, I/O error)
             self._fail(committed, exc)
@@ -128,6 +197,8 @@ class GroupCommit:
             self.conn.execute(f"release {name}")
         except BaseException:
             self._abort(committed, exc)
+            return
+        self.restore(mark)
 
     def _abort(self, committed: asyncio.Future[None], exc: BaseException) -> None:
         """Roll back the whole group: none of its requests is acknowledged."""
@@ -169,6 +240,7 @@ class GroupCommit:
         if self.committed is committed:
             self.committed = None
             self.after_commit.clear()
+            self._drop_deferred()
         if not isinstance(exc, Exception):  # KeyboardInterrupt and such: not for waiters
             exc = StoreUnavailable("the daemon stopped while writing; nothing was stored")
         if not committed.done():
@@ -190,10 +262,13 @@ class GroupCommit:
                 raise StoreUnavailable(
                     "the database rolled back the transaction of this write; nothing was stored"
                 )
+            self.run_deferred()
             self.conn.execute("commit")
         except BaseException as exc:
+            self._drop_deferred()
             self._abort(committed, exc)  # a failed COMMIT can leave it open (see transaction)
             return
+        self._drop_deferred()
         self.groups += 1
         committed.set_result(None)
         for callback in callbacks:
@@ -248,6 +323,33 @@ def in_unit(conn: Connection) -> bool:
     also means other callers' committed-soon units)."""
     group = group_of(conn)
     return bool(group.depth) if group is not None else conn.in_transaction
+
+
+def defer(
+    conn: Connection, sql: str, params: tuple[Any, ...], *, key: Hashable | None = None, value: Any = None
+) -> bool:
+    """Run ``sql`` just before the COMMIT of the open group instead of now, if a unit of
+    one is open on ``conn`` (else False: run it yourself). ``key``/``value``: what
+    :func:`deferred_value` answers for it meanwhile (a full-text row's tokens)."""
+    group = group_of(conn)
+    if group is None or not group.depth:
+        return False
+    group.defer(sql, params, key, value)
+    return True
+
+
+def deferred_value(conn: Connection, key: Hashable) -> Any:
+    """The value of the latest statement deferred with ``key`` and not run yet, or None."""
+    group = group_of(conn)
+    return group.values.get(key) if group is not None and group.values else None
+
+
+def run_deferred(conn: Connection) -> None:
+    """Run what is deferred now: before any other use of what the deferred statements
+    write (a delete, a query, a table swap), so that it sees the group's writes."""
+    group = group_of(conn)
+    if group is not None and group.deferred:
+        group.run_deferred()
 
 
 def flush_now(conn: Connection) -> None:

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from state import tokenize, tokenize_v1, tokenize_v2, turn_context
 from state.db import Connection
 from state.embedders import coarse_bits
+from state.group_commit import run_deferred
 
 FTS = "memory_fts"
 FTS_NEXT = "memory_fts_next"  # the new FTS table while it is built, beside the old one
@@ -191,6 +192,7 @@ def discard_index(conn: Connection, name: str) -> None:
     :func:`empty_trash` (see the module docstring). Call inside a transaction."""
     if not table_exists(conn, name):
         return
+    run_deferred(conn)  # rows waiting for the COMMIT go into the table they were made for
     batch = os.urandom(6).hex()  # so one discard's trash never meets another's
     for shadow, create in _shadow_tables(conn, name):
         if shadow.endswith(CONSTRUCTOR_TABLES):

@@ -41,6 +41,7 @@ from types import ModuleType
 from state import turn_context
 from state.db import Connection, sqlite_module, transaction
 from state.embedders import Embedder, coarse_code, serialize
+from state.group_commit import defer, run_deferred
 from state.index_builds import (
     FTS,
     FTS_NEXT,
@@ -408,6 +409,7 @@ class SearchIndex:
         """Take one record out of every index, the new ones of a rebuild included; the
         turns after a conversation turn lose it from their context."""
         self.pending_vectors.discard(seq)
+        run_deferred(self.conn)  # its row may still wait for the COMMIT
         if self.terms.active:  # keep the cached frequencies current
             row = self.conn.execute("select tokens from memory_fts where rowid = ?", (seq,)).fetchone()
             if row is not None:
@@ -611,6 +613,7 @@ class SearchIndex:
         namespaces = list(dict.fromkeys(namespaces))
         if not namespaces or not query.strip():
             return []
+        run_deferred(self.conn)  # the open group's rows (state/group_commit.py) rank too
         pool = max(candidates, limit)
         builds = self.builds()
         fts = builds[FTS]
@@ -661,13 +664,17 @@ def insert_fts_row(conn: Connection, table: str, tokenizer: ModuleType, seq: int
     token_text = tokenizer.index_text(text)
     if has_context(tokenizer):
         columns = turn_context.context_columns(conn, table, seq)
-        conn.execute(
+        sql = (
             f"insert into {table} (rowid, {', '.join(tokenizer.FTS_COLUMNS)})"
-            f" values (?, ?{', ?' * len(columns)})",
-            (seq, token_text, *columns),
+            f" values (?, ?{', ?' * len(columns)})"
         )
+        params: tuple[object, ...] = (seq, token_text, *columns)
     else:
-        conn.execute(f"insert into {table} (rowid, tokens) values (?, ?)", (seq, token_text))
+        sql, params = f"insert into {table} (rowid, tokens) values (?, ?)", (seq, token_text)
+    # The live table's row waits for the group's COMMIT (state/group_commit.py: a SAVEPOINT
+    # makes FTS5 write its pending rows out as a segment of their own).
+    if table != FTS or not defer(conn, sql, params, key=(table, seq), value=token_text):
+        conn.execute(sql, params)
     return token_text
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 
 from state.db import Connection
+from state.group_commit import deferred_value, run_deferred
 
 CONTEXT_TURNS = 2  # the turns before a record that its context columns hold, nearest first
 CONTEXT_WEIGHT = 0.2
@@ -122,7 +123,8 @@ def context_columns(conn: Connection, table: str, seq: int) -> tuple[str, ...]:
         if seqs
         else {}
     )
-    columns = [tokens.get(s, "") for s in seqs]
+    # A turn written in the same group may have its row still waiting for the COMMIT.
+    columns = [tokens.get(s) or deferred_value(conn, (table, s)) or "" for s in seqs]
     return tuple(columns + [""] * (CONTEXT_TURNS - len(columns)))
 
 
@@ -132,6 +134,7 @@ def refresh_following(conn: Connection, table: str, seq: int) -> None:
     has not copied it yet) is left alone: the copy makes its row whole."""
     if conn.execute("select 1 from memory_records where seq > ? limit 1", (seq,)).fetchone() is None:
         return  # the newest record (every new write): nothing comes after it
+    run_deferred(conn)  # the rows it updates may still wait for the group's COMMIT
     for later in following(conn, seq):
         columns = context_columns(conn, table, later)
         assignments = ", ".join(f"{name} = ?" for name in COLUMNS)
