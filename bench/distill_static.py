@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import re
 import struct
 import tempfile
@@ -110,6 +111,22 @@ def write_table(path: Path, entries: list[str], rows: np.ndarray) -> None:
     path.write_bytes(MAGIC + header + vocab + scales.tobytes() + values.tobytes())
 
 
+def write_neighbours(path: Path, entries: list[str], rows: np.ndarray, count: int = 5) -> None:
+    """Each whole word's ``count`` nearest whole words by cosine (at least 0.5), as JSON
+    ``{word: [[neighbour, cosine], ...]}``: the table as a thesaurus (bench/ideas/static.py)."""
+    index = [i for i, entry in enumerate(entries) if not entry.startswith("##")]
+    unit = rows[index] / (np.linalg.norm(rows[index], axis=1, keepdims=True) + 1e-12)
+    out = {}
+    for start in range(0, len(index), 2000):
+        similarity = unit[start : start + 2000] @ unit.T
+        similarity[np.arange(similarity.shape[0]), start + np.arange(similarity.shape[0])] = -1.0
+        for r, top in enumerate(np.argsort(-similarity, axis=1)[:, :count]):
+            out[entries[index[start + r]]] = [
+                [entries[index[j]], round(float(similarity[r, j]), 3)] for j in top if similarity[r, j] >= 0.5
+            ]
+    path.write_text(json.dumps(out), encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -122,6 +139,7 @@ def main() -> None:
         help="keep the model's outputs in this .npz and"
         " reuse them (PCA and weights can then be varied in seconds)",
     )
+    parser.add_argument("--neighbours", type=Path, help="also write each word's nearest words (JSON)")
     args = parser.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(2)
@@ -155,6 +173,8 @@ def main() -> None:
     )
     weights = args.sif / (args.sif + frequency)
     write_table(args.out, words + pieces, reduced * weights[:, None])
+    if args.neighbours:
+        write_neighbours(args.neighbours, words + pieces, reduced * weights[:, None])
     digest = hashlib.sha256(args.out.read_bytes()).hexdigest()
     print(
         f"{args.out}: {len(words)} words + {len(pieces)} pieces, {args.dims} dimensions,"

@@ -8,7 +8,9 @@ and beside the hashing vector, for bench/ideas/sweep.py and bench/retrieval_turn
 STATIC_ROUND picks the configs: ``static`` (weights and modes), ``hybrid`` (the hashing
 vector beside it), ``tables`` (STATIC_TABLES=a.bin,b.bin: tables distilled with other
 options), ``final`` (the shapes reported in bench/RESULTS.md), ``expand`` (the default
-search, its query with each word's nearest words of the conversation added)."""
+search, its query with each word's nearest words of the conversation added), ``thesaurus``
+(the same with each word's nearest table words that the store holds, from the JSON that
+bench/distill_static.py --neighbours writes, at STATIC_NEIGHBOURS)."""
 
 import os
 import sys
@@ -50,7 +52,37 @@ def ideas() -> list[Config]:
             Config.shipped(f"expand: cosine >= {floor}, {cap} a word", rank=_expander(floor, cap))
             for floor, cap in ((0.5, 3), (0.55, 3), (0.6, 1), (0.6, 3), (0.6, 5), (0.65, 3), (0.7, 3))
         ]
+    if ROUND == "thesaurus":
+        return [
+            Config.shipped(f"thesaurus: cosine >= {floor}, {cap} a word", rank=_thesaurus(floor, cap))
+            for floor, cap in ((0.6, 1), (0.6, 3), (0.55, 1), (0.65, 1))
+        ]
     return [_with_factories(c) for c in _ideas()]
+
+
+def _thesaurus(floor: float, cap: int):
+    """As :func:`_expander`, from precomputed neighbours: each word's nearest table words (5
+    at most) that some turn of the store holds, which is what a product could afford."""
+    import json
+
+    table = json.loads(Path(os.environ["STATIC_NEIGHBOURS"]).read_text(encoding="utf-8"))
+    held: dict[int, set[str]] = {}
+
+    def rank(bench, question, limit):
+        if id(bench) not in held:
+            held[id(bench)] = {w for text in bench.texts.values() for w in static_embedder.words(text)}
+        words = held[id(bench)]
+        extra = [
+            n
+            for w in dict.fromkeys(static_embedder.words(question.question))
+            if w not in STOPWORDS and len(w) > 2
+            for n in [n for n, cosine in table.get(w, []) if cosine >= floor and n in words][:cap]
+        ]
+        text = " ".join([question.question, *extra])
+        hits = bench.store.search.search(text, [namespace(question.conversation)], limit=limit)
+        return [bench.keys[hit.seq] for hit in hits]
+
+    return rank
 
 
 def _expander(floor: float, cap: int):
