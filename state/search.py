@@ -178,7 +178,7 @@ class TermStatistics:
 
     def counted(self, token_text: str | None, change: int) -> None:
         """A record with these index tokens was added (+1) or removed (-1) on this connection."""
-        if not self.active or token_text is None:
+        if self._documents is None or token_text is None:  # nothing cached yet (``active``)
             return
         self._documents += change
         for token in set(token_text.split()):
@@ -463,14 +463,15 @@ class SearchIndex:
     def _bm25_ranked(self, terms: list[str], namespaces: list[str], limit: int) -> list[int]:
         """BM25's ``limit`` best records for ``terms``: all matches ranked when they are
         few, else a bounded set (see MAX_RANKED_MATCHES)."""
-        if not terms:
+        match = fts_match(terms)
+        if match is None:  # no terms
             return []
         frequencies, total = self.terms(terms)
         if min(sum(frequencies.values()), total) <= MAX_RANKED_MATCHES:
-            return self._bm25(fts_match(terms), namespaces, limit)
+            return self._bm25(match, namespaces, limit)
         rare, common = split_rare_terms(terms, frequencies, RARE_TERMS_BUDGET)
         if not common:  # cannot happen while RARE_TERMS_BUDGET < MAX_RANKED_MATCHES
-            return self._bm25(fts_match(terms), namespaces, limit)
+            return self._bm25(match, namespaces, limit)
         return self._bm25_bounded(rare, common, namespaces, limit)
 
     def _bm25_bounded(
