@@ -48,13 +48,18 @@ def _integral(value: Any) -> Any:
 Int = Annotated[int, BeforeValidator(_integral)]
 
 _MIN_LENGTH_OF: dict[str, int] = {}
+# The characters str.strip() removes (str.isspace(), all below U+3001), written out: \s is
+# not the same set in Python, ECMA-262 and Rust regular expressions (\x1c-\x1f, \x85), and a
+# fuzzer checks the document's patterns with another engine than the server's.
+_BLANK = "".join(c for c in map(chr, range(0x3001)) if c.isspace())
+_TEXT = f"[^{_BLANK}]"
 
 
 def at_least(length: int) -> str:
     """A pattern for "at least ``length`` characters besides surrounding blanks" (what a
     required text needs: "   " is empty). The stripped text is that long exactly when two
     non-blank characters lie ``length - 1`` apart, which a JSON Schema pattern can say."""
-    pattern = r"\S" if length == 1 else rf"\S[\s\S]{{{length - 2},}}\S"
+    pattern = _TEXT if length == 1 else rf"{_TEXT}[\s\S]{{{length - 2},}}{_TEXT}"
     _MIN_LENGTH_OF[pattern] = length
     return pattern
 
@@ -62,8 +67,8 @@ def at_least(length: int) -> str:
 class RequestModel(BaseModel):
     """Base of every request body (see the module's docstring)."""
 
-    # strict: no coercion of "5" into 5 or of 1 into True; python-re: the patterns of
-    # at_least() read blanks as str.strip() does (the Rust engine's \\s differs on \\x1c-\\x1f).
+    # strict: no coercion of "5" into 5 or of 1 into True; python-re: the patterns are
+    # Python's regular expressions, as the OpenAPI document's readers take them.
     # A subclass names its schema with ``title`` ("memory-brief"): class Brief(RequestModel,
     # title="memory-brief").
     model_config = ConfigDict(

@@ -10,7 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
-from daemon.request_models import JSON_TYPES
+from daemon.request_models import JSON_TYPES, at_least
 from state.errors import InvalidRequest, ValidationFailed
 
 
@@ -110,18 +110,21 @@ class Query:
     def openapi(self) -> dict[str, Any]:
         """This parameter as an OpenAPI parameter object."""
         schema: dict[str, Any] = {"type": JSON_TYPES[self.type]}
+        blank_allowed = not self.required  # an empty value counts as absent (the default)
         if self.type is int and not self.clamp:  # a clamped value is never refused for its size
             schema.update(
                 {k: v for k, v in (("minimum", self.minimum), ("maximum", self.maximum)) if v is not None}
             )
         if self.choices:
-            schema["enum"] = list(self.choices)
+            schema["enum"] = [*self.choices, *([""] if blank_allowed else [])]
         if self.max_length is not None:
             schema["maxLength"] = self.max_length
         if self.required and self.type is str:
-            schema["pattern"] = r"\S"  # blank counts as absent
+            schema["pattern"] = at_least(1)  # blank counts as absent
         if self.default not in (None, "") and not self.required:
             schema["default"] = self.default
+        if self.type is int and blank_allowed:
+            schema = {"anyOf": [schema, {"const": ""}]}
         if self.repeated:
             schema = {"type": "array", "items": schema}
         out: dict[str, Any] = {"name": self.name, "in": "query", "required": self.required, "schema": schema}
