@@ -24,6 +24,7 @@ from functools import cache
 from typing import Annotated, Any
 
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic_core import ErrorDetails
 
 from state.errors import ValidationFailed
 
@@ -159,7 +160,7 @@ def _failure(model: type[RequestModel], exc: ValidationError) -> ValidationFaile
     return ValidationFailed(f"field '{field}' {problem}", details={"field": field, "problem": problem})
 
 
-def _problem(model: type[RequestModel], field: str, errors: list[dict[str, Any]]) -> str:
+def _problem(model: type[RequestModel], field: str, errors: list[ErrorDetails]) -> str:
     """What is wrong with one field, in the words the daemon has always used."""
     error = errors[0]
     kind, ctx, loc = error["type"], error.get("ctx") or {}, error["loc"]
@@ -209,7 +210,9 @@ def _types(model: type[RequestModel], field: str) -> list[str]:
 
 
 def _item_type(model: type[RequestModel], field: str) -> str:
-    items = next((o.get("items", {}) for o in _options(_property(model, field)) if "items" in o), {})
+    items: dict[str, Any] = next(
+        (o.get("items", {}) for o in _options(_property(model, field)) if "items" in o), {}
+    )
     return items.get("type", "value")
 
 
