@@ -37,7 +37,7 @@ from daemon import keys
 from daemon.runtime.services import Services
 from daemon.vector_worker import VectorWorker
 from state.config import Settings
-from state.db import checkpoint, connect, never_wait_for_locks, restart_wal
+from state.db import CheckpointConnection, connect
 from state.group_commit import flush_now
 from state.ids import now_iso
 from state.rebuild import step as rebuild_step
@@ -213,14 +213,14 @@ class IndexRebuild:
 def schedule_jobs(
     board: JobBoard,
     services: Services,
-    checkpoint_conn: Any,
+    checkpoint_conn: CheckpointConnection,
     vectors: VectorWorker,
     rebuild: IndexRebuild | None = None,
 ) -> None:
     settings = services.store.settings
 
     async def wal_checkpoint() -> str:
-        busy, pages, done = await asyncio.to_thread(checkpoint, checkpoint_conn)
+        busy, pages, done = await asyncio.to_thread(checkpoint_conn.checkpoint)
         if busy or pages < CATCH_UP_FRAMES:
             return f"{done}/{pages} pages" + (" (busy)" if busy else "")
         # The WAL restarts only at a write that finds every frame copied, and under steady
@@ -233,7 +233,7 @@ def schedule_jobs(
         # holds one, the restart waits for the next run rather than stalling requests.
         for _ in range(CATCH_UP_PASSES):
             copied = pages
-            busy, pages, done = await asyncio.to_thread(checkpoint, checkpoint_conn)
+            busy, pages, done = await asyncio.to_thread(checkpoint_conn.checkpoint)
             if busy or pages - copied <= CATCH_UP_REST:
                 break
         if busy:
@@ -243,7 +243,7 @@ def schedule_jobs(
         # until the end of this loop turn: commit it first, or the restart always finds the
         # WAL busy under steady writes.
         flush_now(services.store.conn)
-        busy, pages, done = restart_wal(checkpoint_conn)
+        busy, pages, done = checkpoint_conn.restart_wal()
         return (
             f"{done}/{pages} pages, WAL restarted"
             f" ({(time.perf_counter() - started) * 1000:.0f} ms on the event loop)"
@@ -281,9 +281,8 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
     services = app[keys.SERVICES]
     store.disable_autocheckpoint()
     services.updates.load_shipped()
-    checkpoint_conn = await asyncio.to_thread(connect, app[keys.PATHS].database)
-    # Never wait for a lock on this connection: the truncating checkpoint runs on the event loop.
-    never_wait_for_locks(checkpoint_conn)
+    # Never waits for a lock (the truncating checkpoint runs on the event loop).
+    checkpoint_conn = CheckpointConnection(await asyncio.to_thread(connect, app[keys.PATHS].database))
     refresher = CacheRefresher(services)
     services.changes.subscribe(refresher.on_change)
     scheduler = AsyncIOScheduler()
@@ -305,4 +304,4 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
         scheduler.shutdown(wait=False)
         await services.upstream.close()
         await services.distill.drain()  # a job in progress finishes its batches
-        checkpoint_conn.close()
+        await asyncio.to_thread(checkpoint_conn.close)  # after a checkpoint still running

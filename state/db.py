@@ -15,6 +15,7 @@ start, not at the first search.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -192,6 +193,40 @@ def checkpoint(conn: Connection) -> tuple[int, int, int]:
     Returns (busy, wal pages, pages checkpointed).
     """
     return tuple(conn.execute("pragma wal_checkpoint(passive)").fetchone())
+
+
+class CheckpointConnection:
+    """The checkpoint job's own connection, used by one thread at a time and closed only once
+    no thread uses it: the job's checkpoint runs in a worker thread, and the daemon's shutdown
+    used to close the connection under a checkpoint still running there (a segmentation fault
+    at app shutdown, twice in tests/daemon/test_dialects_api_errors.py under load)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()
+        self._closed = False
+        never_wait_for_locks(conn)
+
+    def checkpoint(self) -> tuple[int, int, int]:
+        """:func:`checkpoint` on this connection (for a worker thread)."""
+        with self._lock:
+            return checkpoint(self._open())
+
+    def restart_wal(self) -> tuple[int, int, int]:
+        """:func:`restart_wal` on this connection."""
+        with self._lock:
+            return restart_wal(self._open())
+
+    def close(self) -> None:
+        """Close once the checkpoint in progress, if any, has returned (blocks until then)."""
+        with self._lock:
+            self._closed = True
+            self._conn.close()
+
+    def _open(self) -> Connection:
+        if self._closed:
+            raise StoreUnavailable("the checkpoint connection is closed: the daemon is stopping")
+        return self._conn
 
 
 def never_wait_for_locks(conn: Connection) -> None:
