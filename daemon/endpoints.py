@@ -8,16 +8,17 @@ what the server enforces.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 
 from daemon import keys
 from daemon.request_models import RequestModel
 from daemon.validation import Query, read_json_object
-from state.group_commit import in_unit
 from state.errors import Forbidden, Unauthorized
+from state.group_commit import in_unit
 
 Handler = Callable[[web.Request, "Call"], Awaitable[Any]]
 
@@ -165,7 +166,7 @@ def idempotent_replay(request: web.Request, identity: dict[str, Any], key: str) 
     )
 
 
-async def run_idempotent(request: web.Request, call: "Call", endpoint: "Endpoint", key: str) -> Any:
+async def run_idempotent(request: web.Request, call: Call, endpoint: Endpoint, key: str) -> Any:
     """Run the handler and remember its answer in one transaction, so that a crash can never
     leave a write without its answer (which would make the retry write twice). A sync
     interrupt still commits: its intent must survive, and it is not an answer to remember."""

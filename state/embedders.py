@@ -19,9 +19,10 @@ from __future__ import annotations
 import logging
 import math
 import zlib
+from collections.abc import Callable, Collection, Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Collection, Iterator, Protocol
+from typing import Protocol
 
 from state.errors import ConfigError
 from state.tokenize import STOP_TOKENS, is_cjk, tokens
@@ -146,7 +147,7 @@ class HashingEmbedder:
             slots[index] = slots.get(index, 0.0) + sign * value
         return self._vector(slots)
 
-    def _vector(self, slots: dict[int, float]) -> "HashedVector":
+    def _vector(self, slots: dict[int, float]) -> HashedVector:
         """The L2-normalized dense vector of summed slot values."""
         vector = [0.0] * self.dimension
         norm = math.sqrt(sum(v * v for v in slots.values()))
@@ -183,8 +184,20 @@ def _forgetting(name: str) -> Callable[..., object]:
     return mutate
 
 
-for _name in ("__setitem__", "__delitem__", "__iadd__", "__imul__", "append", "extend",
-              "insert", "pop", "remove", "reverse", "sort", "clear"):
+for _name in (
+    "__setitem__",
+    "__delitem__",
+    "__iadd__",
+    "__imul__",
+    "append",
+    "extend",
+    "insert",
+    "pop",
+    "remove",
+    "reverse",
+    "sort",
+    "clear",
+):
     setattr(HashedVector, _name, _forgetting(_name))
 
 
@@ -216,8 +229,7 @@ def _token_features(token: str) -> tuple[tuple[str, float], ...]:
     if len(token) <= 3 or is_cjk(token):
         return ((token, 1.0),)
     padded = f"#{token}#"
-    return ((token, 1.0),) + tuple((padded[i : i + 3], TRIGRAM_WEIGHT)
-                                   for i in range(len(padded) - 2))
+    return ((token, 1.0),) + tuple((padded[i : i + 3], TRIGRAM_WEIGHT) for i in range(len(padded) - 2))
 
 
 # -- optional embedders -----------------------------------------------------------------
@@ -226,8 +238,11 @@ def _token_features(token: str) -> tuple[tuple[str, float], ...]:
 # package, so nothing is downloaded at run time). The weights are checked against this
 # digest, the one of the file benchmarked in bench/RESULTS.md.
 PACKAGED_MODELS = {
-    "all-MiniLM-L6-v2": ("all_minilm_l6_v2", "model.zip",
-                         "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
+    "all-MiniLM-L6-v2": (
+        "all_minilm_l6_v2",
+        "model.zip",
+        "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    ),
 }
 ENDPOINT_TIMEOUT_SECONDS = 10.0  # an embedding request; a write waits for it
 DEFAULT_ENDPOINT = "http://127.0.0.1:11434/v1"  # Ollama's OpenAI-compatible API
@@ -245,12 +260,15 @@ class SentenceTransformerEmbedder:
         except ImportError:
             raise ConfigError(
                 f"embedder 'sentence-transformers:{model}' needs the optional extra:"
-                " pip install 'memorycloud-companion[sentence-transformers]'") from None
+                " pip install 'memorycloud-companion[sentence-transformers]'"
+            ) from None
         self._model = SentenceTransformer(str(_packaged_model(model) or model), device="cpu")
         self.name = f"sentence-transformers:{model}"
         # Renamed in sentence-transformers 6; older versions only have the long name.
-        size = getattr(self._model, "get_embedding_dimension", None) \
+        size = (
+            getattr(self._model, "get_embedding_dimension", None)
             or self._model.get_sentence_embedding_dimension
+        )
         self.dimension = int(size())
 
     def embed(self, text: str) -> list[float]:
@@ -286,8 +304,9 @@ def _packaged_model(model: str) -> Path | None:
         partial.replace(target)
     found = hashlib.sha256(weights.read_bytes()).hexdigest()
     if found != digest:
-        raise ConfigError(f"{weights} is not the expected {model} (sha256 {found}); delete"
-                          f" {target} to extract it again")
+        raise ConfigError(
+            f"{weights} is not the expected {model} (sha256 {found}); delete {target} to extract it again"
+        )
     return target
 
 
@@ -320,8 +339,9 @@ class EndpointEmbedder:
         try:
             self.dimension = len(self._request("dimension"))
         except Exception as exc:
-            log.warning("embedding endpoint %s did not answer (%s); assuming dimension %d",
-                        self.url, exc, dimension)
+            log.warning(
+                "embedding endpoint %s did not answer (%s); assuming dimension %d", self.url, exc, dimension
+            )
 
     def _request(self, text: str) -> list[float]:
         response = self._client.post(self.url, json={"model": self.model, "input": text})
@@ -334,8 +354,10 @@ class EndpointEmbedder:
     def embed(self, text: str) -> list[float]:
         vector = self._request(text)
         if len(vector) != self.dimension:
-            raise ValueError(f"{self.url} answered {len(vector)} numbers, the vector table"
-                             f" holds {self.dimension}: restart the daemon to rebuild it")
+            raise ValueError(
+                f"{self.url} answered {len(vector)} numbers, the vector table"
+                f" holds {self.dimension}: restart the daemon to rebuild it"
+            )
         return vector
 
 
@@ -386,7 +408,7 @@ def serialize(vector: list[float]) -> bytes:
     if peak == 0.0:
         return bytes(out)
     scale = 127.0 / peak
-    for index, value in zip(indices, values):
+    for index, value in zip(indices, values, strict=True):
         if value:  # hashed vectors are sparse: most slots stay zero
             out[index] = round(value * scale) & 0xFF  # two's complement byte
     return bytes(out)
@@ -436,8 +458,7 @@ def coarse_bits(dimension: int) -> int:
     return -(-(2 * coarse_slots(dimension) + COARSE_TOP) // 64) * 64
 
 
-def coarse_code(int8: bytes, nonzero: Collection[int] | None = None, *,
-                document: bool = True) -> bytes:
+def coarse_code(int8: bytes, nonzero: Collection[int] | None = None, *, document: bool = True) -> bytes:
     """The coarse code of a vector given in :func:`serialize`'s int8 format (``nonzero``:
     the slots that may be non-zero, if known; else every slot is looked at). A query's code
     (``document=False``) has no padding."""

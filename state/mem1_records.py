@@ -17,7 +17,8 @@ PENDING = "$.pending_message_id"  # provenance key: the summary still lacks turn
 # looks it up, and without the index that walked the user's whole history.
 SUMMARY_OF_SESSION = (
     "select id from memory_records where namespace = ? and kind = 'summary'"
-    " and deleted_at is null and json_extract(provenance, '$.session_id') = ?")
+    " and deleted_at is null and json_extract(provenance, '$.session_id') = ?"
+)
 
 
 class Mem1Records:
@@ -26,13 +27,23 @@ class Mem1Records:
 
     # -- messages --------------------------------------------------------------------------
 
-    def add_message(self, message_id: str, ns: str, user_id: str, scope_id: str, session_id: str,
-                    role: str, content: str, timestamp: str) -> None:
+    def add_message(
+        self,
+        message_id: str,
+        ns: str,
+        user_id: str,
+        scope_id: str,
+        session_id: str,
+        role: str,
+        content: str,
+        timestamp: str,
+    ) -> None:
         """Keep one message of a turn."""
         self.conn.execute(
             "insert into mem1_messages (id, namespace, user_id, scope_id, session_id, role,"
             " content, timestamp) values (?,?,?,?,?,?,?,?)",
-            (message_id, ns, user_id, scope_id, session_id, role, content, timestamp))
+            (message_id, ns, user_id, scope_id, session_id, role, content, timestamp),
+        )
 
     def session_lines(self, ns: str, session_id: str, last_message: str) -> list[Any]:
         """The session's messages (rows with ``role`` and ``content``) in order, up to and
@@ -40,45 +51,54 @@ class Mem1Records:
         return self.conn.execute(
             "select role, content from mem1_messages where namespace = ? and session_id = ?"
             " and seq <= coalesce((select seq from mem1_messages where id = ?), 9223372036854775807)"
-            " order by seq", (ns, session_id, last_message)).fetchall()
+            " order by seq",
+            (ns, session_id, last_message),
+        ).fetchall()
 
-    def message(self, message_id: str, user_id: str | None = None,
-                scope_id: str | None = None) -> dict[str, Any] | None:
+    def message(
+        self, message_id: str, user_id: str | None = None, scope_id: str | None = None
+    ) -> dict[str, Any] | None:
         """One kept message, or None. ``user_id`` and ``scope_id`` are independent filters:
         each one given must match, one left out matches any value (the skill traces with
         ``{"message_id", "user_id"}`` and no scope)."""
         row = self.conn.execute(
             "select id, user_id, scope_id, session_id, role, content, timestamp from mem1_messages"
             " where id = ? and (? is null or user_id = ?) and (? is null or scope_id = ?)",
-            (message_id, user_id, user_id, scope_id, scope_id)).fetchone()
+            (message_id, user_id, user_id, scope_id, scope_id),
+        ).fetchone()
         return dict(row) if row is not None else None
 
     # -- variables (the profile) -------------------------------------------------------------
 
     def variables(self, ns: str) -> dict[str, str]:
         """Every variable of the namespace, name -> value."""
-        return {r["name"]: r["value"] for r in self.conn.execute(
-            "select name, value from mem1_variables where namespace = ?", (ns,))}
+        return {
+            r["name"]: r["value"]
+            for r in self.conn.execute("select name, value from mem1_variables where namespace = ?", (ns,))
+        }
 
     def default_variable(self, ns: str, name: str, value: str, updated_at: str) -> None:
         """Set a variable that has no value yet (a default); one that has keeps it."""
         self.conn.execute(
-            "insert or ignore into mem1_variables (namespace, name, value, updated_at)"
-            " values (?,?,?,?)", (ns, name, value, updated_at))
+            "insert or ignore into mem1_variables (namespace, name, value, updated_at) values (?,?,?,?)",
+            (ns, name, value, updated_at),
+        )
 
     def set_variable(self, ns: str, name: str, value: str, updated_at: str) -> None:
         """Set a variable, replacing its value if it has one."""
         self.conn.execute(
             "insert into mem1_variables (namespace, name, value, updated_at) values (?,?,?,?)"
             " on conflict (namespace, name) do update set value = excluded.value,"
-            " updated_at = excluded.updated_at", (ns, name, value, updated_at))
+            " updated_at = excluded.updated_at",
+            (ns, name, value, updated_at),
+        )
 
     def delete_variables(self, ns: str, names: list[str]) -> int:
         """Delete the named variables; how many there were."""
         marks = ",".join("?" * len(names)) or "''"
         return self.conn.execute(
-            f"delete from mem1_variables where namespace = ? and name in ({marks})",
-            (ns, *names)).rowcount
+            f"delete from mem1_variables where namespace = ? and name in ({marks})", (ns, *names)
+        ).rowcount
 
     # -- session summaries ---------------------------------------------------------------------
 
@@ -89,20 +109,26 @@ class Mem1Records:
 
     def mark_summary_behind(self, summary_id: str, last_message: str) -> None:
         """Mark the summary as lacking the turns up to ``last_message`` (``PENDING``)."""
-        self.conn.execute(f"update memory_records set provenance = json_set(provenance, '{PENDING}', ?)"
-                          " where id = ?", (last_message, summary_id))
+        self.conn.execute(
+            f"update memory_records set provenance = json_set(provenance, '{PENDING}', ?) where id = ?",
+            (last_message, summary_id),
+        )
 
     def clear_summary_mark(self, summary_id: str) -> None:
         """Take the ``PENDING`` mark off a summary record."""
-        self.conn.execute(f"update memory_records set provenance = json_remove(provenance,"
-                          f" '{PENDING}') where id = ?", (summary_id,))
+        self.conn.execute(
+            f"update memory_records set provenance = json_remove(provenance, '{PENDING}') where id = ?",
+            (summary_id,),
+        )
 
     def summary_written(self, summary_id: str, last_message: str) -> None:
         """The summary now covers the turns up to ``last_message``: its provenance names
         that message, and its ``PENDING`` mark goes."""
         self.conn.execute(
             "update memory_records set provenance = json_remove(json_set(provenance,"
-            f" '$.message_id', ?), '{PENDING}') where id = ?", (last_message, summary_id))
+            f" '$.message_id', ?), '{PENDING}') where id = ?",
+            (last_message, summary_id),
+        )
 
     def summary_mark(self, summary_id: str) -> tuple[str, str, str | None] | None:
         """(namespace, session id, the turn its ``PENDING`` mark names or None) of a summary
@@ -110,7 +136,8 @@ class Mem1Records:
         row = self.conn.execute(
             f"select namespace, json_extract(provenance, '$.session_id'),"
             f" json_extract(provenance, '{PENDING}') from memory_records where id = ?",
-            (summary_id,)).fetchone()
+            (summary_id,),
+        ).fetchone()
         return (row[0], row[1], row[2]) if row is not None else None
 
     def marked_summaries(self) -> list[tuple[str, str | None]]:
@@ -119,7 +146,8 @@ class Mem1Records:
         rows = self.conn.execute(
             "select id, identity_id from memory_records where namespace >= 'mem1:'"
             " and namespace < 'mem1;' and kind = 'summary' and deleted_at is null"
-            f" and json_extract(provenance, '{PENDING}') is not null").fetchall()
+            f" and json_extract(provenance, '{PENDING}') is not null"
+        ).fetchall()
         return [(r[0], r[1]) for r in rows]
 
     # -- memory records of one namespace ------------------------------------------------------
@@ -131,7 +159,9 @@ class Mem1Records:
         return self.conn.execute(
             "select id, kind, content, created_at, provenance from memory_records"
             f" where namespace = ? and deleted_at is null and kind in ({marks})"
-            " order by seq limit ? offset ?", (ns, *kinds, limit, offset)).fetchall()
+            " order by seq limit ? offset ?",
+            (ns, *kinds, limit, offset),
+        ).fetchall()
 
     def count(self, ns: str, kinds: tuple[str, ...]) -> int:
         """How many live records of these kinds the namespace holds."""
@@ -139,9 +169,14 @@ class Mem1Records:
         return self.conn.execute(
             "select count(*) from memory_records"
             f" where namespace = ? and deleted_at is null and kind in ({marks})",
-            (ns, *kinds)).fetchone()[0]
+            (ns, *kinds),
+        ).fetchone()[0]
 
     def live_ids(self, ns: str) -> list[str]:
         """The ids of every live record of the namespace."""
-        return [r[0] for r in self.conn.execute(
-            "select id from memory_records where namespace = ? and deleted_at is null", (ns,))]
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "select id from memory_records where namespace = ? and deleted_at is null", (ns,)
+            )
+        ]

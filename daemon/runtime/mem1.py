@@ -101,8 +101,11 @@ class Mem1Service:
     # -- writing ------------------------------------------------------------------------------
 
     def add_messages(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
-        messages = [m for m in body["messages"] if isinstance(m, dict)
-                    and isinstance(m.get("content"), str) and m["content"].strip()]
+        messages = [
+            m
+            for m in body["messages"]
+            if isinstance(m, dict) and isinstance(m.get("content"), str) and m["content"].strip()
+        ]
         if not messages:  # seed 004 v1.1: 422 with exactly this detail
             raise ValidationFailed("No valid messages (all content is empty)")
         user, scope, session = body["user_id"], body["scope_id"], body["session_id"]
@@ -114,32 +117,60 @@ class Mem1Service:
             for message in messages:
                 message_id = new_id("msg_")
                 role = str(message.get("role") or "user")
-                self.records.add_message(message_id, ns, user, scope, session, role,
-                                         message["content"], local_timestamp())
+                self.records.add_message(
+                    message_id, ns, user, scope, session, role, message["content"], local_timestamp()
+                )
                 ids.append(message_id)
                 if body["enable_long_term_mem"]:
                     self._fragment(identity, ns, role, message["content"], message_id, session, body)
             for variable in body.get("mem_variables") or []:
-                if isinstance(variable, dict) and variable.get("name") and variable.get("default") is not None:
-                    self.records.default_variable(ns, str(variable["name"]), str(variable["default"]),
-                                                  local_timestamp())
+                if (
+                    isinstance(variable, dict)
+                    and variable.get("name")
+                    and variable.get("default") is not None
+                ):
+                    self.records.default_variable(
+                        ns, str(variable["name"]), str(variable["default"]), local_timestamp()
+                    )
             if body["enable_long_term_mem"] and body["enable_summary_memory"]:
                 self._summary_after_turn(identity, ns, session, ids[-1])
         return {"status": "success", "message": "Messages added successfully", "message_ids": ids}
 
-    def _fragment(self, identity: dict[str, Any], ns: str, role: str, content: str,
-                  message_id: str, session: str, flags: dict[str, Any]) -> None:
-        kind = ("user_profile" if role == "user" and SELF_STATEMENT.match(content)
-                and flags["enable_user_profile"] else "episodic_memory")
+    def _fragment(
+        self,
+        identity: dict[str, Any],
+        ns: str,
+        role: str,
+        content: str,
+        message_id: str,
+        session: str,
+        flags: dict[str, Any],
+    ) -> None:
+        kind = (
+            "user_profile"
+            if role == "user" and SELF_STATEMENT.match(content) and flags["enable_user_profile"]
+            else "episodic_memory"
+        )
         if kind == "episodic_memory" and not flags["enable_episodic_memory"]:
             return
-        self.store.memories.create(NewMemory(
-            namespace=ns, kind=kind, title=content[:200], content=content, source="mem1",
-            provenance={"message_id": message_id, "session_id": session, "role": role,
-                        "agent": identity["name"]}, identity_id=identity["id"]))
+        self.store.memories.create(
+            NewMemory(
+                namespace=ns,
+                kind=kind,
+                title=content[:200],
+                content=content,
+                source="mem1",
+                provenance={
+                    "message_id": message_id,
+                    "session_id": session,
+                    "role": role,
+                    "agent": identity["name"],
+                },
+                identity_id=identity["id"],
+            )
+        )
 
-    def _summary_after_turn(self, identity: dict[str, Any], ns: str, session: str,
-                            last_message: str) -> None:
+    def _summary_after_turn(self, identity: dict[str, Any], ns: str, session: str, last_message: str) -> None:
         """Rebuild the session summary now, or mark it behind and rebuild it later.
 
         A session's first summary is made at once, so that records keep the order the eager
@@ -158,11 +189,13 @@ class Mem1Service:
             return
         # One timer per session, not one for all: rebuilds spread out instead of stalling
         # the event loop for every session at once.
-        self._pending[key] = _Pending(ns, session, summary_id, identity,
-                                      loop.call_later(self.summary_delay, self._flush_session, key))
+        self._pending[key] = _Pending(
+            ns, session, summary_id, identity, loop.call_later(self.summary_delay, self._flush_session, key)
+        )
 
-    def _summarize(self, identity: dict[str, Any], ns: str, session: str, last_message: str,
-                   marked: str | None = None) -> None:
+    def _summarize(
+        self, identity: dict[str, Any], ns: str, session: str, last_message: str, marked: str | None = None
+    ) -> None:
         """The session's summary as of ``last_message`` (later turns, which a rebuild after
         the fact may find, are not in it: they may have been added without a summary).
         ``marked``: a summary record whose mark (``PENDING``) this rebuild clears."""
@@ -180,10 +213,17 @@ class Mem1Service:
             self.store.memories.update(existing, content=text, identity_id=identity["id"])
             self.records.summary_written(existing, last_message)
         else:
-            self.store.memories.create(NewMemory(
-                namespace=ns, kind="summary", title=f"Session {session}", content=text,
-                source="mem1", provenance={"session_id": session, "message_id": last_message},
-                identity_id=identity["id"]))
+            self.store.memories.create(
+                NewMemory(
+                    namespace=ns,
+                    kind="summary",
+                    title=f"Session {session}",
+                    content=text,
+                    source="mem1",
+                    provenance={"session_id": session, "message_id": last_message},
+                    identity_id=identity["id"],
+                )
+            )
 
     # -- deferred summaries -------------------------------------------------------------------
 
@@ -263,8 +303,9 @@ class Mem1Service:
 
     # -- reading ---------------------------------------------------------------------------------
 
-    def _search(self, ns: str, query: str, num: int, threshold: float | None,
-                kinds: tuple[str, ...]) -> dict[str, Any]:
+    def _search(
+        self, ns: str, query: str, num: int, threshold: float | None, kinds: tuple[str, ...]
+    ) -> dict[str, Any]:
         hits = self.store.search.search(query, [ns], limit=max(num * 4, 20))
         records = self.store.memories.by_seqs([h.seq for h in hits])
         best = (self.store.search.bm25_weight + self.store.search.vector_weight) / 61
@@ -277,19 +318,30 @@ class Mem1Service:
             score = round(min(1.0, hit.score / best), 4)
             if threshold is not None and score < threshold:
                 continue
-            results.append({"mem_id": memory["id"], "content": memory["content"],
-                            "type": memory["kind"], "score": score})
+            results.append(
+                {"mem_id": memory["id"], "content": memory["content"], "type": memory["kind"], "score": score}
+            )
             if len(results) >= num:
                 break
         return {"results": results}
 
     def search_memory(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self._search(namespace(body["user_id"], body["scope_id"]), body["query"], body["num"],
-                            body["threshold"], FRAGMENT_TYPES)
+        return self._search(
+            namespace(body["user_id"], body["scope_id"]),
+            body["query"],
+            body["num"],
+            body["threshold"],
+            FRAGMENT_TYPES,
+        )
 
     def search_summary(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self._search(namespace(body["user_id"], body["scope_id"]), body["query"], body["num"],
-                            body["threshold"], ("summary",))
+        return self._search(
+            namespace(body["user_id"], body["scope_id"]),
+            body["query"],
+            body["num"],
+            body["threshold"],
+            ("summary",),
+        )
 
     def page(self, body: dict[str, Any], *, with_total: bool) -> dict[str, Any]:
         ns = namespace(body["user_id"], body["scope_id"])
@@ -304,23 +356,31 @@ class Mem1Service:
         for row in rows:
             item = {"mem_id": row["id"], "content": row["content"], "type": row["kind"]}
             if with_total:
-                item["timestamp"] = datetime.fromisoformat(row["created_at"].replace("Z", "+00:00")
-                                                           ).astimezone().isoformat()
+                item["timestamp"] = (
+                    datetime.fromisoformat(row["created_at"].replace("Z", "+00:00")).astimezone().isoformat()
+                )
                 item["source_id"] = json.loads(row["provenance"]).get("message_id")
             results.append(item)
         total = self.records.count(ns, kinds) if with_total else len(results)
         return {"results": results, "total": total}
 
-    def message(self, message_id: str, user_id: str | None = None,
-                scope_id: str | None = None) -> dict[str, Any]:
+    def message(
+        self, message_id: str, user_id: str | None = None, scope_id: str | None = None
+    ) -> dict[str, Any]:
         """Trace a message. The seed's call names only the id and the skill adds its
         user_id; ``user_id`` and ``scope_id`` are independent filters (each one given must
         match), so a caller that names its user or scope never sees another's message."""
         row = self.records.message(message_id, user_id, scope_id)
         if row is None:
             return {"found": False, "message_id": message_id}
-        return {"found": True, "message_id": row["id"], "role": row["role"], "content": row["content"],
-                "timestamp": row["timestamp"], "session_id": row["session_id"]}
+        return {
+            "found": True,
+            "message_id": row["id"],
+            "role": row["role"],
+            "content": row["content"],
+            "timestamp": row["timestamp"],
+            "session_id": row["session_id"],
+        }
 
     # -- variables ---------------------------------------------------------------------------------
 
@@ -338,8 +398,11 @@ class Mem1Service:
         with self.store.transaction():
             for name, value in body["variables"].items():
                 self.records.set_variable(ns, name, value, local_timestamp())
-        return {"status": "success", "message": "Variables updated successfully",
-                "updated_count": len(body["variables"])}
+        return {
+            "status": "success",
+            "message": "Variables updated successfully",
+            "updated_count": len(body["variables"]),
+        }
 
     def delete_variables(self, body: dict[str, Any]) -> dict[str, Any]:
         ns = namespace(body["user_id"], body["scope_id"])
@@ -351,8 +414,11 @@ class Mem1Service:
 
     def _own(self, body: dict[str, Any], mem_id: str) -> dict[str, Any]:
         memory = self.store.memories.find(mem_id)
-        if memory is None or memory["deleted_at"] or memory["namespace"] != namespace(
-                body["user_id"], body["scope_id"]):
+        if (
+            memory is None
+            or memory["deleted_at"]
+            or memory["namespace"] != namespace(body["user_id"], body["scope_id"])
+        ):
             raise NotFound(f"Memory {mem_id} not found for this user_id and scope_id")
         return memory
 
@@ -361,8 +427,9 @@ class Mem1Service:
         if not body["memory"].strip():
             raise InvalidRequest("memory must not be empty")
         with self.store.transaction():
-            self.store.memories.update(body["mem_id"], content=body["memory"], title=body["memory"][:200],
-                                       identity_id=identity["id"])
+            self.store.memories.update(
+                body["mem_id"], content=body["memory"], title=body["memory"][:200], identity_id=identity["id"]
+            )
         return {"status": "success", "message": f"Memory {body['mem_id']} updated successfully"}
 
     def delete(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:

@@ -15,13 +15,15 @@ import asyncio
 import json
 import socket
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import quote
 
 import httpx
 import pytest
 from aiohttp import web
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from daemon.app import create_app
 from state.config import Settings
@@ -32,8 +34,20 @@ from state.setup import OWNER_KEY_SECRET
 # Upstream endpoints connect to a URL from the request: a fuzzer must not send the daemon to
 # random addresses (their refusals are tested in tests/daemon/test_sync_api_errors.py).
 EXCLUDED = ("/api/local/upstream",)
-PATH_TRICKS = ["..", "../../etc/passwd", "%2e%2e%2f%2e%2e", "a/../../b", "/", "%00", "\x00",
-               "mem_" + "0" * 32, "x" * 3000, "記憶", "%ff%fe", "..\\..\\windows"]
+PATH_TRICKS = [
+    "..",
+    "../../etc/passwd",
+    "%2e%2e%2f%2e%2e",
+    "a/../../b",
+    "/",
+    "%00",
+    "\x00",
+    "mem_" + "0" * 32,
+    "x" * 3000,
+    "記憶",
+    "%ff%fe",
+    "..\\..\\windows",
+]
 
 
 class ThreadedDaemon:
@@ -46,7 +60,7 @@ class ThreadedDaemon:
         self.runner: web.AppRunner | None = None
         self.url = ""
 
-    def start(self) -> "ThreadedDaemon":
+    def start(self) -> ThreadedDaemon:
         self.thread.start()
         asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(30)
         return self
@@ -76,12 +90,22 @@ def served(tmp_path_factory) -> Iterator[dict[str, Any]]:
     agent = http.post("/api/local/agents", json={"name": "fuzz-agent"}).json()["api_key"]
     ids = seed(http)
     doc = http.get("/api/openapi.json").json()
-    operations = [(method.upper(), path, op) for path, item in sorted(doc["paths"].items())
-                  for method, op in sorted(item.items()) if not path.startswith(EXCLUDED)]
+    operations = [
+        (method.upper(), path, op)
+        for path, item in sorted(doc["paths"].items())
+        for method, op in sorted(item.items())
+        if not path.startswith(EXCLUDED)
+    ]
     # One keep-alive connection; 5 s without an answer is a hang.
     client = httpx.Client(base_url=daemon.url, timeout=5.0)
-    yield {"url": daemon.url, "owner": owner, "agent": agent, "ids": ids, "operations": operations,
-           "client": client}
+    yield {
+        "url": daemon.url,
+        "owner": owner,
+        "agent": agent,
+        "ids": ids,
+        "operations": operations,
+        "client": client,
+    }
     client.close()
     http.close()
     daemon.stop()
@@ -90,16 +114,27 @@ def served(tmp_path_factory) -> Iterator[dict[str, Any]]:
 def seed(http: httpx.Client) -> list[str]:
     """Real ids, so some drawn paths reach real resources."""
     pack = http.post("/api/agent/bootstrap/context", json={}).json()
-    delta = http.post("/api/agent/memory-delta", json={"summary": "seed"},
-                      headers={"X-AMP-Context-Receipt": pack["receipt_id"]}).json()
+    delta = http.post(
+        "/api/agent/memory-delta",
+        json={"summary": "seed"},
+        headers={"X-AMP-Context-Receipt": pack["receipt_id"]},
+    ).json()
     store = http.post("/api/v1/cloud/memory_stores", json={"name": "fuzz"}).json()
-    doc = http.post(f"/api/v1/cloud/memory_stores/{store['id']}/memories",
-                    json={"path": "a.md", "content": "seed"}).json()
+    doc = http.post(
+        f"/api/v1/cloud/memory_stores/{store['id']}/memories", json={"path": "a.md", "content": "seed"}
+    ).json()
     versions = http.get(f"/api/v1/cloud/memory_stores/{store['id']}/memory_versions").json()
     brief = http.post("/api/agent/memory-brief", json={"task": "seed"}).json()
-    return [pack["workspace_id"], pack["context_pack_id"], pack["receipt_id"],
-            delta["delta"]["memory_id"], store["id"], doc["id"], versions["data"][0]["id"],
-            brief["brief_id"]]
+    return [
+        pack["workspace_id"],
+        pack["context_pack_id"],
+        pack["receipt_id"],
+        delta["delta"]["memory_id"],
+        store["id"],
+        doc["id"],
+        versions["data"][0]["id"],
+        brief["brief_id"],
+    ]
 
 
 def check_answer(method: str, template: str, response: httpx.Response) -> None:
@@ -121,22 +156,35 @@ def check_answer(method: str, template: str, response: httpx.Response) -> None:
 
 
 def json_values() -> st.SearchStrategy:
-    scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),
-                        st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=40))
-    return st.recursive(scalars, lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=12), inner, max_size=4)),
-        max_leaves=12)
+    scalars = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**70), 2**70),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=40),
+    )
+    return st.recursive(
+        scalars,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=12), inner, max_size=4)
+        ),
+        max_leaves=12,
+    )
 
 
 def value_for(schema: dict[str, Any]) -> st.SearchStrategy:
     """Mostly the declared type (edges included), sometimes anything at all."""
     kind = schema.get("type")
     typed = {
-        "string": st.one_of(st.text(max_size=60), st.text(max_size=5),
-                            st.just("x" * (schema.get("maxLength", 100) + 1))),
-        "integer": st.one_of(st.integers(-5, 300), st.sampled_from(
-            [schema.get("minimum", 0) - 1, schema.get("maximum", 0) + 1, 2**63])),
-        "boolean": st.booleans(), "number": st.floats(allow_nan=False),
+        "string": st.one_of(
+            st.text(max_size=60), st.text(max_size=5), st.just("x" * (schema.get("maxLength", 100) + 1))
+        ),
+        "integer": st.one_of(
+            st.integers(-5, 300),
+            st.sampled_from([schema.get("minimum", 0) - 1, schema.get("maximum", 0) + 1, 2**63]),
+        ),
+        "boolean": st.booleans(),
+        "number": st.floats(allow_nan=False),
         "array": st.lists(st.one_of(st.text(max_size=20), json_values()), max_size=5),
         "object": st.dictionaries(st.text(max_size=10), json_values(), max_size=4),
     }.get(kind, json_values())
@@ -154,10 +202,13 @@ def requests(draw, operations: list, ids: list[str]) -> dict[str, Any]:
     # The operation's own query parameters (the document lists them), with values of their
     # declared type or anything at all, and sometimes a name it does not know.
     names = [p["name"] for p in params if p["in"] == "query"] or ["q"]
-    query = draw(st.dictionaries(st.one_of(st.sampled_from(names), st.sampled_from(names),
-                                           st.text(max_size=8)),
-                                 st.one_of(st.text(max_size=30), st.integers(-2**70, 2**70).map(str)),
-                                 max_size=3))
+    query = draw(
+        st.dictionaries(
+            st.one_of(st.sampled_from(names), st.sampled_from(names), st.text(max_size=8)),
+            st.one_of(st.text(max_size=30), st.integers(-(2**70), 2**70).map(str)),
+            max_size=3,
+        )
+    )
     content = op.get("requestBody", {}).get("content", {})
     schema = content.get("application/json", {}).get("schema")
     if schema:
@@ -167,27 +218,46 @@ def requests(draw, operations: list, ids: list[str]) -> dict[str, Any]:
         raw = json.dumps(body).encode()
     else:
         raw = draw(st.one_of(st.just(b""), st.binary(max_size=200)))
-    raw = draw(st.one_of(st.just(raw), st.just(raw), st.binary(max_size=64),
-                         st.just(b'{"a": "\xff\xfe"}')))
-    return {"method": method, "template": template, "path": path, "query": query, "raw": raw,
-            "credential": draw(st.sampled_from(["owner", "agent", "agent", "none", "bogus"]))}
+    raw = draw(st.one_of(st.just(raw), st.just(raw), st.binary(max_size=64), st.just(b'{"a": "\xff\xfe"}')))
+    return {
+        "method": method,
+        "template": template,
+        "path": path,
+        "query": query,
+        "raw": raw,
+        "credential": draw(st.sampled_from(["owner", "agent", "agent", "none", "bogus"])),
+    }
 
 
-def send(served: dict[str, Any], request: dict[str, Any], *, headers: dict[str, str] | None = None,
-         raw: bytes | None = None) -> httpx.Response:
+def send(
+    served: dict[str, Any],
+    request: dict[str, Any],
+    *,
+    headers: dict[str, str] | None = None,
+    raw: bytes | None = None,
+) -> httpx.Response:
     key = {"owner": served["owner"], "agent": served["agent"], "bogus": "mca_bogus"}.get(
-        request["credential"])
+        request["credential"]
+    )
     all_headers = {"Content-Type": "application/json", **(headers or {})}
     if key:
         all_headers["Authorization"] = f"Bearer {key}"
-    return served["client"].request(request["method"], request["path"], params=request["query"],
-                                    content=request["raw"] if raw is None else raw,
-                                    headers=all_headers)
+    return served["client"].request(
+        request["method"],
+        request["path"],
+        params=request["query"],
+        content=request["raw"] if raw is None else raw,
+        headers=all_headers,
+    )
 
 
 def test_every_operation_survives_arbitrary_requests(served):
-    @settings(max_examples=150, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=150,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(requests(served["operations"], served["ids"]))
     def property_(request):
         check_answer(request["method"], request["template"], send(served, request))
@@ -206,10 +276,16 @@ NASTY_BODIES = {
 
 
 def test_every_operation_survives_the_worst_bodies_and_headers(served):
-    for number, (method, template, op) in enumerate(served["operations"]):
+    for number, (method, template, _op) in enumerate(served["operations"]):
         path = template.replace("{", "").replace("}", "")
-        request = {"method": method, "template": template, "path": path, "query": {}, "raw": b"",
-                   "credential": "owner"}
+        request = {
+            "method": method,
+            "template": template,
+            "path": path,
+            "query": {},
+            "raw": b"",
+            "credential": "owner",
+        }
         if method == "POST":  # other methods do not read a body
             for raw in NASTY_BODIES.values():
                 check_answer(method, template, send(served, request, raw=raw))

@@ -87,6 +87,7 @@ def test_schemathesis_finds_no_failure_in_the_documented_operations(tmp_path):
             capture_output=True,
             text=True,
             timeout=600,
+            cwd=tmp_path,  # its .schemathesis/ cache stays out of the checkout
         )
     finally:
         daemon.stop()
