@@ -13,15 +13,9 @@ from daemon.request_models import RequestModel
 from daemon.runtime.access import public_identity, public_workspace
 
 
-# The MemoryCloud reference's fields (AgentRuntimeProfileRequest, ProjectProbeRequest).
-class AgentRuntimeProfile(RequestModel, title="agent-runtime-profile"):
-    runtime: str | None = Field("generic", max_length=80, description="codex, claude_code, ...")
-    runtime_version: str | None = Field(None, max_length=120)
-    supports_files: bool | None = True
-    supports_mcp: bool | None = False
-    supports_project_rules: bool | None = Field(
-        True, description="whether the runtime reads project rule files (AGENTS.md, rules ...)"
-    )
+class RepositoryPlace(RequestModel):
+    """Where the runtime works: the repository fields both requests below carry."""
+
     cwd: str | None = Field(None, max_length=1000)
     repo_root: str | None = Field(None, max_length=1000)
     git_remote: str | None = Field(None, max_length=1000)
@@ -30,23 +24,26 @@ class AgentRuntimeProfile(RequestModel, title="agent-runtime-profile"):
     project_files: list[Annotated[str, Field(max_length=1000)]] | None = Field(
         default_factory=list, max_length=500, description="files the runtime sees at the repository's top"
     )
+
+
+# The MemoryCloud reference's fields (AgentRuntimeProfileRequest, ProjectProbeRequest).
+class AgentRuntimeProfile(RepositoryPlace, title="agent-runtime-profile"):
+    runtime: str | None = Field("generic", max_length=80, description="codex, claude_code, ...")
+    runtime_version: str | None = Field(None, max_length=120)
+    supports_files: bool | None = True
+    supports_mcp: bool | None = False
+    supports_project_rules: bool | None = Field(
+        True, description="whether the runtime reads project rule files (AGENTS.md, rules ...)"
+    )
     metadata: dict[str, Any] | None = Field(default_factory=dict)
 
 
-class ProjectProbe(RequestModel, title="project-probe"):
+class ProjectProbe(RepositoryPlace, title="project-probe"):
     workspace_id: str | None = Field(None, max_length=80)
     project_key: str | None = Field(
         None, max_length=160, description="empty: derived from repo_root, cwd or git_remote, else the default"
     )
     runtime: str | None = Field("generic", max_length=80)
-    cwd: str | None = Field(None, max_length=1000)
-    repo_root: str | None = Field(None, max_length=1000)
-    git_remote: str | None = Field(None, max_length=1000)
-    git_branch: str | None = Field(None, max_length=200)
-    git_head: str | None = Field(None, max_length=120)
-    project_files: list[Annotated[str, Field(max_length=1000)]] | None = Field(
-        default_factory=list, max_length=500
-    )
     environment: dict[str, Any] | None = Field(default_factory=dict)
 
 
