@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 import zlib
 from collections.abc import Callable, Collection, Iterator
 from functools import lru_cache
@@ -244,7 +245,12 @@ PACKAGED_MODELS = {
         "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
     ),
 }
-ENDPOINT_TIMEOUT_SECONDS = 10.0  # an embedding request; a write waits for it
+ENDPOINT_TIMEOUT_SECONDS = 10.0  # a record's embedding, made by the vector worker's thread
+# A search embeds its query while it runs, on the daemon's event loop, so it waits less; and a
+# query whose embedding failed sends the next ones to the words alone for a while, instead of
+# every search waiting for an endpoint that hangs.
+QUERY_TIMEOUT_SECONDS = 2.0
+QUERY_PAUSE_SECONDS = 30.0
 DEFAULT_ENDPOINT = "http://127.0.0.1:11434/v1"  # Ollama's OpenAI-compatible API
 API_KEY_VARIABLE = "MEMORYCLOUD_EMBEDDER_API_KEY"
 
@@ -334,6 +340,7 @@ class EndpointEmbedder:
         if os.environ.get(API_KEY_VARIABLE):
             headers["Authorization"] = f"Bearer {os.environ[API_KEY_VARIABLE]}"
         self._client = httpx.Client(headers=headers, timeout=ENDPOINT_TIMEOUT_SECONDS)
+        self._queries_paused_until = 0.0  # time.monotonic() before which queries skip the endpoint
         self.name = f"openai:{model}@{base_url.rstrip('/')}"
         self.dimension = dimension
         try:
@@ -343,16 +350,29 @@ class EndpointEmbedder:
                 "embedding endpoint %s did not answer (%s); assuming dimension %d", self.url, exc, dimension
             )
 
-    def _request(self, text: str) -> list[float]:
-        response = self._client.post(self.url, json={"model": self.model, "input": text})
+    def _request(self, text: str, timeout: float = ENDPOINT_TIMEOUT_SECONDS) -> list[float]:
+        response = self._client.post(self.url, json={"model": self.model, "input": text}, timeout=timeout)
         response.raise_for_status()
         vector = [float(x) for x in response.json()["data"][0]["embedding"]]
         norm = math.sqrt(sum(x * x for x in vector))
         # Unit length like every other embedder's vectors (the index compares by cosine).
         return [x / norm for x in vector] if norm else vector
 
+    def embed_query(self, text: str, frequencies: Frequencies) -> list[float]:
+        """A search query's vector within QUERY_TIMEOUT_SECONDS; no vector (the words rank
+        alone) for QUERY_PAUSE_SECONDS after one that failed."""
+        if time.monotonic() < self._queries_paused_until:
+            return []
+        try:
+            return self._checked(self._request(text, QUERY_TIMEOUT_SECONDS))
+        except Exception:
+            self._queries_paused_until = time.monotonic() + QUERY_PAUSE_SECONDS
+            raise
+
     def embed(self, text: str) -> list[float]:
-        vector = self._request(text)
+        return self._checked(self._request(text))
+
+    def _checked(self, vector: list[float]) -> list[float]:
         if len(vector) != self.dimension:
             raise ValueError(
                 f"{self.url} answered {len(vector)} numbers, the vector table"

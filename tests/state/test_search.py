@@ -1,5 +1,7 @@
 """Hybrid search over the real store: Chinese, English, namespaces, deletes, rebuilds."""
 
+import time
+
 import pytest
 
 from state.config import Settings
@@ -306,10 +308,12 @@ class EmbeddingServer:
         self.model = HashingEmbedder(dimension)
         self.requests: list[tuple[str | None, dict]] = []
         self.failing = False
+        self.delay = 0.0  # seconds before it answers (a model server that hangs)
 
         async def embeddings(request: web.Request) -> web.Response:
             body = await request.json()
             self.requests.append((request.headers.get("Authorization"), body))
+            await asyncio.sleep(self.delay)
             if self.failing:
                 return web.json_response({"error": {"message": "model is loading"}}, status=503)
             vector = [2.0 * x for x in self.model.embed(body["input"])]  # not unit length
@@ -391,6 +395,34 @@ def test_a_failing_endpoint_costs_no_write_and_search_falls_back_to_words(paths,
         embedding_server.failing = False
         assert store.search.backfill() == len(MEMORIES)
         assert _search(store, "WAL mode", "wsp_a")[0] == MEMORIES[3]
+    finally:
+        store.close()
+
+
+def test_a_hanging_endpoint_holds_a_search_for_the_query_timeout_once_then_words_rank_alone(
+    paths, embedding_server, monkeypatch
+):
+    from state import embedders
+
+    monkeypatch.setattr(embedders, "QUERY_TIMEOUT_SECONDS", 0.5)
+    settings = Settings(embedder=f"openai:tiny-embed@{embedding_server.url}", vector_mode="always")
+    store = Store.open(paths.database, settings)
+    try:
+        _fill(store, "wsp_a", MEMORIES)
+        embedding_server.delay = 5.0  # longer than a query may wait, shorter than a record's
+        asked = len(embedding_server.requests)
+        started = time.monotonic()
+        assert _search(store, "WAL mode", "wsp_a")[0] == MEMORIES[3]  # by its words
+        assert time.monotonic() - started < 4.0  # the query's own timeout, not the endpoint's
+        assert len(embedding_server.requests) == asked + 1
+        # The next searches do not ask the endpoint again while the pause lasts.
+        assert _search(store, "WAL mode", "wsp_a")[0] == MEMORIES[3]
+        assert len(embedding_server.requests) == asked + 1
+        monkeypatch.setattr(embedders, "QUERY_PAUSE_SECONDS", 0.0)
+        embedding_server.delay = 0.0
+        store.search.embedder._queries_paused_until = 0.0
+        _search(store, "WAL mode", "wsp_a")
+        assert len(embedding_server.requests) == asked + 2  # asked again after the pause
     finally:
         store.close()
 
