@@ -37,7 +37,7 @@ class MemoriesPane(Pane):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="filters"):
-            yield Input(placeholder="Search (Chinese or English)...", id="q")
+            yield Input(placeholder="Search (any language)...", id="q")
             # Picked by name from what the daemon knows: nobody types a wsp_… id.
             yield Select[str]([], prompt="namespace", id="namespace")
             yield Input(placeholder="kind", id="kind")
