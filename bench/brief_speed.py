@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import harness
-from harness import Daemon, ProcStat, RawClient, create_agents, daemon_env, owner_key
+from harness import Daemon, ProcStat, RawClient, create_agents, daemon_env, owner_key, record_delta
 from latency import PROJECTS, delta_body
 from scale import brief_task
 
@@ -72,17 +72,7 @@ def build_store(home: Path, count: int) -> dict[str, Any]:
         with store.transaction():
             for _ in range(min(1000, count - first)):
                 body = delta_body(rng)
-                service.record(
-                    identity,
-                    workspace_id=identity["workspace_id"],
-                    project_key=body["project_key"],
-                    delta_type=body["delta_type"],
-                    summary=body["summary"],
-                    why_it_matters=body.get("why_it_matters"),
-                    triggers=body["retrieval_triggers"],
-                    importance=body["importance"],
-                    source="memory_delta",
-                )
+                record_delta(service, identity, body)
     store.conn.execute("pragma wal_checkpoint(truncate)")
     store.close()
     return agent

@@ -161,6 +161,22 @@ class Daemon(_Daemon):
             os.chdir(cwd)
 
 
+def record_delta(service: Any, identity: dict[str, Any], body: dict[str, Any]) -> Any:
+    """A memory-delta body written in process through ``service`` (DeltaService.record), as
+    the endpoint writes it: for benchmarks that seed or time the write without HTTP."""
+    return service.record(
+        identity,
+        workspace_id=identity["workspace_id"],
+        project_key=body["project_key"],
+        delta_type=body["delta_type"],
+        summary=body["summary"],
+        why_it_matters=body.get("why_it_matters"),
+        triggers=body["retrieval_triggers"],
+        importance=body["importance"],
+        source="memory_delta",
+    )
+
+
 def daemon_env(home: Path) -> dict[str, str]:
     env = {
         **os.environ,

@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import writes
-from harness import Daemon, code_state, create_agents, daemon_env, machine_line, owner_key
+from harness import Daemon, code_state, create_agents, daemon_env, machine_line, owner_key, record_delta
 from latency import PROJECTS, delta_body, search_query, typo_query
 from results import write_section
 from scale import brief_task, ingest
@@ -109,17 +109,7 @@ def build_store(home: Path, count: int):
         with store.transaction():
             for _ in range(min(1000, count - first)):
                 body = delta_body(rng)
-                service.record(
-                    identity,
-                    workspace_id=identity["workspace_id"],
-                    project_key=body["project_key"],
-                    delta_type=body["delta_type"],
-                    summary=body["summary"],
-                    why_it_matters=body.get("why_it_matters"),
-                    triggers=body["retrieval_triggers"],
-                    importance=body["importance"],
-                    source="memory_delta",
-                )
+                record_delta(service, identity, body)
     store.conn.execute("pragma wal_checkpoint(truncate)")
     return store, identity
 

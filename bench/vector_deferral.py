@@ -25,7 +25,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness import code_state, machine_line
+from harness import code_state, machine_line, record_delta
 from latency import delta_body
 from profile_speed import NoChanges, build_store
 from results import write_section
@@ -48,17 +48,7 @@ async def one_round(store, identity, service, bodies, deferred: bool, count: int
         for _ in range(share):
             body = next(bodies)
             with store.transaction():
-                service.record(
-                    identity,
-                    workspace_id=identity["workspace_id"],
-                    project_key=body["project_key"],
-                    delta_type=body["delta_type"],
-                    summary=body["summary"],
-                    why_it_matters=body.get("why_it_matters"),
-                    triggers=body["retrieval_triggers"],
-                    importance=body["importance"],
-                    source="memory_delta",
-                )
+                record_delta(service, identity, body)
             await asyncio.sleep(0)  # the next writer's turn, as requests interleave
 
     started = time.process_time()

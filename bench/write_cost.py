@@ -29,6 +29,7 @@ from pathlib import Path
 
 import harness
 import writes
+from harness import record_delta
 from latency import delta_body
 from profile_speed import NoChanges, build_store
 
@@ -95,17 +96,7 @@ def run(seeded: Path, kind: str, calls: int) -> float:
                 mem1.add_messages(identity, body)
                 return
             with store.transaction():
-                deltas.record(
-                    identity,
-                    workspace_id=identity["workspace_id"],
-                    project_key=body["project_key"],
-                    delta_type=body["delta_type"],
-                    summary=body["summary"],
-                    why_it_matters=body.get("why_it_matters"),
-                    triggers=body["retrieval_triggers"],
-                    importance=body["importance"],
-                    source="memory_delta",
-                )
+                record_delta(deltas, identity, body)
 
         async def writer(part: list[dict]) -> None:
             for body in part:
