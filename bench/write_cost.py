@@ -38,6 +38,7 @@ WARMUP = 3  # untimed calls per writer: statement cache and page cache filled
 
 
 def prepare(home: Path, memories: int) -> None:
+    home.mkdir(parents=True, exist_ok=True)  # build_store starts a daemon there
     store, identity = build_store(home, memories)
     store.close()
     (home / "identity.json").write_text(json.dumps(identity["id"]), encoding="utf-8")
