@@ -7,6 +7,7 @@ import plistlib
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -29,15 +30,16 @@ def test_systemd_unit_passes_systemd_analyze_verify(tmp_path):
     unit = tmp_path / "verify" / units.UNIT_NAME
     unit.parent.mkdir()
     unit.write_text(content)
-    runtime = tmp_path / "xrd"
-    runtime.mkdir(mode=0o700)
-    verified = subprocess.run(
-        ["systemd-analyze", "--user", "verify", str(unit)],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)},
-    )
+    # systemd's own user units put sockets under XDG_RUNTIME_DIR, and a socket path is at most
+    # 107 bytes: under a long TMPDIR (tmp_path) they failed with "File name too long".
+    with tempfile.TemporaryDirectory(prefix="xrd", dir="/tmp") as runtime:
+        verified = subprocess.run(
+            ["systemd-analyze", "--user", "verify", str(unit)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={**os.environ, "XDG_RUNTIME_DIR": runtime},
+        )
     # Unknown keys and bad escapes are only warnings (exit 0): stderr must be empty too.
     assert (verified.returncode, verified.stderr) == (0, "")
     lines = content.splitlines()
