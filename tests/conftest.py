@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -116,13 +116,20 @@ class Api:
         return key
 
 
-@pytest.fixture
-async def api(aiohttp_client, paths: Paths, migrated_database: Path) -> AsyncIterator[Api]:
-    seed_database(paths, migrated_database)
+async def start_api(aiohttp_client, paths: Paths, agent: tuple[dict[str, Any], str] | None = None) -> Api:
+    """The real app on `paths` (its store file made already), served to a test client; the
+    test's agent is `agent` (record, key) if given, else a new "test-agent"."""
     app = create_app(Settings(), paths)
     client = await aiohttp_client(app)
-    store = app[keys.STORE]
-    with store.transaction():
-        agent, agent_key = store.identities.create_agent("test-agent", "codex")
+    if agent is None:
+        store = app[keys.STORE]
+        with store.transaction():
+            agent = store.identities.create_agent("test-agent", "codex")
     owner_key = open_secret_store(paths.secrets_file).get(OWNER_KEY_SECRET)
-    yield Api(client, owner_key, agent_key, agent)
+    return Api(client, owner_key, agent[1], agent[0])
+
+
+@pytest.fixture
+async def api(aiohttp_client, paths: Paths, migrated_database: Path) -> Api:
+    seed_database(paths, migrated_database)
+    return await start_api(aiohttp_client, paths)

@@ -7,17 +7,26 @@ an error test sends a variation of it (``send``) and ``expect_error`` checks the
 envelope (amp.error.v1 unless told otherwise: ``assert_stores_envelope`` for Memory Stores,
 ``assert_mem1_detail`` for agent-memory1.0), and that neither the store nor the files of the
 test's repositories changed.
+
+A module's world (the resources its requests name) is built once per test process and copied
+into each test's home: ``world_fixtures`` below.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from state.paths import Paths
+from tests.conftest import Api, seed_database, start_api
 
 READ, WRITE, OWNER = "memory:read", "memory:write", "owner"
 DEFAULT = object()  # in send(): the declared body; the key the endpoint is for
@@ -342,3 +351,83 @@ async def base_world(api) -> dict[str, str]:
         "read_key": api.new_agent("reader", scopes=[READ]),
         "write_key": api.new_agent("writer", scopes=[WRITE]),
     }
+
+
+# -- each module's world, built once per test process ---------------------------------------
+
+# Building a world over HTTP took 25-60 ms of every test's 60-110 ms setup (pytest
+# --durations, 2026-12-03), and the modules below hold ~2,000 tests. So a module's world is
+# built once per test process, in its first test's home; the closed home (store file and
+# secrets) is kept as a template, and every later test starts its own app on a copy of it.
+# Each test still has its own store, files and app: only the HTTP calls that built the world
+# are saved.
+
+# A world holds pairing codes (valid 10 minutes) and claims (15 minutes by default): a
+# template older than this is built again, so none of them lapses before a test uses it.
+TEMPLATE_MAX_AGE_SECONDS = 300.0
+
+WorldBuilder = Callable[[Api], Awaitable[dict[str, str]]]
+
+
+@dataclass(frozen=True)
+class _Template:
+    home: Path  # a copy of the closed MEMORYCLOUD_HOME the world was built in
+    world: dict[str, str]
+    agent: tuple[dict[str, Any], str]  # the test agent's record and key
+    built_at: float
+
+
+_templates: dict[WorldBuilder, _Template] = {}
+
+
+def _assert_relocatable(home: Path) -> None:
+    """A copied home must not point back at the one it was built in: a world that records
+    its home's path (repositories under tmp_path, say) cannot be a template."""
+    needle = str(home).encode()
+    for path in home.rglob("*"):
+        if path.is_file() and needle in path.read_bytes():
+            raise AssertionError(f"{path} records its home's path {home}: build this world per test")
+
+
+async def open_world(
+    build: WorldBuilder, aiohttp_client, home: Path, paths: Paths, migrated_database: Path, scratch: Path
+) -> tuple[Api, dict[str, str]]:
+    """The app of this test on a store holding `build`'s world, and that world's
+    {placeholders}. `home` is the test's MEMORYCLOUD_HOME; `scratch` a directory of the
+    session where the template is kept."""
+    template = _templates.get(build)
+    if template is not None and time.monotonic() - template.built_at < TEMPLATE_MAX_AGE_SECONDS:
+        shutil.copytree(template.home, home, dirs_exist_ok=True)
+        api = await start_api(aiohttp_client, paths, template.agent)
+        return api, dict(template.world)
+    seed_database(paths, migrated_database)
+    builder = await start_api(aiohttp_client, paths)
+    world = await build(builder)
+    await builder.client.close()  # the store folds its WAL in and closes: the home is complete
+    _assert_relocatable(home)
+    kept = scratch / f"world-{len(_templates)}-{time.monotonic_ns()}"
+    shutil.copytree(home, kept)
+    template = _Template(kept, world, (builder.agent, builder.agent_key), time.monotonic())
+    _templates[build] = template
+    api = await start_api(aiohttp_client, paths, template.agent)
+    return api, dict(world)
+
+
+def world_fixtures(build: WorldBuilder):
+    """The `api` and `world` fixtures of a module whose world `build` makes (see open_world):
+    ``built_world, api, world = world_fixtures(build_world)`` at module level."""
+
+    @pytest.fixture
+    async def built_world(aiohttp_client, isolated_home, paths, migrated_database, tmp_path_factory):
+        scratch = tmp_path_factory.getbasetemp()
+        return await open_world(build, aiohttp_client, isolated_home, paths, migrated_database, scratch)
+
+    @pytest.fixture
+    def api(built_world) -> Api:
+        return built_world[0]
+
+    @pytest.fixture
+    def world(built_world) -> dict[str, str]:
+        return built_world[1]
+
+    return built_world, api, world

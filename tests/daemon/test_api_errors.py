@@ -33,6 +33,7 @@ from tests.daemon.helpers import (
     fill,
     row_counts,
     send,
+    world_fixtures,
 )
 
 DECISION = {
@@ -84,9 +85,7 @@ async def expect_error(api, world, name: str, status: int, **kwargs) -> dict:
     return await helpers.expect_error(api, world, ALL[name], status, **kwargs)
 
 
-@pytest.fixture
-async def world(api) -> dict[str, str]:
-    return await base_world(api)
+built_world, api, world = world_fixtures(base_world)
 
 
 # -- coverage and the baseline: the declared requests succeed ------------------------------

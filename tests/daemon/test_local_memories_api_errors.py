@@ -6,7 +6,17 @@ from __future__ import annotations
 import pytest
 
 from tests.daemon import helpers
-from tests.daemon.helpers import AUTH_VARIANTS, GUARD, MALFORMED, OWNER, Ep, base_world, fill, send
+from tests.daemon.helpers import (
+    AUTH_VARIANTS,
+    GUARD,
+    MALFORMED,
+    OWNER,
+    Ep,
+    base_world,
+    fill,
+    send,
+    world_fixtures,
+)
 
 BASE = "/api/local/memories"
 LOCAL_MEMORIES = {
@@ -25,8 +35,7 @@ LOCAL_MEMORIES = {
 POSTS = [n for n, ep in LOCAL_MEMORIES.items() if ep.method == "POST"]
 
 
-@pytest.fixture
-async def world(api) -> dict[str, str]:
+async def build_world(api) -> dict[str, str]:
     """The base world plus an open conflict {conflict}: a Memory Store write that lost."""
     world = await base_world(api)
     store = await api.post("/api/v1/cloud/memory_stores", {"name": "s"})
@@ -41,6 +50,9 @@ async def world(api) -> dict[str, str]:
     )
     (conflict,) = api.store.conflicts.conflicts("open")
     return world | {"conflict": conflict["id"], "revoke_target": "other-agent"}
+
+
+built_world, api, world = world_fixtures(build_world)
 
 
 async def expect_error(api, world, name: str, status, **kwargs) -> dict:

@@ -9,14 +9,12 @@ import pytest
 
 from daemon.api import all_endpoints
 from daemon.api.mem1 import MEM1_PATHS
-from tests.daemon.helpers import GUARD, Ep, base_world, expect_error, send
+from tests.daemon.helpers import GUARD, Ep, base_world, expect_error, send, world_fixtures
 
 OPENAPI = {"openapi": Ep("GET", "/api/openapi.json")}
 
 
-@pytest.fixture
-async def world(api) -> dict[str, str]:
-    return await base_world(api)
+built_world, api, world = world_fixtures(base_world)
 
 
 async def test_the_document_describes_every_endpoint_as_enforced(api, world):

@@ -34,6 +34,7 @@ from tests.daemon.helpers import (
     base_world,
     fill,
     row_counts,
+    world_fixtures,
 )
 from tests.daemon.test_suites import seal, valid_files, valid_zip, zip_entries
 from tests.daemon.test_updates_and_sync import publish
@@ -99,8 +100,7 @@ async def expect_error(api, world, name: str, status: int | tuple[int, ...], **p
     return await helpers.expect_error(api, world, SUITES[name], status, **_parts(name, parts))
 
 
-@pytest.fixture
-async def world(api) -> dict[str, str]:
+async def build_world(api) -> dict[str, str]:
     """The base world plus our suite {slug} at versions 1.0.0 and 1.0.1 (one sync), and a key
     with catalog:read only ({catalog_key})."""
     world = await base_world(api)
@@ -112,6 +112,7 @@ async def world(api) -> dict[str, str]:
     return world | {"slug": suite["slug"], "catalog_key": api.new_agent("cataloger", scopes=[CATALOG])}
 
 
+built_world, api, world = world_fixtures(build_world)
 # -- the baseline: the declared requests succeed -------------------------------------------
 
 

@@ -33,6 +33,7 @@ from tests.daemon.helpers import (
     fill,
     row_counts,
     snapshot,
+    world_fixtures,
 )
 from tests.daemon.test_updates_and_sync import publish
 
@@ -116,8 +117,7 @@ async def expect_typed_error(
     return data
 
 
-@pytest.fixture
-async def world(api) -> dict[str, str]:
+async def build_world(api) -> dict[str, str]:
     """The base world plus: our suite {slug} (with MEMORY.md facts), installed in our workspace
     as {installed}; a finished distill job {job} on it; our claim {claim} on branch:main and
     other-agent's {other_claim} on branch:other (same workspace); the foreign agent's own
@@ -160,6 +160,7 @@ async def world(api) -> dict[str, str]:
     }
 
 
+built_world, api, world = world_fixtures(build_world)
 # -- the baseline: the declared requests succeed -------------------------------------------
 
 

@@ -29,6 +29,7 @@ from tests.daemon.helpers import (
     fill,
     send,
     snapshot,
+    world_fixtures,
 )
 from tests.daemon.test_updates_and_sync import blocked_write, publish
 
@@ -82,8 +83,7 @@ async def expect_error(api, world, name: str, status: int | tuple[int, ...], **k
     return await helpers.expect_error(api, world, UPDATES[name], status, **kwargs)
 
 
-@pytest.fixture
-async def world(api) -> dict[str, str]:
+async def build_world(api) -> dict[str, str]:
     """The base world, then a required update {update} published after every agent was
     created (so all of them have it pending); our agent's important brief event held back as
     {intent} and the same for "other-agent" ({other_intent}); then the owner acks the update
@@ -103,6 +103,7 @@ async def world(api) -> dict[str, str]:
     }
 
 
+built_world, api, world = world_fixtures(build_world)
 # -- the baseline: the declared requests succeed -------------------------------------------
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from tests.daemon import helpers
-from tests.daemon.helpers import AUTH_VARIANTS, GUARD, READ, Ep, base_world, fill, send
+from tests.daemon.helpers import AUTH_VARIANTS, GUARD, READ, Ep, base_world, fill, send, world_fixtures
 
 READS = {
     "workspaces": Ep("GET", "/api/me/workspaces"),
@@ -24,9 +24,11 @@ QUERY = Ep("GET", "/api/workspaces/{workspace}/memory/query", scope=READ)
 ALL = {**READS, "query": QUERY}
 
 
-@pytest.fixture
-async def world(api) -> dict[str, str]:
+async def build_world(api) -> dict[str, str]:
     return await base_world(api) | {"project": "demo"}
+
+
+built_world, api, world = world_fixtures(build_world)
 
 
 async def expect_error(api, world, name: str, status: int, **kwargs) -> dict:
