@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
+from daemon.http_clients import verify_tls
 from state.config import Settings
 from state.paths import Paths
 
@@ -115,8 +114,10 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _healthy(url: str, timeout: float = 1.0) -> bool:
+    import httpx  # only the CLI asks; the daemon imports this module and never needs httpx
+
     try:
-        response = httpx.get(f"{url}/healthz", timeout=timeout)
+        response = httpx.get(f"{url}/healthz", timeout=timeout, verify=verify_tls(url))
         return response.status_code == 200 and response.json().get("service") == "memorycloud-companion"
     except (httpx.HTTPError, ValueError):
         return False

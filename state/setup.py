@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-from state.secrets import SecretStore
-from state.store import Store
+if TYPE_CHECKING:  # the CLI reads OWNER_KEY_SECRET without loading the store's code
+    from state.secrets import SecretStore
+    from state.store import Store
 
 log = logging.getLogger(__name__)
 

@@ -13,14 +13,16 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon.owner_client import OwnerClient
 from daemon.process import find_running, start_detached
 from state.config import Settings, load_settings
 from state.errors import MemoryCloudError
 from state.paths import Paths
-from state.store import Store
+
+if TYPE_CHECKING:
+    from state.store import Store
 
 # Every command: (parsed arguments, this installation's paths) -> exit code.
 Command = Callable[[argparse.Namespace, Paths], int]
@@ -41,8 +43,10 @@ def settings(args: argparse.Namespace, paths: Paths) -> Settings:
 def open_store(paths: Paths) -> Store:
     """The store, opened by the CLI itself (commands that work without the daemon), plus the
     first-start setup (owner key, default workspace)."""
+    # Imported here: most commands only talk to the daemon and need none of the store's code.
     from state.secrets import open_secret_store
     from state.setup import ensure_installation
+    from state.store import Store
 
     store = Store.open(paths.database, load_settings(paths.config_file))
     ensure_installation(store, open_secret_store(paths.secrets_file))

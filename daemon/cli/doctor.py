@@ -22,14 +22,17 @@ from typing import Any
 from daemon import __version__
 from daemon.cli.context import add_command, emit, open_store
 from daemon.process import find_running
-from state.db import connect
-from state.doctor import check_indexes, integrity_check, only_search_index_damaged, rebuild_indexes
 from state.errors import MemoryCloudError
 from state.paths import Paths
-from state.rebuild import status as index_status
+
+# The store's modules are imported inside the commands: every `memorycloud` call loads this
+# module to build its parser, and only `doctor` needs them.
 
 
 def _integrity(paths: Paths) -> list[str]:
+    from state.db import connect
+    from state.doctor import integrity_check
+
     if not paths.database.exists():
         return ["ok"]  # created on first start
     try:
@@ -62,6 +65,8 @@ def startup_items(store: Any) -> list[dict[str, Any]]:
 
 
 def cmd_doctor(args: argparse.Namespace, paths: Paths) -> int:
+    from state.doctor import check_indexes, integrity_check, only_search_index_damaged, rebuild_indexes
+    from state.rebuild import status as index_status
     from state.secrets import open_secret_store
 
     running = find_running(paths)

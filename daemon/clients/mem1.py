@@ -34,6 +34,7 @@ from urllib.parse import quote, unquote
 
 import httpx
 
+from daemon.http_clients import verify_tls
 from state.atomic import write_atomic
 
 MAX_CONTENT_CHARS = 3900
@@ -132,15 +133,18 @@ class Mem1Client:
         self.config = config or Config.from_env()
         self.breaker = CircuitBreaker(self.config)
         self._warnings: list[str] = []  # what the server ignored during this operation
+        self._http: httpx.Client | None = None  # made at the first call, then reused
 
     # -- transport ----------------------------------------------------------------------------
 
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self.config.api_key}"} if self.config.api_key else {}
         try:
-            response = httpx.post(
-                f"{self.config.base_url}{path}", json=body, headers=headers, timeout=self.config.timeout
-            )
+            if self._http is None:  # one search is up to four calls: one connection, one TLS context
+                self._http = httpx.Client(
+                    timeout=self.config.timeout, verify=verify_tls(self.config.base_url)
+                )
+            response = self._http.post(f"{self.config.base_url}{path}", json=body, headers=headers)
         except httpx.HTTPError as exc:
             self.breaker.record(False)
             raise RuntimeError(f"连接失败: {exc}") from exc

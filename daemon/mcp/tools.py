@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import httpx
-from jsonschema import Draft202012Validator
-
 from startup_items.launcher import error_message
+
+if TYPE_CHECKING:
+    import httpx
+    from jsonschema import Draft202012Validator
 
 _STR = {"type": "string"}
 _MEMORY_ITEM = {
@@ -144,7 +146,6 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 TOOLS_BY_NAME = {tool["name"]: tool for tool in TOOLS}
-_VALIDATORS = {tool["name"]: Draft202012Validator(tool["inputSchema"]) for tool in TOOLS}
 CURRENT_PACK_URI = "memorycloud://context-pack/current"
 PACK_URI_PREFIX = "memorycloud://context-packs/"
 RESOURCE_TEMPLATES = [
@@ -185,6 +186,8 @@ class DaemonApi:
         # Made at the first call: a new client loads the CA bundle (~40 ms, measured), which
         # every daemon start paid for although most never serve MCP over HTTP.
         if self._client is None:
+            import httpx  # imported with the first client, like jsonschema (_validator)
+
             self._client = httpx.AsyncClient(timeout=30, transport=self._transport)
         return self._client
 
@@ -196,6 +199,8 @@ class DaemonApi:
         body: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
     ) -> tuple[int, dict[str, Any]]:
+        import httpx
+
         try:
             response = await self.client.request(
                 method, url, json=body, headers={"Authorization": f"Bearer {key}", **(headers or {})}
@@ -239,9 +244,18 @@ class ToolContext:
         return await self.api.call(self.base_url + path, self.key, method, body, headers)
 
 
+@cache
+def _validator(name: str) -> Draft202012Validator:
+    # jsonschema is imported at the first tool call, not with the daemon: it took 137 ms of the
+    # daemon's 1.3 s import (python -X importtime, 2026-12-03), and most daemons never serve MCP.
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(TOOLS_BY_NAME[name]["inputSchema"])
+
+
 def invalid_arguments(name: str, args: dict[str, Any]) -> str | None:
     """Why ``args`` do not fit the tool's inputSchema (None when they do), for the model."""
-    errors = sorted(_VALIDATORS[name].iter_errors(args), key=lambda e: list(e.absolute_path))
+    errors = sorted(_validator(name).iter_errors(args), key=lambda e: list(e.absolute_path))
     if not errors:
         return None
     parts = [f"{'/'.join(map(str, e.absolute_path)) or 'arguments'}: {e.message}" for e in errors[:5]]

@@ -328,7 +328,9 @@ class EmbeddingServer:
         app = web.Application()
         app.router.add_post("/v1/embeddings", embeddings)
         self.loop = asyncio.new_event_loop()
-        self.runner = web.AppRunner(app)
+        # A handler still sleeping (delay) is cancelled at close, not waited for: closing took
+        # the rest of a 5 s delay.
+        self.runner = web.AppRunner(app, shutdown_timeout=0.2)
         self.loop.run_until_complete(self.runner.setup())
         site = web.TCPSite(self.runner, "127.0.0.1", 0)
         self.loop.run_until_complete(site.start())
