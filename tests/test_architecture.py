@@ -295,3 +295,38 @@ def test_the_sql_check_finds_each_form(tmp_path):
         '"""Select the rows from the table."""\ndef f(job):\n    return job.run("update it")\n'
     )
     assert sql_uses(planted) == []  # prose and other calls are not SQL
+
+
+# -- HTTP handlers reach the store through the domain services ------------------------------
+
+
+def store_uses(path: Path) -> list[str]:
+    """Where a module reaches the Store itself: an attribute ``.store`` (``services.store``,
+    ``app.store``) or the app key ``keys.STORE``, each as ``line: what``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr in ("store", "STORE"):
+            found.append(f"{node.lineno}: {ast.unparse(node)}")
+    return sorted(found, key=lambda s: int(s.split(":")[0]))
+
+
+def test_handlers_reach_the_store_only_through_services():
+    """daemon/api (HTTP only) -> daemon/runtime (domain services) -> state: a handler asks a
+    service, never a repository of the store."""
+    scanned = sorted((ROOT / "daemon" / "api").rglob("*.py"))
+    assert len(scanned) > 15  # the scan sees the package
+    offenders = {p.relative_to(ROOT).as_posix(): uses for p in scanned if (uses := store_uses(p))}
+    assert offenders == {}
+
+
+def test_the_store_check_finds_each_form(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "from daemon import keys\n"
+        "async def handler(request, call):\n"
+        "    store = request.app[keys.STORE]\n"
+        "    return call.services.store.memories.count(), store\n"
+    )
+    assert store_uses(planted) == ["3: keys.STORE", "4: call.services.store"]
+    planted.write_text("async def handler(request, call):\n    return call.services.memory_stores.list()\n")
+    assert store_uses(planted) == []

@@ -10,13 +10,10 @@ from pydantic import Field
 
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Int, RequestModel, at_least
-from daemon.runtime import access
-from daemon.runtime.access import can_read_namespace, readable_memory, resolve_workspace
 from daemon.runtime.hook_runs import HEADER as LAUNCHER_HEADER
-from daemon.runtime.search import search_namespaces
 from daemon.runtime.sync_gate import GatedWrite, write_headers
 from daemon.validation import Query
-from state.errors import Forbidden, InvalidRequest
+from state.errors import InvalidRequest
 
 
 class BootstrapContext(RequestModel, title="bootstrap-context"):
@@ -114,8 +111,7 @@ async def memory_delta(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def memory_detail(request: web.Request, call: Call) -> dict[str, Any]:
-    memory = readable_memory(call.services.store, call.require_identity(), request.match_info["memory_id"])
-    return {"schema": "amp.memory-detail.v1", "memory": access.memory_detail(memory)}
+    return call.services.search.detail(call.require_identity(), request.match_info["memory_id"])
 
 
 SEARCH_Q = Query("q", required=True, default="", description="the search text")
@@ -131,15 +127,9 @@ async def search_everywhere(request: web.Request, call: Call) -> dict[str, Any]:
     query = SEARCH_Q.read(request).strip()
     if not query:
         raise InvalidRequest("query parameter 'q' is required and must not be empty")
-    namespaces = SEARCH_NAMESPACES.read(request) or [
-        resolve_workspace(call.services.store, identity, None)["id"]
-    ]
-    refused = [n for n in namespaces if not can_read_namespace(identity, n)]
-    if refused:
-        raise Forbidden(f"no access to namespace {refused[0]}")
+    namespaces = call.services.search.readable_namespaces(identity, SEARCH_NAMESPACES.read(request))
     limit = SEARCH_LIMIT.read(request)
-    items = search_namespaces(call.services.store, query, namespaces, limit, call.base_url)
-    return {"schema": "amp.memory-search.v1", "query": query, "namespaces": namespaces, "items": items}
+    return call.services.search.everywhere(query, namespaces, limit, call.base_url)
 
 
 ENDPOINTS = [

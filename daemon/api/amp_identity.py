@@ -10,7 +10,7 @@ from pydantic import Field
 from daemon.api.amp_updates import with_notice
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import RequestModel
-from daemon.runtime.access import public_identity, public_workspace
+from daemon.runtime.access import public_identity
 
 
 class RepositoryPlace(RequestModel):
@@ -62,23 +62,13 @@ async def session(request: web.Request, call: Call) -> dict[str, Any]:
 
 async def bindings_me(request: web.Request, call: Call) -> dict[str, Any]:
     identity = call.require_identity()
-    store = call.services.store
-    workspace_ids = (
-        [w["id"] for w in store.identities.workspaces()]
-        if identity["kind"] == "owner"
-        else [identity["workspace_id"]]
-    )
-    bindings = [
-        {**binding, "status": "active"}
-        for workspace_id in workspace_ids
-        for binding in store.projects.bindings(workspace_id)
-    ]
+    workspaces, bindings = call.services.projects.bindings_of(identity)
     return with_notice(
         call,
         {
             "schema": "amp.agent-bindings.v1",
             "agent": {"id": identity["id"], "handle": identity["name"], "auth_type": identity["auth_type"]},
-            "workspaces": [public_workspace(store.identities.workspace(w)) for w in workspace_ids],
+            "workspaces": workspaces,
             "bindings": bindings,
             "pending_requests": [],
         },

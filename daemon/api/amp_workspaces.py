@@ -22,7 +22,7 @@ FILTERS = (Query("memory_type"), Query("project_key"))
 
 
 def _reads(call: Call) -> WorkspaceReads:
-    return WorkspaceReads(call.services.store)
+    return call.services.workspace_reads
 
 
 async def memory_query(request: web.Request, call: Call) -> dict[str, Any]:

@@ -16,7 +16,6 @@ from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Empty, RequestModel, at_least
 from daemon.validation import Query
 from state.errors import ValidationFailed
-from state.rebuild import status as index_status
 
 
 async def health(request: web.Request, call: Call) -> dict[str, Any]:
@@ -26,15 +25,9 @@ async def health(request: web.Request, call: Call) -> dict[str, Any]:
 
 async def status(request: web.Request, call: Call) -> dict[str, Any]:
     app = request.app
-    store = app[keys.STORE]
     settings = app[keys.SETTINGS]
-    counts = {
-        "memories": store.memories.count(),
-        "agents": len(store.identities.agents()),
-        "workspaces": len(store.identities.workspaces()),
-        "project_bindings": store.projects.count(),
-        "context_packs": store.amp.count_packs(),
-    }
+    admin = call.services.local_admin
+    facts = admin.store_facts()
     return {
         "schema": "memorycloud.daemon-status.v1",
         "version": __version__,
@@ -43,16 +36,16 @@ async def status(request: web.Request, call: Call) -> dict[str, Any]:
         "host": settings.host,
         "port": settings.port,
         "database": str(app[keys.PATHS].database),
-        "store_bytes": store.size_bytes(),
-        "versions": store.versions(),
-        "embedder": {"name": store.embedder.name, "dimension": store.embedder.dimension},
-        "counts": counts,
+        "store_bytes": facts["store_bytes"],
+        "versions": facts["versions"],
+        "embedder": facts["embedder"],
+        "counts": admin.counts(),
         "jobs": app[keys.JOBS].describe() if keys.JOBS in app else [],
         # The rebuild after a tokenizer or embedder change, if one is under way.
-        "search_index": index_status(store.conn),
+        "search_index": facts["search_index"],
         "role": settings.role,
-        "upstream": upstream_summary(request.app[keys.SERVICES]),
-        "inbox": inbox(request.app[keys.SERVICES]),
+        "upstream": upstream_summary(call.services),
+        "inbox": admin.inbox(),
     }
 
 
@@ -64,20 +57,6 @@ def upstream_summary(services: Any) -> dict[str, Any]:
     return {
         key: status[key]
         for key in ("connected", "url", "handle", "backlog", "last_success_at", "last_error", "last_error_at")
-    }
-
-
-def inbox(services: Any) -> dict[str, int]:
-    """What waits for a person (the TUI's home screen)."""
-    store = services.store
-    agents = [a for a in store.identities.agents() if not a["disabled_at"]]
-    return {
-        "startup_plans_to_approve": len(store.startup.plans("pending_approval")),
-        "conflicts": len(store.conflicts.conflicts("open")),
-        "agents_with_pending_updates": sum(1 for a in agents if services.updates.pending(a)),
-        "blocked_sync_intents": len(store.updates.intents(None, "blocked")),
-        "upstream_updates_to_ack": len(services.upstream.status().get("pending_updates", [])),
-        "interrupted_upstream_writes": store.upstream.counts().get("interrupted", 0),
     }
 
 
@@ -112,7 +91,7 @@ def _cache_age(plan: dict[str, Any]) -> float | None:
 
 async def list_plans(request: web.Request, call: Call) -> dict[str, Any]:
     status = PLAN_STATUS.read(request)
-    plans = call.services.store.startup.plans(status)
+    plans = call.services.startup.plans(status)
     return {
         "schema": "memorycloud.startup-plans.v1",
         "plans": [
@@ -132,7 +111,7 @@ async def list_plans(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def get_plan(request: web.Request, call: Call) -> dict[str, Any]:
-    plan = call.services.store.startup.plan(request.match_info["plan_id"])
+    plan = call.services.startup.plan(request.match_info["plan_id"])
     return {
         **plan["body"],
         "status": plan["status"],
@@ -158,10 +137,9 @@ async def remove_plan(request: web.Request, call: Call) -> dict[str, Any]:
 
 async def list_conflicts(request: web.Request, call: Call) -> dict[str, Any]:
     status = CONFLICT_STATUS.read(request)
-    conflicts = call.services.store.conflicts.conflicts(None if status == "all" else status)
     return {
         "schema": "memorycloud.conflicts.v1",
-        "conflicts": [call.services.conflicts.describe(c) for c in conflicts],
+        "conflicts": call.services.conflicts.listed(None if status == "all" else status),
     }
 
 
@@ -171,48 +149,20 @@ class AgentCreate(RequestModel, title="agent-create"):
     scopes: list[Annotated[str, Field(max_length=40)]] | None = Field(None, max_length=10)
 
 
-def _public_agent(agent: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": agent["id"],
-        "name": agent["name"],
-        "runtime": agent["runtime"],
-        "scopes": agent["scopes"],
-        "workspace_id": agent["workspace_id"],
-        "created_at": agent["created_at"],
-        "disabled_at": agent["disabled_at"],
-    }
-
-
 async def list_agents(request: web.Request, call: Call) -> dict[str, Any]:
-    store = call.services.store
-    last_seen = store.memories.last_write_by_identity()
-    return {
-        "schema": "memorycloud.agents.v1",
-        "agents": [
-            {**_public_agent(a), "last_write_at": last_seen.get(a["id"])} for a in store.identities.agents()
-        ],
-    }
+    return {"schema": "memorycloud.agents.v1", "agents": call.services.local_admin.agents()}
 
 
 async def create_agent(request: web.Request, call: Call) -> dict[str, Any]:
-    store = call.services.store
-    with store.transaction():
-        agent, key = store.identities.create_agent(
-            call.body["name"], call.body["runtime"], scopes=call.body.get("scopes")
-        )
-    return {
-        **_public_agent(agent),
-        "api_key": key,
-        "key_notice": "Shown once: give it to the agent's secret store.",
-    }
+    agent, key = call.services.local_admin.create_agent(
+        call.body["name"], call.body["runtime"], call.body.get("scopes")
+    )
+    return {**agent, "api_key": key, "key_notice": "Shown once: give it to the agent's secret store."}
 
 
 async def revoke_agent(request: web.Request, call: Call) -> dict[str, Any]:
     agent = call.services.updates.agent(request.match_info["agent"])
-    store = call.services.store
-    with store.transaction():
-        store.identities.disable_agent(agent["id"])
-    return _public_agent(store.identities.get(agent["id"]))
+    return call.services.local_admin.revoke_agent(agent)
 
 
 class ConflictResolution(RequestModel, title="conflict-resolution"):
@@ -251,7 +201,7 @@ class AgentUpdateAck(RequestModel, title="agent-update-ack"):
 
 async def list_updates(request: web.Request, call: Call) -> dict[str, Any]:
     updates = call.services.updates
-    agents = [a for a in call.services.store.identities.agents() if not a["disabled_at"]]
+    agents = call.services.local_admin.active_agents()
     return {
         **updates.manifest(),
         "schema": "memorycloud.updates.v1",

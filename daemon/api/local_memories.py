@@ -10,7 +10,6 @@ from pydantic import Field
 
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Empty, Int, RequestModel
-from daemon.runtime.namespaces import NamespaceDirectory
 from daemon.validation import Query
 from state.errors import ValidationFailed
 
@@ -37,7 +36,7 @@ async def search(request: web.Request, call: Call) -> dict[str, Any]:
 
 async def namespaces(request: web.Request, call: Call) -> dict[str, Any]:
     """The namespaces by name (workspace, Memory Store, mem1 user/scope, suite collection)."""
-    return NamespaceDirectory(call.services.store).list()
+    return call.services.namespaces.list()
 
 
 async def history(request: web.Request, call: Call) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 from pydantic import AliasChoices, Field
 
+from daemon import keys
 from daemon.api.suite_upload import read_upload
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Int, RequestModel, at_least
@@ -222,7 +223,7 @@ def _check_documents(documents: list[dict[str, Any]]) -> None:
 async def distill(request: web.Request, call: Call) -> dict[str, Any]:
     identity = call.require_identity()
     slug = request.match_info["slug"]
-    call.services.store.suites.suite(slug)
+    call.services.suites.require(slug)  # a 404 before the gate's 409
     _check_documents(call.body["documents"])
     call.services.gate.admit(
         identity,
@@ -242,11 +243,11 @@ async def distill_upload(request: web.Request, call: Call) -> dict[str, Any]:
     """Multipart variant: text files as 'file' parts; never kept in a sync intent."""
     identity = call.require_identity()
     slug = request.match_info["slug"]
-    call.services.store.suites.suite(slug)
+    call.services.suites.require(slug)  # a 404 before the gate's 409
     if not request.content_type.startswith("multipart/"):
         raise InvalidRequest("send the documents as multipart/form-data 'file' parts")
     documents, options = [], {"importance": "3", "chunk_chars": "800"}
-    limit, total = call.services.store.settings.max_body_bytes, 0
+    limit, total = request.app[keys.SETTINGS].max_body_bytes, 0
     try:
         async for part in await request.multipart():
             if not isinstance(part, BodyPartReader):

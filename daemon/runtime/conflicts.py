@@ -27,6 +27,10 @@ class ConflictService:
         self.store = store
         self.startup = startup
 
+    def listed(self, status: str | None) -> list[dict[str, Any]]:
+        """The conflicts with that status (all if None), each described."""
+        return [self.describe(c) for c in self.store.conflicts.conflicts(status)]
+
     def describe(self, conflict: dict[str, Any]) -> dict[str, Any]:
         """The conflict with current, incoming and base where known (for side by side), and
         the namespace of the memory it is about (None for a startup file)."""

@@ -38,6 +38,22 @@ class ProjectService:
     def __init__(self, store: Store) -> None:
         self.store = store
 
+    def bindings_of(self, identity: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The workspaces an identity sees (every one for the owner, its own for an agent),
+        public, and their project bindings, all active."""
+        store = self.store
+        workspace_ids = (
+            [w["id"] for w in store.identities.workspaces()]
+            if identity["kind"] == "owner"
+            else [identity["workspace_id"]]
+        )
+        bindings = [
+            {**binding, "status": "active"}
+            for workspace_id in workspace_ids
+            for binding in store.projects.bindings(workspace_id)
+        ]
+        return [public_workspace(store.identities.workspace(w)) for w in workspace_ids], bindings
+
     def profile(self, identity: dict[str, Any], body: dict[str, Any], base_url: str) -> dict[str, Any]:
         """Record what the runtime can do (kept per agent, runtime and repository: the
         reference keeps nothing) and say which startup item suits it."""

@@ -13,16 +13,20 @@ from daemon.runtime.context_packs import ContextPackService
 from daemon.runtime.deltas import DeltaService
 from daemon.runtime.distill import DistillService
 from daemon.runtime.install_suite import SuiteInstaller
+from daemon.runtime.local_admin import LocalAdmin
 from daemon.runtime.mem1 import Mem1Service
 from daemon.runtime.memory_admin import MemoryAdmin
 from daemon.runtime.memory_stores import MemoryStoreService
+from daemon.runtime.namespaces import NamespaceDirectory
 from daemon.runtime.projects import ProjectService
 from daemon.runtime.registration import RegistrationService
+from daemon.runtime.search import MemorySearch
 from daemon.runtime.startup import StartupService
 from daemon.runtime.suites import SuiteService
 from daemon.runtime.sync_feed import SyncFeed
 from daemon.runtime.sync_gate import SyncGate
 from daemon.runtime.updates import UpdateService
+from daemon.runtime.workspace_reads import WorkspaceReads
 from daemon.upstream.service import UpstreamService
 from state.paths import Paths
 from state.secrets import SecretStore
@@ -52,6 +56,10 @@ class Services:
     feed: SyncFeed
     upstream: UpstreamService
     registration: RegistrationService
+    local_admin: LocalAdmin
+    search: MemorySearch
+    workspace_reads: WorkspaceReads
+    namespaces: NamespaceDirectory
 
     @classmethod
     def build(cls, store: Store, paths: Paths, secrets: SecretStore) -> Services:
@@ -92,6 +100,7 @@ class Services:
             lambda identity, params, body, base_url: suites.sync(identity, params["slug"], body),
         )
         startup = StartupService(store, packs, paths, secrets)
+        upstream = UpstreamService(store, secrets, changes, store.settings)
         return cls(
             store=store,
             changes=changes,
@@ -112,6 +121,10 @@ class Services:
             memory_admin=MemoryAdmin(store, changes),
             conflicts=ConflictService(store, startup),
             feed=SyncFeed(store, changes),
-            upstream=UpstreamService(store, secrets, changes, store.settings),
+            upstream=upstream,
             registration=RegistrationService(store),
+            local_admin=LocalAdmin(store, updates, upstream),
+            search=MemorySearch(store),
+            workspace_reads=WorkspaceReads(store),
+            namespaces=NamespaceDirectory(store),
         )

@@ -243,6 +243,13 @@ class StartupService:
         owners = {key: value["owners"] for key, value in stored.items()}
         return records, owners
 
+    def plans(self, status: str | None) -> list[dict[str, Any]]:
+        """The plans with that status (all if None), for the owner's list."""
+        return self.store.startup.plans(status)
+
+    def plan(self, plan_id: str) -> dict[str, Any]:
+        return self.store.startup.plan(plan_id)
+
     def approve(self, owner: dict[str, Any], plan_id: str, *, overwrite: bool = False) -> dict[str, Any]:
         plan = self.store.startup.plan(plan_id)
         if plan["status"] not in ("pending_approval", "conflict"):

@@ -94,6 +94,10 @@ class SuiteService:
 
     # -- access ---------------------------------------------------------------------------------
 
+    def require(self, slug: str) -> dict[str, Any]:
+        """The suite, or NotFound: checked before anything else is asked of it."""
+        return self.store.suites.suite(slug)
+
     def readable(self, identity: dict[str, Any] | None, slug: str) -> dict[str, Any]:
         """The suite row if this caller may read it; else the same 404 as a missing one."""
         suite = self.store.suites.find(slug)
