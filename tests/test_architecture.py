@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -259,14 +260,18 @@ def sql_uses(path: Path) -> list[str]:
     return sorted(found, key=lambda s: int(s.split(":")[0]))
 
 
+def offenders(paths: list[Path], check: Callable[[Path], list[str]]) -> dict[str, list[str]]:
+    """What ``check`` finds, by file (relative to the repository), for the files it finds any in."""
+    return {p.relative_to(ROOT).as_posix(): found for p in paths if (found := check(p))}
+
+
 def test_no_sql_outside_the_repositories():
     """daemon/ (HTTP handlers, domain services, jobs, the CLI) reaches the database through
     the repositories of state/ only: no module of it, nor of startup_items/ or tui/,
     executes SQL."""
     scanned = sorted(p for package in PRODUCT if package != "state" for p in (ROOT / package).rglob("*.py"))
     assert len(scanned) > 100  # the scan sees the packages
-    offenders = {p.relative_to(ROOT).as_posix(): uses for p in scanned if (uses := sql_uses(p))}
-    assert offenders == {}
+    assert offenders(scanned, sql_uses) == {}
 
 
 def test_the_sql_check_finds_each_form(tmp_path):
@@ -315,8 +320,7 @@ def test_handlers_reach_the_store_only_through_services():
     service, never a repository of the store."""
     scanned = sorted((ROOT / "daemon" / "api").rglob("*.py"))
     assert len(scanned) > 15  # the scan sees the package
-    offenders = {p.relative_to(ROOT).as_posix(): uses for p in scanned if (uses := store_uses(p))}
-    assert offenders == {}
+    assert offenders(scanned, store_uses) == {}
 
 
 def test_the_store_check_finds_each_form(tmp_path):
