@@ -132,6 +132,12 @@ class Puller:
                     importance=change["importance"],
                 )
         self.store.upstream.drop_echo(memory["id"], since)
+        self._link(memory, change)
+        touched.add(memory["project_key"])
+        return "applied"
+
+    def _link(self, memory: dict[str, Any], change: dict[str, Any]) -> None:
+        """The local memory is now at the upstream's version of ``change``, in sync."""
         self.store.upstream.save_link(
             memory["id"],
             change["memory_id"],
@@ -140,22 +146,13 @@ class Puller:
             local_version=memory["version"],
             synced_sha256=memory["content_sha256"],
         )
-        touched.add(memory["project_key"])
-        return "applied"
 
     def _apply_new(self, change: dict[str, Any], touched: set[str | None]) -> str:
         origin = _origin(change)
         mine = self.store.memories.find(origin) if origin else None
         if mine is not None:
             # Our own push whose answer was lost: link it, never duplicate it.
-            self.store.upstream.save_link(
-                mine["id"],
-                change["memory_id"],
-                "memory",
-                upstream_version=change["version"],
-                local_version=mine["version"],
-                synced_sha256=mine["content_sha256"],
-            )
+            self._link(mine, change)
             return "skipped"
         if change["version"] < change["current_version"] or change["operation"] == "deleted":
             return "skipped"  # only a record's latest state is created here

@@ -168,6 +168,18 @@ class Pusher:
                 synced_sha256=memory["content_sha256"],
             )
 
+    def _link_suite(self, entry: dict[str, Any], slug: str) -> None:
+        """A suite's record stands for the suite upstream (no versions to compare: its syncs
+        are sent whole). Called inside the caller's transaction."""
+        self.store.upstream.save_link(
+            entry["memory_id"],
+            f"suite:{slug}",
+            "suite",
+            upstream_version=None,
+            local_version=None,
+            synced_sha256=None,
+        )
+
     def link_result(self, memory: dict[str, Any], result: dict[str, Any]) -> None:
         """Link a record to what a resumed or re-sent write created upstream."""
         delta = result.get("memory_delta") or result.get("delta") or {}
@@ -302,25 +314,11 @@ class Pusher:
                     files={"file": (f"{slug}-{stored['version']}.zip", archive, "application/zip")},
                 )
                 with self.store.transaction():
-                    self.store.upstream.save_link(
-                        entry["memory_id"],
-                        f"suite:{slug}",
-                        "suite",
-                        upstream_version=None,
-                        local_version=None,
-                        synced_sha256=None,
-                    )
+                    self._link_suite(entry, slug)
                     self.store.upstream.cover_suite_syncs(slug)
                 return "sent"
             with self.store.transaction():
-                self.store.upstream.save_link(
-                    entry["memory_id"],
-                    f"suite:{slug}",
-                    "suite",
-                    upstream_version=None,
-                    local_version=None,
-                    synced_sha256=None,
-                )
+                self._link_suite(entry, slug)
         result = await self.client.call(
             "POST",
             f"/api/memories/{slug}/sync",
