@@ -188,6 +188,9 @@ def _problem(model: type[RequestModel], field: str, errors: list[ErrorDetails]) 
             if low is not None
             else f"must be at most {high}"
         )
+    if kind == "literal_error":  # a value of a fixed list (Literal)
+        choices = [str(v) for o in _options(_property(model, field)) for v in o.get("enum", ())]
+        return f"must be one of: {', '.join(choices)}"
     if kind == "too_long":
         return f"must have at most {ctx['max_length']} items"
     return str(error["msg"])[:1].lower() + str(error["msg"])[1:]
@@ -242,6 +245,7 @@ _DESCRIBED = (
     ("minimum", "minimum"),
     ("maximum", "maximum"),
     ("maxItems", "max_items"),
+    ("enum", "choices"),  # a value of a fixed list (Literal)
 )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from aiohttp import web
 from pydantic import Field
@@ -10,9 +10,24 @@ from pydantic import Field
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Int, RequestModel, at_least
 from daemon.runtime.adaptive import VISIBILITIES, submit_importance
-from daemon.runtime.memory_forms import FORMS_BY_TYPE, templates
+from daemon.runtime.memory_forms import templates
 from daemon.runtime.sync_gate import GatedWrite, write_headers
-from state.errors import InvalidRequest, ValidationFailed
+from state.errors import InvalidRequest
+
+# The memory forms' types (daemon/runtime/memory_forms.py FORMS_BY_TYPE, in its order; a test
+# keeps the two the same): written out so that the document lists them.
+MemoryType = Literal[
+    "decision_memory",
+    "failure_memory",
+    "procedure_memory",
+    "profile_memory",
+    "code_memory",
+    "task_execution_memory",
+    "entity_memory",
+    "conversation_memory",
+    "collaboration_memory",
+    "project_memory",
+]
 
 
 # The MemoryCloud reference's fields (MemoryRouteRequest, MemoryFormSubmitRequest); memory_type
@@ -23,11 +38,7 @@ class MemoryRoute(RequestModel, title="memory-route"):
     environment: dict[str, Any] | None = Field(default_factory=dict)
     workspace_id: str | None = Field(None, max_length=80)
     project_key: str | None = Field(None, max_length=120)
-    memory_type: str | None = Field(
-        None,
-        max_length=80,
-        description="skip routing: decision_memory, failure_memory, procedure_memory, profile_memory, code_memory, task_execution_memory, entity_memory, conversation_memory, collaboration_memory, project_memory",
-    )
+    memory_type: MemoryType | None = Field(None, description="skip routing: the form to fill")
 
 
 class MemoryFormSubmit(RequestModel, title="memory-form-submit"):
@@ -47,12 +58,6 @@ async def list_templates(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 async def select(request: web.Request, call: Call) -> dict[str, Any]:
-    kind = call.body.get("memory_type")
-    if kind and kind not in FORMS_BY_TYPE:
-        raise ValidationFailed(
-            f"field 'memory_type' must be one of: {', '.join(FORMS_BY_TYPE)}",
-            details={"field": "memory_type"},
-        )
     return call.services.adaptive.select(call.require_identity(), call.body, call.base_url)
 
 

@@ -4,13 +4,16 @@ what the server does, for the cases an outside fuzzer (schemathesis) found apart
 from __future__ import annotations
 
 import json
+from typing import get_args
 
 import pytest
 
 from daemon.api import all_endpoints
+from daemon.api.amp_adaptive import MemoryRoute, MemoryType
 from daemon.api.amp_context import BootstrapContext, MemoryDelta
 from daemon.api.mem1 import Mem1Search
 from daemon.api.suites import MemorySuiteCreate
+from daemon.runtime.memory_forms import FORMS_BY_TYPE
 from state.errors import ValidationFailed
 
 SUITE = {"title": "Ops Handbook", "summary": "How we ship"}
@@ -64,3 +67,15 @@ def test_every_body_schema_is_plain_json_schema():
         if endpoint.request is not None:
             text = json.dumps(endpoint.request.json_schema())
             assert '"ge"' not in text and '"le"' not in text, endpoint.path
+
+
+def test_a_value_of_a_fixed_list_is_documented_and_refused_by_name():
+    # The router's memory_type is one of the memory forms, listed in the document.
+    assert get_args(MemoryType) == tuple(FORMS_BY_TYPE)
+    assert MemoryRoute.json_schema()["properties"]["memory_type"]["anyOf"][0]["enum"] == list(FORMS_BY_TYPE)
+    route = {"task": "ship it", "what_i_remember": "w"}
+    details = refused(MemoryRoute, {**route, "memory_type": "bogus"})
+    assert details == {"field": "memory_type", "problem": f"must be one of: {', '.join(FORMS_BY_TYPE)}"}
+    assert MemoryRoute.parse_body({**route, "memory_type": "code_memory"})["memory_type"] == "code_memory"
+    (described,) = [f for f in MemoryRoute.describe()["fields"] if f["name"] == "memory_type"]
+    assert described["choices"] == list(FORMS_BY_TYPE)  # GET /api/protocol/schema lists them too

@@ -45,7 +45,6 @@ REFUSES_VALID = {
     "/api/memories/{slug}/persona-distill/upload": "the body is multipart 'file' parts",
     "/api/memories/{slug}/sync": "events need a non-empty summary",
     "/api/memory/forms/{run_id}/submit": "visibility and the form's own fields (checked by the service)",
-    "/api/memory/router/select": "memory_type must name a memory form",
     "/update_variables/": "variable values must be strings",
 }
 
