@@ -334,3 +334,50 @@ def test_the_store_check_finds_each_form(tmp_path):
     assert store_uses(planted) == ["3: keys.STORE", "4: call.services.store"]
     planted.write_text("async def handler(request, call):\n    return call.services.memory_stores.list()\n")
     assert store_uses(planted) == []
+
+
+# The HTTP layer, which the domain services never import: aiohttp, the handlers, the request
+# wrapper, the middleware and query declarations, the app's keys and the CLI.
+HTTP_LAYER = ("aiohttp", "daemon.api", "daemon.endpoints", "daemon.middleware", "daemon.validation")
+HTTP_LAYER += ("daemon.http_errors", "daemon.keys", "daemon.app", "daemon.cli")
+
+
+def http_imports(path: Path) -> list[str]:
+    """The HTTP-layer modules ``path`` imports, anywhere in its body (``from daemon import
+    keys`` counts as ``daemon.keys``)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return sorted(n for n in names if any(n == m or n.startswith(m + ".") for m in HTTP_LAYER))
+
+
+def test_domain_services_import_nothing_of_http():
+    """daemon/runtime raises domain errors (state/errors.py) and returns data; the handlers
+    and the error middleware make HTTP of them."""
+    scanned = sorted((ROOT / "daemon" / "runtime").rglob("*.py"))
+    assert len(scanned) > 30  # the scan sees the package
+    assert offenders(scanned, http_imports) == {}
+
+
+def test_the_http_import_check_finds_each_form(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "from aiohttp import web\n"
+        "def f():\n"
+        "    from daemon.api.local import status\n"
+        "    import daemon.keys\n"
+        "    from daemon import endpoints\n"
+        "    from daemon.runtime.access import public_memory\n"
+    )
+    assert http_imports(planted) == [
+        "aiohttp",
+        "aiohttp.web",
+        "daemon.api.local",
+        "daemon.api.local.status",
+        "daemon.endpoints",
+        "daemon.keys",
+    ]
