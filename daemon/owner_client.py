@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import json
+from typing import Any
 
-from daemon.http_clients import verify_tls
+from daemon.http_clients import Unreachable, local_request
 from startup_items.launcher import error_message
 from state.errors import MemoryCloudError
 from state.paths import Paths
 from state.secrets import open_secret_store
 from state.setup import OWNER_KEY_SECRET
-
-if TYPE_CHECKING:  # imported at the first request: `memorycloud daemon run` loads this module
-    import httpx  # with the rest of the CLI and never sends one (httpx: ~90-190 ms of import)
 
 
 class DaemonAnswered(MemoryCloudError):
@@ -27,7 +25,6 @@ class OwnerClient:
     def __init__(self, url: str, key: str) -> None:
         self.url = url
         self.key = key
-        self._http: httpx.Client | None = None  # one per command: one connection, one TLS context
 
     @classmethod
     def for_installation(cls, paths: Paths, url: str) -> OwnerClient:
@@ -40,26 +37,23 @@ class OwnerClient:
         return self._send("GET", path, params=params or None)
 
     def post(self, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        return self._send("POST", path, json=body or {})
+        return self._send("POST", path, body=body or {})
 
     def delete(self, path: str) -> dict[str, Any]:
         return self._send("DELETE", path)
 
     def _send(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        import httpx
-
-        if self._http is None:
-            self._http = httpx.Client(
-                timeout=30, verify=verify_tls(self.url), headers={"Authorization": f"Bearer {self.key}"}
-            )
+        headers = {"Authorization": f"Bearer {self.key}"}
         try:
-            response = self._http.request(method, f"{self.url}{path}", **kwargs)
-        except httpx.HTTPError as exc:
+            status, text = local_request(method, f"{self.url}{path}", headers=headers, **kwargs)
+        except Unreachable as exc:
             raise MemoryCloudError(f"cannot reach the daemon at {self.url}: {exc}") from exc
-        if response.status_code >= 400:
-            try:
-                message = error_message(response.json(), response.text)
-            except ValueError:
-                message = response.text
-            raise DaemonAnswered(response.status_code, message)
-        return response.json()
+        try:
+            data = json.loads(text) if text else None
+        except ValueError:
+            data = None
+        if status >= 400:
+            raise DaemonAnswered(status, error_message(data, text) if data is not None else text)
+        if data is None:
+            raise MemoryCloudError(f"the daemon at {self.url} answered {path} with no JSON: {text[:200]!r}")
+        return data

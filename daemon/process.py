@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from daemon.http_clients import verify_tls
+from daemon.http_clients import Unreachable, local_request
 from state.config import Settings
 from state.paths import Paths
 
@@ -114,12 +114,10 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _healthy(url: str, timeout: float = 1.0) -> bool:
-    import httpx  # only the CLI asks; the daemon imports this module and never needs httpx
-
     try:
-        response = httpx.get(f"{url}/healthz", timeout=timeout, verify=verify_tls(url))
-        return response.status_code == 200 and response.json().get("service") == "memorycloud-companion"
-    except (httpx.HTTPError, ValueError):
+        status, text = local_request("GET", f"{url}/healthz", timeout=timeout)
+        return status == 200 and json.loads(text).get("service") == "memorycloud-companion"
+    except (Unreachable, ValueError, AttributeError):  # no answer, not JSON, not an object
         return False
 
 
