@@ -40,6 +40,8 @@ REFUSES_VALID = {
     "/api/memories/validate": "a manifest must be amp.memory.v1",
     "/api/memories/import": "the body is a zip archive",
     "/api/memories/import/validate": "the body is a zip archive",
+    "/api/memories/{slug}/persona-distill": "documents must hold at least one document with text",
+    "/api/memories/{slug}/persona-distill/upload": "the body is multipart 'file' parts",
     "/api/memories/{slug}/sync": "events need a non-empty summary",
     "/api/memory/forms/{run_id}/submit": "visibility and the form's own fields (checked by the service)",
     "/update_variables/": "variable values must be strings",
