@@ -260,6 +260,14 @@ def sql_uses(path: Path) -> list[str]:
     return sorted(found, key=lambda s: int(s.split(":")[0]))
 
 
+def modules(*folders: str, at_least: int) -> list[Path]:
+    """The Python files under these folders of the repository; more than ``at_least`` of
+    them, or the scan would not be seeing the packages it is meant to."""
+    found = sorted(path for folder in folders for path in (ROOT / folder).rglob("*.py"))
+    assert len(found) > at_least, (folders, len(found))
+    return found
+
+
 def offenders(paths: list[Path], check: Callable[[Path], list[str]]) -> dict[str, list[str]]:
     """What ``check`` finds, by file (relative to the repository), for the files it finds any in."""
     return {p.relative_to(ROOT).as_posix(): found for p in paths if (found := check(p))}
@@ -269,9 +277,7 @@ def test_no_sql_outside_the_repositories():
     """daemon/ (HTTP handlers, domain services, jobs, the CLI) reaches the database through
     the repositories of state/ only: no module of it, nor of startup_items/ or tui/,
     executes SQL."""
-    scanned = sorted(p for package in PRODUCT if package != "state" for p in (ROOT / package).rglob("*.py"))
-    assert len(scanned) > 100  # the scan sees the packages
-    assert offenders(scanned, sql_uses) == {}
+    assert offenders(modules(*(p for p in PRODUCT if p != "state"), at_least=100), sql_uses) == {}
 
 
 def test_the_sql_check_finds_each_form(tmp_path):
@@ -318,9 +324,7 @@ def store_uses(path: Path) -> list[str]:
 def test_handlers_reach_the_store_only_through_services():
     """daemon/api (HTTP only) -> daemon/runtime (domain services) -> state: a handler asks a
     service, never a repository of the store."""
-    scanned = sorted((ROOT / "daemon" / "api").rglob("*.py"))
-    assert len(scanned) > 15  # the scan sees the package
-    assert offenders(scanned, store_uses) == {}
+    assert offenders(modules("daemon/api", at_least=15), store_uses) == {}
 
 
 def test_the_store_check_finds_each_form(tmp_path):
@@ -358,9 +362,7 @@ def http_imports(path: Path) -> list[str]:
 def test_domain_services_import_nothing_of_http():
     """daemon/runtime raises domain errors (state/errors.py) and returns data; the handlers
     and the error middleware make HTTP of them."""
-    scanned = sorted((ROOT / "daemon" / "runtime").rglob("*.py"))
-    assert len(scanned) > 30  # the scan sees the package
-    assert offenders(scanned, http_imports) == {}
+    assert offenders(modules("daemon/runtime", at_least=30), http_imports) == {}
 
 
 def test_the_http_import_check_finds_each_form(tmp_path):
