@@ -188,7 +188,9 @@ class DaemonApi:
         if self._client is None:
             import httpx  # imported with the first client, like jsonschema (_validator)
 
-            self._client = httpx.AsyncClient(timeout=30, transport=self._transport)
+            # Only this daemon's own URL is called: never through a proxy that the agent's
+            # environment names (HTTP_PROXY), which would not reach 127.0.0.1.
+            self._client = httpx.AsyncClient(timeout=30, transport=self._transport, trust_env=False)
         return self._client
 
     async def call(

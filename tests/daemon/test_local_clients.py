@@ -1,5 +1,7 @@
-"""The CLI's owner client and health probe (standard library HTTP, daemon/http_clients.py)
-against the real app on a loopback port."""
+"""The clients of the local daemon against the real app on a loopback port: the CLI's owner
+client and health probe (standard library HTTP, daemon/http_clients.py), the TUI's client and
+the MCP tools' (httpx). None of them goes through a proxy that the environment names: it
+would not reach 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -8,11 +10,15 @@ from collections.abc import Iterator
 
 import pytest
 
+from daemon.mcp.tools import DaemonApi
 from daemon.owner_client import DaemonAnswered, OwnerClient
 from daemon.process import _healthy
 from state.errors import MemoryCloudError
 from state.paths import Paths
+from state.secrets import open_secret_store
+from state.setup import OWNER_KEY_SECRET
 from tests.reliability.test_api_fuzz import ThreadedDaemon
+from tui.client import DaemonClient
 
 
 @pytest.fixture
@@ -61,14 +67,35 @@ def test_no_daemon_is_a_clear_error(paths):
         OwnerClient(url, "key").get("/api/local/status")
 
 
-def test_a_proxy_in_the_environment_is_not_used_for_the_local_daemon(owner, daemon, monkeypatch):
-    dead_proxy = closed_port_url()
-    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY"):
-        monkeypatch.setenv(name, dead_proxy)
+@pytest.fixture
+def dead_proxy(monkeypatch) -> str:
+    """Every proxy variable names a port where nothing listens, and nothing is exempt."""
+    proxy = closed_port_url()
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(name, proxy)
     monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)
+    return proxy
+
+
+def test_the_cli_reaches_the_daemon_past_a_proxy_in_the_environment(owner, daemon, dead_proxy):
     assert owner.get("/api/local/status")["schema"] == "memorycloud.daemon-status.v1"
     assert _healthy(daemon.url)
+
+
+async def test_the_tui_and_mcp_clients_reach_the_daemon_past_a_proxy(daemon, paths, dead_proxy):
+    key = open_secret_store(paths.secrets_file).get(OWNER_KEY_SECRET)
+    tui = DaemonClient(daemon.url, key)
+    try:
+        assert (await tui.request("GET", "/api/local/status"))["schema"] == "memorycloud.daemon-status.v1"
+    finally:
+        await tui.aclose()
+    mcp = DaemonApi()
+    try:
+        status, body = await mcp.call(f"{daemon.url}/api/me", key, "GET")
+    finally:
+        await mcp.aclose()
+    assert status == 200 and body["schema"] == "amp.identity.v1"
 
 
 def test_the_health_probe_tells_our_daemon_from_nothing(daemon):
