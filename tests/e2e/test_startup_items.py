@@ -382,28 +382,16 @@ def all_installed(daemon, tmp_path) -> Path:
     return repo
 
 
-def test_launcher_without_its_key_uses_the_cache(daemon, all_installed):
-    (daemon.home / "config/credentials.json").unlink()  # the daemon stays up
+def test_launcher_with_a_corrupt_config_says_so_in_one_line(daemon, all_installed):
+    """The cached pack, one line on stderr naming the file, and a hook's output still the one
+    JSON object its runtime reads (context_of checks the shape)."""
+    (all_installed / ".amp/memory-config.json").write_text("{ not json")
     for runtime in RUNTIMES:
         result = launch(all_installed, runtime)
         text = context_of(runtime, result)
         assert text.startswith("MemoryCloud: CACHED") and DELTA_TEXT in text
-        assert len(result.stderr.strip().splitlines()) == 1 and "credential" in result.stderr
-
-
-def test_launcher_with_a_corrupt_config_says_so_in_one_line(daemon, all_installed):
-    (all_installed / ".amp/memory-config.json").write_text("{ not json")
-    for runtime in RUNTIMES:
-        result = launch(all_installed, runtime)
-        assert result.returncode == 0 and "CACHED" in result.stdout and DELTA_TEXT in result.stdout
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and "memory-config.json" in lines[0], result.stderr
-
-
-def test_hook_output_stays_json_with_a_corrupt_config(daemon, all_installed):
-    (all_installed / ".amp/memory-config.json").write_text("{ not json")
-    for runtime in HOOK_RUNTIMES:
-        assert DELTA_TEXT in context_of(runtime, launch(all_installed, runtime))
 
 
 def test_pre_compact_hook_saves_a_checkpoint(daemon, tmp_path):
@@ -437,7 +425,7 @@ def test_pre_compact_hook_saves_a_checkpoint(daemon, tmp_path):
 # -- no key in any written file ------------------------------------------------------------
 
 
-def test_no_written_file_contains_an_api_key(daemon, all_installed):
+def test_no_written_file_holds_a_key_and_without_its_key_the_launcher_uses_the_cache(daemon, all_installed):
     for runtime in RUNTIMES:
         context_of(runtime, launch(all_installed, runtime))
     launch(all_installed, "claude_code", "--event", "pre-compact", stdin={"trigger": "manual"})
@@ -456,6 +444,15 @@ def test_no_written_file_contains_an_api_key(daemon, all_installed):
                 for key in keys:
                     assert key.encode() not in data, f"an API key is in {path}"
     assert scanned > 20
+
+    # The key gone (the daemon stays up): every launcher falls back to its cached pack and
+    # says why in one line. In this test, not its own: all_installed takes ~6 s to build.
+    (home / "config/credentials.json").unlink()
+    for runtime in RUNTIMES:
+        result = launch(all_installed, runtime)
+        text = context_of(runtime, result)
+        assert text.startswith("MemoryCloud: CACHED") and DELTA_TEXT in text
+        assert len(result.stderr.strip().splitlines()) == 1 and "credential" in result.stderr
 
 
 # -- as the real CLIs run it -------------------------------------------------------------------
