@@ -16,6 +16,7 @@ from aiohttp import web
 
 from daemon import keys
 from daemon.request_models import RequestModel
+from daemon.response_models import ResponseModel, check, wire_schema
 from daemon.validation import Query, read_json_object
 from state.errors import Forbidden, Unauthorized
 from state.group_commit import in_unit
@@ -59,10 +60,15 @@ class Endpoint:
     owner_only: bool = False
     request: type[RequestModel] | None = None  # its JSON body (daemon/request_models.py)
     query: tuple[Query, ...] = ()  # its query parameters, read by the handler through them
-    response_schema: str | None = None
+    response: type[ResponseModel] | None = None  # its JSON answer (daemon/responses/)
     # Honours Idempotency-Key: the write and its remembered answer commit together, and a
     # retry gets that answer. Only for handlers that do not await while writing.
     idempotent: bool = False
+
+    @property
+    def response_schema(self) -> str | None:
+        """The ``schema`` name of its answer (``amp.context-pack.v1``), when it has one."""
+        return wire_schema(self.response) if self.response is not None else None
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -189,6 +195,16 @@ async def run_idempotent(request: web.Request, call: Call, endpoint: Endpoint, k
     return result
 
 
+def check_answer(endpoint: Endpoint, response: web.StreamResponse) -> None:
+    """Check mode (setting ``check_responses``): a JSON answer that differs from the endpoint's
+    model is a ResponseMismatch (a 500 naming the field) instead of a wrong answer; answers
+    that are not JSON (zip, Markdown, streams) are not checked."""
+    if endpoint.response is None or not isinstance(response, web.Response):
+        return
+    if response.content_type == "application/json" and isinstance(response.body, bytes):
+        check(endpoint.response, response.body, f"{endpoint.method} {endpoint.path}")
+
+
 def wrap(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     """The aiohttp handler for an endpoint: auth, scope check, body parse, JSON response."""
 
@@ -217,7 +233,10 @@ def wrap(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResp
             result = await run_idempotent(request, call, endpoint, key)
         else:
             result = await endpoint.handler(request, call)
-        return with_warnings(result, ignored)
+        response = with_warnings(result, ignored)
+        if request.app[keys.SETTINGS].check_responses:
+            check_answer(endpoint, response)
+        return response
 
     handle.__name__ = endpoint.handler.__name__
     return handle

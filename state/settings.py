@@ -184,6 +184,14 @@ class Settings(BaseModel):
         "An access log of every request (access.log beside daemon.log, rotated"
         " the same way): off, since the request lines name what agents search for.",
     )
+    check_responses: bool = _setting(
+        False,
+        "daemon",
+        "Check every JSON answer against its schema in the OpenAPI document and answer 500"
+        " (response_mismatch, in daemon.log) instead of one that differs: for developing the"
+        " daemon and its tests (MEMORYCLOUD_CHECK_RESPONSES=true), off for everyday use.",
+        commented=True,
+    )
 
     def __init__(self, **values: Any) -> None:
         try:

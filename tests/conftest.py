@@ -34,6 +34,12 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+# The apps tests start hold their answers to the OpenAPI document's schemas
+# (daemon/response_models.py): an answer that drifts from its model is a 500, not a pass.
+# Daemon processes get the same from tests/e2e/conftest.py.
+CHECKED = Settings(check_responses=True)
+
+
 @pytest.fixture
 def paths(isolated_home: Path) -> Paths:
     return resolve_paths().ensure()
@@ -119,7 +125,7 @@ class Api:
 async def start_api(aiohttp_client, paths: Paths, agent: tuple[dict[str, Any], str] | None = None) -> Api:
     """The real app on `paths` (its store file made already), served to a test client; the
     test's agent is `agent` (record, key) if given, else a new "test-agent"."""
-    app = create_app(Settings(), paths)
+    app = create_app(CHECKED, paths)
     client = await aiohttp_client(app)
     if agent is None:
         store = app[keys.STORE]

@@ -9,6 +9,12 @@ from pydantic import Field
 
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Int, RequestModel, at_least
+from daemon.responses.amp_adaptive import (
+    AdaptiveMemoryAnswer,
+    MemoryFormAnswer,
+    MemoryRouteAnswer,
+    MemoryTemplatesAnswer,
+)
 from daemon.runtime.adaptive import VISIBILITIES, submit_importance
 from daemon.runtime.memory_forms import templates
 from daemon.runtime.sync_gate import GatedWrite, write_headers
@@ -101,7 +107,7 @@ ENDPOINTS = [
         list_templates,
         "The memory forms, keyed by memory type.",
         auth="none",
-        response_schema="amp.memory-templates.v1",
+        response=MemoryTemplatesAnswer,
     ),
     Endpoint(
         "POST",
@@ -110,14 +116,14 @@ ENDPOINTS = [
         "Route what you remember to a memory form (a run).",
         scope="memory:write",
         request=MemoryRoute,
-        response_schema="amp.memory-route.v1",
+        response=MemoryRouteAnswer,
     ),
     Endpoint(
         "GET",
         "/api/memory/forms/{run_id}",
         get_form,
         "A run: its form, the router's result, selected or stored.",
-        response_schema="amp.memory-form.v1",
+        response=MemoryFormAnswer,
     ),
     Endpoint(
         "POST",
@@ -126,6 +132,6 @@ ENDPOINTS = [
         "Submit the filled form; stores a workspace memory that enters context packs.",
         scope="memory:write",
         request=MemoryFormSubmit,
-        response_schema="amp.adaptive-memory.v1",
+        response=AdaptiveMemoryAnswer,
     ),
 ]

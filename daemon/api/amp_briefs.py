@@ -9,6 +9,7 @@ from pydantic import Field
 
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Int, RequestModel, at_least
+from daemon.responses.amp_briefs import GetBriefAnswer, MemoryBriefAnswer, MemoryBriefEventAnswer
 from daemon.runtime.sync_gate import GatedWrite, write_headers
 
 
@@ -74,7 +75,7 @@ ENDPOINTS = [
         "A task brief from workspace, project, hand-off and recent events (+ context pack).",
         scope="memory:read",
         request=MemoryBrief,
-        response_schema="amp.memory-brief.v1",
+        response=MemoryBriefAnswer,
         idempotent=True,
     ),
     Endpoint(
@@ -83,7 +84,7 @@ ENDPOINTS = [
         get_brief,
         "A brief and its event stream.",
         scope="memory:read",
-        response_schema="amp.memory-brief.v1",
+        response=GetBriefAnswer,
     ),
     Endpoint(
         "POST",
@@ -92,7 +93,7 @@ ENDPOINTS = [
         "Write back a key event (mirrored into memory deltas and summary cards).",
         scope="memory:write",
         request=MemoryBriefEvent,
-        response_schema="amp.memory-brief-event.v1",
+        response=MemoryBriefEventAnswer,
         idempotent=True,
     ),
 ]

@@ -10,6 +10,13 @@ from pydantic import Field
 
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Int, RequestModel, at_least
+from daemon.responses.amp_context import (
+    BootstrapVerifyAnswer,
+    ContextPackAnswer,
+    MemoryDeltaAnswer,
+    MemoryDetailAnswer,
+    MemorySearchAnswer,
+)
 from daemon.runtime.hook_runs import HEADER as LAUNCHER_HEADER
 from daemon.runtime.sync_gate import GatedWrite, write_headers
 from daemon.validation import Query
@@ -140,7 +147,7 @@ ENDPOINTS = [
         "Build a Runtime Context Pack and issue a receipt.",
         scope="memory:read",
         request=BootstrapContext,
-        response_schema="amp.context-pack.v1",
+        response=ContextPackAnswer,
     ),
     Endpoint(
         "POST",
@@ -149,7 +156,7 @@ ENDPOINTS = [
         "Refresh the context pack during work (new pack, new receipt).",
         scope="memory:read",
         request=BootstrapContext,
-        response_schema="amp.context-pack.v1",
+        response=ContextPackAnswer,
     ),
     Endpoint(
         "POST",
@@ -158,7 +165,7 @@ ENDPOINTS = [
         "Check a receipt.",
         scope="memory:read",
         request=BootstrapVerify,
-        response_schema="amp.bootstrap-verify.v1",
+        response=BootstrapVerifyAnswer,
     ),
     Endpoint(
         "GET",
@@ -166,7 +173,7 @@ ENDPOINTS = [
         context_pack,
         "Read a context pack you were given.",
         scope="memory:read",
-        response_schema="amp.context-pack.v1",
+        response=ContextPackAnswer,
     ),
     Endpoint(
         "POST",
@@ -175,7 +182,7 @@ ENDPOINTS = [
         "Write back a small change; needs the X-AMP-Context-Receipt header (else 428).",
         scope="memory:write",
         request=MemoryDelta,
-        response_schema="amp.memory-delta.v1",
+        response=MemoryDeltaAnswer,
         idempotent=True,
     ),
     Endpoint(
@@ -184,7 +191,7 @@ ENDPOINTS = [
         memory_detail,
         "One memory by id.",
         scope="memory:read",
-        response_schema="amp.memory-detail.v1",
+        response=MemoryDetailAnswer,
     ),
     Endpoint(
         "GET",
@@ -192,7 +199,7 @@ ENDPOINTS = [
         search_everywhere,
         "Hybrid search over namespaces of every dialect (?q=&namespace=...).",
         scope="memory:read",
-        response_schema="amp.memory-search.v1",
+        response=MemorySearchAnswer,
         query=(SEARCH_Q, SEARCH_NAMESPACES, SEARCH_LIMIT),
     ),
 ]

@@ -10,6 +10,13 @@ from pydantic import Field
 from daemon.api.amp_updates import with_notice
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import RequestModel
+from daemon.responses.amp_identity import (
+    AgentBindingsAnswer,
+    AgentRuntimeProfileAnswer,
+    IdentityAnswer,
+    ProjectBindingAnswer,
+    SessionAnswer,
+)
 from daemon.runtime.access import public_identity
 
 
@@ -110,21 +117,21 @@ Machine-readable API description: {base}/api/protocol/schema
 PROBE, PROFILE = ProjectProbe, AgentRuntimeProfile
 
 ENDPOINTS = [
-    Endpoint("GET", "/api/me", me, "The calling identity.", response_schema="amp.identity.v1"),
+    Endpoint("GET", "/api/me", me, "The calling identity.", response=IdentityAnswer),
     Endpoint(
         "GET",
         "/api/session",
         session,
         "Whether the key is valid, and whose (never 401).",
         auth="optional",
-        response_schema="amp.session.v1",
+        response=SessionAnswer,
     ),
     Endpoint(
         "GET",
         "/api/agent/bindings/me",
         bindings_me,
         "The caller's workspaces and project bindings.",
-        response_schema="amp.agent-bindings.v1",
+        response=AgentBindingsAnswer,
     ),
     # Any key may describe its runtime (the reference checks no scope here).
     Endpoint(
@@ -133,7 +140,7 @@ ENDPOINTS = [
         profile,
         "Submit the runtime type and capabilities.",
         request=AgentRuntimeProfile,
-        response_schema="amp.agent-runtime-profile.v1",
+        response=AgentRuntimeProfileAnswer,
     ),
     Endpoint(
         "POST",
@@ -142,7 +149,7 @@ ENDPOINTS = [
         "Bind a local repository to a workspace project.",
         scope="memory:read",
         request=ProjectProbe,
-        response_schema="amp.project-binding.v1",
+        response=ProjectBindingAnswer,
     ),
     Endpoint("GET", "/agent/start", agent_start, "How an agent connects (text).", auth="none"),
 ]

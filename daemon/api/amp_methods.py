@@ -9,6 +9,12 @@ from pydantic import AliasChoices, Field
 
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Empty, Int, RequestModel, at_least
+from daemon.responses.amp_methods import (
+    AgentMethodQueryAnswer,
+    AgentMethodRegistryAnswer,
+    CollaborationClaimAnswer,
+    CollaborationClaimsAnswer,
+)
 from daemon.runtime import methods
 from daemon.validation import Query
 
@@ -84,7 +90,7 @@ ENDPOINTS = [
         list_methods,
         "The method registry.",
         auth="none",
-        response_schema="amp.agent-method-registry.v1",
+        response=AgentMethodRegistryAnswer,
     ),
     Endpoint(
         "POST",
@@ -93,7 +99,7 @@ ENDPOINTS = [
         "Method cards ranked for a user message, task and runtime (result_count may be 0).",
         auth="none",
         request=AgentMethodQuery,
-        response_schema="amp.agent-method-query.v1",
+        response=AgentMethodQueryAnswer,
     ),
     Endpoint(
         "POST",
@@ -102,7 +108,7 @@ ENDPOINTS = [
         "Claim a shared resource for a while (409 names the holder and expiry).",
         scope="memory:write",
         request=CollaborationClaim,
-        response_schema="amp.collaboration-claim.v1",
+        response=CollaborationClaimAnswer,
     ),
     Endpoint(
         "POST",
@@ -111,7 +117,7 @@ ENDPOINTS = [
         "Release your claim.",
         scope="memory:write",
         request=Empty,
-        response_schema="amp.collaboration-claim.v1",
+        response=CollaborationClaimAnswer,
     ),
     Endpoint(
         "GET",
@@ -119,7 +125,7 @@ ENDPOINTS = [
         list_claims,
         "Active claims (?resource=).",
         scope="memory:read",
-        response_schema="amp.collaboration-claims.v1",
+        response=CollaborationClaimsAnswer,
         query=CLAIM_FILTERS,
     ),
 ]

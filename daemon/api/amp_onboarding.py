@@ -10,6 +10,7 @@ from aiohttp import web
 
 from daemon.api.amp_updates import with_notice
 from daemon.endpoints import Call, Endpoint
+from daemon.responses.amp_onboarding import AgentAutostartAnswer, AgentNavigationAnswer, DiscoveryAnswer
 from daemon.runtime import onboarding
 
 
@@ -47,7 +48,7 @@ ENDPOINTS = [
         autostart,
         "Quick Connect steps (+ notices).",
         auth="optional",
-        response_schema="amp.agent-autostart.v1",
+        response=AgentAutostartAnswer,
     ),
     Endpoint(
         "GET",
@@ -55,13 +56,23 @@ ENDPOINTS = [
         autostart,
         "The autostart document (reference path).",
         auth="optional",
-        response_schema="amp.agent-autostart.v1",
+        response=AgentAutostartAnswer,
     ),
     Endpoint(
-        "GET", "/api/agent/discovery", discovery, "What this daemon offers (+ notices).", auth="optional"
+        "GET",
+        "/api/agent/discovery",
+        discovery,
+        "What this daemon offers (+ notices).",
+        auth="optional",
+        response=DiscoveryAnswer,
     ),
     Endpoint(
-        "GET", "/agent/discovery.json", discovery, "The discovery document (reference path).", auth="optional"
+        "GET",
+        "/agent/discovery.json",
+        discovery,
+        "The discovery document (reference path).",
+        auth="optional",
+        response=DiscoveryAnswer,
     ),
     Endpoint(
         "GET",
@@ -69,6 +80,6 @@ ENDPOINTS = [
         navigation,
         "What to do next (+ notices).",
         auth="optional",
-        response_schema="amp.agent-navigation.v1",
+        response=AgentNavigationAnswer,
     ),
 ]

@@ -11,6 +11,7 @@ from pydantic import Field
 from daemon.api.amp_updates import with_notice
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import RequestModel, at_least
+from daemon.responses.amp_registration import AgentRegistrationAnswer, ChallengeAnswer
 from daemon.runtime.access import public_identity
 
 
@@ -82,6 +83,7 @@ ENDPOINTS = [
         "A proof-of-work challenge (registration also needs the owner's pairing code).",
         auth="none",
         request=AgentChallenge,
+        response=ChallengeAnswer,
     ),
     Endpoint(
         "POST",
@@ -90,6 +92,6 @@ ENDPOINTS = [
         "Exchange an owner-issued pairing code for an agent key (Quick Connect).",
         auth="none",
         request=AgentRegister,
-        response_schema="amp.agent-registration.v1",
+        response=AgentRegistrationAnswer,
     ),
 ]

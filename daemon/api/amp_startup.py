@@ -13,6 +13,12 @@ from pydantic import AliasChoices, Field
 
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import RequestModel, at_least
+from daemon.responses.amp_startup import (
+    NativeHookConfirmAnswer,
+    NativeHookInstallPlanAnswer,
+    StartupItemConfirmAnswer,
+    StartupItemInstallPlanAnswer,
+)
 from state.errors import Forbidden, ValidationFailed
 
 
@@ -111,7 +117,7 @@ ENDPOINTS = [
         " approval (needs memory:read too).",
         scope="skill:install",
         request=StartupItemInstallPlan,
-        response_schema="amp.startup-item-install-plan.v1",
+        response=StartupItemInstallPlanAnswer,
     ),
     # Any key of the workspace may report what it sees (the reference checks no scope).
     Endpoint(
@@ -120,7 +126,7 @@ ENDPOINTS = [
         confirm,
         "Check the signature and the files on disk; record installed or fallback_active.",
         request=StartupItemConfirm,
-        response_schema="amp.startup-item-confirm.v1",
+        response=StartupItemConfirmAnswer,
     ),
     Endpoint(
         "POST",
@@ -129,7 +135,7 @@ ENDPOINTS = [
         "Legacy alias of startup-items/install-plan.",
         scope="skill:install",
         request=StartupItemInstallPlan,
-        response_schema="amp.native-hook-install-plan.v1",
+        response=NativeHookInstallPlanAnswer,
     ),
     Endpoint(
         "POST",
@@ -137,6 +143,6 @@ ENDPOINTS = [
         legacy_confirm,
         "Legacy alias of startup-items/confirm.",
         request=StartupItemConfirm,
-        response_schema="amp.native-hook-confirm.v1",
+        response=NativeHookConfirmAnswer,
     ),
 ]

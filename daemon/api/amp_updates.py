@@ -10,6 +10,17 @@ from pydantic import Field
 
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Empty, RequestModel
+from daemon.responses.amp_updates import (
+    AgentSkillAnswer,
+    AgentSkillsAnswer,
+    MemoryToolAnswer,
+    PlatformUpdateCheckAnswer,
+    PlatformUpdatesAnswer,
+    SyncIntentAnswer,
+    SyncIntentDiscardAnswer,
+    SyncIntentResumeAnswer,
+    SyncIntentsAnswer,
+)
 from daemon.runtime import skills
 from daemon.runtime.notices import notices
 from daemon.validation import Query
@@ -111,7 +122,7 @@ ENDPOINTS = [
         manifest,
         "Runtime/protocol update manifest.",
         auth="optional",
-        response_schema="amp.platform-updates.v1",
+        response=PlatformUpdatesAnswer,
     ),
     Endpoint(
         "GET",
@@ -119,7 +130,7 @@ ENDPOINTS = [
         check,
         "Pending updates for the caller (reads X-MemoryCloud-Runtime-Version,"
         " X-MemoryCloud-Applied-Updates and the legacy X-Cloudmemory-* headers).",
-        response_schema="amp.platform-update-check.v1",
+        response=PlatformUpdateCheckAnswer,
     ),
     Endpoint(
         "POST",
@@ -127,14 +138,14 @@ ENDPOINTS = [
         ack,
         "Ack applied updates (each at its own version).",
         request=PlatformUpdateAck,
-        response_schema="amp.platform-update-check.v1",
+        response=PlatformUpdateCheckAnswer,
     ),
     Endpoint(
         "GET",
         "/api/agent/sync-intents",
         list_intents,
         "Writes held back by the update gate (?status=blocked ...).",
-        response_schema="amp.sync-intents.v1",
+        response=SyncIntentsAnswer,
         query=(INTENT_STATUS,),
     ),
     Endpoint(
@@ -142,7 +153,7 @@ ENDPOINTS = [
         "/api/agent/sync-intents/{sync_intent_id}",
         get_intent,
         "One sync intent.",
-        response_schema="amp.sync-intent.v1",
+        response=SyncIntentAnswer,
     ),
     Endpoint(
         "POST",
@@ -150,7 +161,7 @@ ENDPOINTS = [
         resume_intent,
         "After the ack: replay the original write exactly once.",
         request=Empty,
-        response_schema="amp.sync-intent-resume.v1",
+        response=SyncIntentResumeAnswer,
         idempotent=True,
     ),
     Endpoint(
@@ -159,7 +170,7 @@ ENDPOINTS = [
         discard_intent,
         "Give up the held-back write.",
         request=Empty,
-        response_schema="amp.sync-intent-discard.v1",
+        response=SyncIntentDiscardAnswer,
     ),
     # The catalog and each skill's manifest are public, as in the reference; pulling a skill
     # needs skill:install (every skill here lists it) and the skill's other required_scopes.
@@ -169,7 +180,7 @@ ENDPOINTS = [
         list_skills,
         "The memory tools catalog.",
         auth="optional",
-        response_schema="amp.agent-skills.v1",
+        response=AgentSkillsAnswer,
     ),
     Endpoint(
         "GET",
@@ -177,7 +188,7 @@ ENDPOINTS = [
         skill_manifest,
         "One memory tool's manifest: scopes, endpoints, where to pull it.",
         auth="optional",
-        response_schema="amp.agent-skill.v1",
+        response=AgentSkillAnswer,
     ),
     Endpoint(
         "GET",
@@ -185,7 +196,7 @@ ENDPOINTS = [
         pull_skill,
         "Pull a memory tool's current instructions (what requires_repull asks for).",
         scope="skill:install",
-        response_schema="amp.memory-tool.v1",
+        response=MemoryToolAnswer,
     ),
     Endpoint(
         "GET",

@@ -9,6 +9,12 @@ from typing import Any
 from aiohttp import web
 
 from daemon.endpoints import Call, Endpoint
+from daemon.responses.amp_workspaces import (
+    CodeMemoryContextAnswer,
+    MemoryLensMapAnswer,
+    MemoryQueryAnswer,
+    MyWorkspacesAnswer,
+)
 from daemon.runtime.workspace_reads import WorkspaceReads
 from daemon.validation import Query
 
@@ -75,11 +81,15 @@ ENDPOINTS = [
         "A workspace's memory: hybrid search (BM25 + vectors) with q, else newest first;"
         " memory_type, project_key, limit (clamped to 1..30).",
         scope="memory:read",
-        response_schema="amp.memory-search.v1",
+        response=MemoryQueryAnswer,
         query=(Q, *FILTERS, QUERY_LIMIT),
     ),
     Endpoint(
-        "GET", "/api/me/workspaces", my_workspaces, "The workspaces the caller belongs to, with its role."
+        "GET",
+        "/api/me/workspaces",
+        my_workspaces,
+        "The workspaces the caller belongs to, with its role.",
+        response=MyWorkspacesAnswer,
     ),
     Endpoint(
         "GET",
@@ -87,7 +97,7 @@ ENDPOINTS = [
         my_memory_map,
         "The caller's workspaces and their newest memories as a lens map (limit 20..240).",
         scope="memory:read",
-        response_schema="amp.memory-lens-map.v1",
+        response=MemoryLensMapAnswer,
         query=(MAP_LIMIT,),
     ),
     Endpoint(
@@ -96,7 +106,7 @@ ENDPOINTS = [
         workspace_memory_map,
         "One workspace's newest memories as a lens map (limit 20..240).",
         scope="memory:read",
-        response_schema="amp.memory-lens-map.v1",
+        response=MemoryLensMapAnswer,
         query=(MAP_LIMIT,),
     ),
     Endpoint(
@@ -107,5 +117,6 @@ ENDPOINTS = [
         " (q, limit clamped to 1..30).",
         scope="memory:read",
         query=(Q, QUERY_LIMIT),
+        response=CodeMemoryContextAnswer,
     ),
 ]

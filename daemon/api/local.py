@@ -14,6 +14,22 @@ from daemon import __version__, keys
 from daemon.api.amp_updates import INTENT_STATUSES
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Empty, RequestModel, at_least
+from daemon.responses.amp_updates import PlatformUpdateCheckAnswer
+from daemon.responses.local import (
+    AgentsAnswer,
+    ApprovedPlanAnswer,
+    ConflictsAnswer,
+    DaemonStatusAnswer,
+    HealthzAnswer,
+    ListSyncIntentsAnswer,
+    LocalPlanAnswer,
+    NewAgentAnswer,
+    PublishUpdateAnswer,
+    ResolveConflictAnswer,
+    RevokedAgentAnswer,
+    StartupPlansAnswer,
+    UpdatesAnswer,
+)
 from daemon.validation import Query
 from state.errors import ValidationFailed
 
@@ -237,14 +253,21 @@ async def list_sync_intents(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 ENDPOINTS = [
-    Endpoint("GET", "/healthz", health, "Liveness check.", auth="none"),
+    Endpoint(
+        "GET",
+        "/healthz",
+        health,
+        "Liveness check.",
+        auth="none",
+        response=HealthzAnswer,
+    ),
     Endpoint(
         "GET",
         "/api/local/status",
         status,
         "Daemon status for the CLI and TUI.",
         owner_only=True,
-        response_schema="memorycloud.daemon-status.v1",
+        response=DaemonStatusAnswer,
     ),
     Endpoint(
         "GET",
@@ -253,9 +276,15 @@ ENDPOINTS = [
         "Startup-item plans (?status=pending_approval ...).",
         owner_only=True,
         query=(PLAN_STATUS,),
+        response=StartupPlansAnswer,
     ),
     Endpoint(
-        "GET", "/api/local/startup/plans/{plan_id}", get_plan, "One plan with its files.", owner_only=True
+        "GET",
+        "/api/local/startup/plans/{plan_id}",
+        get_plan,
+        "One plan with its files.",
+        owner_only=True,
+        response=LocalPlanAnswer,
     ),
     Endpoint(
         "POST",
@@ -264,6 +293,7 @@ ENDPOINTS = [
         "A person approves: the daemon writes the files.",
         owner_only=True,
         request=StartupDecision,
+        response=ApprovedPlanAnswer,
     ),
     Endpoint(
         "POST",
@@ -272,6 +302,7 @@ ENDPOINTS = [
         "A person rejects the plan.",
         owner_only=True,
         request=Empty,
+        response=LocalPlanAnswer,
     ),
     Endpoint(
         "POST",
@@ -280,8 +311,16 @@ ENDPOINTS = [
         "Undo an installation exactly.",
         owner_only=True,
         request=Empty,
+        response=LocalPlanAnswer,
     ),
-    Endpoint("GET", "/api/local/agents", list_agents, "Agents with scopes and last write.", owner_only=True),
+    Endpoint(
+        "GET",
+        "/api/local/agents",
+        list_agents,
+        "Agents with scopes and last write.",
+        owner_only=True,
+        response=AgentsAnswer,
+    ),
     Endpoint(
         "POST",
         "/api/local/agents",
@@ -289,6 +328,7 @@ ENDPOINTS = [
         "Create an agent; its key is shown once.",
         owner_only=True,
         request=AgentCreate,
+        response=NewAgentAnswer,
     ),
     Endpoint(
         "POST",
@@ -297,6 +337,7 @@ ENDPOINTS = [
         "Disable an agent: its keys stop working.",
         owner_only=True,
         request=Empty,
+        response=RevokedAgentAnswer,
     ),
     Endpoint(
         "GET",
@@ -304,6 +345,7 @@ ENDPOINTS = [
         list_updates,
         "Known updates and what each agent still has pending.",
         owner_only=True,
+        response=UpdatesAnswer,
     ),
     Endpoint(
         "POST",
@@ -312,6 +354,7 @@ ENDPOINTS = [
         "Publish an update for your agents.",
         owner_only=True,
         request=PublishUpdate,
+        response=PublishUpdateAnswer,
     ),
     Endpoint(
         "POST",
@@ -320,6 +363,7 @@ ENDPOINTS = [
         "Ack updates for an agent (name or id).",
         owner_only=True,
         request=AgentUpdateAck,
+        response=PlatformUpdateCheckAnswer,
     ),
     Endpoint(
         "GET",
@@ -328,6 +372,7 @@ ENDPOINTS = [
         "Every agent's held-back writes (?status=blocked ...).",
         owner_only=True,
         query=(INTENT_STATUS,),
+        response=ListSyncIntentsAnswer,
     ),
     Endpoint(
         "GET",
@@ -336,6 +381,7 @@ ENDPOINTS = [
         "Conflicts waiting for a person (?status=open|resolved|all), side by side.",
         owner_only=True,
         query=(CONFLICT_STATUS,),
+        response=ConflictsAnswer,
     ),
     Endpoint(
         "POST",
@@ -344,5 +390,6 @@ ENDPOINTS = [
         "Keep current, take incoming, or merge.",
         owner_only=True,
         request=ConflictResolution,
+        response=ResolveConflictAnswer,
     ),
 ]

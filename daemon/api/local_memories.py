@@ -10,6 +10,14 @@ from pydantic import Field
 
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Empty, Int, RequestModel
+from daemon.responses.local_memories import (
+    MemoriesAnswer,
+    MemoryDeletedAnswer,
+    MemoryDiffAnswer,
+    MemoryHistoryAnswer,
+    MemoryRecordAnswer,
+    NamespacesAnswer,
+)
 from daemon.validation import Query
 from state.errors import ValidationFailed
 
@@ -77,6 +85,7 @@ ENDPOINTS = [
         "Memories of every dialect: ?q= (hybrid), namespace, project_key, kind, agent, limit.",
         owner_only=True,
         query=(SEARCH_Q, *FILTERS, SEARCH_LIMIT),
+        response=MemoriesAnswer,
     ),
     Endpoint(
         "GET",
@@ -85,10 +94,15 @@ ENDPOINTS = [
         "Every namespace with its name: workspaces,"
         " Memory Stores, agent-memory1.0 user/scope, suite collections (read only).",
         owner_only=True,
-        response_schema="memorycloud.namespaces.v1",
+        response=NamespacesAnswer,
     ),
     Endpoint(
-        "GET", BASE + "/{memory_id}/history", history, "A memory and all its versions.", owner_only=True
+        "GET",
+        BASE + "/{memory_id}/history",
+        history,
+        "A memory and all its versions.",
+        owner_only=True,
+        response=MemoryHistoryAnswer,
     ),
     Endpoint(
         "GET",
@@ -97,6 +111,7 @@ ENDPOINTS = [
         "Unified diff between two versions (?from=&to=).",
         owner_only=True,
         query=(FROM, TO),
+        response=MemoryDiffAnswer,
     ),
     Endpoint(
         "POST",
@@ -105,6 +120,7 @@ ENDPOINTS = [
         "Make a version current again (a new version).",
         owner_only=True,
         request=MemoryVersion,
+        response=MemoryRecordAnswer,
     ),
     Endpoint(
         "POST",
@@ -113,6 +129,7 @@ ENDPOINTS = [
         "Remove a version's content for good.",
         owner_only=True,
         request=MemoryVersion,
+        response=MemoryHistoryAnswer,
     ),
     Endpoint(
         "POST",
@@ -121,5 +138,6 @@ ENDPOINTS = [
         "Delete a memory (its history stays).",
         owner_only=True,
         request=Empty,
+        response=MemoryDeletedAnswer,
     ),
 ]

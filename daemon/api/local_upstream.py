@@ -9,6 +9,13 @@ from pydantic import Field
 
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import RequestModel, at_least
+from daemon.responses.local_upstream import (
+    OutboxDiscardAnswer,
+    UpstreamConnectAnswer,
+    UpstreamDisconnectAnswer,
+    UpstreamStatusAnswer,
+    UpstreamSyncAnswer,
+)
 from state.errors import NotFound
 
 BASE = "/api/local/upstream"
@@ -76,7 +83,7 @@ ENDPOINTS = [
         status,
         "Upstream connection, backlog, last sync and error, pending updates and interrupted writes.",
         owner_only=True,
-        response_schema="memorycloud.upstream-status.v1",
+        response=UpstreamStatusAnswer,
     ),
     Endpoint(
         "POST",
@@ -85,10 +92,24 @@ ENDPOINTS = [
         "Register on (or reuse a key for) an upstream and start syncing.",
         owner_only=True,
         request=UpstreamConnect,
-        response_schema="memorycloud.upstream-status.v1",
+        response=UpstreamConnectAnswer,
     ),
-    Endpoint("POST", BASE + "/disconnect", disconnect, "Stop syncing; local memory stays.", owner_only=True),
-    Endpoint("POST", BASE + "/sync", sync_now, "Run one sync round now.", owner_only=True),
+    Endpoint(
+        "POST",
+        BASE + "/disconnect",
+        disconnect,
+        "Stop syncing; local memory stays.",
+        owner_only=True,
+        response=UpstreamDisconnectAnswer,
+    ),
+    Endpoint(
+        "POST",
+        BASE + "/sync",
+        sync_now,
+        "Run one sync round now.",
+        owner_only=True,
+        response=UpstreamSyncAnswer,
+    ),
     Endpoint(
         "POST",
         BASE + "/updates/ack",
@@ -96,6 +117,7 @@ ENDPOINTS = [
         "Ack the upstream's pending updates (after applying them); interrupted writes then resume.",
         owner_only=True,
         request=UpstreamAck,
+        response=UpstreamConnectAnswer,
     ),
     Endpoint(
         "POST",
@@ -103,5 +125,6 @@ ENDPOINTS = [
         discard,
         "Give up an interrupted or pending push; the local record stays.",
         owner_only=True,
+        response=OutboxDiscardAnswer,
     ),
 ]

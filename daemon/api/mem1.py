@@ -17,6 +17,18 @@ from daemon import keys
 from daemon.dialects import ErrorEnvelope
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Int, RequestModel
+from daemon.responses.mem1 import (
+    AddMessagesAnswer,
+    BatchDeleteAnswer,
+    DeleteVariablesAnswer,
+    GetMessageAnswer,
+    GetVariablesAnswer,
+    HealthAnswer,
+    MemChangeAnswer,
+    PageAnswer,
+    SearchMemoryAnswer,
+    UpdateVariablesAnswer,
+)
 from daemon.runtime.mem1 import settle_summaries
 
 D = "__default__"
@@ -161,7 +173,14 @@ async def delete_scope(request: web.Request, call: Call) -> dict[str, Any]:
 
 R, W = "memory:read", "memory:write"
 ENDPOINTS = [
-    Endpoint("GET", "/health", health, "agent-memory1.0 health check.", auth="none"),
+    Endpoint(
+        "GET",
+        "/health",
+        health,
+        "agent-memory1.0 health check.",
+        auth="none",
+        response=HealthAnswer,
+    ),
     Endpoint(
         "POST",
         "/add_messages/",
@@ -169,6 +188,7 @@ ENDPOINTS = [
         "Store messages; derive memories.",
         scope=W,
         request=Mem1AddMessages,
+        response=AddMessagesAnswer,
     ),
     Endpoint(
         "POST",
@@ -177,6 +197,7 @@ ENDPOINTS = [
         "Search profile/semantic/episodic memories.",
         scope=R,
         request=Mem1Search,
+        response=SearchMemoryAnswer,
     ),
     Endpoint(
         "POST",
@@ -185,8 +206,17 @@ ENDPOINTS = [
         "Search session summaries.",
         scope=R,
         request=Mem1Search,
+        response=SearchMemoryAnswer,
     ),
-    Endpoint("POST", "/get_user_mem_by_page/", page, "Memories by page.", scope=R, request=Mem1Page),
+    Endpoint(
+        "POST",
+        "/get_user_mem_by_page/",
+        page,
+        "Memories by page.",
+        scope=R,
+        request=Mem1Page,
+        response=PageAnswer,
+    ),
     Endpoint(
         "POST",
         "/get_user_mem_by_page_with_total/",
@@ -194,11 +224,26 @@ ENDPOINTS = [
         "Memories by page with the real total, timestamps and source_id.",
         scope=R,
         request=Mem1Page,
+        response=PageAnswer,
     ),
     Endpoint(
-        "POST", "/update_mem_by_id/", update_mem, "Replace a memory's content.", scope=W, request=Mem1Update
+        "POST",
+        "/update_mem_by_id/",
+        update_mem,
+        "Replace a memory's content.",
+        scope=W,
+        request=Mem1Update,
+        response=MemChangeAnswer,
     ),
-    Endpoint("POST", "/delete_mem_by_id/", delete_mem, "Delete a memory.", scope=W, request=Mem1Delete),
+    Endpoint(
+        "POST",
+        "/delete_mem_by_id/",
+        delete_mem,
+        "Delete a memory.",
+        scope=W,
+        request=Mem1Delete,
+        response=MemChangeAnswer,
+    ),
     Endpoint(
         "POST",
         "/batch_delete_mem/",
@@ -206,9 +251,16 @@ ENDPOINTS = [
         "Delete several memories.",
         scope=W,
         request=Mem1BatchDelete,
+        response=BatchDeleteAnswer,
     ),
     Endpoint(
-        "POST", "/get_variables/", get_variables, "Profile variables.", scope=R, request=Mem1GetVariables
+        "POST",
+        "/get_variables/",
+        get_variables,
+        "Profile variables.",
+        scope=R,
+        request=Mem1GetVariables,
+        response=GetVariablesAnswer,
     ),
     Endpoint(
         "POST",
@@ -217,6 +269,7 @@ ENDPOINTS = [
         "Create or update variables.",
         scope=W,
         request=Mem1UpdateVariables,
+        response=UpdateVariablesAnswer,
     ),
     Endpoint(
         "POST",
@@ -225,6 +278,7 @@ ENDPOINTS = [
         "Delete variables by name.",
         scope=W,
         request=Mem1DeleteVariables,
+        response=DeleteVariablesAnswer,
     ),
     Endpoint(
         "POST",
@@ -233,6 +287,7 @@ ENDPOINTS = [
         "Trace a message (found: false if unknown).",
         scope=R,
         request=Mem1Message,
+        response=GetMessageAnswer,
     ),
     Endpoint(
         "POST",
@@ -241,6 +296,7 @@ ENDPOINTS = [
         "Delete every memory in a scope.",
         scope=W,
         request=Mem1DeleteScope,
+        response=DeleteVariablesAnswer,
     ),
 ]
 MEM1_PATHS = frozenset(e.path for e in ENDPOINTS)

@@ -1,11 +1,12 @@
 """GET /api/openapi.json: an OpenAPI 3.1 document of every endpoint this daemon serves.
 
-Generated from the same endpoint registry (daemon/endpoints.py) and request models
-(daemon/request_models.py: pydantic's JSON Schema of each body) that the server enforces, so
-it cannot drift from it. Each operation
-names its security (Bearer key, optional or none), its JSON body schema, its path and query
-parameters (``Endpoint.query``, the declarations the handlers read them through),
-and the error envelope of its dialect: AMP's ``amp.error.v1``, Memory Stores'
+Generated from the same endpoint registry (daemon/endpoints.py), request models
+(daemon/request_models.py: pydantic's JSON Schema of each body) and answer models
+(daemon/response_models.py, daemon/responses/) that the server enforces, so it cannot drift
+from it. Each operation names its security (Bearer key, optional or none), its JSON body
+schema, its path and query parameters (``Endpoint.query``, the declarations the handlers read
+them through), its answer's schema (which a daemon in check mode holds its answers to), and
+the error envelope of its dialect: AMP's ``amp.error.v1``, Memory Stores'
 ``{"type": "error", ...}`` under /api/v1/cloud/, agent-memory1.0's ``{"detail": ...}``.
 ``tests/reliability/test_api_fuzz.py`` drives property-based requests from this document.
 """
@@ -20,6 +21,8 @@ from aiohttp import web
 from daemon import __version__, keys
 from daemon.dialects import Dialects
 from daemon.endpoints import Call, Endpoint
+from daemon.response_models import json_schema
+from daemon.responses.openapi import OpenapiAnswer
 
 OPENAPI_PATH = "/api/openapi.json"
 
@@ -86,6 +89,15 @@ def error_schema_for(path: str, dialects: Dialects) -> str:
     return envelope.schema if envelope is not None else "AmpError"
 
 
+def answer(endpoint: Endpoint) -> dict[str, Any]:
+    """The 200 answer: its schema in the components, by its model's name (daemon/responses/)."""
+    ok: dict[str, Any] = {"description": endpoint.response_schema or "success"}
+    if endpoint.response is not None:
+        ref = {"$ref": f"#/components/schemas/{endpoint.response.__name__}"}
+        ok["content"] = {"application/json": {"schema": ref}}
+    return ok
+
+
 def operation(endpoint: Endpoint, dialects: Dialects) -> dict[str, Any]:
     error = {
         "description": "error in this dialect's envelope",
@@ -98,7 +110,7 @@ def operation(endpoint: Endpoint, dialects: Dialects) -> dict[str, Any]:
     op: dict[str, Any] = {
         "operationId": f"{endpoint.method.lower()}_{re.sub(r'[^a-z0-9]+', '_', endpoint.path.lower()).strip('_')}",
         "summary": endpoint.summary,
-        "responses": {"200": {"description": endpoint.response_schema or "success"}, "default": error},
+        "responses": {"200": answer(endpoint), "default": error},
         "x-auth": endpoint.auth,
     }
     if endpoint.auth == "none":
@@ -127,6 +139,12 @@ def operation(endpoint: Endpoint, dialects: Dialects) -> dict[str, Any]:
     return op
 
 
+def answer_schemas(endpoints: list[Endpoint]) -> dict[str, dict[str, Any]]:
+    """The JSON Schema of every answer model these endpoints use, by the model's name."""
+    models = {e.response.__name__: e.response for e in endpoints if e.response is not None}
+    return {name: json_schema(model) for name, model in sorted(models.items())}
+
+
 def document(endpoints: list[Endpoint], dialects: Dialects) -> dict[str, Any]:
     """The OpenAPI document for these endpoints."""
     paths: dict[str, dict[str, Any]] = {}
@@ -146,7 +164,7 @@ def document(endpoints: list[Endpoint], dialects: Dialects) -> dict[str, Any]:
         "paths": paths,
         "components": {
             "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}},
-            "schemas": ERROR_SCHEMAS,
+            "schemas": {**ERROR_SCHEMAS, **answer_schemas(endpoints)},
         },
     }
 
@@ -157,6 +175,11 @@ async def openapi(request: web.Request, call: Call) -> dict[str, Any]:
 
 ENDPOINTS = [
     Endpoint(
-        "GET", OPENAPI_PATH, openapi, "OpenAPI 3.1 document of every endpoint (no key needed).", auth="none"
+        "GET",
+        OPENAPI_PATH,
+        openapi,
+        "OpenAPI 3.1 document of every endpoint (no key needed).",
+        auth="none",
+        response=OpenapiAnswer,
     ),
 ]

@@ -9,6 +9,7 @@ from aiohttp import web
 from daemon import __version__, keys
 from daemon.api import reference_differences
 from daemon.endpoints import Call, Endpoint
+from daemon.responses.protocol import ProtocolSchemaAnswer
 from daemon.runtime.constants import PROTOCOL_VERSION, RUNTIME_VERSION
 
 SCHEMAS = {
@@ -157,6 +158,6 @@ ENDPOINTS = [
         protocol_schema,
         "This description: schemas, endpoints, auth and errors.",
         auth="none",
-        response_schema="amp.memory.v1",
+        response=ProtocolSchemaAnswer,
     ),
 ]

@@ -12,6 +12,13 @@ from pydantic import Field
 from daemon.dialects import ErrorEnvelope
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Empty, RequestModel, at_least
+from daemon.responses.stores import (
+    DeletedAnswer,
+    ListAnswer,
+    MemoryStoreAnswer,
+    MemoryVersionAnswer,
+    StoredMemoryAnswer,
+)
 from daemon.validation import Query
 
 BASE = "/api/v1/cloud/memory_stores"
@@ -119,10 +126,31 @@ async def redact_version(request: web.Request, call: Call) -> dict[str, Any]:
 
 R, W = "memory:read", "memory:write"
 ENDPOINTS = [
-    Endpoint("POST", BASE, create_store, "Create a Memory Store.", scope=W, request=MemoryStore),
-    Endpoint("GET", BASE, list_stores, "List Memory Stores (limit, cursor).", scope=R, query=(LIMIT, CURSOR)),
     Endpoint(
-        "GET", BASE + "/{store_id}", get_store, "A Memory Store with entry_count and total_size.", scope=R
+        "POST",
+        BASE,
+        create_store,
+        "Create a Memory Store.",
+        scope=W,
+        request=MemoryStore,
+        response=MemoryStoreAnswer,
+    ),
+    Endpoint(
+        "GET",
+        BASE,
+        list_stores,
+        "List Memory Stores (limit, cursor).",
+        scope=R,
+        query=(LIMIT, CURSOR),
+        response=ListAnswer,
+    ),
+    Endpoint(
+        "GET",
+        BASE + "/{store_id}",
+        get_store,
+        "A Memory Store with entry_count and total_size.",
+        scope=R,
+        response=MemoryStoreAnswer,
     ),
     Endpoint(
         "POST",
@@ -131,6 +159,7 @@ ENDPOINTS = [
         "Update a Memory Store.",
         scope=W,
         request=MemoryStoreUpdate,
+        response=MemoryStoreAnswer,
     ),
     Endpoint(
         "POST",
@@ -139,8 +168,16 @@ ENDPOINTS = [
         "Archive: readable, no more memory writes.",
         scope=W,
         request=Empty,
+        response=MemoryStoreAnswer,
     ),
-    Endpoint("DELETE", BASE + "/{store_id}", delete_store, "Delete a store and everything in it.", scope=W),
+    Endpoint(
+        "DELETE",
+        BASE + "/{store_id}",
+        delete_store,
+        "Delete a store and everything in it.",
+        scope=W,
+        response=DeletedAnswer,
+    ),
     Endpoint(
         "POST",
         BASE + "/{store_id}/memories",
@@ -148,6 +185,7 @@ ENDPOINTS = [
         "Create a memory at a path.",
         scope=W,
         request=MemoryStoreMemory,
+        response=StoredMemoryAnswer,
     ),
     Endpoint(
         "GET",
@@ -156,9 +194,15 @@ ENDPOINTS = [
         "List memories without content (limit, cursor, path_prefix).",
         scope=R,
         query=(LIMIT, CURSOR, PATH_PREFIX),
+        response=ListAnswer,
     ),
     Endpoint(
-        "GET", BASE + "/{store_id}/memories/{memory_id}", get_memory, "One memory with content.", scope=R
+        "GET",
+        BASE + "/{store_id}/memories/{memory_id}",
+        get_memory,
+        "One memory with content.",
+        scope=R,
+        response=StoredMemoryAnswer,
     ),
     Endpoint(
         "POST",
@@ -167,8 +211,16 @@ ENDPOINTS = [
         "Update a memory (content_sha256: 409 if it changed; the loser is kept).",
         scope=W,
         request=MemoryStoreMemoryUpdate,
+        response=StoredMemoryAnswer,
     ),
-    Endpoint("DELETE", BASE + "/{store_id}/memories/{memory_id}", delete_memory, "Delete a memory.", scope=W),
+    Endpoint(
+        "DELETE",
+        BASE + "/{store_id}/memories/{memory_id}",
+        delete_memory,
+        "Delete a memory.",
+        scope=W,
+        response=DeletedAnswer,
+    ),
     Endpoint(
         "GET",
         BASE + "/{store_id}/memory_versions",
@@ -176,6 +228,7 @@ ENDPOINTS = [
         "List versions (limit, cursor, memory_id).",
         scope=R,
         query=(LIMIT, CURSOR, MEMORY_ID),
+        response=ListAnswer,
     ),
     Endpoint(
         "GET",
@@ -183,6 +236,7 @@ ENDPOINTS = [
         get_version,
         "One version with content (null once redacted).",
         scope=R,
+        response=MemoryVersionAnswer,
     ),
     # Redaction destroys history for good, so it is a person's decision: the owner key (the
     # seed's personal access token) may redact, agent keys may not (deleting stays possible).
@@ -194,6 +248,7 @@ ENDPOINTS = [
         scope=W,
         owner_only=True,
         request=Empty,
+        response=MemoryVersionAnswer,
     ),
 ]
 

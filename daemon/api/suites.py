@@ -14,6 +14,24 @@ from daemon import keys
 from daemon.api.suite_upload import read_upload
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Int, RequestModel, at_least
+from daemon.responses.suites import (
+    CatalogEntryAnswer,
+    InstalledOpenMemoryDetailAnswer,
+    InstallOpenclawAnswer,
+    MemoryCatalogAnswer,
+    MemoryNativeActivationAnswer,
+    MemoryPackagesAnswer,
+    MemorySuiteAnswer,
+    MemorySuiteDiffAnswer,
+    MemorySuiteSyncAnswer,
+    MemorySuiteVersionsAnswer,
+    PersonaDistillJobAnswer,
+    PersonaDistillJobsAnswer,
+    SuiteAnswer,
+    SuiteCollectionSearchAnswer,
+    ValidateAnswer,
+    ValidateArchiveAnswer,
+)
 from daemon.runtime.suite_fields import VISIBILITIES, check_visibility
 from daemon.runtime.suite_sync import sync_events
 from daemon.runtime.sync_gate import GatedWrite
@@ -315,7 +333,7 @@ ENDPOINTS = [
         "Create a memory suite from JSON fields (the reference's names; ours as aliases).",
         scope="memory:write",
         request=MemorySuiteCreate,
-        response_schema="amp.memory-suite.v1",
+        response=MemorySuiteAnswer,
     ),
     Endpoint(
         "POST",
@@ -324,7 +342,7 @@ ENDPOINTS = [
         "The suite a create would build, checked; nothing stored.",
         auth="optional",
         request=MemorySuiteCreate,
-        response_schema="amp.memory.v1",
+        response=ValidateAnswer,
     ),
     Endpoint(
         "POST",
@@ -333,7 +351,7 @@ ENDPOINTS = [
         "Import a suite zip (multipart 'file' or the raw body; ?visibility=), stored"
         " verbatim; nothing stored if anything is wrong.",
         scope="memory:write",
-        response_schema="amp.memory-suite.v1",
+        response=MemorySuiteAnswer,
         query=(VISIBILITY,),
     ),
     Endpoint(
@@ -342,7 +360,7 @@ ENDPOINTS = [
         validate_archive,
         "Would this zip import? Checked like an import; nothing stored.",
         auth="optional",
-        response_schema="amp.memory.v1",
+        response=ValidateArchiveAnswer,
     ),
     Endpoint(
         "POST",
@@ -351,7 +369,7 @@ ENDPOINTS = [
         "Append a work-memory event (text, or our events) to its day's file as a new patch version.",
         scope="memory:write",
         request=MemorySuiteSync,
-        response_schema="amp.memory-suite-sync.v1",
+        response=MemorySuiteSyncAnswer,
         idempotent=True,
     ),
     Endpoint(
@@ -360,7 +378,7 @@ ENDPOINTS = [
         mine,
         "The caller's suites, of any visibility.",
         scope="memory:read",
-        response_schema="amp.memory-packages.v1",
+        response=MemoryPackagesAnswer,
     ),
     Endpoint(
         "POST",
@@ -369,7 +387,7 @@ ENDPOINTS = [
         "Install a suite into a workspace (seed install order); answers the activation.",
         scope="skill:install",
         request=OpenMemoryInstall,
-        response_schema="amp.memory-native-activation.v1",
+        response=MemoryNativeActivationAnswer,
     ),
     Endpoint(
         "GET",
@@ -377,7 +395,7 @@ ENDPOINTS = [
         installed,
         "An installed open memory (imem_...) with its memories and provenance.",
         scope="memory:read",
-        response_schema="amp.installed-open-memory.v1",
+        response=InstalledOpenMemoryDetailAnswer,
     ),
     Endpoint(
         "POST",
@@ -387,7 +405,7 @@ ENDPOINTS = [
         " collection (a job; gated and resumable).",
         scope="memory:write",
         request=PersonaDistillJob,
-        response_schema="amp.persona-distill-job.v1",
+        response=PersonaDistillJobAnswer,
     ),
     Endpoint(
         "POST",
@@ -395,7 +413,7 @@ ENDPOINTS = [
         distill_upload,
         "The same from multipart 'file' parts (never kept in a sync intent).",
         scope="memory:write",
-        response_schema="amp.persona-distill-job.v1",
+        response=PersonaDistillJobAnswer,
     ),
     Endpoint(
         "GET",
@@ -403,7 +421,7 @@ ENDPOINTS = [
         distill_jobs,
         "A suite's distill jobs.",
         scope="memory:read",
-        response_schema="amp.persona-distill-jobs.v1",
+        response=PersonaDistillJobsAnswer,
     ),
     Endpoint(
         "GET",
@@ -411,7 +429,7 @@ ENDPOINTS = [
         distill_job,
         "One job and its progress.",
         scope="memory:read",
-        response_schema="amp.persona-distill-job.v1",
+        response=PersonaDistillJobAnswer,
     ),
     Endpoint(
         "GET",
@@ -419,7 +437,7 @@ ENDPOINTS = [
         collection_search,
         "Search a suite's vector collection (?q=).",
         scope="catalog:read",
-        response_schema="amp.suite-collection-search.v1",
+        response=SuiteCollectionSearchAnswer,
         query=(COLLECTION_Q,),
     ),
     # Suite reads take an optional key, as the reference's: a public or unlisted suite is
@@ -431,7 +449,7 @@ ENDPOINTS = [
         catalog,
         "The public suites (?q=, ?tag=, ?limit= 1..100, ?offset=).",
         auth="optional",
-        response_schema="amp.memory-catalog.v1",
+        response=MemoryCatalogAnswer,
         query=CATALOG,
     ),
     Endpoint(
@@ -440,6 +458,7 @@ ENDPOINTS = [
         detail,
         "One suite: package, manifest, preview, install card.",
         auth="optional",
+        response=CatalogEntryAnswer,
     ),
     Endpoint(
         "GET",
@@ -447,7 +466,7 @@ ENDPOINTS = [
         suite,
         "Machine-readable suite manifest.",
         auth="optional",
-        response_schema="amp.memory-suite.v1",
+        response=SuiteAnswer,
     ),
     Endpoint(
         "GET",
@@ -463,7 +482,7 @@ ENDPOINTS = [
         openclaw,
         "The OpenClaw mapping.",
         auth="optional",
-        response_schema="amp.install.openclaw.v1",
+        response=InstallOpenclawAnswer,
     ),
     Endpoint(
         "GET",
@@ -471,7 +490,7 @@ ENDPOINTS = [
         versions,
         "Every version of a suite.",
         auth="optional",
-        response_schema="amp.memory-suite-versions.v1",
+        response=MemorySuiteVersionsAnswer,
     ),
     Endpoint(
         "GET",
@@ -479,7 +498,7 @@ ENDPOINTS = [
         diff,
         "Differences between two versions.",
         auth="optional",
-        response_schema="amp.memory-suite-diff.v1",
+        response=MemorySuiteDiffAnswer,
         query=(FROM, TO),
     ),
 ]

@@ -11,6 +11,13 @@ from pydantic import Field
 from daemon import keys
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Int, RequestModel, at_least
+from daemon.responses.sync_feed import (
+    SyncChangesAnswer,
+    SyncInfoAnswer,
+    SyncRecordAnswer,
+    SyncRecordChangeAnswer,
+    SyncRedactionAnswer,
+)
 from daemon.validation import Query
 
 
@@ -78,7 +85,7 @@ ENDPOINTS = [
         info,
         "Sync extension: the caller's workspace and feed cursor.",
         scope="memory:read",
-        response_schema="memorycloud.sync-info.v1",
+        response=SyncInfoAnswer,
     ),
     Endpoint(
         "GET",
@@ -86,7 +93,7 @@ ENDPOINTS = [
         changes,
         "Sync extension: versions and redactions after ?cursor= in the caller's workspace.",
         scope="memory:read",
-        response_schema="memorycloud.sync-changes.v1",
+        response=SyncChangesAnswer,
         query=(CURSOR, LIMIT),
     ),
     Endpoint(
@@ -96,7 +103,7 @@ ENDPOINTS = [
         "Sync extension: add a record that has no AMP write endpoint (deduplicated).",
         scope="sync:write",
         request=SyncRecordCreate,
-        response_schema="memorycloud.sync-record.v1",
+        response=SyncRecordAnswer,
         idempotent=True,
     ),
     Endpoint(
@@ -106,7 +113,7 @@ ENDPOINTS = [
         "Sync extension: update or delete at base_version (409 with the current record).",
         scope="sync:write",
         request=SyncRecordChange,
-        response_schema="memorycloud.sync-record.v1",
+        response=SyncRecordChangeAnswer,
         idempotent=True,
     ),
     Endpoint(
@@ -116,7 +123,7 @@ ENDPOINTS = [
         "Sync extension: redact the content with this sha256 from every version.",
         scope="sync:write",
         request=SyncRecordRedact,
-        response_schema="memorycloud.sync-redaction.v1",
+        response=SyncRedactionAnswer,
         idempotent=True,
     ),
 ]

@@ -43,7 +43,7 @@ async def start_side(
     home: Path, settings: Settings, agent_name: str, scopes: list[str] | None = None
 ) -> Side:
     paths = resolve_paths({"MEMORYCLOUD_HOME": str(home)}).ensure()
-    app = create_app(settings, paths)
+    app = create_app(settings.model_copy(update={"check_responses": True}), paths)
     client = TestClient(TestServer(app))
     await client.start_server()
     store = app[keys.STORE]

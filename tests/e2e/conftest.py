@@ -17,6 +17,13 @@ import httpx
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def checked_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every daemon process these tests start (and the CLI's `daemon start`) holds its answers
+    to the OpenAPI document's schemas, like the in-process apps (tests/conftest.CHECKED)."""
+    monkeypatch.setenv("MEMORYCLOUD_CHECK_RESPONSES", "true")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

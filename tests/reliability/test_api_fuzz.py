@@ -26,10 +26,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from daemon.app import create_app
-from state.config import Settings
 from state.paths import Paths
 from state.secrets import open_secret_store
 from state.setup import OWNER_KEY_SECRET
+from tests.conftest import CHECKED
 
 # Upstream endpoints connect to a URL from the request: a fuzzer must not send the daemon to
 # random addresses (their refusals are tested in tests/daemon/test_sync_api_errors.py).
@@ -68,7 +68,7 @@ class ThreadedDaemon:
     async def _start(self) -> None:
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
-        self.runner = web.AppRunner(create_app(Settings(), self.paths), access_log=None)
+        self.runner = web.AppRunner(create_app(CHECKED, self.paths), access_log=None)
         await self.runner.setup()
         await web.SockSite(self.runner, sock).start()
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"

@@ -22,6 +22,7 @@ from state.paths import Paths
 from state.secrets import open_secret_store
 from state.setup import OWNER_KEY_SECRET
 from state.store import Store
+from tests.conftest import CHECKED
 
 
 @dataclass
@@ -48,7 +49,7 @@ class Daemon:
 @asynccontextmanager
 async def serve(paths: Paths, settings: Settings | None = None) -> AsyncIterator[Daemon]:
     """Start the daemon app on a free loopback port; stop it (store closed) on exit."""
-    server = TestServer(create_app(settings or Settings(), paths), host="127.0.0.1")
+    server = TestServer(create_app(settings or CHECKED, paths), host="127.0.0.1")
     await server.start_server()
     try:
         owner_key = open_secret_store(paths.secrets_file).get(OWNER_KEY_SECRET)
