@@ -135,3 +135,39 @@ async def test_without_check_mode_nothing_is_checked(aiohttp_client, paths):
     client = await _serve(aiohttp_client, paths, Settings(), {"schema": "t.strict.v1"})
     response = await client.get("/planted")
     assert response.status == 200 and await response.json() == {"schema": "t.strict.v1"}
+
+
+def _json_types(prop: dict[str, Any]) -> set[str]:
+    if "anyOf" in prop:
+        return set().union(*(_json_types(p) for p in prop["anyOf"]))
+    if "type" in prop:
+        return {prop["type"]}
+    return {"string"} if isinstance(prop.get("const"), str) else {"any"}
+
+
+def test_the_models_hold_every_top_level_key_of_the_reference_contract():
+    """The reference server's answers (tests/contract's fact sheet, recorded from its own
+    calls): every top-level key it answers with is a field of our model, of the same JSON
+    type, on every endpoint both serve."""
+    import json
+    from pathlib import Path
+
+    sheet = json.loads(
+        (Path(__file__).parents[1] / "contract/memorycloud-reference-contract.json").read_text()
+    )
+    ours = {(e.method, e.path): e for e in every_endpoint()}
+    compared = 0
+    for entry in sheet["endpoints"]:
+        keys = (entry.get("response") or {}).get("top_level_keys") or {}
+        for path in (entry["path"], *entry.get("aliases", [])):
+            endpoint = ours.get((entry["method"], path))
+            if endpoint is None or endpoint.response is None or not keys:
+                continue
+            properties = json_schema(endpoint.response)["properties"]
+            for key, kind in keys.items():
+                assert key in properties, (entry["method"], path, key)
+                types = _json_types(properties[key])
+                expected = set(kind.split("|")) | ({"number"} if "integer" in kind else set())
+                assert "any" in types or types & expected, (entry["method"], path, key, kind, types)
+            compared += 1
+    assert compared >= 50
