@@ -19,7 +19,7 @@ from daemon.responses.amp_startup import (
     StartupItemConfirmAnswer,
     StartupItemInstallPlanAnswer,
 )
-from state.errors import Forbidden, ValidationFailed
+from state.errors import Forbidden
 
 
 class StartupItemInstallPlan(RequestModel, title="startup-item-install-plan"):
@@ -49,8 +49,7 @@ class StartupItemInstallPlan(RequestModel, title="startup-item-install-plan"):
 
 
 class StartupItemConfirm(RequestModel, title="startup-item-confirm"):
-    startup_item_id: str | None = Field(
-        None,
+    startup_item_id: str = Field(
         max_length=80,
         pattern=at_least(4),
         validation_alias=AliasChoices("startup_item_id", "hook_install_id", "plan_id"),
@@ -71,15 +70,6 @@ class StartupItemConfirm(RequestModel, title="startup-item-confirm"):
 PLAN_READ_SCOPE = "memory:read"
 
 
-def _confirm_body(call: Call) -> dict[str, Any]:
-    if not call.body.get("startup_item_id"):
-        # The reference raises this one itself: 422 with a message, not a field error list.
-        raise ValidationFailed(
-            "give startup_item_id (or hook_install_id)", details={"missing_fields": ["startup_item_id"]}
-        )
-    return call.body
-
-
 def _plan(call: Call, *, legacy: bool) -> dict[str, Any]:
     identity = call.require_identity()
     if identity["kind"] != "owner" and PLAN_READ_SCOPE not in identity["scopes"]:
@@ -96,13 +86,11 @@ async def legacy_install_plan(request: web.Request, call: Call) -> dict[str, Any
 
 
 async def confirm(request: web.Request, call: Call) -> dict[str, Any]:
-    return call.services.startup.confirm(call.require_identity(), _confirm_body(call), call.base_url)
+    return call.services.startup.confirm(call.require_identity(), call.body, call.base_url)
 
 
 async def legacy_confirm(request: web.Request, call: Call) -> dict[str, Any]:
-    return call.services.startup.confirm(
-        call.require_identity(), _confirm_body(call), call.base_url, legacy=True
-    )
+    return call.services.startup.confirm(call.require_identity(), call.body, call.base_url, legacy=True)
 
 
 # The names the reference tests (tests/daemon/test_*_reference.py) read the bodies by.

@@ -32,8 +32,6 @@ LEFT_OUT = {"/mcp": "MCP's transport answers JSON-RPC errors and needs a session
 REFUSES_VALID = {
     "/add_messages/": "a message needs non-empty content (checked by the service)",
     "/api/agent/memory-delta": "needs an X-AMP-Context-Receipt header naming a receipt the caller was given",
-    "/api/agent/native-hooks/confirm": "startup_item_id or one of its aliases is required",
-    "/api/agent/startup-items/confirm": "startup_item_id or one of its aliases is required",
     "/api/agent/register": "a solved challenge or a pairing code is required",
     "/api/agent/updates/ack": "update ids must name real updates",
     "/api/memories": "a manifest must be amp.memory.v1",
