@@ -246,9 +246,10 @@ PACKAGED_MODELS = {
     ),
 }
 ENDPOINT_TIMEOUT_SECONDS = 10.0  # a record's embedding, made by the vector worker's thread
-# A search embeds its query while it runs, on the daemon's event loop, so it waits less; and a
-# query whose embedding failed sends the next ones to the words alone for a while, instead of
-# every search waiting for an endpoint that hangs.
+# A search request waits for its query's embedding (made in a worker thread before its handler
+# runs: daemon/runtime/search.py), so it waits less than a record's; and a query whose
+# embedding failed sends the next ones to the words alone for a while, instead of every search
+# waiting for an endpoint that hangs.
 QUERY_TIMEOUT_SECONDS = 2.0
 QUERY_PAUSE_SECONDS = 30.0
 DEFAULT_ENDPOINT = "http://127.0.0.1:11434/v1"  # Ollama's OpenAI-compatible API

@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Collection, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -57,6 +58,15 @@ from state.redaction import merge_fts_index
 from state.tokenize import fts_match
 
 log = logging.getLogger(__name__)
+
+# A request's query vectors, made in a worker thread before its handler runs when the embedder
+# blocks (a model, or an embedding server that may take up to its timeout): the handler's
+# search reads them here instead of calling the embedder on the event loop
+# (daemon/endpoints.py, Endpoint.search_text). Per request: each aiohttp request is a task
+# with its own context, so nothing is shared between requests or outlives one.
+PREPARED_QUERY_VECTORS: ContextVar[dict[str, bytes | None] | None] = ContextVar(
+    "prepared_query_vectors", default=None
+)
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant; flattens the top ranks less than 1
 # Cosine similarity below which a vector match is treated as noise: the hashing embedder's
@@ -527,10 +537,24 @@ class SearchIndex:
         }
         return [t for t in terms if t not in common] if common else terms
 
+    @property
+    def embeds_queries_inline(self) -> bool:
+        """Whether a query's vector is cheap and local (the hashing embedder): made where the
+        search runs. Otherwise a request prepares it in a thread (PREPARED_QUERY_VECTORS)."""
+        return bool(getattr(self.embedder, "runs_inline", False))
+
     def _query_vector(self, query: str) -> bytes | None:
+        """The query's embedding: the one its request prepared, else made now."""
+        prepared = PREPARED_QUERY_VECTORS.get()
+        if prepared is not None and query in prepared:
+            return prepared[query]
+        return self.query_vector(query)
+
+    def query_vector(self, query: str) -> bytes | None:
         """The query's embedding, or None when there is nothing to compare: the embedder
         failed (a model server that is down: the words rank alone) or the vector is zero
-        (only stopwords or unseen words; cosine is undefined)."""
+        (only stopwords or unseen words; cosine is undefined). Safe in a worker thread for an
+        embedder that does not run inline (it reads no store state)."""
         embed_query = getattr(self.embedder, "embed_query", None)
         try:
             if embed_query is not None:

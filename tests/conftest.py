@@ -122,10 +122,15 @@ class Api:
         return key
 
 
-async def start_api(aiohttp_client, paths: Paths, agent: tuple[dict[str, Any], str] | None = None) -> Api:
+async def start_api(
+    aiohttp_client,
+    paths: Paths,
+    agent: tuple[dict[str, Any], str] | None = None,
+    settings: Settings = CHECKED,
+) -> Api:
     """The real app on `paths` (its store file made already), served to a test client; the
     test's agent is `agent` (record, key) if given, else a new "test-agent"."""
-    app = create_app(CHECKED, paths)
+    app = create_app(settings, paths)
     client = await aiohttp_client(app)
     if agent is None:
         store = app[keys.STORE]

@@ -10,6 +10,7 @@ from pydantic import Field
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Int, RequestModel, at_least
 from daemon.responses.amp_briefs import GetBriefAnswer, MemoryBriefAnswer, MemoryBriefEventAnswer
+from daemon.runtime.briefs import brief_query
 from daemon.runtime.sync_gate import GatedWrite, write_headers
 
 
@@ -77,6 +78,7 @@ ENDPOINTS = [
         request=MemoryBrief,
         response=MemoryBriefAnswer,
         idempotent=True,
+        search_text=lambda call: brief_query(call.body),
     ),
     Endpoint(
         "GET",

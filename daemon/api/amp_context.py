@@ -126,12 +126,16 @@ SEARCH_NAMESPACES = Query("namespace", repeated=True, description="default: the 
 SEARCH_LIMIT = Query("limit", int, default=10, minimum=1, maximum=50)
 
 
+def _search_text(call: Call) -> str:
+    return SEARCH_Q.read(call.request).strip()
+
+
 async def search_everywhere(request: web.Request, call: Call) -> dict[str, Any]:
     """One hybrid search over any namespaces the caller may read: its workspace by default,
     or those named with ?namespace= (a Memory Store memstore_..., an agent-memory1.0
     mem1:<user>:<scope>, a suite collection suite:<slug>). Every item names its namespace."""
     identity = call.require_identity()
-    query = SEARCH_Q.read(request).strip()
+    query = _search_text(call)
     if not query:
         raise InvalidRequest("query parameter 'q' is required and must not be empty")
     namespaces = call.services.search.readable_namespaces(identity, SEARCH_NAMESPACES.read(request))
@@ -201,5 +205,6 @@ ENDPOINTS = [
         scope="memory:read",
         response=MemorySearchAnswer,
         query=(SEARCH_Q, SEARCH_NAMESPACES, SEARCH_LIMIT),
+        search_text=_search_text,
     ),
 ]

@@ -35,11 +35,13 @@ FROM, TO = (
 )
 
 
+def _search_text(call: Call) -> str | None:
+    return (SEARCH_Q.read(call.request) or "").strip() or None
+
+
 async def search(request: web.Request, call: Call) -> dict[str, Any]:
     filters = {q.name: q.read(request) for q in FILTERS}
-    return call.services.memory_admin.search(
-        (SEARCH_Q.read(request) or "").strip() or None, filters, SEARCH_LIMIT.read(request)
-    )
+    return call.services.memory_admin.search(_search_text(call), filters, SEARCH_LIMIT.read(request))
 
 
 async def namespaces(request: web.Request, call: Call) -> dict[str, Any]:
@@ -86,6 +88,7 @@ ENDPOINTS = [
         owner_only=True,
         query=(SEARCH_Q, *FILTERS, SEARCH_LIMIT),
         response=MemoriesAnswer,
+        search_text=_search_text,
     ),
     Endpoint(
         "GET",

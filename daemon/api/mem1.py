@@ -103,6 +103,10 @@ class Mem1DeleteScope(RequestModel, title="mem1-delete-scope"):
     user_id: str | None = Field(D, max_length=256)
 
 
+def _search_text(call: Call) -> str:
+    return call.body["query"]
+
+
 def _svc(call: Call):
     return call.services.mem1
 
@@ -198,6 +202,7 @@ ENDPOINTS = [
         scope=R,
         request=Mem1Search,
         response=SearchMemoryAnswer,
+        search_text=_search_text,
     ),
     Endpoint(
         "POST",
@@ -207,6 +212,7 @@ ENDPOINTS = [
         scope=R,
         request=Mem1Search,
         response=SearchMemoryAnswer,
+        search_text=_search_text,
     ),
     Endpoint(
         "POST",

@@ -312,8 +312,12 @@ async def distill_job(request: web.Request, call: Call) -> dict[str, Any]:
     return call.services.distill.job(request.match_info["job_id"])
 
 
+def _collection_search_text(call: Call) -> str:
+    return COLLECTION_Q.read(call.request).strip()
+
+
 async def collection_search(request: web.Request, call: Call) -> dict[str, Any]:
-    query = COLLECTION_Q.read(request).strip()
+    query = _collection_search_text(call)
     if not query:
         raise InvalidRequest("query parameter 'q' is required")
     slug = request.match_info["slug"]
@@ -439,6 +443,7 @@ ENDPOINTS = [
         scope="catalog:read",
         response=SuiteCollectionSearchAnswer,
         query=(COLLECTION_Q,),
+        search_text=_collection_search_text,
     ),
     # Suite reads take an optional key, as the reference's: a public or unlisted suite is
     # meant to be shared; a private one is found only with its creator's or the owner's key

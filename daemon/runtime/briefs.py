@@ -25,6 +25,11 @@ def _bullet(text: str, ident: str, limit: int = 240) -> str:
     return f"- {flat[: limit - 3] + '...' if len(flat) > limit else flat} `{ident}`"
 
 
+def brief_query(body: dict[str, Any]) -> str:
+    """What a memory-brief searches for its relevant memories: the task and its context."""
+    return f"{body['task']}\n{body.get('current_context') or ''}"
+
+
 class BriefService:
     def __init__(
         self, store: Store, packs: ContextPackService, deltas: DeltaService, changes: ContextChanges
@@ -54,8 +59,7 @@ class BriefService:
         workspace = resolve_workspace(self.store, identity, body.get("workspace_id"))
         project_key = body.get("project_key")
         limit = body["max_items"]
-        query = f"{body['task']}\n{body.get('current_context') or ''}"
-        relevant = self._relevant(workspace["id"], query, limit)
+        relevant = self._relevant(workspace["id"], brief_query(body), limit)
         seen = {m["id"] for m in relevant}
         # The project's standing memories are read once, for this brief's project state (its
         # first ``limit``) and for its context pack (the pack's first ``pack_items``).

@@ -4,11 +4,13 @@ the caller may read (daemon/runtime/access.py); and one memory's detail."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from daemon.runtime import access
 from daemon.runtime.access import can_read_namespace, public_memory, readable_memory, resolve_workspace
 from state.errors import Forbidden
+from state.search import PREPARED_QUERY_VECTORS
 from state.store import Store
 
 
@@ -33,6 +35,22 @@ def search_namespaces(
 class MemorySearch:
     def __init__(self, store: Store) -> None:
         self.store = store
+
+    async def prepare_query_vector(self, text: str) -> None:
+        """``text``'s query vector made in a worker thread, for this request's search to read
+        (state/search.py, PREPARED_QUERY_VECTORS), when the embedder blocks: a model's
+        query embedding, or an embedding server's answer (up to its 2 s query timeout) then
+        never holds up other requests on the event loop. Nothing for the hashing embedder,
+        whose query vector reads the index's word counts and costs ~0.1 ms."""
+        index = self.store.search
+        if index.embeds_queries_inline:
+            return
+        vector = await asyncio.to_thread(index.query_vector, text)
+        prepared = PREPARED_QUERY_VECTORS.get()
+        if prepared is None:
+            prepared = {}
+            PREPARED_QUERY_VECTORS.set(prepared)
+        prepared[text] = vector
 
     def detail(self, identity: dict[str, Any], memory_id: str) -> dict[str, Any]:
         """amp.memory-detail.v1 of a memory the caller may read (NotFound otherwise)."""

@@ -1,0 +1,91 @@
+"""With an embedder that blocks (an embedding server, a model), a search request's query
+vector is made in a worker thread before its handler runs (Endpoint.search_text,
+MemorySearch.prepare_query_vector): other requests are answered meanwhile, and the handler's
+search uses that vector instead of asking the embedder again on the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from state.config import Settings
+from state.embedders import EndpointEmbedder
+from tests.conftest import start_api
+from tests.state.test_search import EmbeddingServer
+
+TASK = "move the WAL checkpoint off the request path"
+
+
+@pytest.fixture
+def embedding_server():
+    server = EmbeddingServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+async def api(aiohttp_client, paths, embedding_server):
+    settings = Settings(
+        check_responses=True, embedder=f"openai:tiny-embed@{embedding_server.url}", vector_mode="always"
+    )
+    api = await start_api(aiohttp_client, paths, settings=settings)
+    pack = await api.bootstrap()
+    await api.delta(pack["receipt"]["receipt_id"], summary="WAL checkpoint runs every 5 minutes")
+    await api.post(
+        "/add_messages/",
+        {"user_id": "ana", "messages": [{"role": "user", "content": "the WAL checkpoint is too slow"}]},
+    )
+    return api
+
+
+def _asked(server: EmbeddingServer, text: str) -> int:
+    return sum(1 for _, body in server.requests if body["input"] == text)
+
+
+async def test_other_requests_are_answered_while_a_search_waits_for_the_embedder(api, embedding_server):
+    embedding_server.delay = 1.0  # under the query timeout (2 s): the vector is used
+    search = asyncio.ensure_future(api.get("/api/agent/search?q=WAL%20checkpoint"))
+    await asyncio.sleep(0.2)  # the search is waiting for its vector now
+    health = asyncio.ensure_future(api.client.get("/healthz"))
+    done, _ = await asyncio.wait({search, health}, return_when=asyncio.FIRST_COMPLETED)
+    # On the event loop, the embedder's call would hold /healthz until the search was done.
+    assert done == {health}
+    assert (await health).status == 200
+    answer = await search
+    assert "WAL checkpoint" in answer["items"][0]["content"]
+    assert _asked(embedding_server, "WAL checkpoint") == 1
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "text"),
+    [
+        ("GET", "/api/agent/search?q=%20checkpoint%20", None, "checkpoint"),
+        ("POST", "/search_memory/", {"user_id": "ana", "query": "slow checkpoint"}, "slow checkpoint"),
+        ("POST", "/search_user_history_summary/", {"user_id": "ana", "query": "checkpoint"}, "checkpoint"),
+        ("GET", "/api/local/memories?q=checkpoint%20runs", None, "checkpoint runs"),
+        ("POST", "/api/agent/memory-brief", {"task": TASK}, f"{TASK}\n"),
+    ],
+)
+async def test_each_search_embeds_its_query_once_off_the_event_loop(
+    api, embedding_server, monkeypatch, method, path, body, text
+):
+    """search_text names exactly what the handler searches: a different text would be
+    embedded again on the event loop, a second request to the embedder."""
+    threads: list[threading.Thread] = []
+    embed_query = EndpointEmbedder.embed_query
+
+    def watched(self, query, frequencies):
+        if query == text:
+            threads.append(threading.current_thread())
+        return embed_query(self, query, frequencies)
+
+    monkeypatch.setattr(EndpointEmbedder, "embed_query", watched)
+    key = api.owner_key if path.startswith("/api/local/") else None
+    if method == "GET":
+        await api.get(path, key=key)
+    else:
+        await api.post(path, body, key=key)
+    assert _asked(embedding_server, text) == 1
+    assert threads and threading.main_thread() not in threads
