@@ -15,7 +15,7 @@ from daemon.responses.amp_workspaces import (
     MemoryQueryAnswer,
     MyWorkspacesAnswer,
 )
-from daemon.runtime.workspace_reads import WorkspaceReads
+from daemon.runtime.workspace_reads import MAX_QUERY_CHARS, WorkspaceReads
 from daemon.validation import Query
 
 # The reference clamps limits instead of refusing them (daemon/runtime/workspace_reads.py);
@@ -31,12 +31,16 @@ def _reads(call: Call) -> WorkspaceReads:
     return call.services.workspace_reads
 
 
+def _query_text(call: Call) -> str:
+    return (Q.read(call.request) or "").strip()
+
+
 async def memory_query(request: web.Request, call: Call) -> dict[str, Any]:
     """What retrieval handles point to; newest first without ``q``."""
     return _reads(call).query(
         call.require_identity(),
         request.match_info["workspace_id"],
-        q=(Q.read(request) or "").strip(),
+        q=_query_text(call),
         memory_type=FILTERS[0].read(request),
         project_key=FILTERS[1].read(request),
         limit=QUERY_LIMIT.read(request),
@@ -83,6 +87,8 @@ ENDPOINTS = [
         scope="memory:read",
         response=MemoryQueryAnswer,
         query=(Q, *FILTERS, QUERY_LIMIT),
+        # A query over its length is refused before any search: nothing to embed.
+        search_text=lambda call: text if len(text := _query_text(call)) <= MAX_QUERY_CHARS else None,
     ),
     Endpoint(
         "GET",

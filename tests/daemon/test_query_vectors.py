@@ -65,6 +65,7 @@ async def test_other_requests_are_answered_while_a_search_waits_for_the_embedder
         ("POST", "/search_memory/", {"user_id": "ana", "query": "slow checkpoint"}, "slow checkpoint"),
         ("POST", "/search_user_history_summary/", {"user_id": "ana", "query": "checkpoint"}, "checkpoint"),
         ("GET", "/api/local/memories?q=checkpoint%20runs", None, "checkpoint runs"),
+        ("GET", "/api/workspaces/{workspace}/memory/query?q=WAL", None, "WAL"),
         ("POST", "/api/agent/memory-brief", {"task": TASK}, f"{TASK}\n"),
     ],
 )
@@ -83,9 +84,42 @@ async def test_each_search_embeds_its_query_once_off_the_event_loop(
 
     monkeypatch.setattr(EndpointEmbedder, "embed_query", watched)
     key = api.owner_key if path.startswith("/api/local/") else None
+    if "{workspace}" in path:
+        path = path.format(workspace=(await api.bootstrap())["workspace_id"])
     if method == "GET":
         await api.get(path, key=key)
     else:
         await api.post(path, body, key=key)
     assert _asked(embedding_server, text) == 1
     assert threads and threading.main_thread() not in threads
+
+
+# Every search of the store's index in the domain services, and the endpoints that reach it
+# with a text of the request. The suite installer searches texts it composes (a suite's facts
+# and title, while it installs), so its embeddings stay where they are made.
+SEARCHES = {
+    "daemon/runtime/search.py": ["/api/agent/search"],
+    "daemon/runtime/briefs.py": ["/api/agent/memory-brief"],
+    "daemon/runtime/mem1.py": ["/search_memory/", "/search_user_history_summary/"],
+    "daemon/runtime/memory_admin.py": ["/api/local/memories"],
+    "daemon/runtime/workspace_reads.py": ["/api/workspaces/{workspace_id}/memory/query"],
+    "daemon/runtime/distill.py": ["/api/catalog/{slug}/search"],
+    "daemon/runtime/install_suite.py": [],
+}
+
+
+def test_every_endpoint_that_searches_names_its_search_text():
+    """A new search in a service fails here until its endpoint declares search_text."""
+    from pathlib import Path
+
+    from daemon.api import all_endpoints
+
+    root = Path(__file__).resolve().parents[2]
+    searching = {
+        str(path.relative_to(root))
+        for path in sorted((root / "daemon").rglob("*.py"))
+        if ".search.search(" in path.read_text()
+    }
+    assert searching == set(SEARCHES)
+    declared = {e.path for e in all_endpoints() if e.search_text is not None}
+    assert declared == {path for paths in SEARCHES.values() for path in paths}
