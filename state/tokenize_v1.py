@@ -6,7 +6,9 @@ and writes meanwhile keep it current. Never change it: its tokens must equal tho
 stored. It can go when no supported upgrade path starts from a store built with version 1
 (a release that refuses to open such stores, or requires `memorycloud doctor --repair`).
 
-The text below is state/tokenize.py as of commit 3e61d2f.
+The text below is state/tokenize.py as of commit 3e61d2f, but for what makes no tokens and is
+shared with the current tokenizer: the FTS5 query syntax (fts_match) and the cap on query
+terms (last_distinct).
 
 SQLite's unicode61 tokenizer treats a whole run of Chinese characters as one token, so a
 query for 记忆 would never match 原生记忆系统. We pre-tokenize in Python instead and store the
@@ -19,6 +21,20 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+from state.tokenize import fts_match, last_distinct
+
+# The frozen tokenizers' shared interface (state/index_builds.py uses the module itself).
+__all__ = [
+    "FTS_COLUMNS",
+    "FTS_TOKENIZER",
+    "TOKENIZER_VERSION",
+    "fts_match",
+    "index_text",
+    "is_cjk_char",
+    "query_terms",
+    "tokens",
+]
 
 TOKENIZER_VERSION = 1
 # The FTS5 tokenizer of the tables built with this version (migration m0001).
@@ -88,30 +104,8 @@ def index_text(text: str) -> str:
 
 
 def query_terms(text: str, *, max_terms: int = 256) -> list[str]:
-    """The distinct query tokens of ``text``, at most ``max_terms``.
-
-    The cap is generous on purpose, and a longer text keeps its *last* tokens: with a
-    dialogue as the query, the end of the conversation is the part nearest the memory
-    sought (MADial-Bench: cutting at 64 terms cost MRR 0.55 -> 0.51; keeping the last 256
-    rather than the first ranked like keeping 512, see bench/RESULTS.md).
-    """
-    seen: dict[str, None] = {}
-    for token in reversed(tokens(text, for_query=True)):
-        seen.setdefault(token, None)
-        if len(seen) >= max_terms:
-            break
-    return list(reversed(seen))
-
-
-def fts_match(terms: list[str]) -> str | None:
-    """An FTS5 OR-query over ``terms``, or None if there are none. Tokens are double-quoted,
-    so user input can never inject FTS5 syntax."""
-    return " OR ".join(f'"{t}"' for t in terms) if terms else None
-
-
-def fts_query(text: str, *, max_terms: int = 256) -> str | None:
-    """An FTS5 OR-query over the distinct query tokens, or None if nothing is searchable."""
-    return fts_match(query_terms(text, max_terms=max_terms))
+    """The distinct query tokens of ``text``, at most ``max_terms`` (the last ones)."""
+    return last_distinct(tokens(text, for_query=True), max_terms)
 
 
 def is_cjk_char(token: str) -> bool:

@@ -23,8 +23,9 @@ FORBIDDEN = {
 # Single modules a layer may import although their package is forbidden to it. The launcher is
 # standard library only (it runs alone in a repository; the test below keeps it so), and it
 # holds what every client of the daemon shares for reading its answers (error_message): the
-# TUI takes that from it and still reaches neither the daemon's nor the store's code.
-ALLOWED = {"tui": {"startup_items.launcher"}}
+# TUI takes that from it and still reaches neither the daemon's nor the store's code. The plan
+# files module (standard library only too) says how a plan's files read, for the CLI and TUI.
+ALLOWED = {"tui": {"startup_items.launcher", "startup_items.plan_files"}}
 
 
 def _imports(path: Path) -> set[str]:
@@ -55,9 +56,10 @@ def test_import_directions(package):
     assert offenders == []
 
 
-def test_the_launcher_is_standard_library_only():
-    """Importing it (the TUI does) runs startup_items/__init__.py and the launcher alone."""
-    imported = {name.split(".")[0] for name in _imports(ROOT / "startup_items" / "launcher.py")}
+@pytest.mark.parametrize("module", ["launcher.py", "plan_files.py"])
+def test_what_the_tui_imports_of_startup_items_is_standard_library_only(module):
+    """Importing one (the TUI does) runs startup_items/__init__.py and that module alone."""
+    imported = {name.split(".")[0] for name in _imports(ROOT / "startup_items" / module)}
     assert imported and imported <= set(sys.stdlib_module_names), imported
     assert _imports(ROOT / "startup_items" / "__init__.py") == set()
 

@@ -7,6 +7,7 @@ Every field the seed's skill sends is declared here, under the name its client u
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -15,7 +16,7 @@ from pydantic import AliasChoices, Field
 
 from daemon import keys
 from daemon.dialects import ErrorEnvelope
-from daemon.endpoints import Call, Endpoint
+from daemon.endpoints import Call, Endpoint, Handler
 from daemon.request_models import Int, RequestModel
 from daemon.responses.mem1 import (
     AddMessagesAnswer,
@@ -29,7 +30,7 @@ from daemon.responses.mem1 import (
     SearchMemoryAnswer,
     UpdateVariablesAnswer,
 )
-from daemon.runtime.mem1 import settle_summaries
+from daemon.runtime.mem1 import Mem1Service, settle_summaries
 
 D = "__default__"
 
@@ -123,56 +124,51 @@ async def health(request: web.Request, call: Call) -> dict[str, Any]:
     }
 
 
-async def add_messages(request: web.Request, call: Call) -> dict[str, Any]:
-    return _svc(call).add_messages(call.require_identity(), call.body)
+Body = dict[str, Any]
 
 
-async def search_memory(request: web.Request, call: Call) -> dict[str, Any]:
-    return _svc(call).search_memory(call.body)
+def _reads(method: Callable[[Mem1Service, Body], Body]) -> Handler:
+    """The handler of a read: the service's ``method`` with the parsed body."""
+
+    async def handler(request: web.Request, call: Call) -> Body:
+        return method(call.services.mem1, call.body)
+
+    handler.__name__ = method.__name__
+    return handler
 
 
-async def search_summary(request: web.Request, call: Call) -> dict[str, Any]:
-    return _svc(call).search_summary(call.body)
+def _writes(method: Callable[[Mem1Service, dict[str, Any], Body], Body]) -> Handler:
+    """The handler of a write: the service's ``method`` with the caller and the parsed body."""
+
+    async def handler(request: web.Request, call: Call) -> Body:
+        return method(call.services.mem1, call.require_identity(), call.body)
+
+    handler.__name__ = method.__name__
+    return handler
 
 
-async def page(request: web.Request, call: Call) -> dict[str, Any]:
+add_messages = _writes(Mem1Service.add_messages)
+search_memory = _reads(Mem1Service.search_memory)
+search_summary = _reads(Mem1Service.search_summary)
+update_mem = _writes(Mem1Service.update)
+delete_mem = _writes(Mem1Service.delete)
+batch_delete = _writes(Mem1Service.batch_delete)
+get_variables = _reads(Mem1Service.get_variables)
+update_variables = _reads(Mem1Service.update_variables)
+delete_variables = _reads(Mem1Service.delete_variables)
+delete_scope = _writes(Mem1Service.delete_scope)
+
+
+async def page(request: web.Request, call: Call) -> Body:
     return _svc(call).page(call.body, with_total=False)
 
 
-async def page_with_total(request: web.Request, call: Call) -> dict[str, Any]:
+async def page_with_total(request: web.Request, call: Call) -> Body:
     return _svc(call).page(call.body, with_total=True)
-
-
-async def update_mem(request: web.Request, call: Call) -> dict[str, Any]:
-    return _svc(call).update(call.require_identity(), call.body)
-
-
-async def delete_mem(request: web.Request, call: Call) -> dict[str, Any]:
-    return _svc(call).delete(call.require_identity(), call.body)
-
-
-async def batch_delete(request: web.Request, call: Call) -> dict[str, Any]:
-    return _svc(call).batch_delete(call.require_identity(), call.body)
-
-
-async def get_variables(request: web.Request, call: Call) -> dict[str, Any]:
-    return _svc(call).get_variables(call.body)
-
-
-async def update_variables(request: web.Request, call: Call) -> dict[str, Any]:
-    return _svc(call).update_variables(call.body)
-
-
-async def delete_variables(request: web.Request, call: Call) -> dict[str, Any]:
-    return _svc(call).delete_variables(call.body)
 
 
 async def get_message(request: web.Request, call: Call) -> dict[str, Any]:
     return _svc(call).message(call.body["message_id"], call.body.get("user_id"), call.body.get("scope_id"))
-
-
-async def delete_scope(request: web.Request, call: Call) -> dict[str, Any]:
-    return _svc(call).delete_scope(call.require_identity(), call.body)
 
 
 R, W = "memory:read", "memory:write"

@@ -12,23 +12,14 @@ from daemon.cli import mcp
 from daemon.cli.context import add_command, client, emit
 from daemon.cli.service import service_hint
 from startup_items.next_steps import next_steps
+from startup_items.plan_files import ACTIVE, file_state, files_by_path
 from startup_items.runtimes import RUNTIMES
 from state.errors import MemoryCloudError
 from state.paths import Paths
 
-ACTIVE = ("applied", "installed", "fallback_active")
 # Runtimes whose agent reaches its memory through the MCP server `connect` registers: Codex
 # (its sandbox refuses the launcher's connection; MCP servers run outside it), Cursor (no hook).
 MCP_RUNTIMES = ("codex", "cursor")
-
-
-def by_path(files: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
-    """The plan's regions grouped by file, in plan order: one file may hold several regions
-    (.amp/memory-config.json has the shared keys and each runtime's), the person sees it once."""
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for item in files:
-        groups.setdefault(item["path"], []).append(item)
-    return list(groups.items())
 
 
 def plan_text(plan: dict[str, Any], *, contents: bool = False) -> str:
@@ -37,18 +28,8 @@ def plan_text(plan: dict[str, Any], *, contents: bool = False) -> str:
         f"project {plan['project_key']} ({plan['project_binding_id']}), key via credential_ref"
         f" '{plan['credential_ref']}' (no key is written to the repository)",
     ]
-    for path, items in by_path(plan["files"]):
-        changes = any(i["changes"] for i in items)
-        # A plan's file list is what it was to do when planned; once applied, it is done.
-        state = (
-            "written"
-            if plan["status"] in ACTIVE
-            else "unchanged"
-            if not changes
-            else "update"
-            if items[0]["exists"]
-            else "create"
-        )
+    for path, items in files_by_path(plan["files"]):
+        state = file_state(plan["status"], items)
         kinds = ", ".join(dict.fromkeys(i["kind"] for i in items))
         purposes = "; ".join(dict.fromkeys(i["purpose"] for i in items))
         lines.append(f"  {state:<9} {path}  ({kinds}: {purposes})")

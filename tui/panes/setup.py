@@ -9,10 +9,9 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Markdown
 
+from startup_items.plan_files import ACTIVE, file_state, files_by_path
 from tui.formats import Formats
 from tui.panes.base import Pane
-
-ACTIVE = ("applied", "installed", "fallback_active")  # the statuses of a plan whose files are written
 
 
 def plan_markdown(plan: dict[str, Any], formats: Formats | None = None) -> str:
@@ -29,24 +28,9 @@ def plan_markdown(plan: dict[str, Any], formats: Formats | None = None) -> str:
         "",
     ]
     lines += _hook_lines(plan, formats)
-    # One file may hold several regions (.amp/memory-config.json: the shared keys and each
-    # runtime's); the person sees the file once, with each region's part under it.
-    by_path: dict[str, list[dict[str, Any]]] = {}
-    for item in plan["files"]:
-        by_path.setdefault(item["path"], []).append(item)
-    for path, items in by_path.items():
-        changes = any(item["changes"] for item in items)
-        # A plan's file list is what it was to do when planned; once applied, it is done.
-        state = (
-            "written"
-            if plan["status"] in ACTIVE
-            else "unchanged"
-            if not changes
-            else "update"
-            if items[0]["exists"]
-            else "create"
-        )
-        lines.append(f"**{state}** `{path}`")
+    # The person sees each file once, with each of its regions' parts under it.
+    for path, items in files_by_path(plan["files"]):
+        lines.append(f"**{file_state(plan['status'], items)}** `{path}`")
         for item in items:
             lines += [
                 f"({item['kind']}): {item['purpose']}",
