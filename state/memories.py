@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from state.db import Connection
 from state.errors import Conflict, NotFound
@@ -50,6 +50,35 @@ _COLUMNS = (
 _NAMES = tuple(name.strip() for name in _COLUMNS.split(","))
 
 
+class MemoryRecord(TypedDict):
+    """One row of memory_records, its JSON columns decoded (what every read returns).
+
+    A TypedDict rather than a dataclass: the type checker knows each field a caller reads,
+    and at run time a record stays the plain dict that every consumer reads by key and that
+    the wire answers are built from, so nothing is converted on the way (a context pack or a
+    brief reads ~30-60 records a request)."""
+
+    seq: int
+    id: str
+    namespace: str
+    project_key: str | None
+    path: str | None
+    kind: str
+    title: str
+    content: str
+    importance: int
+    triggers: list[str]
+    provenance: dict[str, Any]
+    source: str
+    identity_id: str | None
+    content_sha256: str
+    version: int
+    created_at: str
+    updated_at: str
+    deleted_at: str | None
+    metadata: dict[str, Any]
+
+
 def _decoded(text: str) -> Any:
     # Most records have no triggers or metadata: a context pack or a brief decodes ~60 of
     # these per request, and json.loads of "[]" costs as much as of a short list.
@@ -71,14 +100,14 @@ def _stored_as_given(new: NewMemory) -> bool:
     )
 
 
-def row_to_memory(row: Any) -> dict[str, Any]:
+def row_to_memory(row: Any) -> MemoryRecord:
     """A record row (a Row, or a tuple of the ``_COLUMNS``) as a plain dict with JSON columns
     decoded."""
     memory = dict(zip(_NAMES, row, strict=True)) if type(row) is tuple else dict(row)
     memory["triggers"] = _decoded(memory["triggers"])
     memory["provenance"] = _decoded(memory["provenance"])
     memory["metadata"] = _decoded(memory["metadata"])
-    return memory
+    return cast(MemoryRecord, memory)
 
 
 class MemoryRepository:
@@ -88,7 +117,7 @@ class MemoryRepository:
         self.conn = conn
         self.index = index
 
-    def create(self, new: NewMemory) -> dict[str, Any]:
+    def create(self, new: NewMemory) -> MemoryRecord:
         """Insert a record and its first version, and index it."""
         now = now_iso()
         memory_id = new_id("mem_")
@@ -201,17 +230,17 @@ class MemoryRepository:
         cursor.row_factory = None
         return cursor.execute(sql, params)
 
-    def find(self, memory_id: str) -> dict[str, Any] | None:
+    def find(self, memory_id: str) -> MemoryRecord | None:
         row = self._tuples(f"select {_COLUMNS} from memory_records where id = ?", (memory_id,)).fetchone()
         return row_to_memory(row) if row else None
 
-    def get(self, memory_id: str) -> dict[str, Any]:
+    def get(self, memory_id: str) -> MemoryRecord:
         memory = self.find(memory_id)
         if memory is None:
             raise NotFound(f"memory {memory_id} not found")
         return memory
 
-    def by_seqs(self, seqs: list[int]) -> dict[int, dict[str, Any]]:
+    def by_seqs(self, seqs: list[int]) -> dict[int, MemoryRecord]:
         if not seqs:
             return {}
         marks = ",".join("?" * len(seqs))
@@ -227,7 +256,7 @@ class MemoryRepository:
         importance: int | None = None,
         identity_id: str | None = None,
         metadata: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> MemoryRecord:
         """Replace the content (and optionally title/importance) as a new version."""
         current = self.get(memory_id)
         if current["deleted_at"]:
@@ -269,7 +298,7 @@ class MemoryRepository:
         )
         return self.get(memory_id)
 
-    def delete(self, memory_id: str, *, identity_id: str | None = None) -> dict[str, Any]:
+    def delete(self, memory_id: str, *, identity_id: str | None = None) -> MemoryRecord:
         """Soft-delete: the record leaves search and packs; its history stays."""
         current = self.get(memory_id)
         if current["deleted_at"]:
@@ -341,7 +370,7 @@ class MemoryRepository:
         project_key: str | None,
         limit: int,
         sources: tuple[str, ...],
-    ) -> list[dict[str, Any]]:
+    ) -> list[MemoryRecord]:
         """The memories a context pack summarises: this project's and workspace-wide ones
         from the given sources, most important first, then newest. Bounded by ``limit`` so
         building a pack costs the same at 100 or 100k memories."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from state.db import Connection
-from state.memories import _COLUMNS, row_to_memory
+from state.memories import _COLUMNS, MemoryRecord, row_to_memory
 
 
 def _like(text: str) -> str:
@@ -24,7 +24,7 @@ class WorkspaceRecords:
 
     def newest(
         self, namespaces: list[str], *, limit: int, kind: str | None = None, project_key: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[MemoryRecord]:
         """Live records of these namespaces, last changed first; ``kind`` exactly, and with a
         ``project_key`` only that project's and workspace-wide ones."""
         if not namespaces:
@@ -45,7 +45,7 @@ class WorkspaceRecords:
 
     def code_memories(
         self, namespaces: list[str], *, project_key: str, text: str, limit: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[MemoryRecord]:
         """Live ``code_memory`` records of these namespaces that belong to the project (its
         project key, or the key named in the content), holding ``text`` (ASCII case-insensitive,
         in the title, content or triggers) when given; last changed first."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from state.errors import Forbidden, NotFound
+from state.memories import MemoryRecord
 from state.store import Store
 
 
@@ -62,7 +63,7 @@ def can_read_namespace(identity: dict[str, Any], namespace: str) -> bool:
     )
 
 
-def readable_memory(store: Store, identity: dict[str, Any], memory_id: str) -> dict[str, Any]:
+def readable_memory(store: Store, identity: dict[str, Any], memory_id: str) -> MemoryRecord:
     """A live memory the caller may read; others' memories look exactly like missing ones."""
     memory = store.memories.find(memory_id)
     if memory is None or memory["deleted_at"] or not can_read_namespace(identity, memory["namespace"]):
@@ -114,7 +115,7 @@ def workspace_slug(name: str) -> str:
     return "-".join("".join(c if c.isalnum() else " " for c in name.lower()).split()) or "workspace"
 
 
-def public_memory(memory: dict[str, Any]) -> dict[str, Any]:
+def public_memory(memory: MemoryRecord) -> dict[str, Any]:
     """A memory record as agents see it (no internal seq)."""
     return {
         "id": memory["id"],
@@ -139,7 +140,7 @@ def public_memory(memory: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def memory_detail(memory: dict[str, Any]) -> dict[str, Any]:
+def memory_detail(memory: MemoryRecord) -> dict[str, Any]:
     """A memory as GET /api/agent/memories/{id} shows it: ours, plus the reference's keys
     (type_label, summary, compiled_markdown, entities, code_refs, visibility). An adaptive
     memory keeps the values its form gave them (``provenance.view``)."""

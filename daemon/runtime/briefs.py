@@ -17,6 +17,7 @@ from daemon.runtime.context_packs import ContextPackService
 from daemon.runtime.deltas import DeltaService
 from state.errors import NotFound
 from state.ids import new_id, now_iso
+from state.memories import MemoryRecord
 from state.store import Store
 
 
@@ -39,7 +40,7 @@ class BriefService:
         self.deltas = deltas
         self.changes = changes
 
-    def _relevant(self, workspace_id: str, query: str, limit: int) -> list[dict[str, Any]]:
+    def _relevant(self, workspace_id: str, query: str, limit: int) -> list[MemoryRecord]:
         hits = self.store.search.search(query, [workspace_id], limit=limit)
         by_seq = self.store.memories.by_seqs([h.seq for h in hits])
         return [by_seq[h.seq] for h in hits if h.seq in by_seq]

@@ -17,6 +17,7 @@ from typing import Any
 
 from daemon.runtime.startup import StartupService
 from state.errors import Conflict, InvalidRequest
+from state.memories import MemoryRecord
 from state.store import Store
 
 ACTIONS = ("keep_current", "take_incoming", "merge")
@@ -36,7 +37,7 @@ class ConflictService:
         the namespace of the memory it is about (None for a startup file)."""
         detail = conflict["detail"]
         current = incoming = base = None
-        memory: dict[str, Any] | None = None
+        memory: MemoryRecord | None = None
         if conflict["kind"] == "memory_store_occ":
             memory = self.store.memories.find(conflict["subject_id"])
             current = memory["content"] if memory else None

@@ -18,6 +18,7 @@ from daemon.runtime.constants import CARD_TYPES, PROTOCOL_VERSION, RUNTIME_VERSI
 from startup_items.caps import estimate_tokens
 from state.errors import BootstrapRequired, NotFound
 from state.ids import iso_from_datetime, new_id, now_iso, parse_iso
+from state.memories import MemoryRecord
 from state.store import Store
 
 # What enters a Runtime Context Pack (seed 000): memory deltas, adaptive workspace memory
@@ -40,7 +41,7 @@ def search_url(base_url: str, workspace_id: str, query: str, project_key: str | 
     )
 
 
-def _line(memory: dict[str, Any]) -> str:
+def _line(memory: MemoryRecord) -> str:
     title = memory["title"] or memory["content"]
     text = " ".join(title.split())
     if len(text) > 240:
@@ -81,7 +82,7 @@ class ContextPackService:
             {**receipt, "summary_sha256": receipt["digest"]}, identity_id=identity["id"]
         )
 
-    def standing(self, workspace_id: str, project_key: str | None, limit: int) -> list[dict[str, Any]]:
+    def standing(self, workspace_id: str, project_key: str | None, limit: int) -> list[MemoryRecord]:
         """The memories a pack is made of, best first: :meth:`compose` takes the first
         ``max_items`` of them. The order is total (importance, then seq), so the first k of
         a longer read are the first k of a read of k: a caller that needs them for itself too
@@ -99,7 +100,7 @@ class ContextPackService:
         params: dict[str, Any],
         base_url: str,
         *,
-        standing: list[dict[str, Any]] | None = None,
+        standing: list[MemoryRecord] | None = None,
         lenses: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """A new pack with its receipt, not yet stored (see :meth:`save`).
@@ -229,11 +230,11 @@ class ContextPackService:
         runtime: str,
         reason: str,
         receipt_id: str | None,
-        memories: list[dict[str, Any]],
+        memories: list[MemoryRecord],
         lenses: list[dict[str, Any]],
         max_chars: int | None = None,
         max_tokens: int | None = None,
-    ) -> tuple[str, list[dict[str, Any]], bool]:
+    ) -> tuple[str, list[MemoryRecord], bool]:
         """summary_markdown within the budgets; returns it, the memories shown, truncation.
 
         The character budget is the smaller of the configured one and the caller's (a
@@ -260,7 +261,7 @@ class ContextPackService:
             "## Memory",
         ]
         text = "\n".join(head)
-        included: list[dict[str, Any]] = []
+        included: list[MemoryRecord] = []
         truncated = False
         if not memories:
             text += "\n- No memories yet for this project. Write the first with a memory delta."
@@ -322,7 +323,7 @@ class ContextPackService:
         return text
 
     def _handles(
-        self, base_url: str, workspace_id: str, project_key: str | None, memories: list[dict[str, Any]]
+        self, base_url: str, workspace_id: str, project_key: str | None, memories: list[MemoryRecord]
     ) -> list[dict[str, Any]]:
         handles = [
             {
@@ -426,7 +427,7 @@ class ContextPackService:
         }
 
 
-def _card(memory: dict[str, Any]) -> dict[str, Any]:
+def _card(memory: MemoryRecord) -> dict[str, Any]:
     """A memory of the pack as a summary card (card_type as memory-delta names it)."""
     kind = memory["kind"]
     return {

@@ -20,7 +20,7 @@ from daemon.runtime.context_packs import ContextPackService
 from daemon.runtime.suites import can_see
 from state.errors import NotFound
 from state.ids import new_id, now_iso
-from state.memories import NewMemory
+from state.memories import MemoryRecord, NewMemory
 from state.store import Store
 from state.tokenize import tokens
 
@@ -61,7 +61,7 @@ class SuiteInstaller:
         self.packs = packs
         self.changes = changes
 
-    def _contradiction(self, workspace_id: str, fact: str) -> dict[str, Any] | None:
+    def _contradiction(self, workspace_id: str, fact: str) -> MemoryRecord | None:
         """An existing (non-suite) workspace memory on the same subject that says otherwise."""
         hits = self.store.search.search(fact, [workspace_id], limit=3)
         for memory in self.store.memories.by_seqs([h.seq for h in hits]).values():
@@ -256,7 +256,7 @@ class SuiteInstaller:
             ],
         }
 
-    def _reference_view(self, item: dict[str, Any], memories: list[dict[str, Any]]) -> dict[str, Any]:
+    def _reference_view(self, item: dict[str, Any], memories: list[MemoryRecord]) -> dict[str, Any]:
         """The reference's keys: the install as a native memory of the target workspace (its
         first memory here), the source suite at the installed version, and a snapshot."""
         workspace = self.store.identities.workspace(item["workspace_id"])

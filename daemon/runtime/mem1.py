@@ -34,7 +34,7 @@ from state.ids import new_id
 # SUMMARY_OF_SESSION is named here too: tests/daemon/test_mem1_summaries.py checks its plan.
 from state.mem1_records import SUMMARY_OF_SESSION as SUMMARY_OF_SESSION
 from state.mem1_records import Mem1Records
-from state.memories import NewMemory
+from state.memories import MemoryRecord, NewMemory
 from state.store import Store
 
 FRAGMENT_TYPES = ("user_profile", "semantic_memory", "episodic_memory")
@@ -412,7 +412,7 @@ class Mem1Service:
 
     # -- changing memories (never across user + scope) -------------------------------------------
 
-    def _own(self, body: dict[str, Any], mem_id: str) -> dict[str, Any]:
+    def _own(self, body: dict[str, Any], mem_id: str) -> MemoryRecord:
         memory = self.store.memories.find(mem_id)
         if (
             memory is None

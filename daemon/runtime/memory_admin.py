@@ -11,6 +11,7 @@ from daemon.runtime.access import dialect_of, public_memory
 from daemon.runtime.changes import ContextChanges
 from state.browse_records import BrowseRecords
 from state.errors import InvalidRequest, NotFound
+from state.memories import MemoryRecord
 from state.redaction import purge_wal
 from state.store import Store
 
@@ -21,7 +22,7 @@ class MemoryAdmin:
         self.changes = changes
         self.records = BrowseRecords(store.conn)
 
-    def _live(self, memory_id: str) -> dict[str, Any]:
+    def _live(self, memory_id: str) -> MemoryRecord:
         memory = self.store.memories.get(memory_id)
         if memory["deleted_at"]:
             raise NotFound(f"memory {memory_id} was deleted")

@@ -14,7 +14,7 @@ from typing import Any
 
 from state.errors import Conflict, InvalidRequest, NotFound
 from state.ids import new_id, now_iso
-from state.memories import NewMemory
+from state.memories import MemoryRecord, NewMemory
 from state.memory_store_records import MemoryStoreRecords
 from state.redaction import purge_wal
 from state.store import Store
@@ -169,7 +169,7 @@ class MemoryStoreService:
             raise StoreArchived(f"memory store {store_id} is archived: it can be read, not written")
 
     @staticmethod
-    def _public_memory(memory: dict[str, Any], *, content: bool) -> dict[str, Any]:
+    def _public_memory(memory: MemoryRecord, *, content: bool) -> dict[str, Any]:
         out = {
             "id": memory["id"],
             "type": "memory",
@@ -186,7 +186,7 @@ class MemoryStoreService:
             out["content"] = memory["content"]
         return out
 
-    def _memory(self, store_id: str, memory_id: str) -> dict[str, Any]:
+    def _memory(self, store_id: str, memory_id: str) -> MemoryRecord:
         self._row(store_id)
         memory = self.store.memories.find(memory_id)
         if memory is None or memory["namespace"] != store_id or memory["deleted_at"]:

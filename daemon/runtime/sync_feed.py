@@ -24,14 +24,14 @@ from daemon.runtime.access import resolve_workspace
 from daemon.runtime.changes import ContextChanges
 from daemon.runtime.constants import PROTOCOL_VERSION, RUNTIME_VERSION
 from state.errors import Conflict, InvalidRequest, NotFound
-from state.memories import NewMemory, sha256_text
+from state.memories import MemoryRecord, NewMemory, sha256_text
 from state.store import Store
 
 FEED_SCHEMA = "memorycloud.sync-changes.v1"
 RECORD_SCHEMA = "memorycloud.sync-record.v1"
 
 
-def feed_record(memory: dict[str, Any]) -> dict[str, Any]:
+def feed_record(memory: MemoryRecord) -> dict[str, Any]:
     return {
         "memory_id": memory["id"],
         "version": memory["version"],
@@ -55,7 +55,7 @@ class SyncFeed:
     def _workspace(self, identity: dict[str, Any]) -> str:
         return resolve_workspace(self.store, identity, None)["id"]
 
-    def _own_record(self, identity: dict[str, Any], memory_id: str) -> dict[str, Any]:
+    def _own_record(self, identity: dict[str, Any], memory_id: str) -> MemoryRecord:
         memory = self.store.memories.find(memory_id)
         if memory is None or memory["namespace"] != self._workspace(identity):
             raise NotFound(f"memory {memory_id} not found")

@@ -18,6 +18,7 @@ from daemon.runtime.access import public_memory, resolve_workspace
 from daemon.runtime.context_packs import memory_url
 from daemon.runtime.suite_archive import slugify
 from state.errors import InvalidRequest
+from state.memories import MemoryRecord
 from state.store import Store
 from state.workspace_records import WorkspaceRecords
 
@@ -50,7 +51,7 @@ def compact(text: str | None, limit: int) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
-def asset_kind(memory: dict[str, Any]) -> str:
+def asset_kind(memory: MemoryRecord) -> str:
     """The memory map's kind of a record: the reference's two kinds of workspace memory, and
     ``memory`` for the others (documents, installed suites, pulled records ...)."""
     if memory["source"] == "adaptive_memory":
@@ -60,7 +61,7 @@ def asset_kind(memory: dict[str, Any]) -> str:
     return "memory"
 
 
-def contract_item(memory: dict[str, Any], base_url: str) -> dict[str, Any]:
+def contract_item(memory: MemoryRecord, base_url: str) -> dict[str, Any]:
     """A record as a memory-query item: the reference's keys beside ours."""
     provenance = memory["provenance"] or {}
     return {
@@ -248,7 +249,7 @@ class WorkspaceReads:
         }
 
     @staticmethod
-    def _asset(memory: dict[str, Any], workspace_name: str, base_url: str) -> dict[str, Any]:
+    def _asset(memory: MemoryRecord, workspace_name: str, base_url: str) -> dict[str, Any]:
         kind = asset_kind(memory)
         triggers = memory["triggers"]
         topic = (compact(triggers[0], 46) if triggers else None) or memory["project_key"] or memory["kind"]

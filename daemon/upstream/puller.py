@@ -14,7 +14,7 @@ from daemon.runtime.changes import ContextChanges
 from daemon.runtime.context_packs import PACK_SOURCES
 from daemon.upstream.client import UpstreamClient
 from daemon.upstream.read_index import origin_of
-from state.memories import NewMemory
+from state.memories import MemoryRecord, NewMemory
 from state.store import Store
 
 PAGE = 200
@@ -26,7 +26,7 @@ def _origin(change: dict[str, Any]) -> str | None:
 
 
 def record_conflict(
-    store: Store, memory: dict[str, Any], link: dict[str, Any], incoming: dict[str, Any], upstream_url: str
+    store: Store, memory: MemoryRecord, link: dict[str, Any], incoming: dict[str, Any], upstream_url: str
 ) -> dict[str, Any]:
     """Keep both sides for the person; hold the local changes until they decide. Call inside
     a transaction."""
@@ -136,7 +136,7 @@ class Puller:
         touched.add(memory["project_key"])
         return "applied"
 
-    def _link(self, memory: dict[str, Any], change: dict[str, Any]) -> None:
+    def _link(self, memory: MemoryRecord, change: dict[str, Any]) -> None:
         """The local memory is now at the upstream's version of ``change``, in sync."""
         self.store.upstream.save_link(
             memory["id"],

@@ -32,6 +32,7 @@ from daemon.upstream.client import (
 )
 from state.group_commit import flush_now
 from state.ids import iso_from_datetime, now_iso
+from state.memories import MemoryRecord
 from state.store import Store
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,7 @@ class Pusher:
 
     # -- new records --------------------------------------------------------------------------
 
-    async def _send_new(self, entry: dict[str, Any], memory: dict[str, Any]) -> str:
+    async def _send_new(self, entry: dict[str, Any], memory: MemoryRecord) -> str:
         if memory["deleted_at"]:
             return self._finish(entry, "skipped", error="deleted before it reached the upstream")
         if not memory["content"]:
@@ -157,7 +158,7 @@ class Pusher:
         self._link(memory, upstream_id, kind, version)
         return self._finish(entry, "sent", {"upstream_id": upstream_id})
 
-    def _link(self, memory: dict[str, Any], upstream_id: str, kind: str, version: int | None) -> None:
+    def _link(self, memory: MemoryRecord, upstream_id: str, kind: str, version: int | None) -> None:
         with self.store.transaction():
             self.store.upstream.save_link(
                 memory["id"],
@@ -180,7 +181,7 @@ class Pusher:
             synced_sha256=None,
         )
 
-    def link_result(self, memory: dict[str, Any], result: dict[str, Any]) -> None:
+    def link_result(self, memory: MemoryRecord, result: dict[str, Any]) -> None:
         """Link a record to what a resumed or re-sent write created upstream."""
         delta = result.get("memory_delta") or result.get("delta") or {}
         if delta.get("memory_id"):
@@ -204,7 +205,7 @@ class Pusher:
             self.receipts[project_key] = body["receipt_id"]
         return self.receipts[project_key]
 
-    async def _send_delta(self, memory: dict[str, Any], headers: dict[str, str]):
+    async def _send_delta(self, memory: MemoryRecord, headers: dict[str, str]):
         content = memory["content"]
         why = memory["provenance"].get("why_it_matters")
         summary = content.split("\n\nWhy it matters:", 1)[0] if why else content
@@ -244,7 +245,7 @@ class Pusher:
             return delta["memory_id"], "memory", 1
         return delta.get("id") or result.get("id"), "delta", None
 
-    async def _send_event(self, memory: dict[str, Any], event: dict[str, Any], headers: dict[str, str]):
+    async def _send_event(self, memory: MemoryRecord, event: dict[str, Any], headers: dict[str, str]):
         upstream_brief = await self._upstream_brief(event["brief_id"])
         result = await self.client.call(
             "POST",
@@ -329,7 +330,7 @@ class Pusher:
 
     # -- edits, deletes, redactions -----------------------------------------------------------
 
-    async def _send_change(self, entry: dict[str, Any], memory: dict[str, Any], link: dict[str, Any]) -> str:
+    async def _send_change(self, entry: dict[str, Any], memory: MemoryRecord, link: dict[str, Any]) -> str:
         if link["local_version"] == memory["version"] or (
             not memory["deleted_at"] and memory["content_sha256"] == link.get("upstream_sha256")
         ):
@@ -376,7 +377,7 @@ class Pusher:
             self.store.upstream.finish(entry["seq"], "sent", {"upstream_version": record["version"]})
         return "sent"
 
-    async def _send_redaction(self, entry: dict[str, Any], memory: dict[str, Any]) -> str:
+    async def _send_redaction(self, entry: dict[str, Any], memory: MemoryRecord) -> str:
         link = self.store.upstream.link(memory["id"])
         if link is None:
             # Never sent: the pending create now carries no redacted content (bodies are
