@@ -56,6 +56,10 @@ _BLANK = "".join(c for c in map(chr, range(0x3001)) if c.isspace())
 _TEXT = f"[^{_BLANK}]"
 
 
+# A text that is empty or blanks only (what at_least(1) refuses).
+BLANK_ONLY = f"^[{_BLANK}]*$"
+
+
 def at_least(length: int) -> str:
     """A pattern for "at least ``length`` characters besides surrounding blanks" (what a
     required text needs: "   " is empty). The stripped text is that long exactly when two

@@ -45,8 +45,9 @@ async def read_json_object(request: web.Request) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Query:
-    """One query parameter, declared on its endpoint (``Endpoint.query``): the OpenAPI document
-    lists it from here, and the handler reads it through :meth:`read`, so the two cannot drift.
+    """One query parameter (or, with ``where="header"``, one request header), declared on its
+    endpoint (``Endpoint.query``): the OpenAPI document lists it from here, and the handler
+    reads it through :meth:`read`, so the two cannot drift.
 
     Integers take ASCII digits only (a 422 naming the parameter otherwise); out of bounds they
     are refused (422), or with ``clamp`` brought into bounds, as the MemoryCloud reference does
@@ -66,12 +67,13 @@ class Query:
     # Checks a present value instead of the choice check, with the error of the value's own
     # domain (suite visibility is a 400 everywhere it is given, body or query).
     check: Callable[[str], Any] | None = None
+    where: str = "query"  # or "header"
 
     def read(self, request: web.Request) -> Any:
         """The parameter's value (its default when absent or empty), or ValidationFailed."""
         if self.repeated:
             return request.query.getall(self.name, [])
-        raw = request.query.get(self.name)
+        raw = (request.headers if self.where == "header" else request.query).get(self.name)
         if raw is None or raw == "":
             return self.default
         if self.type is int:
@@ -127,7 +129,12 @@ class Query:
             schema = {"anyOf": [schema, {"const": ""}]}
         if self.repeated:
             schema = {"type": "array", "items": schema}
-        out: dict[str, Any] = {"name": self.name, "in": "query", "required": self.required, "schema": schema}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "in": self.where,
+            "required": self.required,
+            "schema": schema,
+        }
         if self.repeated:
             out.update(style="form", explode=True)
         if self.description:

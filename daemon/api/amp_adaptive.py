@@ -53,6 +53,7 @@ class MemoryFormSubmit(RequestModel, title="memory-form-submit"):
         "workspace",
         max_length=20,
         description="private, workspace or public (a local workspace is never public beyond this machine: public is stored like workspace)",
+        json_schema_extra={"enum": [*VISIBILITIES, None]},  # refused with the reference's 400
     )
     importance: Int | None = Field(
         None, ge=1, le=5, description="default: 4 for workspace and public, 3 for private (as the reference)"

@@ -91,9 +91,17 @@ async def context_pack(request: web.Request, call: Call) -> dict[str, Any]:
     return call.services.packs.get(call.require_identity(), request.match_info["context_pack_id"])
 
 
+RECEIPT = Query(
+    "X-AMP-Context-Receipt",
+    where="header",
+    max_length=120,
+    description="the receipt_id of a context pack this agent was given (or context_receipt_id in the body; neither: 428)",
+)
+
+
 async def memory_delta(request: web.Request, call: Call) -> dict[str, Any]:
     identity = call.require_identity()
-    header = request.headers.get("X-AMP-Context-Receipt", "").strip()
+    header = (RECEIPT.read(request) or "").strip()
     receipt_id = header or call.body.get("context_receipt_id")
     receipt = call.services.packs.check_receipt(identity, receipt_id)
     call.services.deltas.target(identity, receipt, call.body)  # 404/403 before the gate
@@ -187,6 +195,7 @@ ENDPOINTS = [
         scope="memory:write",
         request=MemoryDelta,
         response=MemoryDeltaAnswer,
+        query=(RECEIPT,),
         idempotent=True,
     ),
     Endpoint(

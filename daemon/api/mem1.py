@@ -13,11 +13,12 @@ from typing import Annotated, Any
 
 from aiohttp import web
 from pydantic import AliasChoices, Field
+from pydantic.json_schema import JsonDict
 
 from daemon import keys
 from daemon.dialects import ErrorEnvelope
 from daemon.endpoints import Call, Endpoint, Handler
-from daemon.request_models import Int, RequestModel
+from daemon.request_models import Int, RequestModel, at_least
 from daemon.responses.mem1 import (
     AddMessagesAnswer,
     BatchDeleteAnswer,
@@ -54,8 +55,21 @@ class Mem1Page(Who, title="mem1-page"):
     memory_type: str | None = Field(None, max_length=40)
 
 
+# The service's rules, which keep the seed's answers (its 422 string for no content, a 400
+# for a bad scope), said in the document for clients and fuzzers: at least one message has
+# content that is not blank; a scope is not empty and has no "/".
+_SOME_CONTENT: JsonDict = {
+    "contains": {
+        "type": "object",
+        "required": ["content"],
+        "properties": {"content": {"type": "string", "pattern": at_least(1)}},
+    }
+}
+
+
 class Mem1AddMessages(Who, title="mem1-add-messages"):
-    messages: list[dict[str, Any]] = Field(max_length=1000)
+    scope_id: str | None = Field(D, max_length=128, json_schema_extra={"pattern": "^[^/]+$"})
+    messages: list[dict[str, Any]] = Field(max_length=1000, json_schema_extra=_SOME_CONTENT)
     session_id: str | None = Field(D, max_length=256)
     mem_variables: list[dict[str, Any]] | None = Field(default_factory=list, max_length=100)
     enable_long_term_mem: bool | None = True
@@ -83,7 +97,10 @@ class Mem1GetVariables(Who, title="mem1-get-variables"):
 
 
 class Mem1UpdateVariables(Who, title="mem1-update-variables"):
-    variables: dict[str, Any]
+    # Values are strings (seed 004: {"name": "value"}). The document says so; the service
+    # refuses any other value with the 400 its clients have always had (a 422 list here would
+    # change the dialect's answer).
+    variables: dict[str, Any] = Field(json_schema_extra={"additionalProperties": {"type": "string"}})
 
 
 class Mem1DeleteVariables(Who, title="mem1-delete-variables"):

@@ -131,7 +131,8 @@ def operation(endpoint: Endpoint, dialects: Dialects) -> dict[str, Any]:
     if endpoint.request is not None:
         schema = endpoint.request.json_schema()
         op["requestBody"] = {
-            "required": bool(schema["required"]),
+            # required when a body of no fields fails: a required field, or a rule over fields
+            "required": bool(schema["required"]) or "anyOf" in schema,
             "content": {"application/json": {"schema": schema}},
         }
     elif endpoint.method == "POST":  # zip archives, multipart uploads, JSON-RPC

@@ -11,6 +11,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from pydantic import AliasChoices, Field
 
 from daemon import keys
+from daemon.api import suite_rules as rules
 from daemon.api.suite_upload import read_upload
 from daemon.endpoints import Call, Endpoint
 from daemon.request_models import Int, RequestModel, at_least
@@ -39,18 +40,26 @@ from daemon.validation import Query
 from state.errors import InvalidRequest, PayloadTooLarge, ValidationFailed
 
 
-class MemorySuiteCreate(RequestModel, title="memory-suite-create"):
+class MemorySuiteCreate(RequestModel, title="memory-suite-create", json_schema_extra=rules.HAS_MEMORY):
     title: str = Field(max_length=120, pattern=at_least(2))
     summary: str = Field(max_length=800, pattern=at_least(1))
     persona_type: str | None = Field("agent", max_length=40)
     visibility: str | None = Field(
-        "public", max_length=40, description="public | unlisted | private (else 400)"
+        "public",
+        max_length=40,
+        description="public | unlisted | private (else 400)",
+        json_schema_extra={"enum": [*VISIBILITIES, None]},
     )
     license: str | None = Field("CC-BY-4.0", max_length=80, pattern=at_least(2))
     tags: list[str] | None = Field(
         default_factory=list, description="lower-cased, trimmed, de-duplicated, 32 characters each, 12 kept"
     )
-    version: str | None = Field("1.0.0", max_length=64, description="semantic version")
+    version: str | None = Field(
+        "1.0.0",
+        max_length=64,
+        description="semantic version",
+        json_schema_extra=rules.VERSION,
+    )
     price_cents: Int | None = Field(
         0, ge=0, le=999_999, description="kept and answered; this daemon sells nothing"
     )
@@ -69,6 +78,7 @@ class MemorySuiteCreate(RequestModel, title="memory-suite-create"):
     work_memory: list[Any] | dict[str, Any] | None = Field(
         default_factory=list,
         description='[{date: YYYY-MM-DD (default today UTC), content (or text)}], or {"YYYY-MM-DD": markdown}: memory/<date>.md',
+        json_schema_extra=rules.WORK_MEMORY,
     )
     instructions_md: str | None = Field(
         "",
@@ -76,20 +86,39 @@ class MemorySuiteCreate(RequestModel, title="memory-suite-create"):
         validation_alias=AliasChoices("instructions_md", "instructions_markdown"),
         description="agent.instructions.md",
     )
-    provenance: dict[str, Any] | None = Field(None, description="default {source_type: self_authored}")
-    manifest: dict[str, Any] | None = Field(
-        None, description="a full amp.memory.v1 manifest: title, license and version come from it"
+    provenance: dict[str, Any] | None = Field(
+        None,
+        description="default {source_type: self_authored}",
+        json_schema_extra={"anyOf": [rules.PROVENANCE, {"type": "null"}]},
     )
-    slug: str | None = Field(None, max_length=64, description="publish a version of this suite (ours)")
+    manifest: dict[str, Any] | None = Field(
+        None,
+        description="a full amp.memory.v1 manifest: title, license and version come from it",
+        json_schema_extra={"anyOf": [rules.MANIFEST, {"type": "null"}]},
+    )
+    slug: str | None = Field(
+        None,
+        max_length=64,
+        description="publish a version of this suite (ours)",
+        json_schema_extra=rules.SLUG_NAME,
+    )
     readme_markdown: str | None = Field(None, max_length=100_000, description="README.md (ours)")
 
 
-class MemorySuiteSync(RequestModel, title="memory-suite-sync"):
+class MemorySuiteSync(RequestModel, title="memory-suite-sync", json_schema_extra=rules.TEXT_OR_EVENTS):
     text: str | None = Field(
-        None, max_length=20_000, description="the event, appended to its day's memory/YYYY-MM-DD.md"
+        None,
+        max_length=20_000,
+        description="the event, appended to its day's memory/YYYY-MM-DD.md",
+        json_schema_extra={"pattern": at_least(1)},
     )
     event_type: str | None = Field("work_memory", max_length=60)
-    occurred_at: str | None = Field(None, max_length=64, description="default now (UTC)")
+    occurred_at: str | None = Field(
+        None,
+        max_length=64,
+        description="default now (UTC)",
+        json_schema_extra={"pattern": rules.STARTS_WITH_DAY},
+    )
     importance: Int | None = Field(3, ge=1, le=5)
     tags: list[Annotated[str, Field(max_length=64)]] | None = Field(default_factory=list, max_length=50)
     changelog: str | None = Field(None, max_length=500)
@@ -97,6 +126,7 @@ class MemorySuiteSync(RequestModel, title="memory-suite-sync"):
         None,
         max_length=200,
         description="ours, instead of text: [{summary, event_type?, tags?, occurred_at?}]",
+        json_schema_extra=rules.EVENTS,
     )
 
 
@@ -211,7 +241,9 @@ async def installed(request: web.Request, call: Call) -> dict[str, Any]:
 
 class PersonaDistillJob(RequestModel, title="persona-distill-job"):
     documents: list[dict[str, Any]] = Field(
-        max_length=500, description="[{text, source_path?, retrieval_triggers?}]"
+        max_length=500,
+        description="[{text, source_path?, retrieval_triggers?}]",
+        json_schema_extra=rules.DOCUMENTS,
     )
     chunk_chars: Int | None = Field(800, ge=100, le=8000)
     importance: Int | None = Field(3, ge=1, le=5)

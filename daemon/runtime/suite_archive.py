@@ -232,8 +232,11 @@ def source_type(provenance: Any) -> str | None:
     """provenance.source_type (or our earlier provenance.source), if it is given."""
     if not isinstance(provenance, dict):
         return None
-    value = provenance.get("source_type") or provenance.get("source")
-    return str(value) if value else None
+    for key in ("source_type", "source"):
+        value = provenance.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def check_manifest(manifest: dict[str, Any]) -> dict[str, Any]:

@@ -60,7 +60,9 @@ def work_memory(value: list[Any] | dict[str, Any] | None) -> dict[str, str]:
         content = item.get("content", item.get("text"))
         if not isinstance(content, str):
             raise _fail(where, "needs 'content' (or 'text') as Markdown text")
-        day = item.get("date") or today_utc()
+        day = item.get("date")
+        if day is None or day == "":
+            day = today_utc()
         if not isinstance(day, str) or len(day) != 10:
             raise _fail(f"{where}.date", f"must be a date (YYYY-MM-DD), got {day!r}")
         day_of(day, f"work_memory[{index}].date" if isinstance(value, list) else "work_memory")

@@ -12,7 +12,6 @@ reads work memory bullet by bullet).
 from __future__ import annotations
 
 import re
-from datetime import date
 from typing import Any
 
 from state.errors import InvalidRequest, ValidationFailed
@@ -20,21 +19,26 @@ from state.ids import now_iso
 
 DEFAULT_EVENT_TYPE = "work_memory"
 DEFAULT_CHANGELOG = "agent sync"
-DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# A calendar date, YYYY-MM-DD, years 0001-9999, leap days included: the dates
+# date.fromisoformat reads (checked against every one of them, 2026-12-04), as a pattern the
+# OpenAPI document can carry.
+_LEAP_YEAR = r"(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)"
+_ANY_YEAR_DAY = (
+    r"[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
+    r"|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
+)
+DATE_PATTERN = rf"(?!0000)(?:{_ANY_YEAR_DAY}|{_LEAP_YEAR}-02-29)"
+DAY = re.compile(rf"^{DATE_PATTERN}$")
 
 
 def day_of(occurred_at: str, field: str) -> str:
     """The YYYY-MM-DD an event belongs to (422 when occurred_at does not start with a date)."""
     day = occurred_at[:10]
-    try:
-        if not DAY.fullmatch(day):
-            raise ValueError
-        date.fromisoformat(day)
-    except ValueError:
+    if not DAY.fullmatch(day):
         raise ValidationFailed(
             f"field '{field}' must start with a date (YYYY-MM-DD), got {occurred_at!r}",
             details={"field": field},
-        ) from None
+        )
     return day
 
 

@@ -31,8 +31,8 @@ async def test_the_document_describes_every_endpoint_as_enforced(api, world):
         assert op.get("x-owner-only", False) == endpoint.owner_only
         params = op.get("parameters", [])
         assert [p["name"] for p in params if p["in"] == "path"] == re.findall(r"\{(\w+)\}", endpoint.path)
-        assert [(p["name"], p["required"]) for p in params if p["in"] == "query"] == [
-            (q.name, q.required) for q in endpoint.query
+        assert [(p["name"], p["in"], p["required"]) for p in params if p["in"] in ("query", "header")] == [
+            (q.name, q.where, q.required) for q in endpoint.query
         ]
         if endpoint.request is not None:
             schema = op["requestBody"]["content"]["application/json"]["schema"]

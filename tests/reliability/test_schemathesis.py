@@ -7,10 +7,12 @@ every run; bench/fuzz_soak.py and `st run` by hand go further).
 
 Every operation is run but MCP's transport (JSON-RPC errors, a session) and those of
 test_api_fuzz.EXCLUDED. For the operations in REFUSES_VALID, one check is off: that a request
-valid by the document is accepted. Each refuses some such requests for a rule the document
-cannot say yet (one of several fields, a value from a registry or the store, a zip); every
-other check, the refusal of invalid requests among them, still runs on them. Each is a rule
-still to move into its request model (issue #17).
+valid by the document is accepted. Each refuses some such requests for a rule no document can
+say, because it depends on data: a pairing code or challenge that was issued, update ids that
+exist, the fields of a form run, the content of a zip. Every other check, the refusal of
+invalid requests among them, still runs on them. Rules that a schema can say are in the request
+models (some only as documentation, where the service's refusal keeps its status and message).
+A value from the store that a request needs, the memory delta's receipt, is supplied instead.
 """
 
 from __future__ import annotations
@@ -30,19 +32,12 @@ from tests.reliability.test_api_fuzz import EXCLUDED, ThreadedDaemon
 ST = Path(sys.executable).with_name("st")
 LEFT_OUT = {"/mcp": "MCP's transport answers JSON-RPC errors and needs a session"}
 REFUSES_VALID = {
-    "/add_messages/": "a message needs non-empty content (checked by the service)",
-    "/api/agent/memory-delta": "needs an X-AMP-Context-Receipt header naming a receipt the caller was given",
     "/api/agent/register": "a solved challenge or a pairing code is required",
     "/api/agent/updates/ack": "update ids must name real updates",
-    "/api/memories": "a manifest must be amp.memory.v1",
-    "/api/memories/validate": "a manifest must be amp.memory.v1",
     "/api/memories/import": "the body is a zip archive",
     "/api/memories/import/validate": "the body is a zip archive",
-    "/api/memories/{slug}/persona-distill": "documents must hold at least one document with text",
     "/api/memories/{slug}/persona-distill/upload": "the body is multipart 'file' parts",
-    "/api/memories/{slug}/sync": "events need a non-empty summary",
-    "/api/memory/forms/{run_id}/submit": "visibility and the form's own fields (checked by the service)",
-    "/update_variables/": "variable values must be strings",
+    "/api/memory/forms/{run_id}/submit": "the payload holds the fields of the run's own form",
 }
 
 
@@ -51,19 +46,21 @@ def _path_regex(paths: list[str]) -> str:
     return "^(" + "|".join(escaped) + ")$"
 
 
-def config(refuses_valid: dict[str, str]) -> str:
+def config(refuses_valid: dict[str, str], supplied: dict[str, dict[str, str]] | None = None) -> str:
     """schemathesis.toml: every check on, but positive_data_acceptance off for each of these
     operations (the CLI's --checks would override a per-operation setting, so checks are
-    chosen here)."""
+    chosen here); ``supplied`` gives operations parameter values from the store (a receipt)."""
     lines = ["checks.enabled = true"]
     for path, reason in refuses_valid.items():
         lines += ["", f"# {reason}", "[[operations]]", f"include-path = {json.dumps(path)}"]
         lines.append("checks.positive_data_acceptance.enabled = false")
+    for path, parameters in (supplied or {}).items():
+        values = ", ".join(f"{json.dumps(name)} = {json.dumps(value)}" for name, value in parameters.items())
+        lines += ["", "[[operations]]", f"include-path = {json.dumps(path)}", f"parameters = {{ {values} }}"]
     return "\n".join(lines) + "\n"
 
 
 def test_schemathesis_finds_no_failure_in_the_documented_operations(tmp_path):
-    (tmp_path / "schemathesis.toml").write_text(config(REFUSES_VALID))  # read from the cwd
     paths = Paths(tmp_path / "config", tmp_path / "data", tmp_path / "state", tmp_path / "cache").ensure()
     daemon = ThreadedDaemon(paths).start()
     try:
@@ -73,6 +70,12 @@ def test_schemathesis_finds_no_failure_in_the_documented_operations(tmp_path):
             json={"name": "schemathesis"},
             headers={"Authorization": f"Bearer {owner}"},
         ).json()["api_key"]
+        # A memory delta needs a receipt this agent was given: every generated delta sends it.
+        pack = httpx.post(
+            f"{daemon.url}/api/agent/bootstrap/context", json={}, headers={"Authorization": f"Bearer {agent}"}
+        ).json()
+        receipt = {"/api/agent/memory-delta": {"X-AMP-Context-Receipt": pack["receipt"]["receipt_id"]}}
+        (tmp_path / "schemathesis.toml").write_text(config(REFUSES_VALID, receipt))  # read from the cwd
         answer = subprocess.run(
             [
                 str(ST),
@@ -115,3 +118,8 @@ def test_the_config_turns_off_one_check_for_the_named_operations_only():
     assert text.startswith("checks.enabled = true\n")
     assert '# why a\n[[operations]]\ninclude-path = "/a/{slug}"\n' in text
     assert text.endswith("checks.positive_data_acceptance.enabled = false\n")
+
+
+def test_the_config_supplies_parameter_values_to_the_named_operation():
+    text = config({}, {"/b": {"X-Receipt": "rcpt_1"}})
+    assert text.endswith('[[operations]]\ninclude-path = "/b"\nparameters = { "X-Receipt" = "rcpt_1" }\n')
