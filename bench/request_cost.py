@@ -8,13 +8,21 @@ machine moves it less. Use it with bench/before_after.py to see whether the HTTP
 
     python bench/before_after.py --before REV --after HEAD --rounds 3 --title T \\
         -- bench/request_cost.py
+
+On this machine CPU time still moves by 20-40 % between runs. ``--instructions`` counts
+instead: each kind of request runs under callgrind twice (no timed requests, then
+``--requests``), and the difference per request does not move with the load.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import re
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,7 +38,7 @@ from state.paths import Paths
 WARMUP = 50
 
 
-async def measure(requests: int, repeat: int) -> dict[str, list[float]]:
+async def measure(requests: int, repeat: int, only: str | None = None) -> dict[str, list[float]]:
     """Milliseconds of CPU per request, one figure per repeat, for each kind of request."""
     tmp = Path(tempfile.mkdtemp(prefix="mc-request-cost-"))
     app = create_app(Settings(), Paths(tmp / "config", tmp / "data", tmp / "state", tmp / "cache"))
@@ -59,6 +67,8 @@ async def measure(requests: int, repeat: int) -> dict[str, list[float]]:
                 "/api/agent/memory-delta", json={"summary": "one more note"}, headers=receipt
             ),
         }
+        if only is not None:
+            calls = {only: calls[only]}
         out: dict[str, list[float]] = {name: [] for name in calls}
         for _ in range(repeat):
             for name, call in calls.items():
@@ -67,18 +77,53 @@ async def measure(requests: int, repeat: int) -> dict[str, list[float]]:
                 started = time.process_time()
                 for _ in range(requests):
                     await (await call()).read()
-                out[name].append((time.process_time() - started) / requests * 1000)
+                out[name].append((time.process_time() - started) / max(requests, 1) * 1000)
         return out
     finally:
         await client.close()
+
+
+KINDS = (
+    "GET /healthz",
+    "GET /api/agent/search",
+    "POST /api/agent/bootstrap/context",
+    "POST /api/agent/memory-delta",
+)
+
+
+def instructions(kind: str, requests: int) -> float:
+    """Instructions per request: callgrind's totals of a run with ``requests`` minus one with none."""
+    totals = []
+    for n in (0, requests):
+        with tempfile.TemporaryDirectory(prefix="mc-callgrind-") as tmp:
+            out = Path(tmp) / "callgrind.out"
+            subprocess.run(
+                ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__]
+                + ["--only", kind, "--requests", str(n), "--repeat", "1"],
+                check=True,
+                capture_output=True,
+                env={**os.environ, "PYTHONHASHSEED": "0"},
+            )
+            found = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.M)
+            assert found, "no totals in callgrind's output"
+            totals.append(int(found.group(1)))
+    return (totals[1] - totals[0]) / requests
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=400, help="timed requests of each kind per repeat")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", choices=KINDS, help="one kind of request")
+    parser.add_argument("--instructions", action="store_true", help="count under callgrind")
     args = parser.parse_args()
-    figures = asyncio.run(measure(args.requests, args.repeat))
+    if args.instructions:
+        print("| request | M instructions per request |")
+        print("|---|---:|")
+        for kind in [args.only] if args.only else KINDS:
+            print(f"| `{kind}` | {instructions(kind, args.requests) / 1e6:.3f} |", flush=True)
+        return 0
+    figures = asyncio.run(measure(args.requests, args.repeat, args.only))
     print("| request | CPU ms per request (median) | each repeat |")
     print("|---|---:|---|")
     for name, values in figures.items():
