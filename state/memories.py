@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, cast
+from typing import Any, NamedTuple, TypedDict, cast
 
 from state.db import Connection
 from state.errors import Conflict, NotFound
@@ -110,6 +110,21 @@ def row_to_memory(row: Any) -> MemoryRecord:
     return cast(MemoryRecord, memory)
 
 
+class _Version(NamedTuple):
+    """One row of memory_versions, in its columns' order (after its id; before size_bytes)."""
+
+    memory_id: str
+    version: int
+    operation: str  # created | updated | deleted
+    title: str
+    content: str | None
+    content_sha256: str
+    importance: int
+    identity_id: str | None
+    created_at: str
+    path: str | None
+
+
 class MemoryRepository:
     """Create, read, update and delete memory records; every change appends a version."""
 
@@ -150,16 +165,18 @@ class MemoryRepository:
         )
         seq = cursor.lastrowid
         self._add_version(
-            memory_id,
-            1,
-            "created",
-            new.title,
-            new.content,
-            digest,
-            new.importance,
-            new.identity_id,
-            now,
-            path=new.path,
+            _Version(
+                memory_id,
+                1,
+                "created",
+                new.title,
+                new.content,
+                digest,
+                new.importance,
+                new.identity_id,
+                now,
+                new.path,
+            )
         )
         self.index.add(seq, new.namespace, record_text(new.title, new.content, new.triggers))
         if not _stored_as_given(new):
@@ -188,39 +205,13 @@ class MemoryRepository:
             "metadata": json.loads(metadata),
         }
 
-    def _add_version(
-        self,
-        memory_id: str,
-        version: int,
-        operation: str,
-        title: str,
-        content: str | None,
-        digest: str,
-        importance: int,
-        identity_id: str | None,
-        now: str,
-        *,
-        path: str | None = None,
-    ) -> None:
-        size = len(content.encode("utf-8")) if content is not None else None
+    def _add_version(self, version: _Version) -> None:
+        size = len(version.content.encode("utf-8")) if version.content is not None else None
         self.conn.execute(
             "insert into memory_versions (id, memory_id, version, operation, title, content,"
             " content_sha256, importance, identity_id, created_at, path, size_bytes)"
             " values (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                new_id("memver_"),
-                memory_id,
-                version,
-                operation,
-                title,
-                content,
-                digest,
-                importance,
-                identity_id,
-                now,
-                path,
-                size,
-            ),
+            (new_id("memver_"), *version, size),
         )
 
     def _tuples(self, sql: str, params: Any) -> Any:
@@ -282,16 +273,18 @@ class MemoryRepository:
             ),
         )
         self._add_version(
-            memory_id,
-            version,
-            "updated",
-            title,
-            content,
-            digest,
-            importance,
-            identity_id,
-            now,
-            path=current["path"],
+            _Version(
+                memory_id,
+                version,
+                "updated",
+                title,
+                content,
+                digest,
+                importance,
+                identity_id,
+                now,
+                current["path"],
+            )
         )
         self.index.replace(
             current["seq"], current["namespace"], record_text(title, content, current["triggers"])
@@ -310,16 +303,18 @@ class MemoryRepository:
             (now, version, now, memory_id),
         )
         self._add_version(
-            memory_id,
-            version,
-            "deleted",
-            current["title"],
-            None,
-            current["content_sha256"],
-            current["importance"],
-            identity_id,
-            now,
-            path=current["path"],
+            _Version(
+                memory_id,
+                version,
+                "deleted",
+                current["title"],
+                None,
+                current["content_sha256"],
+                current["importance"],
+                identity_id,
+                now,
+                current["path"],
+            )
         )
         self.index.remove(current["seq"])
         return self.get(memory_id)

@@ -189,6 +189,22 @@ async def get_message(request: web.Request, call: Call) -> dict[str, Any]:
 
 
 R, W = "memory:read", "memory:write"
+
+
+def _search(path: str, handler: Handler, summary: str) -> Endpoint:
+    """A search: its query vector is made before the handler runs (``search_text``)."""
+    return Endpoint(
+        "POST",
+        path,
+        handler,
+        summary,
+        scope=R,
+        request=Mem1Search,
+        response=SearchMemoryAnswer,
+        search_text=_search_text,
+    )
+
+
 ENDPOINTS = [
     Endpoint(
         "GET",
@@ -207,26 +223,8 @@ ENDPOINTS = [
         request=Mem1AddMessages,
         response=AddMessagesAnswer,
     ),
-    Endpoint(
-        "POST",
-        "/search_memory/",
-        search_memory,
-        "Search profile/semantic/episodic memories.",
-        scope=R,
-        request=Mem1Search,
-        response=SearchMemoryAnswer,
-        search_text=_search_text,
-    ),
-    Endpoint(
-        "POST",
-        "/search_user_history_summary/",
-        search_summary,
-        "Search session summaries.",
-        scope=R,
-        request=Mem1Search,
-        response=SearchMemoryAnswer,
-        search_text=_search_text,
-    ),
+    _search("/search_memory/", search_memory, "Search profile/semantic/episodic memories."),
+    _search("/search_user_history_summary/", search_summary, "Search session summaries."),
     Endpoint(
         "POST",
         "/get_user_mem_by_page/",

@@ -139,7 +139,9 @@ class WorkspaceReads:
             raise InvalidRequest(f"query parameter 'q' must be at most {MAX_QUERY_CHARS} characters")
         limit = clamp(limit, QUERY_LIMIT)
         if q:
-            items = self._search(workspace["id"], q, memory_type, project_key, limit, base_url)
+            items = self._search(
+                workspace["id"], q, limit, base_url, kind=memory_type, project_key=project_key
+            )
         else:
             items = [
                 contract_item(m, base_url)
@@ -163,13 +165,15 @@ class WorkspaceReads:
         self,
         workspace_id: str,
         q: str,
-        memory_type: str | None,
-        project_key: str | None,
         limit: int,
         base_url: str,
+        *,
+        kind: str | None,
+        project_key: str | None,
     ) -> list[dict[str, Any]]:
+        """The best ``limit`` hits of ``q`` of that kind and project (as ``records.newest`` filters)."""
         # Over-fetch when filtering so the filter does not starve the result list.
-        fetch = limit * 4 if (project_key or memory_type) else limit
+        fetch = limit * 4 if (project_key or kind) else limit
         hits = self.store.search.search(q, [workspace_id], limit=fetch)
         by_seq = self.store.memories.by_seqs([h.seq for h in hits])
         items = []
@@ -179,7 +183,7 @@ class WorkspaceReads:
                 continue
             if project_key and memory["project_key"] not in (None, project_key):
                 continue
-            if memory_type and memory["kind"] != memory_type:
+            if kind and memory["kind"] != kind:
                 continue
             items.append({**contract_item(memory, base_url), "score": round(hit.score, 6)})
             if len(items) >= limit:
