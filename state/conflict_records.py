@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from state.db import Connection
 from state.errors import NotFound
@@ -13,6 +13,20 @@ from state.ids import new_id, now_iso
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class ConflictRecord(TypedDict):
+    """A row of conflicts, its detail decoded from JSON."""
+
+    id: str
+    kind: str  # startup_item_drift, memory_store_occ, suite_fact_contradiction, upstream_sync
+    subject_id: str | None  # the plan, the memory, ...
+    path: str | None
+    detail: dict[str, Any]
+    status: str  # open | resolved
+    created_at: str
+    resolved_at: str | None
+    resolution: str | None
 
 
 class ConflictRecords:
@@ -27,7 +41,7 @@ class ConflictRecords:
         detail: dict[str, Any],
         *,
         dedupe: bool = True,
-    ) -> dict[str, Any]:
+    ) -> ConflictRecord:
         """Record an open conflict. With ``dedupe`` an identical open one is reused (a drift
         seen at every refresh); without it every conflict is kept (each losing write)."""
         existing = (
@@ -62,15 +76,15 @@ class ConflictRecords:
     def update_detail(self, conflict_id: str, detail: dict[str, Any]) -> None:
         self.conn.execute("update conflicts set detail = ? where id = ?", (_dumps(detail), conflict_id))
 
-    def conflict(self, conflict_id: str) -> dict[str, Any]:
+    def conflict(self, conflict_id: str) -> ConflictRecord:
         row = self.conn.execute("select * from conflicts where id = ?", (conflict_id,)).fetchone()
         if row is None:
             raise NotFound(f"conflict {conflict_id} not found")
         conflict = dict(row)
         conflict["detail"] = json.loads(conflict["detail"])
-        return conflict
+        return cast(ConflictRecord, conflict)
 
-    def conflicts(self, status: str | None = "open") -> list[dict[str, Any]]:
+    def conflicts(self, status: str | None = "open") -> list[ConflictRecord]:
         query, params = "select id from conflicts", list[str]()
         if status:
             query, params = query + " where status = ?", [status]

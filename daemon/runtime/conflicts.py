@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from daemon.runtime.startup import StartupService
+from state.conflict_records import ConflictRecord
 from state.errors import Conflict, InvalidRequest
 from state.memories import MemoryRecord
 from state.store import Store
@@ -32,14 +33,14 @@ class ConflictService:
         """The conflicts with that status (all if None), each described."""
         return [self.describe(c) for c in self.store.conflicts.conflicts(status)]
 
-    def describe(self, conflict: dict[str, Any]) -> dict[str, Any]:
+    def describe(self, conflict: ConflictRecord) -> dict[str, Any]:
         """The conflict with current, incoming and base where known (for side by side), and
         the namespace of the memory it is about (None for a startup file)."""
         detail = conflict["detail"]
         current = incoming = base = None
         memory: MemoryRecord | None = None
         if conflict["kind"] == "memory_store_occ":
-            memory = self.store.memories.find(conflict["subject_id"])
+            memory = self.store.memories.find(conflict["subject_id"] or "")
             current = memory["content"] if memory else None
             incoming = detail.get("losing_content")
             base = next(
@@ -58,7 +59,7 @@ class ConflictService:
             incoming = "the daemon's managed region (re-approve with overwrite)"
             current = f"your edit of {conflict['path']}"
         elif conflict["kind"] == "upstream_sync":
-            memory = self.store.memories.find(conflict["subject_id"])
+            memory = self.store.memories.find(conflict["subject_id"] or "")
             current = None if memory is None or memory["deleted_at"] else memory["content"]
             incoming = detail.get("incoming_content")
             base = detail.get("base_content")
@@ -81,16 +82,19 @@ class ConflictService:
         if action == "merge" and not (content or "").strip():
             raise InvalidRequest("a merge needs the merged content")
         kind, detail = conflict["kind"], conflict["detail"]
-        target = (
+        named = (
             conflict["subject_id"]
-            if kind in ("memory_store_occ", "upstream_sync")
+            if kind in ("memory_store_occ", "upstream_sync", "startup_item_drift")
             else detail.get("workspace_memory_id")
         )
+        target = named if isinstance(named, str) else ""  # the memory (or plan) it is about
+        if action != "keep_current" and not target:
+            raise Conflict(f"conflict {conflict_id} names nothing to take or merge into")
         if kind == "startup_item_drift":
             if action == "merge":
                 raise InvalidRequest("a managed file has no merge here: edit the file, then keep current")
             if action == "take_incoming":
-                self.startup.approve(owner, conflict["subject_id"], overwrite=True)
+                self.startup.approve(owner, target, overwrite=True)
         elif kind == "upstream_sync":
             self._resolve_upstream(owner, target, detail, action, content)
         elif action != "keep_current":

@@ -14,6 +14,7 @@ from daemon.runtime.changes import ContextChanges
 from daemon.runtime.context_packs import PACK_SOURCES
 from daemon.upstream.client import UpstreamClient
 from daemon.upstream.read_index import origin_of
+from state.conflict_records import ConflictRecord
 from state.memories import MemoryRecord, NewMemory
 from state.store import Store
 
@@ -27,7 +28,7 @@ def _origin(change: dict[str, Any]) -> str | None:
 
 def record_conflict(
     store: Store, memory: MemoryRecord, link: dict[str, Any], incoming: dict[str, Any], upstream_url: str
-) -> dict[str, Any]:
+) -> ConflictRecord:
     """Keep both sides for the person; hold the local changes until they decide. Call inside
     a transaction."""
     base = next(
