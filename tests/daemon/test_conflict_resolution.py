@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from daemon import keys
+
 BASE = "/api/v1/cloud/memory_stores"
 
 
@@ -90,3 +92,12 @@ async def test_agents_add_list_revoke(api):
     await api.post("/api/local/agents", {"name": "cursor-laptop"}, key=api.owner_key, status=409)
     await api.post("/api/local/agents/cursor-laptop/revoke", {}, key=api.owner_key)
     await api.get("/api/me", key=key, status=401)
+
+
+async def test_a_conflict_that_names_no_memory_is_refused_and_stays_open(api):
+    store = api.client.app[keys.STORE]
+    with store.transaction():
+        conflict = store.conflicts.add_conflict("memory_store_occ", None, None, {"losing_content": "x"})
+    body = {"action": "take_incoming"}
+    await api.post(f"/api/local/conflicts/{conflict['id']}/resolve", body, key=api.owner_key, status=409)
+    assert store.conflicts.conflict(conflict["id"])["status"] == "open"
