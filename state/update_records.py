@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from state.db import Connection
 from state.errors import NotFound
@@ -14,19 +14,55 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _update(row: Any) -> dict[str, Any]:
+class UpdateRecord(TypedDict):
+    """A row of platform_updates, its lists decoded from JSON."""
+
+    id: str
+    version: str
+    severity: str  # required | recommended
+    title: str
+    summary: str
+    requires_repull: list[str]
+    next_actions: list[str]
+    source: str  # builtin | local | upstream
+    published_at: str
+    published_by: str | None
+    withdrawn_at: str | None
+
+
+class SyncIntentRecord(TypedDict):
+    """A row of sync_intents (a write held back by the sync gate), its JSON decoded."""
+
+    id: str
+    identity_id: str
+    endpoint: str
+    method: str
+    path: str
+    path_params: dict[str, Any]
+    body: dict[str, Any]  # the original write, in full
+    importance: int
+    blocking_updates: list[dict[str, Any]]  # [{update_id, version}]
+    status: str  # blocked | resumed | discarded | expired
+    result: Any
+    created_at: str
+    expires_at: str
+    finished_at: str | None
+    headers: dict[str, str]
+
+
+def _update(row: Any) -> UpdateRecord:
     update = dict(row)
     update["requires_repull"] = json.loads(update["requires_repull"])
     update["next_actions"] = json.loads(update["next_actions"])
-    return update
+    return cast(UpdateRecord, update)
 
 
-def _intent(row: Any) -> dict[str, Any]:
+def _intent(row: Any) -> SyncIntentRecord:
     intent = dict(row)
     for key in ("path_params", "body", "blocking_updates", "headers"):
         intent[key] = json.loads(intent[key])
     intent["result"] = json.loads(intent["result"]) if intent["result"] else None
-    return intent
+    return cast(SyncIntentRecord, intent)
 
 
 class UpdateRecords:
@@ -56,13 +92,13 @@ class UpdateRecords:
         )
         return cursor.rowcount == 1
 
-    def updates(self) -> list[dict[str, Any]]:
+    def updates(self) -> list[UpdateRecord]:
         rows = self.conn.execute(
             "select * from platform_updates where withdrawn_at is null order by published_at, id"
         )
         return [_update(r) for r in rows]
 
-    def update(self, update_id: str) -> dict[str, Any]:
+    def update(self, update_id: str) -> UpdateRecord:
         row = self.conn.execute("select * from platform_updates where id = ?", (update_id,)).fetchone()
         if row is None:
             raise NotFound(f"update {update_id} not found")
@@ -72,7 +108,7 @@ class UpdateRecords:
         rows = self.conn.execute("select * from update_acks where identity_id = ?", (identity_id,))
         return {(r["update_id"], r["update_version"]): dict(r) for r in rows}
 
-    def ack(self, identity_id: str, update: dict[str, Any], seen_version: str | None, acked_by: str) -> bool:
+    def ack(self, identity_id: str, update: UpdateRecord, seen_version: str | None, acked_by: str) -> bool:
         """Record an ack at the update's own version; False if it was already acked."""
         cursor = self.conn.execute(
             "insert or ignore into update_acks (identity_id, update_id, update_version,"
@@ -104,13 +140,13 @@ class UpdateRecords:
             ),
         )
 
-    def intent(self, intent_id: str) -> dict[str, Any]:
+    def intent(self, intent_id: str) -> SyncIntentRecord:
         row = self.conn.execute("select * from sync_intents where id = ?", (intent_id,)).fetchone()
         if row is None:
             raise NotFound(f"sync intent {intent_id} not found")
         return _intent(row)
 
-    def intents(self, identity_id: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
+    def intents(self, identity_id: str | None = None, status: str | None = None) -> list[SyncIntentRecord]:
         query, params = "select * from sync_intents where 1 = 1", list[str]()
         if identity_id is not None:
             query, params = query + " and identity_id = ?", [*params, identity_id]

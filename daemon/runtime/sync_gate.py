@@ -18,6 +18,7 @@ from daemon.runtime.updates import UpdateService, client_state
 from state.errors import Conflict, Gone, MemoryCloudError, NotFound
 from state.ids import iso_from_datetime, new_id, now_iso, parse_iso
 from state.store import Store
+from state.update_records import SyncIntentRecord, UpdateRecord
 
 # The endpoints seed 000 names as resumable. The suites issue adds memory_suite_sync and
 # persona_distill_job_json; multipart uploads are never stored in an intent. The reference
@@ -60,7 +61,7 @@ def write_headers(headers: Any) -> dict[str, Any]:
     return {"runtime_version": version, "applied_updates": sorted(applied)}
 
 
-def _brief(update: dict[str, Any]) -> dict[str, Any]:
+def _brief(update: UpdateRecord) -> dict[str, Any]:
     """An update as the interrupt and the warning list it: the reference's keys (id, summary,
     effective_at, agent_actions) and ours (update_id)."""
     return {
@@ -173,13 +174,13 @@ class SyncGate:
 
     # -- intents ------------------------------------------------------------------------------
 
-    def _owned(self, identity: dict[str, Any], intent_id: str) -> dict[str, Any]:
+    def _owned(self, identity: dict[str, Any], intent_id: str) -> SyncIntentRecord:
         intent = self.store.updates.intent(intent_id)
         if identity["kind"] != "owner" and intent["identity_id"] != identity["id"]:
             raise NotFound(f"sync intent {intent_id} not found")
         return intent
 
-    def public(self, intent: dict[str, Any]) -> dict[str, Any]:
+    def public(self, intent: SyncIntentRecord) -> dict[str, Any]:
         """An intent with the reference's keys (id, agent_id, path_params, headers, the update
         lists, resumed_at) and ours (sync_intent_id, path, body, blocking_updates ...)."""
         blocking = {u["update_id"] for u in intent["blocking_updates"]}
@@ -220,7 +221,7 @@ class SyncGate:
         owner = identity["kind"] == "owner"
         return [self.public(i) for i in self.store.updates.intents(None if owner else identity["id"], status)]
 
-    def _usable(self, intent: dict[str, Any]) -> None:
+    def _usable(self, intent: SyncIntentRecord) -> None:
         if intent["status"] != "blocked":
             raise Conflict(
                 f"sync intent {intent['id']} is already {intent['status']}; nothing was written again",

@@ -18,6 +18,7 @@ from daemon.runtime.constants import PROTOCOL_VERSION, RUNTIME_VERSION
 from state.errors import InvalidRequest, NotFound
 from state.ids import new_id, now_iso
 from state.store import Store
+from state.update_records import UpdateRecord
 
 SHIPPED: tuple[dict[str, Any], ...] = (
     {
@@ -70,7 +71,7 @@ def client_state(headers: Mapping[str, str]) -> tuple[str | None, set[str]]:
     return (version.strip() if version else None), applied
 
 
-def _public(update: dict[str, Any]) -> dict[str, Any]:
+def _public(update: UpdateRecord) -> dict[str, Any]:
     """An update with the reference's keys (id, effective_at, agent_actions) and ours."""
     return {
         "id": update["id"],
@@ -142,7 +143,7 @@ class UpdateService:
 
     def pending(
         self, identity: dict[str, Any], *, runtime_version: str | None = None, applied: Iterable[str] = ()
-    ) -> list[dict[str, Any]]:
+    ) -> list[UpdateRecord]:
         """Updates this identity has not applied: not acked at the update's own version, not
         reported as applied, newer than the runtime version it reports, and published after
         the identity was created."""
@@ -161,7 +162,7 @@ class UpdateService:
             out.append(update)
         return out
 
-    def required_pending(self, identity: dict[str, Any]) -> list[dict[str, Any]]:
+    def required_pending(self, identity: dict[str, Any]) -> list[UpdateRecord]:
         return [u for u in self.pending(identity) if u["severity"] == "required"]
 
     def check(
