@@ -59,6 +59,8 @@ class Endpoint:
     auth: str = "required"  # required | optional | none
     owner_only: bool = False
     request: type[RequestModel] | None = None  # its JSON body (daemon/request_models.py)
+    # Its body when that is not JSON (a zip, multipart parts): OpenAPI's content map, by type.
+    upload: dict[str, Any] | None = None
     query: tuple[Query, ...] = ()  # its query parameters, read by the handler through them
     response: type[ResponseModel] | None = None  # its JSON answer (daemon/responses/)
     # The text its handler searches, read from the call: with an embedder that blocks, the

@@ -135,7 +135,9 @@ def operation(endpoint: Endpoint, dialects: Dialects) -> dict[str, Any]:
             "required": bool(schema["required"]) or "anyOf" in schema,
             "content": {"application/json": {"schema": schema}},
         }
-    elif endpoint.method == "POST":  # zip archives, multipart uploads, JSON-RPC
+    elif endpoint.upload is not None:  # a zip, multipart parts
+        op["requestBody"] = {"required": True, "content": endpoint.upload}
+    elif endpoint.method == "POST":  # JSON-RPC
         op["requestBody"] = {"content": {"*/*": {"schema": {}}}}
     return op
 

@@ -140,3 +140,37 @@ DOCUMENTS: JsonDict = {
         },
     },
 }
+
+
+# The bodies that are not JSON. A suite zip: the raw body, or the 'file' part of a form (the
+# reference's way); read_upload refuses an empty one (422) and a zip that is not one (400).
+_BYTES: JsonDict = {"type": "string", "format": "binary", "minLength": 1}
+# A part's name goes into its Content-Disposition header, where aiohttp refuses control
+# characters (400): other parts are ignored, but must be readable.
+_PART_NAME: JsonDict = {"pattern": r'^[^\x00-\x1f\x7f"]*$'}
+SUITE_ZIP: JsonDict = {
+    "application/zip": {"schema": _BYTES},
+    "multipart/form-data": {
+        "schema": {
+            "type": "object",
+            "required": ["file"],
+            "propertyNames": _PART_NAME,
+            "properties": {"file": _BYTES},
+        }
+    },
+}
+# Documents to distill: UTF-8 text files as 'file' parts, importance and chunk_chars as fields.
+DOCUMENT_FILES: JsonDict = {
+    "multipart/form-data": {
+        "schema": {
+            "type": "object",
+            "required": ["file"],
+            "propertyNames": _PART_NAME,
+            "properties": {
+                "file": {"anyOf": [_text(), {"type": "array", "items": _text(), "minItems": 1}]},
+                "importance": {"type": "string", "enum": ["1", "2", "3", "4", "5"]},
+                "chunk_chars": {"type": "string", "pattern": "^[0-9]{1,9}$"},
+            },
+        }
+    }
+}

@@ -389,6 +389,7 @@ ENDPOINTS = [
         scope="memory:write",
         response=MemorySuiteAnswer,
         query=(VISIBILITY,),
+        upload=rules.SUITE_ZIP,
     ),
     Endpoint(
         "POST",
@@ -397,6 +398,7 @@ ENDPOINTS = [
         "Would this zip import? Checked like an import; nothing stored.",
         auth="optional",
         response=ValidateArchiveAnswer,
+        upload=rules.SUITE_ZIP,
     ),
     Endpoint(
         "POST",
@@ -450,6 +452,7 @@ ENDPOINTS = [
         "The same from multipart 'file' parts (never kept in a sync intent).",
         scope="memory:write",
         response=PersonaDistillJobAnswer,
+        upload=rules.DOCUMENT_FILES,
     ),
     Endpoint(
         "GET",

@@ -6,13 +6,14 @@ port, with an agent key, for a bounded number of examples (a fixed seed: the sam
 every run; bench/fuzz_soak.py and `st run` by hand go further).
 
 Every operation is run but MCP's transport (JSON-RPC errors, a session) and those of
-test_api_fuzz.EXCLUDED. For the operations in REFUSES_VALID, one check is off: that a request
-valid by the document is accepted. Each refuses some such requests for a rule no document can
-say, because it depends on data: a pairing code or challenge that was issued, update ids that
-exist, the fields of a form run, the content of a zip. Every other check, the refusal of
-invalid requests among them, still runs on them. Rules that a schema can say are in the request
-models (some only as documentation, where the service's refusal keeps its status and message).
-A value from the store that a request needs, the memory delta's receipt, is supplied instead.
+test_api_fuzz.EXCLUDED, with every check on. Values from the store that requests need are
+supplied: the memory delta's receipt, a suite's slug for its sync and distillation. For the
+operations in REFUSES_VALID, the check that a request valid by the document is accepted also
+takes one more status: the one each answers for a rule no document can say, because it
+depends on data (a pairing code or challenge that was issued, update ids that exist, a form
+run's own fields, the bytes of a zip, text files). Any other refusal of a valid request still
+fails. Rules that a schema can say are in the request models (some only as documentation,
+where the service's refusal keeps its status and message).
 """
 
 from __future__ import annotations
@@ -31,13 +32,16 @@ from tests.reliability.test_api_fuzz import EXCLUDED, ThreadedDaemon
 
 ST = Path(sys.executable).with_name("st")
 LEFT_OUT = {"/mcp": "MCP's transport answers JSON-RPC errors and needs a session"}
+# The default statuses of positive_data_acceptance (schemathesis 4's), to which each of these
+# operations adds the one status it answers for data the document cannot know.
+ACCEPTED = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]
 REFUSES_VALID = {
-    "/api/agent/register": "a solved challenge or a pairing code is required",
-    "/api/agent/updates/ack": "update ids must name real updates",
-    "/api/memories/import": "the body is a zip archive",
-    "/api/memories/import/validate": "the body is a zip archive",
-    "/api/memories/{slug}/persona-distill/upload": "the body is multipart 'file' parts",
-    "/api/memory/forms/{run_id}/submit": "the payload holds the fields of the run's own form",
+    "/api/agent/register": (400, "a solved challenge or a pairing code is required"),
+    "/api/agent/updates/ack": (400, "update ids must name real updates"),
+    "/api/memories/import": (400, "the body is a zip archive"),
+    "/api/memories/import/validate": (400, "the body is a zip archive"),
+    "/api/memories/{slug}/persona-distill/upload": (422, "the 'file' parts are UTF-8 text"),
+    "/api/memory/forms/{run_id}/submit": (422, "the payload holds the fields of the run's own form"),
 }
 
 
@@ -46,14 +50,19 @@ def _path_regex(paths: list[str]) -> str:
     return "^(" + "|".join(escaped) + ")$"
 
 
-def config(refuses_valid: dict[str, str], supplied: dict[str, dict[str, str]] | None = None) -> str:
-    """schemathesis.toml: every check on, but positive_data_acceptance off for each of these
-    operations (the CLI's --checks would override a per-operation setting, so checks are
-    chosen here); ``supplied`` gives operations parameter values from the store (a receipt)."""
+def config(
+    refuses_valid: dict[str, tuple[int, str]], supplied: dict[str, dict[str, str]] | None = None
+) -> str:
+    """schemathesis.toml: every check on (the CLI's --checks would override a per-operation
+    setting, so checks are chosen here); positive_data_acceptance also takes, for each of
+    these operations, the one status it refuses data-dependent requests with; ``supplied``
+    gives operations parameter values from the store (a receipt)."""
     lines = ["checks.enabled = true"]
-    for path, reason in refuses_valid.items():
+    for path, (status, reason) in refuses_valid.items():
         lines += ["", f"# {reason}", "[[operations]]", f"include-path = {json.dumps(path)}"]
-        lines.append("checks.positive_data_acceptance.enabled = false")
+        lines.append(
+            f"checks.positive_data_acceptance.expected-statuses = {json.dumps([*ACCEPTED, str(status)])}"
+        )
     for path, parameters in (supplied or {}).items():
         values = ", ".join(f"{json.dumps(name)} = {json.dumps(value)}" for name, value in parameters.items())
         lines += ["", "[[operations]]", f"include-path = {json.dumps(path)}", f"parameters = {{ {values} }}"]
@@ -74,8 +83,20 @@ def test_schemathesis_finds_no_failure_in_the_documented_operations(tmp_path):
         pack = httpx.post(
             f"{daemon.url}/api/agent/bootstrap/context", json={}, headers={"Authorization": f"Bearer {agent}"}
         ).json()
-        receipt = {"/api/agent/memory-delta": {"X-AMP-Context-Receipt": pack["receipt"]["receipt_id"]}}
-        (tmp_path / "schemathesis.toml").write_text(config(REFUSES_VALID, receipt))  # read from the cwd
+        # A suite of this agent's, so that its sync and distillation reach their rules, not a 404.
+        suite = httpx.post(
+            f"{daemon.url}/api/memories",
+            json={"title": "Fuzzed suite", "summary": "for schemathesis", "license": "MIT"},
+            headers={"Authorization": f"Bearer {agent}"},
+        ).json()
+        supplied = {
+            "/api/agent/memory-delta": {"X-AMP-Context-Receipt": pack["receipt"]["receipt_id"]},
+            **{
+                f"/api/memories/{{slug}}/{tail}": {"slug": suite["slug"]}
+                for tail in ("sync", "persona-distill", "persona-distill/upload")
+            },
+        }
+        (tmp_path / "schemathesis.toml").write_text(config(REFUSES_VALID, supplied))  # read from the cwd
         answer = subprocess.run(
             [
                 str(ST),
@@ -113,11 +134,13 @@ def test_schemathesis_finds_no_failure_in_the_documented_operations(tmp_path):
     assert tested >= 130, answer.stdout[-2000:]
 
 
-def test_the_config_turns_off_one_check_for_the_named_operations_only():
-    text = config({"/a/{slug}": "why a"})
+def test_the_config_adds_one_accepted_status_for_the_named_operations_only():
+    text = config({"/a/{slug}": (400, "why a")})
     assert text.startswith("checks.enabled = true\n")
     assert '# why a\n[[operations]]\ninclude-path = "/a/{slug}"\n' in text
-    assert text.endswith("checks.positive_data_acceptance.enabled = false\n")
+    assert text.endswith(
+        'checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx", "400"]\n'
+    )
 
 
 def test_the_config_supplies_parameter_values_to_the_named_operation():
