@@ -20,6 +20,7 @@ from daemon.response_models import ResponseModel, check, wire_schema
 from daemon.validation import Query, read_json_object
 from state.errors import Forbidden, Unauthorized
 from state.group_commit import in_unit
+from state.identities import IdentityRecord
 
 Handler = Callable[[web.Request, "Call"], Awaitable[Any]]
 
@@ -28,7 +29,7 @@ Handler = Callable[[web.Request, "Call"], Awaitable[Any]]
 class Call:
     """What a handler receives besides the request: who is calling and the parsed body."""
 
-    identity: dict[str, Any] | None
+    identity: IdentityRecord | None
     body: dict[str, Any]
     request: web.Request
 
@@ -41,7 +42,7 @@ class Call:
         """Scheme and host the client used, for absolute URLs in responses."""
         return f"{self.request.scheme}://{self.request.host}"
 
-    def require_identity(self) -> dict[str, Any]:
+    def require_identity(self) -> IdentityRecord:
         if self.identity is None:  # only reachable on endpoints with optional auth
             raise Unauthorized("this endpoint needs an API key")
         return self.identity
@@ -101,7 +102,7 @@ def bearer_key(request: web.Request) -> str | None:
     return token.strip()
 
 
-def authenticate(request: web.Request, mode: str) -> dict[str, Any] | None:
+def authenticate(request: web.Request, mode: str) -> IdentityRecord | None:
     """Resolve the caller from the Bearer key according to the endpoint's auth mode."""
     if mode == "none":
         return None
@@ -116,7 +117,7 @@ def authenticate(request: web.Request, mode: str) -> dict[str, Any] | None:
     return identity
 
 
-def authorize(endpoint: Endpoint, identity: dict[str, Any] | None) -> None:
+def authorize(endpoint: Endpoint, identity: IdentityRecord | None) -> None:
     if identity is None:
         return
     if endpoint.owner_only and identity["kind"] != "owner":
@@ -155,14 +156,14 @@ def with_warnings(result: Any, ignored: list[str]) -> web.StreamResponse:
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 
-def _idempotency_key(request: web.Request, identity: dict[str, Any] | None) -> str | None:
+def _idempotency_key(request: web.Request, identity: IdentityRecord | None) -> str | None:
     if identity is None:
         return None
     key = request.headers.get(IDEMPOTENCY_HEADER, "").strip()
     return key[:200] or None
 
 
-def idempotent_replay(request: web.Request, identity: dict[str, Any], key: str) -> web.Response | None:
+def idempotent_replay(request: web.Request, identity: IdentityRecord, key: str) -> web.Response | None:
     """A write retried with the same Idempotency-Key gets its first answer, not a second write
     (upstream pushes are retried after timeouts, when the first attempt may have landed)."""
     stored = request.app[keys.STORE].upstream.response(identity["id"], key)

@@ -6,7 +6,7 @@ import hashlib
 import json
 import secrets
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from state.db import Connection
 from state.errors import Conflict, Gone, InvalidRequest, NotFound
@@ -34,11 +34,40 @@ def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-def _identity(row: Any) -> dict[str, Any]:
+class IdentityRecord(TypedDict):
+    """A row of identities (the owner or an agent), its scopes decoded from JSON, plus the
+    computed ``auth_type``."""
+
+    id: str
+    name: str
+    kind: str  # owner | agent
+    runtime: str | None  # normalized (claude_code, codex, ...); None for the owner
+    scopes: list[str]
+    workspace_id: str | None  # the workspace an agent is bound to; the owner's is the default one
+    created_at: str
+    disabled_at: str | None
+    auth_type: str  # computed from kind: human (the owner) | agent
+
+
+class WorkspaceRecord(TypedDict):
+    """A row of workspaces."""
+
+    id: str
+    name: str
+    owner_identity_id: str | None
+    is_default: int  # 1 for the one default workspace, else 0
+    created_at: str
+
+
+def _identity(row: Any) -> IdentityRecord:
     identity = dict(row)
     identity["scopes"] = json.loads(identity["scopes"])
     identity["auth_type"] = "human" if identity["kind"] == "owner" else "agent"
-    return identity
+    return cast(IdentityRecord, identity)
+
+
+def _workspace(row: Any) -> WorkspaceRecord:
+    return cast(WorkspaceRecord, dict(row))
 
 
 def normalize_runtime(runtime: str) -> str:
@@ -56,22 +85,22 @@ class IdentityRepository:
 
     # -- workspaces --------------------------------------------------------------------
 
-    def default_workspace(self) -> dict[str, Any]:
+    def default_workspace(self) -> WorkspaceRecord:
         row = self.conn.execute("select * from workspaces where is_default = 1").fetchone()
         if row is None:
             raise NotFound("no default workspace yet: the daemon creates it on first start")
-        return dict(row)
+        return _workspace(row)
 
-    def workspace(self, workspace_id: str) -> dict[str, Any]:
+    def workspace(self, workspace_id: str) -> WorkspaceRecord:
         row = self.conn.execute("select * from workspaces where id = ?", (workspace_id,)).fetchone()
         if row is None:
             raise NotFound(f"workspace {workspace_id} not found")
-        return dict(row)
+        return _workspace(row)
 
-    def workspaces(self) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.conn.execute("select * from workspaces order by created_at")]
+    def workspaces(self) -> list[WorkspaceRecord]:
+        return [_workspace(r) for r in self.conn.execute("select * from workspaces order by created_at")]
 
-    def create_workspace(self, name: str, *, owner_id: str | None, default: bool = False) -> dict[str, Any]:
+    def create_workspace(self, name: str, *, owner_id: str | None, default: bool = False) -> WorkspaceRecord:
         workspace_id = new_id("wsp_")
         self.conn.execute(
             "insert into workspaces (id, name, owner_identity_id, is_default, created_at) values (?,?,?,?,?)",
@@ -81,23 +110,23 @@ class IdentityRepository:
 
     # -- identities --------------------------------------------------------------------
 
-    def owner(self) -> dict[str, Any] | None:
+    def owner(self) -> IdentityRecord | None:
         row = self.conn.execute("select * from identities where kind = 'owner'").fetchone()
         return _identity(row) if row else None
 
-    def get(self, identity_id: str) -> dict[str, Any]:
+    def get(self, identity_id: str) -> IdentityRecord:
         row = self.conn.execute("select * from identities where id = ?", (identity_id,)).fetchone()
         if row is None:
             raise NotFound(f"identity {identity_id} not found")
         return _identity(row)
 
-    def agents(self) -> list[dict[str, Any]]:
+    def agents(self) -> list[IdentityRecord]:
         rows = self.conn.execute(
             "select * from identities where kind = 'agent' order by created_at"
         ).fetchall()
         return [_identity(r) for r in rows]
 
-    def create_owner(self, name: str = "owner") -> tuple[dict[str, Any], str]:
+    def create_owner(self, name: str = "owner") -> tuple[IdentityRecord, str]:
         """Create the owner, the default workspace and the owner key (returned once)."""
         if self.owner() is not None:
             raise Conflict("the owner already exists")
@@ -122,7 +151,7 @@ class IdentityRepository:
         *,
         scopes: list[str] | None = None,
         workspace_id: str | None = None,
-    ) -> tuple[dict[str, Any], str]:
+    ) -> tuple[IdentityRecord, str]:
         """Create an agent identity and return it with its new key (shown once)."""
         name = name.strip()
         if not name or len(name) > 80:
@@ -167,7 +196,7 @@ class IdentityRepository:
         )
         return key
 
-    def identity_for_key(self, key: str) -> dict[str, Any] | None:
+    def identity_for_key(self, key: str) -> IdentityRecord | None:
         """The active identity owning ``key``, or None (unknown, revoked or disabled)."""
         row = self.conn.execute(
             "select i.* from api_keys k join identities i on i.id = k.identity_id"
@@ -214,16 +243,16 @@ class IdentityRepository:
             "expires_at": iso_from_datetime(expires),
         }
 
-    def find_workspace(self, name_or_id: str) -> dict[str, Any]:
+    def find_workspace(self, name_or_id: str) -> WorkspaceRecord:
         row = self.conn.execute(
             "select * from workspaces where id = ? or name = ? order by created_at limit 1",
             (name_or_id, name_or_id),
         ).fetchone()
         if row is None:
             raise NotFound(f"no workspace named {name_or_id!r}")
-        return dict(row)
+        return _workspace(row)
 
-    def redeem_pairing_code(self, code: str) -> tuple[dict[str, Any], str]:
+    def redeem_pairing_code(self, code: str) -> tuple[IdentityRecord, str]:
         """Exchange a pairing code for a new agent identity and key (once)."""
         row = self.conn.execute(
             "select * from pairing_codes where code_hash = ?", (hash_key(code.strip().upper()),)

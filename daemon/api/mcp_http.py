@@ -32,6 +32,7 @@ from daemon import keys
 from daemon.endpoints import Call, Endpoint
 from daemon.mcp.asgi import call_asgi
 from daemon.mcp.tools import DaemonApi, ToolContext, ToolSession
+from state.identities import IdentityRecord
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -113,14 +114,14 @@ class McpHttp:
         while len(self.states) > MAX_SESSIONS:
             self.states.popitem(last=False)
 
-    def forget(self, session_id: str | None, identity: dict[str, Any]) -> None:
+    def forget(self, session_id: str | None, identity: IdentityRecord) -> None:
         """Drop a session's state once its owner learns it is over (another caller's 404
         says nothing about the session)."""
         state = self.states.get(session_id) if session_id else None
         if session_id and state is not None and state.owner == identity["id"]:
             del self.states[session_id]
 
-    async def forward(self, request: web.Request, identity: dict[str, Any], body: bytes) -> web.Response:
+    async def forward(self, request: web.Request, identity: IdentityRecord, body: bytes) -> web.Response:
         from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
         from mcp.server.auth.provider import AccessToken
 
@@ -179,7 +180,7 @@ def _valid_message(message: Any) -> bool:
 
 
 async def _batch(
-    mcp: McpHttp, request: web.Request, identity: dict[str, Any], batch: list[Any]
+    mcp: McpHttp, request: web.Request, identity: IdentityRecord, batch: list[Any]
 ) -> web.Response:
     """A 2025-03-26 batch, one message at a time through the SDK; answers in order."""
     answers: list[Any] = []

@@ -32,6 +32,7 @@ from daemon.responses.mem1 import (
     UpdateVariablesAnswer,
 )
 from daemon.runtime.mem1 import Mem1Service, settle_summaries
+from state.identities import IdentityRecord
 
 D = "__default__"
 
@@ -154,7 +155,7 @@ def _reads(method: Callable[[Mem1Service, Body], Body]) -> Handler:
     return handler
 
 
-def _writes(method: Callable[[Mem1Service, dict[str, Any], Body], Body]) -> Handler:
+def _writes(method: Callable[[Mem1Service, IdentityRecord, Body], Body]) -> Handler:
     """The handler of a write: the service's ``method`` with the caller and the parsed body."""
 
     async def handler(request: web.Request, call: Call) -> Body:

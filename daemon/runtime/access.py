@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from state.errors import Forbidden, NotFound
+from state.identities import IdentityRecord, WorkspaceRecord
 from state.memories import MemoryRecord
 from state.store import Store
 
 
-def resolve_workspace(store: Store, identity: dict[str, Any], workspace_id: str | None) -> dict[str, Any]:
+def resolve_workspace(store: Store, identity: IdentityRecord, workspace_id: str | None) -> WorkspaceRecord:
     """The workspace a request acts on: the one asked for if allowed, else the caller's own.
 
     The owner may use every workspace; an agent only the workspace it was created in.
@@ -23,8 +24,8 @@ def resolve_workspace(store: Store, identity: dict[str, Any], workspace_id: str 
 
 
 def resolve_scope(
-    store: Store, identity: dict[str, Any], params: dict[str, Any]
-) -> tuple[dict[str, Any], str | None, dict[str, Any] | None]:
+    store: Store, identity: IdentityRecord, params: dict[str, Any]
+) -> tuple[WorkspaceRecord, str | None, dict[str, Any] | None]:
     """(workspace, project_key, binding) of a request: a project binding supplies the
     workspace and project key it was made for, else ``workspace_id`` (or the caller's own)."""
     binding = None
@@ -55,7 +56,7 @@ def dialect_of(namespace: str) -> str:
     return "amp"
 
 
-def can_read_namespace(identity: dict[str, Any], namespace: str) -> bool:
+def can_read_namespace(identity: IdentityRecord, namespace: str) -> bool:
     return (
         identity["kind"] == "owner"
         or identity.get("workspace_id") == namespace
@@ -63,7 +64,7 @@ def can_read_namespace(identity: dict[str, Any], namespace: str) -> bool:
     )
 
 
-def readable_memory(store: Store, identity: dict[str, Any], memory_id: str) -> MemoryRecord:
+def readable_memory(store: Store, identity: IdentityRecord, memory_id: str) -> MemoryRecord:
     """A live memory the caller may read; others' memories look exactly like missing ones."""
     memory = store.memories.find(memory_id)
     if memory is None or memory["deleted_at"] or not can_read_namespace(identity, memory["namespace"]):
@@ -71,7 +72,7 @@ def readable_memory(store: Store, identity: dict[str, Any], memory_id: str) -> M
     return memory
 
 
-def public_identity(identity: dict[str, Any]) -> dict[str, Any]:
+def public_identity(identity: IdentityRecord) -> dict[str, Any]:
     """Who a key belongs to: the reference's user keys (handle, username, auth_method,
     auth_scopes ...; no e-mail or phone is kept here) and ours (name, kind, scopes ...)."""
     return {
@@ -94,7 +95,7 @@ def public_identity(identity: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def public_workspace(workspace: dict[str, Any]) -> dict[str, Any]:
+def public_workspace(workspace: WorkspaceRecord) -> dict[str, Any]:
     """A workspace with the reference's keys and ours (is_default). Workspaces here are the
     owner's and private to their agents; a name is all a person gives one."""
     return {

@@ -15,6 +15,7 @@ from daemon.runtime.access import memory_detail, resolve_workspace, workspace_sl
 from daemon.runtime.changes import ContextChanges
 from daemon.runtime.memory_forms import FORMS_BY_TYPE, MemoryForm, normalize_payload, route
 from state.errors import Conflict, Forbidden
+from state.identities import IdentityRecord
 from state.ids import new_id, now_iso
 from state.memories import NewMemory
 from state.store import Store
@@ -104,7 +105,7 @@ class AdaptiveService:
             },
         }
 
-    def select(self, identity: dict[str, Any], body: dict[str, Any], base_url: str) -> dict[str, Any]:
+    def select(self, identity: IdentityRecord, body: dict[str, Any], base_url: str) -> dict[str, Any]:
         workspace = resolve_workspace(self.store, identity, body.get("workspace_id"))
         form, secondary, confidence, reason = route(f"{body['task']}\n{body['what_i_remember']}")
         if body.get("memory_type"):
@@ -139,7 +140,7 @@ class AdaptiveService:
             "submit": f"{base_url}/api/memory/forms/{run_id}/submit",
         }
 
-    def _run(self, identity: dict[str, Any], run_id: str) -> dict[str, Any]:
+    def _run(self, identity: IdentityRecord, run_id: str) -> dict[str, Any]:
         """A run of the caller's workspace (403 for another's, as the reference answers a
         caller without a role there)."""
         run = self.store.amp.run(run_id)
@@ -147,7 +148,7 @@ class AdaptiveService:
             raise Forbidden(f"memory form {run_id} belongs to another workspace")
         return run
 
-    def form(self, identity: dict[str, Any], run_id: str, base_url: str) -> dict[str, Any]:
+    def form(self, identity: IdentityRecord, run_id: str, base_url: str) -> dict[str, Any]:
         """A run as it stands: the form to fill, and ``stored`` once it was submitted."""
         run = self._run(identity, run_id)
         form = FORMS_BY_TYPE[run["selection"]["selected_memory_type"]]
@@ -167,7 +168,7 @@ class AdaptiveService:
             "submit": f"{base_url}/api/memory/forms/{run_id}/submit",
         }
 
-    def submit(self, identity: dict[str, Any], run_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    def submit(self, identity: IdentityRecord, run_id: str, body: dict[str, Any]) -> dict[str, Any]:
         run = self._run(identity, run_id)
         if run["status"] == "submitted":
             raise Conflict(

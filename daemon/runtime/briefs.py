@@ -16,6 +16,7 @@ from daemon.runtime.constants import RUNTIME_VERSION
 from daemon.runtime.context_packs import ContextPackService
 from daemon.runtime.deltas import DeltaService
 from state.errors import NotFound
+from state.identities import IdentityRecord, WorkspaceRecord
 from state.ids import new_id, now_iso
 from state.memories import MemoryRecord
 from state.store import Store
@@ -56,7 +57,7 @@ class BriefService:
             return event
         return self.store.amp.latest_handoff(workspace_id, project_key)
 
-    def create(self, identity: dict[str, Any], body: dict[str, Any], base_url: str) -> dict[str, Any]:
+    def create(self, identity: IdentityRecord, body: dict[str, Any], base_url: str) -> dict[str, Any]:
         workspace = resolve_workspace(self.store, identity, body.get("workspace_id"))
         project_key = body.get("project_key")
         limit = body["max_items"]
@@ -177,7 +178,7 @@ class BriefService:
         brief_id: str,
         created_at: str,
         body: dict[str, Any],
-        workspace: dict[str, Any],
+        workspace: WorkspaceRecord,
         project_key: str | None,
         brief_markdown: str,
         source_counts: dict[str, int],
@@ -232,13 +233,13 @@ class BriefService:
             out["payload"] = json.loads(out["payload"])
         return out
 
-    def readable_brief(self, identity: dict[str, Any], brief_id: str) -> dict[str, Any]:
+    def readable_brief(self, identity: IdentityRecord, brief_id: str) -> dict[str, Any]:
         brief = self.store.amp.brief(brief_id)
         if identity["kind"] != "owner" and brief["workspace_id"] != identity.get("workspace_id"):
             raise NotFound(f"memory brief {brief_id} not found")
         return brief
 
-    def get(self, identity: dict[str, Any], brief_id: str, base_url: str) -> dict[str, Any]:
+    def get(self, identity: IdentityRecord, brief_id: str, base_url: str) -> dict[str, Any]:
         brief = self.readable_brief(identity, brief_id)
         workspace = self.store.identities.workspace(brief["workspace_id"])
         response = self._public_brief(
@@ -263,7 +264,7 @@ class BriefService:
         }
 
     def add_event(
-        self, identity: dict[str, Any], brief_id: str, body: dict[str, Any], base_url: str
+        self, identity: IdentityRecord, brief_id: str, body: dict[str, Any], base_url: str
     ) -> dict[str, Any]:
         brief = self.readable_brief(identity, brief_id)
         event_id = new_id("bevt_")

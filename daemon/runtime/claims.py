@@ -10,6 +10,7 @@ from typing import Any
 from daemon.runtime.access import resolve_workspace
 from state.claim_records import ClaimRecords
 from state.errors import Conflict, NotFound
+from state.identities import IdentityRecord
 from state.ids import iso_from_datetime, new_id, now_iso
 from state.store import Store
 
@@ -37,7 +38,7 @@ class ClaimService:
         self.store = store
         self.records = ClaimRecords(store.conn)
 
-    def claim(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    def claim(self, identity: IdentityRecord, body: dict[str, Any]) -> dict[str, Any]:
         workspace = resolve_workspace(self.store, identity, body.get("workspace_id"))
         resource = body["resource"].strip()
         expires = iso_from_datetime(datetime.now(UTC) + timedelta(seconds=body["ttl_seconds"]))
@@ -70,7 +71,7 @@ class ClaimService:
                 )
         return self.get(identity, claim_id)
 
-    def get(self, identity: dict[str, Any], claim_id: str) -> dict[str, Any]:
+    def get(self, identity: IdentityRecord, claim_id: str) -> dict[str, Any]:
         row = self.records.get(claim_id)
         if row is None or (
             identity["kind"] != "owner" and row["workspace_id"] != identity.get("workspace_id")
@@ -78,7 +79,7 @@ class ClaimService:
             raise NotFound(f"claim {claim_id} not found")
         return _public(row)
 
-    def release(self, identity: dict[str, Any], claim_id: str) -> dict[str, Any]:
+    def release(self, identity: IdentityRecord, claim_id: str) -> dict[str, Any]:
         claim = self.get(identity, claim_id)
         if identity["kind"] != "owner" and claim["holder"]["identity_id"] != identity["id"]:
             raise Conflict(
@@ -90,7 +91,7 @@ class ClaimService:
         return self.get(identity, claim_id)
 
     def active(
-        self, identity: dict[str, Any], workspace_id: str | None, resource: str | None
+        self, identity: IdentityRecord, workspace_id: str | None, resource: str | None
     ) -> list[dict[str, Any]]:
         workspace = resolve_workspace(self.store, identity, workspace_id)
         return [_public(r) for r in self.records.active(workspace["id"], now_iso(), resource)]

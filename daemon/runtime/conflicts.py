@@ -18,6 +18,7 @@ from typing import Any
 from daemon.runtime.startup import StartupService
 from state.conflict_records import ConflictRecord
 from state.errors import Conflict, InvalidRequest
+from state.identities import IdentityRecord
 from state.memories import MemoryRecord
 from state.store import Store
 
@@ -72,7 +73,7 @@ class ConflictService:
         }
 
     def resolve(
-        self, owner: dict[str, Any], conflict_id: str, action: str, content: str | None
+        self, owner: IdentityRecord, conflict_id: str, action: str, content: str | None
     ) -> dict[str, Any]:
         conflict = self.store.conflicts.conflict(conflict_id)
         if conflict["status"] != "open":
@@ -114,7 +115,7 @@ class ConflictService:
         return self.describe(self.store.conflicts.conflict(conflict_id))
 
     def _resolve_upstream(
-        self, owner: dict[str, Any], memory_id: str, detail: dict[str, Any], action: str, content: str | None
+        self, owner: IdentityRecord, memory_id: str, detail: dict[str, Any], action: str, content: str | None
     ) -> None:
         """Whatever the person chose becomes the local record and then the upstream's: the
         held local changes are released, and the result is pushed at the incoming version."""

@@ -17,6 +17,7 @@ from daemon.runtime.access import public_workspace, resolve_scope
 from daemon.runtime.constants import CARD_TYPES, PROTOCOL_VERSION, RUNTIME_VERSION
 from startup_items.caps import estimate_tokens
 from state.errors import BootstrapRequired, NotFound
+from state.identities import IdentityRecord, WorkspaceRecord
 from state.ids import iso_from_datetime, new_id, now_iso, parse_iso
 from state.memories import MemoryRecord
 from state.store import Store
@@ -57,14 +58,14 @@ class ContextPackService:
 
     # -- building ------------------------------------------------------------------------
 
-    def build(self, identity: dict[str, Any], params: dict[str, Any], base_url: str) -> dict[str, Any]:
+    def build(self, identity: IdentityRecord, params: dict[str, Any], base_url: str) -> dict[str, Any]:
         """Create, store and return a context pack with a fresh receipt (one transaction)."""
         pack = self.compose(identity, params, base_url)
         with self.store.transaction():
             self.save(identity, pack)
         return pack
 
-    def save(self, identity: dict[str, Any], pack: dict[str, Any]) -> None:
+    def save(self, identity: IdentityRecord, pack: dict[str, Any]) -> None:
         """Store a composed pack and its receipt; call inside the caller's transaction."""
         receipt = pack["receipt"]
         self.store.amp.insert_pack(
@@ -96,7 +97,7 @@ class ContextPackService:
 
     def compose(
         self,
-        identity: dict[str, Any],
+        identity: IdentityRecord,
         params: dict[str, Any],
         base_url: str,
         *,
@@ -225,7 +226,7 @@ class ContextPackService:
 
     def _summary(
         self,
-        workspace: dict,
+        workspace: WorkspaceRecord,
         project_key: str | None,
         runtime: str,
         reason: str,
@@ -356,13 +357,13 @@ class ContextPackService:
 
     # -- reading and receipts --------------------------------------------------------------
 
-    def get(self, identity: dict[str, Any], pack_id: str) -> dict[str, Any]:
+    def get(self, identity: IdentityRecord, pack_id: str) -> dict[str, Any]:
         pack = self.store.amp.pack(pack_id)
         if identity["kind"] != "owner" and pack["identity_id"] != identity["id"]:
             raise NotFound(f"context pack {pack_id} not found")
         return pack["body"]
 
-    def check_receipt(self, identity: dict[str, Any], receipt_id: str | None) -> dict[str, Any]:
+    def check_receipt(self, identity: IdentityRecord, receipt_id: str | None) -> dict[str, Any]:
         """The caller's unexpired receipt, or 428 amp.bootstrap-required.v1 saying why not."""
         if not receipt_id:
             raise BootstrapRequired(
@@ -391,7 +392,7 @@ class ContextPackService:
             raise NotFound(f"context receipt {receipt_id} of the kept write is not in this store")
         return receipt
 
-    def verify(self, identity: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    def verify(self, identity: IdentityRecord, params: dict[str, Any]) -> dict[str, Any]:
         receipt = self.store.amp.receipt(params["receipt_id"])
         if receipt is None or (identity["kind"] != "owner" and receipt["identity_id"] != identity["id"]):
             raise NotFound(f"receipt {params['receipt_id']} not found")

@@ -12,6 +12,7 @@ from typing import Any
 from daemon.runtime.access import resolve_scope
 from daemon.runtime.changes import ContextChanges
 from daemon.runtime.constants import CARD_TYPES
+from state.identities import IdentityRecord
 from state.ids import new_id, now_iso
 from state.memories import NewMemory
 from state.store import Store
@@ -26,7 +27,7 @@ class DeltaService:
 
     def record(
         self,
-        identity: dict[str, Any],
+        identity: IdentityRecord,
         *,
         workspace_id: str,
         project_key: str | None,
@@ -97,7 +98,7 @@ class DeltaService:
         return {"delta": delta, "memory": memory, "card": card}
 
     def target(
-        self, identity: dict[str, Any], receipt: dict[str, Any], body: dict[str, Any]
+        self, identity: IdentityRecord, receipt: dict[str, Any], body: dict[str, Any]
     ) -> tuple[str, str | None]:
         """(workspace id, project key) a delta is written to: the receipt's, unless the body
         names a project binding or workspace (404 when unknown, 403 when not the caller's)."""
@@ -107,7 +108,7 @@ class DeltaService:
         return workspace["id"], project_key or receipt["project_key"]
 
     def write(
-        self, identity: dict[str, Any], receipt: dict[str, Any], body: dict[str, Any], base_url: str
+        self, identity: IdentityRecord, receipt: dict[str, Any], body: dict[str, Any], base_url: str
     ) -> dict[str, Any]:
         """POST /api/agent/memory-delta after the receipt was checked."""
         workspace_id, project_key = self.target(identity, receipt, body)

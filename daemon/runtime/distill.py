@@ -15,6 +15,7 @@ from typing import Any
 
 from state.distill_records import DistillRecords
 from state.errors import NotFound
+from state.identities import IdentityRecord
 from state.ids import new_id, now_iso
 from state.memories import NewMemory
 from state.store import Store
@@ -81,7 +82,7 @@ class DistillService:
         self.tasks: set[asyncio.Task] = set()
 
     def start(
-        self, identity: dict[str, Any], slug: str, documents: list[dict[str, Any]], chunk_chars: int
+        self, identity: IdentityRecord, slug: str, documents: list[dict[str, Any]], chunk_chars: int
     ) -> dict[str, Any]:
         """Create the job and schedule its processing; returns the job as created."""
         stored = self.store.suites.version(slug)

@@ -15,6 +15,7 @@ from typing import Any
 
 from startup_items.next_steps import next_steps
 from startup_items.runtimes import RUNTIMES
+from state.identities import IdentityRecord
 from state.store import Store
 
 HEADER = "X-MemoryCloud-Launcher"
@@ -57,7 +58,7 @@ class HookRunService:
         self.store = store
 
     def record_session_start(
-        self, identity: dict[str, Any], header: str | None, pack: dict[str, Any]
+        self, identity: IdentityRecord, header: str | None, pack: dict[str, Any]
     ) -> None:
         """After a context pack was built: count it if a runtime's hook asked for it."""
         event, _ = parse_header(header)
@@ -70,7 +71,7 @@ class HookRunService:
             )
 
     def record_checkpoint(
-        self, identity: dict[str, Any], header: str | None, receipt: dict[str, Any]
+        self, identity: IdentityRecord, header: str | None, receipt: dict[str, Any]
     ) -> None:
         """After a memory delta was written: count it if the PreCompact hook sent it."""
         event, params = parse_header(header)

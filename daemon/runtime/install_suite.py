@@ -19,6 +19,7 @@ from daemon.runtime.changes import ContextChanges
 from daemon.runtime.context_packs import ContextPackService
 from daemon.runtime.suites import can_see
 from state.errors import NotFound
+from state.identities import IdentityRecord
 from state.ids import new_id, now_iso
 from state.memories import MemoryRecord, NewMemory
 from state.store import Store
@@ -72,7 +73,7 @@ class SuiteInstaller:
                 return memory
         return None
 
-    def install(self, identity: dict[str, Any], body: dict[str, Any], base_url: str) -> dict[str, Any]:
+    def install(self, identity: IdentityRecord, body: dict[str, Any], base_url: str) -> dict[str, Any]:
         workspace = resolve_workspace(self.store, identity, body.get("workspace_id"))
         found = self.store.suites.find(body["slug"])
         if found is None or not can_see(identity, found):  # a private suite of another key
@@ -211,7 +212,7 @@ class SuiteInstaller:
             ],
         }
 
-    def get(self, identity: dict[str, Any], imem_id: str) -> dict[str, Any]:
+    def get(self, identity: IdentityRecord, imem_id: str) -> dict[str, Any]:
         row = self.store.suites.installed(imem_id)
         if row is None or (
             identity["kind"] != "owner" and row["workspace_id"] != identity.get("workspace_id")

@@ -8,11 +8,12 @@ from typing import Any
 
 from daemon.runtime.updates import UpdateService
 from daemon.upstream.service import UpstreamService
+from state.identities import IdentityRecord
 from state.rebuild import status as index_status
 from state.store import Store
 
 
-def public_agent(agent: dict[str, Any]) -> dict[str, Any]:
+def public_agent(agent: IdentityRecord) -> dict[str, Any]:
     """An agent as the local API shows it: never its key's hash."""
     return {
         "id": agent["id"],
@@ -51,7 +52,7 @@ class LocalAdmin:
             "search_index": index_status(store.conn),
         }
 
-    def active_agents(self) -> list[dict[str, Any]]:
+    def active_agents(self) -> list[IdentityRecord]:
         return [a for a in self.store.identities.agents() if not a["disabled_at"]]
 
     def inbox(self) -> dict[str, int]:
@@ -80,7 +81,7 @@ class LocalAdmin:
             agent, key = self.store.identities.create_agent(name, runtime, scopes=scopes)
         return public_agent(agent), key
 
-    def revoke_agent(self, agent: dict[str, Any]) -> dict[str, Any]:
+    def revoke_agent(self, agent: IdentityRecord) -> dict[str, Any]:
         with self.store.transaction():
             self.store.identities.disable_agent(agent["id"])
         return public_agent(self.store.identities.get(agent["id"]))

@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import quote
 
 from state.errors import InvalidRequest, NotFound, ValidationFailed
+from state.identities import IdentityRecord
 from state.ids import new_id
 
 # SUMMARY_OF_SESSION is named here too: tests/daemon/test_mem1_summaries.py checks its plan.
@@ -79,7 +80,7 @@ class _Pending:
     namespace: str
     session: str
     summary_id: str
-    identity: dict[str, Any]
+    identity: IdentityRecord
     timer: asyncio.TimerHandle | None = None
 
 
@@ -100,7 +101,7 @@ class Mem1Service:
 
     # -- writing ------------------------------------------------------------------------------
 
-    def add_messages(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    def add_messages(self, identity: IdentityRecord, body: dict[str, Any]) -> dict[str, Any]:
         messages = [
             m
             for m in body["messages"]
@@ -138,7 +139,7 @@ class Mem1Service:
 
     def _fragment(
         self,
-        identity: dict[str, Any],
+        identity: IdentityRecord,
         ns: str,
         role: str,
         content: str,
@@ -170,7 +171,7 @@ class Mem1Service:
             )
         )
 
-    def _summary_after_turn(self, identity: dict[str, Any], ns: str, session: str, last_message: str) -> None:
+    def _summary_after_turn(self, identity: IdentityRecord, ns: str, session: str, last_message: str) -> None:
         """Rebuild the session summary now, or mark it behind and rebuild it later.
 
         A session's first summary is made at once, so that records keep the order the eager
@@ -181,7 +182,7 @@ class Mem1Service:
         summary_id = pending.summary_id if pending else self.records.summary_id(ns, session)
         loop = _running_loop()
         if summary_id is None or loop is None:
-            self._summarize(identity, ns, session, last_message)
+            self._summarize(identity["id"], ns, session, last_message)
             return
         self.records.mark_summary_behind(summary_id, last_message)
         if pending is not None:
@@ -194,11 +195,12 @@ class Mem1Service:
         )
 
     def _summarize(
-        self, identity: dict[str, Any], ns: str, session: str, last_message: str, marked: str | None = None
+        self, identity_id: str | None, ns: str, session: str, last_message: str, marked: str | None = None
     ) -> None:
         """The session's summary as of ``last_message`` (later turns, which a rebuild after
-        the fact may find, are not in it: they may have been added without a summary).
-        ``marked``: a summary record whose mark (``PENDING``) this rebuild clears."""
+        the fact may find, are not in it: they may have been added without a summary),
+        written by ``identity_id``. ``marked``: a summary record whose mark (``PENDING``)
+        this rebuild clears."""
         rows = self.records.session_lines(ns, session, last_message)
         lines = [f"{r['role']}: {' '.join(r['content'].split())}" for r in rows]
         text = f"Session {session}:\n" + "\n".join(lines)
@@ -210,7 +212,7 @@ class Mem1Service:
             # meanwhile): its mark goes, and the summary is written where it now lives.
             self.records.clear_summary_mark(marked)
         if existing:
-            self.store.memories.update(existing, content=text, identity_id=identity["id"])
+            self.store.memories.update(existing, content=text, identity_id=identity_id)
             self.records.summary_written(existing, last_message)
         else:
             self.store.memories.create(
@@ -221,7 +223,7 @@ class Mem1Service:
                     content=text,
                     source="mem1",
                     provenance={"session_id": session, "message_id": last_message},
-                    identity_id=identity["id"],
+                    identity_id=identity_id,
                 )
             )
 
@@ -275,7 +277,7 @@ class Mem1Service:
             return 0
         # The rebuild's own update clears the mark (if the record was deleted meanwhile,
         # _summarize clears it apart and makes a new summary).
-        self._summarize({"id": identity_id}, row[0], row[1], row[2], marked=summary_id)
+        self._summarize(identity_id, row[0], row[1], row[2], marked=summary_id)
         return 1
 
     def rebuild_marked_summaries(self) -> int:
@@ -422,7 +424,7 @@ class Mem1Service:
             raise NotFound(f"Memory {mem_id} not found for this user_id and scope_id")
         return memory
 
-    def update(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    def update(self, identity: IdentityRecord, body: dict[str, Any]) -> dict[str, Any]:
         self._own(body, body["mem_id"])
         if not body["memory"].strip():
             raise InvalidRequest("memory must not be empty")
@@ -432,13 +434,13 @@ class Mem1Service:
             )
         return {"status": "success", "message": f"Memory {body['mem_id']} updated successfully"}
 
-    def delete(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    def delete(self, identity: IdentityRecord, body: dict[str, Any]) -> dict[str, Any]:
         self._own(body, body["mem_id"])
         with self.store.transaction():
             self.store.memories.delete(body["mem_id"], identity_id=identity["id"])
         return {"status": "success", "message": f"Memory {body['mem_id']} deleted successfully"}
 
-    def batch_delete(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    def batch_delete(self, identity: IdentityRecord, body: dict[str, Any]) -> dict[str, Any]:
         deleted, errors = 0, []
         with self.store.transaction():
             for mem_id in body["mem_ids"]:
@@ -450,7 +452,7 @@ class Mem1Service:
                     errors.append({"mem_id": mem_id, "error": exc.message})
         return {"status": "success", "deleted": deleted, "failed": len(errors), "errors": errors}
 
-    def delete_scope(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    def delete_scope(self, identity: IdentityRecord, body: dict[str, Any]) -> dict[str, Any]:
         """Every memory of one user in a scope (seed 004: "delete a user's memories by
         scope"). Other users of the scope keep theirs: user_id + scope_id isolate here too."""
         with self.store.transaction():

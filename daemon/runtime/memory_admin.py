@@ -11,6 +11,7 @@ from daemon.runtime.access import dialect_of, public_memory
 from daemon.runtime.changes import ContextChanges
 from state.browse_records import BrowseRecords
 from state.errors import InvalidRequest, NotFound
+from state.identities import IdentityRecord
 from state.memories import MemoryRecord
 from state.redaction import purge_wal
 from state.store import Store
@@ -39,7 +40,7 @@ class MemoryAdmin:
             memories = [records[h.seq] for h in hits if h.seq in records and h.seq in allowed][:limit]
         else:
             memories = [self.store.memories.get(i) for i in self.records.newest_ids(filters, limit)]
-        names = {
+        names: dict[str | None, str] = {
             i["id"]: i["name"]
             for i in [*self.store.identities.agents(), *filter(None, [self.store.identities.owner()])]
         }
@@ -82,7 +83,7 @@ class MemoryAdmin:
             "diff": "".join(lines),
         }
 
-    def revert(self, owner: dict[str, Any], memory_id: str, number: int) -> dict[str, Any]:
+    def revert(self, owner: IdentityRecord, memory_id: str, number: int) -> dict[str, Any]:
         memory = self._live(memory_id)
         version = self._version(memory_id, number)
         if version["content"] is None:
@@ -103,7 +104,7 @@ class MemoryAdmin:
         self.changes.changed(memory["namespace"], memory["project_key"])
         return self.history(memory_id)
 
-    def delete(self, owner: dict[str, Any], memory_id: str) -> dict[str, Any]:
+    def delete(self, owner: IdentityRecord, memory_id: str) -> dict[str, Any]:
         memory = self._live(memory_id)
         with self.store.transaction():
             self.store.memories.delete(memory_id, identity_id=owner["id"])

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from state.errors import Conflict, InvalidRequest, NotFound
+from state.identities import IdentityRecord
 from state.ids import new_id, now_iso
 from state.memories import MemoryRecord, NewMemory
 from state.memory_store_records import MemoryStoreRecords
@@ -111,7 +112,7 @@ class MemoryStoreService:
             raise NotFound(f"memory store {store_id} not found")
         return row
 
-    def create_store(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    def create_store(self, identity: IdentityRecord, body: dict[str, Any]) -> dict[str, Any]:
         store_id, now = new_id("memstore_"), now_iso()
         with self.store.transaction():
             self.records.insert(
@@ -193,7 +194,7 @@ class MemoryStoreService:
             raise NotFound(f"memory {memory_id} not found in store {store_id}")
         return memory
 
-    def create_memory(self, identity: dict[str, Any], store_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    def create_memory(self, identity: IdentityRecord, store_id: str, body: dict[str, Any]) -> dict[str, Any]:
         self._writable(store_id)
         path, content = check_path(body["path"]), check_content(body["content"])
         if self.records.path_taken(store_id, path):
@@ -226,7 +227,7 @@ class MemoryStoreService:
         return page([self._public_memory(self.store.memories.get(i), content=False) for i in ids], limit)
 
     def update_memory(
-        self, identity: dict[str, Any], store_id: str, memory_id: str, body: dict[str, Any]
+        self, identity: IdentityRecord, store_id: str, memory_id: str, body: dict[str, Any]
     ) -> dict[str, Any]:
         self._writable(store_id)
         memory = self._memory(store_id, memory_id)
@@ -261,7 +262,7 @@ class MemoryStoreService:
             )
         return self._public_memory(updated, content=True)
 
-    def delete_memory(self, identity: dict[str, Any], store_id: str, memory_id: str) -> dict[str, Any]:
+    def delete_memory(self, identity: IdentityRecord, store_id: str, memory_id: str) -> dict[str, Any]:
         self._writable(store_id)
         self._memory(store_id, memory_id)
         with self.store.transaction():

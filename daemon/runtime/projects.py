@@ -8,7 +8,7 @@ from typing import Any
 
 from daemon.runtime.access import public_workspace, resolve_workspace, workspace_slug
 from daemon.runtime.surfaces import runtime_for
-from state.identities import normalize_runtime
+from state.identities import IdentityRecord, normalize_runtime
 from state.store import Store
 
 
@@ -38,23 +38,23 @@ class ProjectService:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def bindings_of(self, identity: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def bindings_of(self, identity: IdentityRecord) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The workspaces an identity sees (every one for the owner, its own for an agent),
         public, and their project bindings, all active."""
         store = self.store
-        workspace_ids = (
-            [w["id"] for w in store.identities.workspaces()]
+        workspaces = (
+            store.identities.workspaces()
             if identity["kind"] == "owner"
-            else [identity["workspace_id"]]
+            else [resolve_workspace(store, identity, None)]
         )
         bindings = [
             {**binding, "status": "active"}
-            for workspace_id in workspace_ids
-            for binding in store.projects.bindings(workspace_id)
+            for workspace in workspaces
+            for binding in store.projects.bindings(workspace["id"])
         ]
-        return [public_workspace(store.identities.workspace(w)) for w in workspace_ids], bindings
+        return [public_workspace(w) for w in workspaces], bindings
 
-    def profile(self, identity: dict[str, Any], body: dict[str, Any], base_url: str) -> dict[str, Any]:
+    def profile(self, identity: IdentityRecord, body: dict[str, Any], base_url: str) -> dict[str, Any]:
         """Record what the runtime can do (kept per agent, runtime and repository: the
         reference keeps nothing) and say which startup item suits it."""
         runtime = normalize_runtime(body.get("runtime") or identity.get("runtime") or "generic")
@@ -88,7 +88,7 @@ class ProjectService:
             },
         }
 
-    def probe(self, identity: dict[str, Any], body: dict[str, Any], base_url: str) -> dict[str, Any]:
+    def probe(self, identity: IdentityRecord, body: dict[str, Any], base_url: str) -> dict[str, Any]:
         """Find or create the binding of a repository; nothing to go by (no project_key,
         repo_root, cwd or git_remote) binds the workspace's default project, as the
         reference does (its slug)."""

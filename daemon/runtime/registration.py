@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from state.errors import Forbidden, InvalidRequest
+from state.identities import IdentityRecord
 from state.ids import iso_from_datetime, new_id
 from state.store import Store
 
@@ -80,7 +81,7 @@ class RegistrationService:
             raise InvalidRequest("the nonce does not solve the challenge's proof of work")
         challenge.solved = True
 
-    def register(self, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    def register(self, body: dict[str, Any]) -> tuple[IdentityRecord, str]:
         """A new agent and its key, in exchange for the owner's pairing code."""
         self.check_proof(body)
         code = body.get("pairing_code")

@@ -10,6 +10,7 @@ from typing import Any
 from daemon.runtime import access
 from daemon.runtime.access import can_read_namespace, public_memory, readable_memory, resolve_workspace
 from state.errors import Forbidden
+from state.identities import IdentityRecord
 from state.search import PREPARED_QUERY_VECTORS
 from state.store import Store
 
@@ -52,12 +53,12 @@ class MemorySearch:
             PREPARED_QUERY_VECTORS.set(prepared)
         prepared[text] = vector
 
-    def detail(self, identity: dict[str, Any], memory_id: str) -> dict[str, Any]:
+    def detail(self, identity: IdentityRecord, memory_id: str) -> dict[str, Any]:
         """amp.memory-detail.v1 of a memory the caller may read (NotFound otherwise)."""
         memory = readable_memory(self.store, identity, memory_id)
         return {"schema": "amp.memory-detail.v1", "memory": access.memory_detail(memory)}
 
-    def readable_namespaces(self, identity: dict[str, Any], namespaces: list[str]) -> list[str]:
+    def readable_namespaces(self, identity: IdentityRecord, namespaces: list[str]) -> list[str]:
         """``namespaces`` (the caller's workspace if none), each the caller's to read, or
         Forbidden naming the first that is not."""
         namespaces = namespaces or [resolve_workspace(self.store, identity, None)["id"]]

@@ -15,6 +15,7 @@ from typing import Any
 from daemon.runtime.constants import RUNTIME_VERSION
 from daemon.runtime.skill_texts import TEXTS
 from state.errors import Forbidden, NotFound
+from state.identities import IdentityRecord
 
 INSTALL = "skill:install"
 READ, WRITE, CATALOG, SYNC = "memory:read", "memory:write", "catalog:read", "agent:sync"
@@ -43,7 +44,7 @@ class Skill:
             found.append(f"{match.group(1)} {path}")
         return list(dict.fromkeys(found))
 
-    def public(self, base_url: str, identity: dict[str, Any] | None) -> dict[str, Any]:
+    def public(self, base_url: str, identity: IdentityRecord | None) -> dict[str, Any]:
         url = f"{base_url}/api/agent/skills/{self.skill_id}"
         missing = missing_scopes(self, identity)
         if identity is None:
@@ -157,7 +158,7 @@ SKILLS: dict[str, Skill] = {
 assert all(INSTALL in skill.scopes for skill in SKILLS.values())
 
 
-def missing_scopes(skill: Skill, identity: dict[str, Any] | None) -> list[str]:
+def missing_scopes(skill: Skill, identity: IdentityRecord | None) -> list[str]:
     """The skill's scopes the caller's key lacks (the owner has them all)."""
     if identity is None:
         return list(skill.scopes)
@@ -166,7 +167,7 @@ def missing_scopes(skill: Skill, identity: dict[str, Any] | None) -> list[str]:
     return [s for s in skill.scopes if s not in identity["scopes"]]
 
 
-def catalog(base_url: str, identity: dict[str, Any] | None) -> dict[str, Any]:
+def catalog(base_url: str, identity: IdentityRecord | None) -> dict[str, Any]:
     """Every skill (amp.agent-skills.v1); ``skills`` is our earlier key for ``items``."""
     items = [s.public(base_url, identity) for s in SKILLS.values()]
     return {
@@ -187,7 +188,7 @@ def find(skill_id: str) -> Skill:
     return skill
 
 
-def pullable(skill_id: str, identity: dict[str, Any]) -> Skill:
+def pullable(skill_id: str, identity: IdentityRecord) -> Skill:
     """The skill, if it exists (404 first, as the reference checks) and the key may pull it."""
     skill = find(skill_id)
     missing = missing_scopes(skill, identity)
@@ -199,7 +200,7 @@ def pullable(skill_id: str, identity: dict[str, Any]) -> Skill:
     return skill
 
 
-def pull(skill: Skill, base_url: str, identity: dict[str, Any]) -> dict[str, Any]:
+def pull(skill: Skill, base_url: str, identity: IdentityRecord) -> dict[str, Any]:
     """The skill, its SKILL.md text and where to put it (our amp.memory-tool.v1 keys too)."""
     public = skill.public(base_url, identity)
     text = skill.markdown(base_url)

@@ -50,6 +50,7 @@ from startup_items.runtimes import (
     resolve_runtime,
 )
 from state.errors import Conflict, InvalidRequest, NotFound
+from state.identities import IdentityRecord
 from state.ids import new_id, now_iso
 from state.paths import Paths
 from state.secrets import SecretStore
@@ -132,7 +133,7 @@ class StartupService:
         target, spec = self._target(plan)
         return target, spec, planned_files(target, spec, lambda s: self._summary(target, s))
 
-    def _binding(self, identity: dict[str, Any], body: dict[str, Any], runtime: str) -> dict[str, Any]:
+    def _binding(self, identity: IdentityRecord, body: dict[str, Any], runtime: str) -> dict[str, Any]:
         """The binding a plan is for: the one named (another workspace's looks missing, as the
         reference's "not owned" does), else the workspace's binding of project_key (made
         if there is none, as a probe with that key would)."""
@@ -154,7 +155,7 @@ class StartupService:
         return binding
 
     def create_plan(
-        self, identity: dict[str, Any], body: dict[str, Any], base_url: str, *, legacy: bool = False
+        self, identity: IdentityRecord, body: dict[str, Any], base_url: str, *, legacy: bool = False
     ) -> dict[str, Any]:
         """A plan for a person to approve. A repository that is not a directory on this
         machine still gets its plan (the reference returns one): it says so
@@ -250,7 +251,7 @@ class StartupService:
     def plan(self, plan_id: str) -> dict[str, Any]:
         return self.store.startup.plan(plan_id)
 
-    def approve(self, owner: dict[str, Any], plan_id: str, *, overwrite: bool = False) -> dict[str, Any]:
+    def approve(self, owner: IdentityRecord, plan_id: str, *, overwrite: bool = False) -> dict[str, Any]:
         plan = self.store.startup.plan(plan_id)
         if plan["status"] not in ("pending_approval", "conflict"):
             raise Conflict(f"plan {plan_id} is {plan['status']}, not waiting for approval")
@@ -300,7 +301,7 @@ class StartupService:
             )
         return body
 
-    def reject(self, owner: dict[str, Any], plan_id: str) -> dict[str, Any]:
+    def reject(self, owner: IdentityRecord, plan_id: str) -> dict[str, Any]:
         plan = self.store.startup.plan(plan_id)
         if plan["status"] not in ("pending_approval", "conflict"):
             raise Conflict(f"plan {plan_id} is {plan['status']}, not waiting for approval")
@@ -312,7 +313,7 @@ class StartupService:
             )
         return body
 
-    def remove(self, owner: dict[str, Any], plan_id: str) -> dict[str, Any]:
+    def remove(self, owner: IdentityRecord, plan_id: str) -> dict[str, Any]:
         plan = self.store.startup.plan(plan_id)
         if plan["status"] not in ACTIVE:
             raise Conflict(f"plan {plan_id} is {plan['status']}: nothing of it is installed")
@@ -363,7 +364,7 @@ class StartupService:
     # -- the agent's confirmation ------------------------------------------------------------
 
     def confirm(
-        self, identity: dict[str, Any], body: dict[str, Any], base_url: str, *, legacy: bool = False
+        self, identity: IdentityRecord, body: dict[str, Any], base_url: str, *, legacy: bool = False
     ) -> dict[str, Any]:
         """The agent reports the startup item in place. The daemon checks the signature it
         saw and the files on disk: a mismatch is answered as the reference answers a wrong

@@ -26,6 +26,7 @@ from daemon.runtime.suite_archive import (
 from daemon.runtime.suite_build import SuiteFields
 from daemon.runtime.suite_sync import day_of
 from state.errors import InvalidRequest, ValidationFailed
+from state.identities import IdentityRecord
 
 VISIBILITIES = ("public", "unlisted", "private")
 
@@ -86,8 +87,11 @@ def provenance(value: dict[str, Any] | None) -> dict[str, Any]:
     return dict(value)
 
 
-def fields_from_body(identity: dict[str, Any], body: dict[str, Any]) -> tuple[SuiteFields, dict[str, Any]]:
-    """(what to build, the package's own attributes) from a parsed create body."""
+def fields_from_body(
+    identity: IdentityRecord | None, body: dict[str, Any]
+) -> tuple[SuiteFields, dict[str, Any]]:
+    """(what to build, the package's own attributes) from a parsed create body; the author is
+    the caller (none for an anonymous validate)."""
     visibility = check_visibility(body.get("visibility") or "public")
     supplied = body.get("manifest")
     extra: dict[str, Any] = {}
@@ -112,7 +116,7 @@ def fields_from_body(identity: dict[str, Any], body: dict[str, Any]) -> tuple[Su
         version=version,
         license=license_,
         provenance=extra.get("provenance") or provenance(body.get("provenance")),
-        author=str(identity.get("name") or ""),
+        author=identity["name"] if identity is not None else "",
         created_at="",
         persona_type=persona_type,
         tags=normalize_tags(body.get("tags") or []),

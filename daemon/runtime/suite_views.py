@@ -19,6 +19,7 @@ from daemon.runtime.suite_build import (
     SUITE_SCHEMA,
     TOOLS,
 )
+from state.identities import IdentityRecord, WorkspaceRecord
 
 CONCEPT = "Memory Suite: persistent memory data plus the memory tools that install and use it"
 
@@ -35,7 +36,7 @@ def urls(slug: str) -> dict[str, str]:
     }
 
 
-def owner_object(identity: dict[str, Any] | None) -> dict[str, Any]:
+def owner_object(identity: IdentityRecord | None) -> dict[str, Any]:
     if identity is None:  # the creating key was deleted
         return {"id": "", "handle": "", "name": "", "auth_type": "agent"}
     return {
@@ -59,7 +60,7 @@ def suite_summary(slug: str, suite_manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 def package_object(
-    suite: dict[str, Any], info: dict[str, Any], owner: dict[str, Any] | None
+    suite: dict[str, Any], info: dict[str, Any], owner: IdentityRecord | None
 ) -> dict[str, Any]:
     """The reference's package: a suite with its latest version's hash and size."""
     manifest = info["manifest"]
@@ -154,7 +155,7 @@ def warnings(manifest: dict[str, Any], visibility: str) -> list[str]:
     return notes
 
 
-def source_workspace(workspace: dict[str, Any]) -> dict[str, Any]:
+def source_workspace(workspace: WorkspaceRecord) -> dict[str, Any]:
     return {
         "id": workspace["id"],
         "slug": slugify(workspace["name"]),
@@ -181,7 +182,7 @@ def detail(
     suite: dict[str, Any],
     manifest: dict[str, Any],
     files: dict[str, str],
-    workspace: dict[str, Any],
+    workspace: WorkspaceRecord,
 ) -> dict[str, Any]:
     """GET /api/catalog/{slug}: the package with its manifest, a preview and the install card."""
     return {
@@ -202,7 +203,7 @@ def detail(
 
 
 def suite_answer(
-    suite_manifest: dict[str, Any], package: dict[str, Any], workspace: dict[str, Any]
+    suite_manifest: dict[str, Any], package: dict[str, Any], workspace: WorkspaceRecord
 ) -> dict[str, Any]:
     """GET /api/catalog/{slug}/suite: the suite manifest plus how to get and install it."""
     slug = package["slug"]

@@ -46,6 +46,7 @@ from daemon.runtime.suite_build import (
 )
 from daemon.runtime.suite_fields import check_visibility, fields_from_body
 from state.errors import Conflict, NotFound, ValidationFailed
+from state.identities import IdentityRecord, WorkspaceRecord
 from state.ids import now_iso
 from state.store import Store
 
@@ -56,14 +57,14 @@ def bump_patch(version: str) -> str:
     return f"{major}.{minor}.{patch + 1}"
 
 
-def can_see(identity: dict[str, Any] | None, suite: dict[str, Any]) -> bool:
+def can_see(identity: IdentityRecord | None, suite: dict[str, Any]) -> bool:
     """Whether this caller may read the suite (private: its creator and the owner only)."""
     if suite["visibility"] != "private":
         return True
     return identity is not None and (identity["kind"] == "owner" or identity["id"] == suite["created_by"])
 
 
-def may_write(identity: dict[str, Any], suite: dict[str, Any]) -> bool:
+def may_write(identity: IdentityRecord, suite: dict[str, Any]) -> bool:
     return identity["kind"] == "owner" or identity["id"] == suite["created_by"]
 
 
@@ -98,14 +99,14 @@ class SuiteService:
         """The suite, or NotFound: checked before anything else is asked of it."""
         return self.store.suites.suite(slug)
 
-    def readable(self, identity: dict[str, Any] | None, slug: str) -> dict[str, Any]:
+    def readable(self, identity: IdentityRecord | None, slug: str) -> dict[str, Any]:
         """The suite row if this caller may read it; else the same 404 as a missing one."""
         suite = self.store.suites.find(slug)
         if suite is None or not can_see(identity, suite):
             raise NotFound(f"memory suite {slug} not found")
         return suite
 
-    def _owner(self, suite: dict[str, Any]) -> dict[str, Any] | None:
+    def _owner(self, suite: dict[str, Any]) -> IdentityRecord | None:
         if not suite["created_by"]:
             return None
         try:
@@ -141,7 +142,7 @@ class SuiteService:
         ) == fingerprint(content.files)
 
     def _slug_for(
-        self, identity: dict[str, Any], base: str, make: Make, visibility: str
+        self, identity: IdentityRecord, base: str, make: Make, visibility: str
     ) -> tuple[str, SuiteContent, bool]:
         """(slug, content, already stored): the same content from the same key is the suite
         it made before; otherwise the first free slug of base, base-2, base-3 ..."""
@@ -163,7 +164,7 @@ class SuiteService:
 
     def _publish(
         self,
-        identity: dict[str, Any],
+        identity: IdentityRecord,
         make: Make,
         *,
         slug: str | None,
@@ -199,7 +200,7 @@ class SuiteService:
 
     def _write(
         self,
-        identity: dict[str, Any],
+        identity: IdentityRecord,
         slug: str,
         content: SuiteContent,
         package: dict[str, Any],
@@ -240,7 +241,7 @@ class SuiteService:
     # -- create and import ----------------------------------------------------------------------
 
     def _built(
-        self, identity: dict[str, Any], body: dict[str, Any]
+        self, identity: IdentityRecord | None, body: dict[str, Any]
     ) -> tuple[Make, dict[str, Any], str | None, str]:
         fields, package = fields_from_body(identity, body)
         created_at = now_iso()
@@ -257,15 +258,15 @@ class SuiteService:
             )
         return make, package, slug or fields.manifest_extra.get("slug"), slugify(fields.title)
 
-    def create(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    def create(self, identity: IdentityRecord, body: dict[str, Any]) -> dict[str, Any]:
         make, package, slug, base = self._built(identity, body)
         return self._publish(
             identity, make, slug=slug, base=base, package=package, changelog="initial publish"
         )
 
-    def validate(self, identity: dict[str, Any] | None, body: dict[str, Any]) -> dict[str, Any]:
+    def validate(self, identity: IdentityRecord | None, body: dict[str, Any]) -> dict[str, Any]:
         """POST /api/memories/validate: the suite a create would build; nothing is stored."""
-        make, package, slug, base = self._built(identity or {"name": ""}, body)
+        make, package, slug, base = self._built(identity, body)
         content = make(slug or base)
         archive = write_zip(content.files)
         return {
@@ -301,7 +302,7 @@ class SuiteService:
         return make
 
     def import_archive(
-        self, identity: dict[str, Any], data: bytes, visibility: str = "public"
+        self, identity: IdentityRecord, data: bytes, visibility: str = "public"
     ) -> dict[str, Any]:
         """An uploaded zip, stored verbatim (download answers the same bytes)."""
         check_visibility(visibility)
@@ -348,21 +349,21 @@ class SuiteService:
         # An archive without one (a legacy import): derived from its manifest, as the reference.
         return suite_manifest(stored["manifest"], stored["suite"]["slug"], stored["files"])
 
-    def _workspace(self, suite: dict[str, Any]) -> dict[str, Any]:
+    def _workspace(self, suite: dict[str, Any]) -> WorkspaceRecord:
         owner = self._owner(suite)
-        workspace_id = (owner or {}).get("workspace_id")
+        workspace_id = owner["workspace_id"] if owner is not None else None
         if workspace_id:
             return self.store.identities.workspace(workspace_id)
         return self.store.identities.default_workspace()
 
-    def detail(self, identity: dict[str, Any], slug: str) -> dict[str, Any]:
+    def detail(self, identity: IdentityRecord, slug: str) -> dict[str, Any]:
         suite = self.readable(identity, slug)
         stored = self.store.suites.version(slug)
         return suite_views.detail(
             self.package(suite), suite, stored["manifest"], stored["files"], self._workspace(suite)
         )
 
-    def describe(self, identity: dict[str, Any], slug: str) -> dict[str, Any]:
+    def describe(self, identity: IdentityRecord, slug: str) -> dict[str, Any]:
         """GET /api/catalog/{slug}/suite."""
         suite = self.readable(identity, slug)
         stored = self.store.suites.version(slug)
@@ -374,7 +375,7 @@ class SuiteService:
             "suite_manifest": manifest,
         }
 
-    def openclaw(self, identity: dict[str, Any], slug: str) -> dict[str, Any]:
+    def openclaw(self, identity: IdentityRecord, slug: str) -> dict[str, Any]:
         self.readable(identity, slug)  # refuses a suite the caller may not read
         stored = self.store.suites.version(slug)
         text = stored["files"].get("install/openclaw.json")
@@ -388,7 +389,7 @@ class SuiteService:
             self._suite_manifest(stored),
         )
 
-    def download(self, identity: dict[str, Any], slug: str, version: str | None) -> tuple[str, bytes]:
+    def download(self, identity: IdentityRecord, slug: str, version: str | None) -> tuple[str, bytes]:
         suite = self.readable(identity, slug)
         info = self.store.suites.version_info(suite, version)
         data = self._archive(slug, info)
@@ -419,13 +420,13 @@ class SuiteService:
             ],
         }
 
-    def mine(self, identity: dict[str, Any]) -> dict[str, Any]:
+    def mine(self, identity: IdentityRecord) -> dict[str, Any]:
         """GET /api/me/memories: the caller's suites of any visibility (the owner's: all)."""
         owner = identity["kind"] == "owner"
         suites = self.store.suites.created_by(None if owner else identity["id"])
         return {"schema": "amp.memory-packages.v1", "items": [self.package(s) for s in suites]}
 
-    def versions(self, identity: dict[str, Any], slug: str) -> dict[str, Any]:
+    def versions(self, identity: IdentityRecord, slug: str) -> dict[str, Any]:
         suite = self.readable(identity, slug)
         rows = self.store.suites.versions(slug)
         items = [suite_views.version_item(self._info(suite, r["version"])) for r in rows]
@@ -437,7 +438,7 @@ class SuiteService:
             "versions": [{**r, "size_bytes": i["size_bytes"]} for r, i in zip(rows, items, strict=True)],
         }
 
-    def diff(self, identity: dict[str, Any], slug: str, old: str, new: str) -> dict[str, Any]:
+    def diff(self, identity: IdentityRecord, slug: str, old: str, new: str) -> dict[str, Any]:
         self.readable(identity, slug)
         before = self.store.suites.version(slug, old)["files"]
         after = self.store.suites.version(slug, new)["files"]
@@ -459,7 +460,7 @@ class SuiteService:
 
     # -- sync -----------------------------------------------------------------------------------
 
-    def sync(self, identity: dict[str, Any], slug: str, body: dict[str, Any]) -> dict[str, Any]:
+    def sync(self, identity: IdentityRecord, slug: str, body: dict[str, Any]) -> dict[str, Any]:
         """Append the events to their days' memory/<date>.md and publish the next patch
         version, rebuilt in the full suite layout (an imported archive too)."""
         events = suite_sync.sync_events(body)

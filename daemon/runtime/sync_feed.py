@@ -24,6 +24,7 @@ from daemon.runtime.access import resolve_workspace
 from daemon.runtime.changes import ContextChanges
 from daemon.runtime.constants import PROTOCOL_VERSION, RUNTIME_VERSION
 from state.errors import Conflict, InvalidRequest, NotFound
+from state.identities import IdentityRecord
 from state.memories import MemoryRecord, NewMemory, sha256_text
 from state.store import Store
 
@@ -52,16 +53,16 @@ class SyncFeed:
         self.store = store
         self.changes = changes
 
-    def _workspace(self, identity: dict[str, Any]) -> str:
+    def _workspace(self, identity: IdentityRecord) -> str:
         return resolve_workspace(self.store, identity, None)["id"]
 
-    def _own_record(self, identity: dict[str, Any], memory_id: str) -> MemoryRecord:
+    def _own_record(self, identity: IdentityRecord, memory_id: str) -> MemoryRecord:
         memory = self.store.memories.find(memory_id)
         if memory is None or memory["namespace"] != self._workspace(identity):
             raise NotFound(f"memory {memory_id} not found")
         return memory
 
-    def info(self, identity: dict[str, Any], role: str) -> dict[str, Any]:
+    def info(self, identity: IdentityRecord, role: str) -> dict[str, Any]:
         return {
             "schema": "memorycloud.sync-info.v1",
             "role": role,
@@ -72,7 +73,7 @@ class SyncFeed:
             "endpoints": {"changes": "/api/sync/changes", "records": "/api/sync/records"},
         }
 
-    def feed(self, identity: dict[str, Any], cursor: int, limit: int) -> dict[str, Any]:
+    def feed(self, identity: IdentityRecord, cursor: int, limit: int) -> dict[str, Any]:
         rows = self.store.upstream.changes([self._workspace(identity)], cursor, limit + 1)
         more = len(rows) > limit
         rows = rows[:limit]
@@ -105,7 +106,7 @@ class SyncFeed:
             "next_cursor": rows[-1]["seq"] if rows else cursor,
         }
 
-    def create(self, identity: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    def create(self, identity: IdentityRecord, body: dict[str, Any]) -> dict[str, Any]:
         workspace = self._workspace(identity)
         origin = body["origin_memory_id"]
         existing = self.store.upstream.synced_copy(workspace, identity["id"], origin)
@@ -135,7 +136,7 @@ class SyncFeed:
         self.changes.changed(workspace, memory["project_key"])
         return {"schema": RECORD_SCHEMA, "created": True, "record": feed_record(memory)}
 
-    def change(self, identity: dict[str, Any], memory_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    def change(self, identity: IdentityRecord, memory_id: str, body: dict[str, Any]) -> dict[str, Any]:
         """Update or delete if the record is still at ``base_version``; else 409 with it."""
         memory = self._own_record(identity, memory_id)
         operation = body["operation"]
@@ -175,7 +176,7 @@ class SyncFeed:
         self.changes.changed(memory["namespace"], memory["project_key"])
         return {"schema": RECORD_SCHEMA, "changed": True, "record": feed_record(memory)}
 
-    def redact(self, identity: dict[str, Any], memory_id: str, content_sha256: str) -> dict[str, Any]:
+    def redact(self, identity: IdentityRecord, memory_id: str, content_sha256: str) -> dict[str, Any]:
         """Redact every version of the record whose content has this digest."""
         memory = self._own_record(identity, memory_id)
         redacted = []

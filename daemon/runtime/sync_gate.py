@@ -16,6 +16,7 @@ from typing import Any
 from daemon.runtime.constants import RUNTIME_VERSION
 from daemon.runtime.updates import UpdateService, client_state
 from state.errors import Conflict, Gone, MemoryCloudError, NotFound
+from state.identities import IdentityRecord
 from state.ids import iso_from_datetime, new_id, now_iso, parse_iso
 from state.store import Store
 from state.update_records import SyncIntentRecord, UpdateRecord
@@ -32,7 +33,8 @@ RESUMABLE = (
 )
 BLOCKING_IMPORTANCE = 4
 
-Replay = Callable[[dict[str, Any], dict[str, Any], dict[str, Any], str], dict[str, Any]]
+# (the writer, the path parameters, the body, the base URL) -> the write's answer
+Replay = Callable[[IdentityRecord, dict[str, Any], dict[str, Any], str], dict[str, Any]]
 
 
 class SyncInterrupted(MemoryCloudError):
@@ -88,7 +90,7 @@ class SyncGate:
         assert endpoint in RESUMABLE, endpoint
         self.replays[endpoint] = replay
 
-    def admit(self, identity: dict[str, Any], write: GatedWrite, base_url: str = "") -> dict[str, Any] | None:
+    def admit(self, identity: IdentityRecord, write: GatedWrite, base_url: str = "") -> dict[str, Any] | None:
         """Let the write through (returning a warning to attach, or None) or raise the 409.
 
         ``base_url`` makes the check, ack and resume URLs absolute, as the reference's are."""
@@ -174,7 +176,7 @@ class SyncGate:
 
     # -- intents ------------------------------------------------------------------------------
 
-    def _owned(self, identity: dict[str, Any], intent_id: str) -> SyncIntentRecord:
+    def _owned(self, identity: IdentityRecord, intent_id: str) -> SyncIntentRecord:
         intent = self.store.updates.intent(intent_id)
         if identity["kind"] != "owner" and intent["identity_id"] != identity["id"]:
             raise NotFound(f"sync intent {intent_id} not found")
@@ -213,11 +215,11 @@ class SyncGate:
             "resume": f"/api/agent/sync-intents/{intent['id']}/resume",
         }
 
-    def get(self, identity: dict[str, Any], intent_id: str) -> dict[str, Any]:
+    def get(self, identity: IdentityRecord, intent_id: str) -> dict[str, Any]:
         intent = self.public(self._owned(identity, intent_id))
         return {**intent, "sync_intent": intent}
 
-    def list(self, identity: dict[str, Any], status: str | None) -> list[dict[str, Any]]:
+    def list(self, identity: IdentityRecord, status: str | None) -> list[dict[str, Any]]:
         owner = identity["kind"] == "owner"
         return [self.public(i) for i in self.store.updates.intents(None if owner else identity["id"], status)]
 
@@ -232,7 +234,7 @@ class SyncGate:
                 self.store.updates.finish_intent(intent["id"], "expired")
             raise Gone(f"sync intent {intent['id']} expired at {intent['expires_at']}")
 
-    def resume(self, identity: dict[str, Any], intent_id: str, base_url: str) -> dict[str, Any]:
+    def resume(self, identity: IdentityRecord, intent_id: str, base_url: str) -> dict[str, Any]:
         """Replay the original write exactly once, after the blocking updates were acked."""
         intent = self._owned(identity, intent_id)
         self._usable(intent)
@@ -266,7 +268,7 @@ class SyncGate:
             "resumed_at": finished["resumed_at"],
         }
 
-    def discard(self, identity: dict[str, Any], intent_id: str) -> dict[str, Any]:
+    def discard(self, identity: IdentityRecord, intent_id: str) -> dict[str, Any]:
         """Give the write up. As with the reference, discarding twice is not an error, and a
         resumed (or expired) intent keeps its status: ``discarded`` says which it is."""
         intent = self._owned(identity, intent_id)

@@ -16,6 +16,7 @@ from typing import Any
 
 from daemon.runtime.constants import PROTOCOL_VERSION, RUNTIME_VERSION
 from state.errors import InvalidRequest, NotFound
+from state.identities import IdentityRecord
 from state.ids import new_id, now_iso
 from state.store import Store
 from state.update_records import UpdateRecord
@@ -142,7 +143,7 @@ class UpdateService:
         }
 
     def pending(
-        self, identity: dict[str, Any], *, runtime_version: str | None = None, applied: Iterable[str] = ()
+        self, identity: IdentityRecord, *, runtime_version: str | None = None, applied: Iterable[str] = ()
     ) -> list[UpdateRecord]:
         """Updates this identity has not applied: not acked at the update's own version, not
         reported as applied, newer than the runtime version it reports, and published after
@@ -162,11 +163,11 @@ class UpdateService:
             out.append(update)
         return out
 
-    def required_pending(self, identity: dict[str, Any]) -> list[UpdateRecord]:
+    def required_pending(self, identity: IdentityRecord) -> list[UpdateRecord]:
         return [u for u in self.pending(identity) if u["severity"] == "required"]
 
     def check(
-        self, identity: dict[str, Any], headers: Mapping[str, str], base_url: str = ""
+        self, identity: IdentityRecord, headers: Mapping[str, str], base_url: str = ""
     ) -> dict[str, Any]:
         runtime_version, applied = client_state(headers)
         pending = self.pending(identity, runtime_version=runtime_version, applied=applied)
@@ -211,11 +212,11 @@ class UpdateService:
 
     def ack(
         self,
-        identity: dict[str, Any],
+        identity: IdentityRecord,
         update_ids: list[str],
         seen_version: str | None,
         *,
-        acked_by: dict[str, Any],
+        acked_by: IdentityRecord,
         base_url: str = "",
     ) -> dict[str, Any]:
         """Ack updates (all pending ones when ``update_ids`` is empty) at their own versions."""
@@ -237,7 +238,7 @@ class UpdateService:
         result["acked_now"] = newly
         return result
 
-    def publish(self, owner: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    def publish(self, owner: IdentityRecord, fields: dict[str, Any]) -> dict[str, Any]:
         """An update the owner publishes for their agents (source local)."""
         stamp = datetime.now(UTC).strftime("%Y.%m.%d")
         update = {
@@ -257,7 +258,7 @@ class UpdateService:
         return _public(self.store.updates.update(update["id"]))
 
     def notice(
-        self, identity: dict[str, Any] | None, base_url: str = "", always: bool = False
+        self, identity: IdentityRecord | None, base_url: str = "", always: bool = False
     ) -> dict[str, Any] | None:
         """amp.platform-update-notice.v1 while updates are pending for this agent; with
         ``always``, also when none are (status "current") or the caller is not an agent."""
@@ -284,7 +285,7 @@ class UpdateService:
             "ack_url": f"{base_url}/api/agent/updates/ack",
         }
 
-    def agent(self, name_or_id: str) -> dict[str, Any]:
+    def agent(self, name_or_id: str) -> IdentityRecord:
         for agent in self.store.identities.agents():
             if name_or_id in (agent["id"], agent["name"]) and not agent["disabled_at"]:
                 return agent

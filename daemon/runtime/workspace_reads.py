@@ -18,6 +18,7 @@ from daemon.runtime.access import public_memory, resolve_workspace
 from daemon.runtime.context_packs import memory_url
 from daemon.runtime.suite_archive import slugify
 from state.errors import InvalidRequest
+from state.identities import IdentityRecord, WorkspaceRecord
 from state.memories import MemoryRecord
 from state.store import Store
 from state.workspace_records import WorkspaceRecords
@@ -82,18 +83,18 @@ class WorkspaceReads:
 
     # -- workspaces --------------------------------------------------------------------------
 
-    def readable_workspaces(self, identity: dict[str, Any]) -> list[dict[str, Any]]:
+    def readable_workspaces(self, identity: IdentityRecord) -> list[WorkspaceRecord]:
         """The owner reads every workspace; an agent the one it belongs to."""
         if identity["kind"] == "owner":
             return self.store.identities.workspaces()
         return [resolve_workspace(self.store, identity, None)]
 
-    def role(self, identity: dict[str, Any]) -> str:
+    def role(self, identity: IdentityRecord) -> str:
         if identity["kind"] == "owner":
             return "owner"
         return "writer" if "memory:write" in identity["scopes"] else "reader"
 
-    def workspace_item(self, identity: dict[str, Any], workspace: dict[str, Any]) -> dict[str, Any]:
+    def workspace_item(self, identity: IdentityRecord, workspace: WorkspaceRecord) -> dict[str, Any]:
         owner = (
             self.store.identities.get(workspace["owner_identity_id"])
             if workspace["owner_identity_id"]
@@ -116,14 +117,14 @@ class WorkspaceReads:
             "owned_by_current_user": workspace["owner_identity_id"] == identity["id"],
         }
 
-    def my_workspaces(self, identity: dict[str, Any]) -> dict[str, Any]:
+    def my_workspaces(self, identity: IdentityRecord) -> dict[str, Any]:
         return {"items": [self.workspace_item(identity, w) for w in self.readable_workspaces(identity)]}
 
     # -- the memory query ----------------------------------------------------------------------
 
     def query(
         self,
-        identity: dict[str, Any],
+        identity: IdentityRecord,
         workspace_id: str,
         *,
         q: str,
@@ -193,7 +194,7 @@ class WorkspaceReads:
     # -- the code-memory context -------------------------------------------------------------
 
     def code_memory(
-        self, identity: dict[str, Any], project_key: str, *, q: str, limit: int, base_url: str
+        self, identity: IdentityRecord, project_key: str, *, q: str, limit: int, base_url: str
     ) -> dict[str, Any]:
         """``code_memory`` records of the project in the caller's workspaces, newest first."""
         namespaces = [w["id"] for w in self.readable_workspaces(identity)]
@@ -210,7 +211,7 @@ class WorkspaceReads:
     # -- the memory map ------------------------------------------------------------------------
 
     def memory_map(
-        self, identity: dict[str, Any], workspace_id: str | None, *, limit: int, base_url: str
+        self, identity: IdentityRecord, workspace_id: str | None, *, limit: int, base_url: str
     ) -> dict[str, Any]:
         """amp.memory-lens-map.v1: the caller's workspaces (or one), their newest records as
         assets (at most ``limit``, clamped to 20..240), grouped by topic into nodes and edges."""
@@ -284,7 +285,7 @@ class WorkspaceReads:
 
 
 def _graph(
-    identity: dict[str, Any], workspaces: list[dict[str, Any]], assets: list[dict[str, Any]]
+    identity: IdentityRecord, workspaces: list[WorkspaceRecord], assets: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """user -> workspaces -> topics -> assets, as the reference's lens map draws them."""
     root = f"user:{identity['id']}"
