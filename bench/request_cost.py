@@ -11,7 +11,9 @@ machine moves it less. Use it with bench/before_after.py to see whether the HTTP
 
 On this machine CPU time still moves by 20-40 % between runs. ``--instructions`` counts
 instead: each kind of request runs under callgrind twice (no timed requests, then
-``--requests``), and the difference per request does not move with the load.
+``--requests``), and the difference per request does not move with the load. Give it 100
+requests or more: over 40, a WAL checkpoint or a garbage collection falling inside the window
+or not moves the figure by a few per cent (bench/RESULTS.md, issue #17's instruction counts).
 """
 
 from __future__ import annotations
