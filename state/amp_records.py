@@ -5,7 +5,7 @@ deltas, summary cards and adaptive memory runs. Plain data access; the rules liv
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from state.db import Connection
 from state.errors import NotFound
@@ -14,6 +14,115 @@ from state.ids import new_id, now_iso
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class ContextPackRecord(TypedDict):
+    """A row of context_packs, its body decoded from JSON."""
+
+    id: str
+    identity_id: str | None
+    workspace_id: str
+    project_key: str | None
+    project_binding_id: str | None
+    runtime: str | None
+    reason: str | None
+    body: dict[str, Any]  # the amp.context-pack.v1 answer, as returned
+    created_at: str
+
+
+class ReceiptRecord(TypedDict):
+    """A row of receipts (a context pack's receipt)."""
+
+    id: str
+    context_pack_id: str
+    identity_id: str | None
+    workspace_id: str
+    project_key: str | None
+    summary_sha256: str
+    issued_at: str
+    expires_at: str
+    verified_at: str | None
+    last_used_at: str | None
+
+
+class SummaryCardRecord(TypedDict):
+    """A row of summary_cards."""
+
+    id: str
+    workspace_id: str
+    project_key: str | None
+    source_type: str  # memory_delta | brief_event
+    source_id: str  # the delta's id
+    title: str
+    body: str
+    importance: int
+    memory_id: str | None
+    created_at: str
+
+
+class MemoryBriefRecord(TypedDict):
+    """A row of memory_briefs, its JSON columns decoded."""
+
+    id: str
+    identity_id: str | None
+    workspace_id: str
+    project_key: str | None
+    task: str
+    request: dict[str, Any]  # the request body the brief was made for
+    brief_markdown: str
+    source_counts: dict[str, int]
+    context_pack_id: str | None
+    receipt_id: str | None
+    created_at: str
+    sources: dict[str, Any]  # carry_in, project_state, handoff, ...; {} before m0014
+
+
+class BriefEventRecord(TypedDict):
+    """A row of brief_events, its payload decoded from JSON."""
+
+    id: str
+    brief_id: str
+    event_type: str
+    summary: str
+    importance: int
+    payload: dict[str, Any]
+    identity_id: str | None
+    memory_id: str | None  # the memory record the event is mirrored into
+    delta_id: str | None
+    created_at: str
+
+
+class RecentBriefEvent(TypedDict):
+    """Some columns of a brief_events row: a brief's recent events (served as they are)."""
+
+    id: str
+    brief_id: str
+    event_type: str
+    summary: str
+    importance: int
+    created_at: str
+
+
+class AdaptiveRunRecord(TypedDict):
+    """A row of adaptive_runs (a memory form run), its JSON columns decoded."""
+
+    id: str
+    identity_id: str | None
+    workspace_id: str
+    project_key: str | None
+    task: str
+    request: dict[str, Any]
+    selection: dict[str, Any]  # the chosen memory type, its alternatives and form schema
+    status: str  # selected | submitted
+    created_at: str
+    submitted_at: str | None
+    memory_ids: list[str]  # the memories a submit stored
+
+
+def _event(row: Any) -> BriefEventRecord:
+    event = dict(row)
+    event["payload"] = json.loads(event["payload"])
+    return cast(BriefEventRecord, event)
 
 
 class AmpRecords:
@@ -51,13 +160,13 @@ class AmpRecords:
             ),
         )
 
-    def pack(self, pack_id: str) -> dict[str, Any]:
+    def pack(self, pack_id: str) -> ContextPackRecord:
         row = self.conn.execute("select * from context_packs where id = ?", (pack_id,)).fetchone()
         if row is None:
             raise NotFound(f"context pack {pack_id} not found")
         result = dict(row)
         result["body"] = json.loads(result["body"])
-        return result
+        return cast(ContextPackRecord, result)
 
     def count_packs(self) -> int:
         """How many context packs have been built (every identity, every workspace)."""
@@ -79,9 +188,9 @@ class AmpRecords:
             ),
         )
 
-    def receipt(self, receipt_id: str) -> dict[str, Any] | None:
+    def receipt(self, receipt_id: str) -> ReceiptRecord | None:
         row = self.conn.execute("select * from receipts where id = ?", (receipt_id,)).fetchone()
-        return dict(row) if row else None
+        return cast(ReceiptRecord, dict(row)) if row else None
 
     def touch_receipt(self, receipt_id: str, *, verified: bool = False) -> None:
         column = "verified_at" if verified else "last_used_at"
@@ -125,8 +234,8 @@ class AmpRecords:
         body: str,
         importance: int,
         memory_id: str | None,
-    ) -> dict[str, Any]:
-        card = {
+    ) -> SummaryCardRecord:
+        card: SummaryCardRecord = {
             "id": new_id("card_"),
             "workspace_id": workspace_id,
             "project_key": project_key,
@@ -147,7 +256,7 @@ class AmpRecords:
 
     # -- briefs and events ---------------------------------------------------------------
 
-    def insert_brief(self, brief: dict[str, Any]) -> None:
+    def insert_brief(self, brief: MemoryBriefRecord) -> None:
         self.conn.execute(
             "insert into memory_briefs (id, identity_id, workspace_id, project_key, task, request,"
             " brief_markdown, source_counts, context_pack_id, receipt_id, created_at, sources)"
@@ -161,14 +270,14 @@ class AmpRecords:
                 _dumps(brief["request"]),
                 brief["brief_markdown"],
                 _dumps(brief["source_counts"]),
-                brief.get("context_pack_id"),
-                brief.get("receipt_id"),
+                brief["context_pack_id"],
+                brief["receipt_id"],
                 brief["created_at"],
-                _dumps(brief.get("sources") or {}),
+                _dumps(brief["sources"]),
             ),
         )
 
-    def brief(self, brief_id: str) -> dict[str, Any]:
+    def brief(self, brief_id: str) -> MemoryBriefRecord:
         row = self.conn.execute("select * from memory_briefs where id = ?", (brief_id,)).fetchone()
         if row is None:
             raise NotFound(f"memory brief {brief_id} not found")
@@ -176,9 +285,9 @@ class AmpRecords:
         brief["request"] = json.loads(brief["request"])
         brief["source_counts"] = json.loads(brief["source_counts"])
         brief["sources"] = json.loads(brief["sources"])
-        return brief
+        return cast(MemoryBriefRecord, brief)
 
-    def insert_event(self, event: dict[str, Any]) -> None:
+    def insert_event(self, event: BriefEventRecord) -> None:
         self.conn.execute(
             "insert into brief_events (id, brief_id, event_type, summary, importance, payload,"
             " identity_id, memory_id, delta_id, created_at) values (?,?,?,?,?,?,?,?,?,?)",
@@ -196,47 +305,31 @@ class AmpRecords:
             ),
         )
 
-    def event_for_memory(self, memory_id: str) -> dict[str, Any] | None:
+    def event_for_memory(self, memory_id: str) -> BriefEventRecord | None:
         """The brief event a memory record mirrors, if any."""
-        row = self.conn.execute(
-            "select id, brief_id, event_type, summary, importance, payload from brief_events"
-            " where memory_id = ?",
-            (memory_id,),
-        ).fetchone()
-        if row is None:
-            return None
-        event = dict(row)
-        event["payload"] = json.loads(event["payload"])
-        return event
+        row = self.conn.execute("select * from brief_events where memory_id = ?", (memory_id,)).fetchone()
+        return _event(row) if row is not None else None
 
-    def events(self, brief_id: str, limit: int = 200) -> list[dict[str, Any]]:
+    def events(self, brief_id: str, limit: int = 200) -> list[BriefEventRecord]:
         rows = self.conn.execute(
-            "select id, brief_id, event_type, summary, importance, payload, identity_id,"
-            " memory_id, delta_id, created_at from brief_events where brief_id = ?"
-            " order by created_at, id limit ?",
+            "select * from brief_events where brief_id = ? order by created_at, id limit ?",
             (brief_id, limit),
         ).fetchall()
-        events = []
-        for row in rows:
-            event = dict(row)
-            event["payload"] = json.loads(event["payload"])
-            events.append(event)
-        return events
+        return [_event(row) for row in rows]
 
-    def handoff_event(self, workspace_id: str, code: str) -> dict[str, Any] | None:
-        """The newest event of this workspace whose id, or whose brief's id, is ``code``
-        (raw row: its payload is JSON text)."""
+    def handoff_event(self, workspace_id: str, code: str) -> BriefEventRecord | None:
+        """The newest event of this workspace whose id, or whose brief's id, is ``code``."""
         row = self.conn.execute(
             "select e.* from brief_events e join memory_briefs b on b.id = e.brief_id"
             " where b.workspace_id = ? and (e.id = ? or e.brief_id = ?)"
             " order by e.created_at desc limit 1",
             (workspace_id, code, code),
         ).fetchone()
-        return dict(row) if row is not None else None
+        return _event(row) if row is not None else None
 
-    def latest_handoff(self, workspace_id: str, project_key: str | None) -> dict[str, Any] | None:
+    def latest_handoff(self, workspace_id: str, project_key: str | None) -> BriefEventRecord | None:
         """The workspace's newest ``handoff_ready`` event (of the project's briefs, if one is
-        given); raw row: its payload is JSON text."""
+        given)."""
         # Newest handoff_ready events first (brief_events_type_newest, m0017), not a join of
         # every brief of the workspace; the newer of two at the same millisecond wins.
         row = self.conn.execute(
@@ -245,9 +338,9 @@ class AmpRecords:
             " and (? is null or b.project_key = ?) order by e.created_at desc, e.id desc limit 1",
             (workspace_id, project_key, project_key),
         ).fetchone()
-        return dict(row) if row else None
+        return _event(row) if row else None
 
-    def recent_events(self, workspace_id: str, project_key: str | None, limit: int) -> list[dict[str, Any]]:
+    def recent_events(self, workspace_id: str, project_key: str | None, limit: int) -> list[RecentBriefEvent]:
         # Events newest first (brief_events_newest, m0017), each checked against its brief:
         # the CROSS JOIN keeps that order, so the walk stops at the limit instead of
         # joining every brief the workspace ever had.
@@ -258,7 +351,7 @@ class AmpRecords:
             " order by e.created_at desc, e.id desc limit ?",
             (workspace_id, project_key, project_key, limit),
         ).fetchall()
-        return [dict(r) for r in rows]
+        return [cast(RecentBriefEvent, dict(r)) for r in rows]
 
     # -- adaptive memory runs -------------------------------------------------------------
 
@@ -278,14 +371,14 @@ class AmpRecords:
             ),
         )
 
-    def run(self, run_id: str) -> dict[str, Any]:
+    def run(self, run_id: str) -> AdaptiveRunRecord:
         row = self.conn.execute("select * from adaptive_runs where id = ?", (run_id,)).fetchone()
         if row is None:
             raise NotFound(f"memory form {run_id} not found")
         run = dict(row)
         for key in ("request", "selection", "memory_ids"):
             run[key] = json.loads(run[key])
-        return run
+        return cast(AdaptiveRunRecord, run)
 
     def mark_run_submitted(self, run_id: str, memory_ids: list[str]) -> None:
         self.conn.execute(

@@ -110,6 +110,34 @@ def row_to_memory(row: Any) -> MemoryRecord:
     return cast(MemoryRecord, memory)
 
 
+class MemoryVersionSummary(TypedDict):
+    """Some columns of a memory_versions row: a version as a memory's history lists it."""
+
+    id: str
+    memory_id: str
+    version: int
+    operation: str  # created | updated | deleted | reverted
+    title: str
+    content: str | None  # None once redacted (and for a delete)
+    content_sha256: str
+    importance: int
+    identity_id: str | None
+    created_at: str
+    redacted_at: str | None
+
+
+class MemoryVersionRecord(MemoryVersionSummary):
+    """A row of memory_versions (the history's columns, and those m0007 added)."""
+
+    path: str | None
+    size_bytes: int | None  # of the content in UTF-8, kept by a redaction; None for a delete
+
+
+def row_to_version(row: Any) -> MemoryVersionRecord:
+    """A memory_versions row (``select *``) as a plain dict."""
+    return cast(MemoryVersionRecord, dict(row))
+
+
 class _Version(NamedTuple):
     """One row of memory_versions, in its columns' order (after its id; before size_bytes)."""
 
@@ -319,7 +347,7 @@ class MemoryRepository:
         self.index.remove(current["seq"])
         return self.get(memory_id)
 
-    def redact_version(self, version_id: str) -> dict[str, Any]:
+    def redact_version(self, version_id: str) -> MemoryVersionRecord:
         """Remove a version's content for good, keeping its metadata. If it is the memory's
         current content, the memory's content goes too (and leaves the search index)."""
         row = self.conn.execute("select * from memory_versions where id = ?", (version_id,)).fetchone()
@@ -332,7 +360,7 @@ class MemoryRepository:
             "update memory_versions set content = null, redacted_at = ? where id = ?", (now, version_id)
         )
         memory = self.get(row["memory_id"])
-        retitled = scrub_copies(self.conn, memory, dict(row))
+        retitled = scrub_copies(self.conn, memory, row_to_version(row))
         current = memory["version"] == row["version"] and not memory["deleted_at"]
         if current:
             self.conn.execute(
@@ -347,9 +375,11 @@ class MemoryRepository:
                 record_text(memory["title"], memory["content"], memory["triggers"]),
             )
         self.index.forget_deleted()
-        return dict(self.conn.execute("select * from memory_versions where id = ?", (version_id,)).fetchone())
+        return row_to_version(
+            self.conn.execute("select * from memory_versions where id = ?", (version_id,)).fetchone()
+        )
 
-    def versions(self, memory_id: str) -> list[dict[str, Any]]:
+    def versions(self, memory_id: str) -> list[MemoryVersionSummary]:
         self.get(memory_id)
         rows = self.conn.execute(
             "select id, memory_id, version, operation, title, content, content_sha256,"
@@ -357,7 +387,7 @@ class MemoryRepository:
             " where memory_id = ? order by version",
             (memory_id,),
         ).fetchall()
-        return [dict(row) for row in rows]
+        return [cast(MemoryVersionSummary, dict(row)) for row in rows]
 
     def top_for_context(
         self,

@@ -7,9 +7,30 @@ namespace is the store's id."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from state.db import Connection
+from state.memories import MemoryVersionRecord, row_to_version
+
+
+class MemoryStoreRecord(TypedDict):
+    """A row of memory_stores, its metadata decoded from JSON."""
+
+    id: str
+    name: str
+    description: str
+    metadata: dict[str, Any]
+    status: str  # active | archived
+    archived_at: str | None
+    created_by: str | None
+    created_at: str
+    updated_at: str
+
+
+def _store(row: Any) -> MemoryStoreRecord:
+    store = dict(row)
+    store["metadata"] = json.loads(store["metadata"])
+    return cast(MemoryStoreRecord, store)
 
 
 class MemoryStoreRecords:
@@ -18,9 +39,10 @@ class MemoryStoreRecords:
 
     # -- stores -----------------------------------------------------------------------------
 
-    def get(self, store_id: str) -> Any:
-        """One store's row (metadata as JSON text), or None."""
-        return self.conn.execute("select * from memory_stores where id = ?", (store_id,)).fetchone()
+    def get(self, store_id: str) -> MemoryStoreRecord | None:
+        """One store's row, or None."""
+        row = self.conn.execute("select * from memory_stores where id = ?", (store_id,)).fetchone()
+        return _store(row) if row is not None else None
 
     def stats(self, store_id: str) -> tuple[int, int]:
         """(live memories, their content's bytes in UTF-8) of a store."""
@@ -56,11 +78,12 @@ class MemoryStoreRecords:
             ),
         )
 
-    def after(self, store_id: str, limit: int) -> list[Any]:
+    def after(self, store_id: str, limit: int) -> list[MemoryStoreRecord]:
         """Up to ``limit`` stores whose id sorts after ``store_id``, by id."""
-        return self.conn.execute(
+        rows = self.conn.execute(
             "select * from memory_stores where id > ? order by id limit ?", (store_id, limit)
         ).fetchall()
+        return [_store(r) for r in rows]
 
     def update(
         self, store_id: str, *, name: str, description: str, metadata: dict[str, Any], updated_at: str
@@ -111,7 +134,9 @@ class MemoryStoreRecords:
             params += [len(path_prefix), path_prefix]
         return [r[0] for r in self.conn.execute(query + " order by id limit ?", (*params, limit))]
 
-    def versions(self, store_id: str, after: str, limit: int, memory_id: str | None) -> list[Any]:
+    def versions(
+        self, store_id: str, after: str, limit: int, memory_id: str | None
+    ) -> list[MemoryVersionRecord]:
         """Up to ``limit`` versions of the store's memories (of one, if ``memory_id``) whose id
         sorts after ``after``, by id."""
         query = (
@@ -121,12 +146,14 @@ class MemoryStoreRecords:
         params: list[Any] = [store_id, after]
         if memory_id:
             query, params = query + " and v.memory_id = ?", [*params, memory_id]
-        return self.conn.execute(query + " order by v.id limit ?", (*params, limit)).fetchall()
+        rows = self.conn.execute(query + " order by v.id limit ?", (*params, limit)).fetchall()
+        return [row_to_version(r) for r in rows]
 
-    def version(self, store_id: str, version_id: str) -> Any:
+    def version(self, store_id: str, version_id: str) -> MemoryVersionRecord | None:
         """One version of a memory of the store, or None."""
-        return self.conn.execute(
+        row = self.conn.execute(
             "select v.* from memory_versions v join memory_records r on r.id = v.memory_id"
             " where v.id = ? and r.namespace = ?",
             (version_id, store_id),
         ).fetchone()
+        return row_to_version(row) if row is not None else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from state.db import Connection
 from state.errors import InvalidRequest, NotFound
@@ -13,8 +13,37 @@ from state.identities import normalize_runtime
 from state.ids import new_id, now_iso
 
 
-def _binding(row: Any) -> dict[str, Any]:
-    return dict(row)
+class ProjectBindingRecord(TypedDict):
+    """A row of project_bindings (a repository bound to a project of a workspace)."""
+
+    id: str
+    workspace_id: str
+    project_key: str
+    repo_root: str | None  # normalized
+    git_remote: str | None  # as given
+    runtime: str | None  # the runtime that bound it first (normalized)
+    created_by: str | None
+    created_at: str
+    updated_at: str
+
+
+class RuntimeProfileRecord(TypedDict):
+    """A row of runtime_profiles (what an agent runtime said it can do), its capabilities
+    decoded from JSON and supports_files as a bool."""
+
+    id: str
+    identity_id: str
+    runtime: str
+    repo_root: str  # '' when none was given
+    git_remote: str | None
+    supports_files: bool
+    capabilities: dict[str, Any]  # the other fields of the profile request
+    created_at: str
+    updated_at: str
+
+
+def _binding(row: Any) -> ProjectBindingRecord:
+    return cast(ProjectBindingRecord, dict(row))
 
 
 def derive_project_key(repo_root: str | None, git_remote: str | None) -> str | None:
@@ -48,7 +77,7 @@ class ProjectRepository:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
-    def upsert_profile(self, identity_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+    def upsert_profile(self, identity_id: str, fields: dict[str, Any]) -> RuntimeProfileRecord:
         runtime = normalize_runtime(fields.get("runtime") or "generic")
         repo_root = fields.get("repo_root") or ""
         now = now_iso()
@@ -95,9 +124,9 @@ class ProjectRepository:
         profile = dict(row)
         profile["capabilities"] = json.loads(profile["capabilities"])
         profile["supports_files"] = bool(profile["supports_files"])
-        return profile
+        return cast(RuntimeProfileRecord, profile)
 
-    def binding(self, binding_id: str) -> dict[str, Any]:
+    def binding(self, binding_id: str) -> ProjectBindingRecord:
         row = self.conn.execute("select * from project_bindings where id = ?", (binding_id,)).fetchone()
         if row is None:
             raise NotFound(f"project binding {binding_id} not found")
@@ -107,7 +136,7 @@ class ProjectRepository:
         """How many project bindings there are, in every workspace."""
         return self.conn.execute("select count(*) from project_bindings").fetchone()[0]
 
-    def bindings(self, workspace_id: str | None = None) -> list[dict[str, Any]]:
+    def bindings(self, workspace_id: str | None = None) -> list[ProjectBindingRecord]:
         if workspace_id is None:
             rows = self.conn.execute("select * from project_bindings order by created_at")
         else:
@@ -125,7 +154,7 @@ class ProjectRepository:
         project_key: str | None,
         repo_root: str | None,
         git_remote: str | None,
-    ) -> tuple[dict[str, Any], str]:
+    ) -> tuple[ProjectBindingRecord, str]:
         """Find or create the binding for a repository; returns (binding, how it matched).
 
         Matching order: same git remote, then same repo root, then explicit project key. So

@@ -29,7 +29,7 @@ from state.db import Connection, transaction
 from state.group_commit import after_commit
 
 if TYPE_CHECKING:  # state/memories.py imports this module
-    from state.memories import MemoryRecord
+    from state.memories import MemoryRecord, MemoryVersionRecord
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ def _scrub_json(value: Any, memory_id: str, needles: list[str]) -> Any:
     return value
 
 
-def scrub_copies(conn: Connection, memory: MemoryRecord, version: dict[str, Any]) -> bool:
+def scrub_copies(conn: Connection, memory: MemoryRecord, version: MemoryVersionRecord) -> bool:
     """Remove the copies of a redacted version's text from the other tables (call inside the
     redaction's transaction). Returns True if the memory's title was scrubbed too (its index
     entry then needs rebuilding)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from state.db import Connection
 from state.errors import NotFound
@@ -14,10 +14,49 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _plan(row: Any) -> dict[str, Any]:
+class StartupPlanRecord(TypedDict):
+    """A row of startup_plans (an install plan), its body decoded from JSON."""
+
+    id: str
+    binding_id: str
+    runtime: str
+    repo_root: str
+    credential_ref: str
+    # pending_approval | rejected | conflict | applied | installed | fallback_active | removed
+    status: str
+    body: dict[str, Any]  # the amp.startup-item-install-plan.v1 answer, kept up to date
+    signature: str
+    created_by: str | None
+    decided_by: str | None
+    created_at: str
+    decided_at: str | None
+    applied_at: str | None
+    confirmed_at: str | None
+    removed_at: str | None
+    last_refresh_at: str | None
+
+
+class ManagedRegion(TypedDict):
+    """The record and owners of a managed_regions row (the rest is its key), decoded."""
+
+    record: dict[str, Any]  # startup_items.installer.FileRecord's fields
+    owners: list[str]  # the plans sharing the region
+
+
+class HookRunRecord(TypedDict):
+    """Some columns of a startup_hook_runs row (the binding and runtime were asked for)."""
+
+    event: str  # session-start | pre-compact
+    source: str | None  # SessionStart's source: startup, resume, clear, ...
+    first_run_at: str
+    last_run_at: str
+    runs: int
+
+
+def _plan(row: Any) -> StartupPlanRecord:
     plan = dict(row)
     plan["body"] = json.loads(plan["body"])
-    return plan
+    return cast(StartupPlanRecord, plan)
 
 
 class StartupRecords:
@@ -26,7 +65,7 @@ class StartupRecords:
 
     # -- plans ---------------------------------------------------------------------------
 
-    def insert_plan(self, plan: dict[str, Any]) -> None:
+    def insert_plan(self, plan: StartupPlanRecord) -> None:
         self.conn.execute(
             "insert into startup_plans (id, binding_id, runtime, repo_root, credential_ref,"
             " status, body, signature, created_by, created_at) values (?,?,?,?,?,?,?,?,?,?)",
@@ -44,13 +83,13 @@ class StartupRecords:
             ),
         )
 
-    def plan(self, plan_id: str) -> dict[str, Any]:
+    def plan(self, plan_id: str) -> StartupPlanRecord:
         row = self.conn.execute("select * from startup_plans where id = ?", (plan_id,)).fetchone()
         if row is None:
             raise NotFound(f"install plan {plan_id} not found")
         return _plan(row)
 
-    def plans(self, status: str | None = None) -> list[dict[str, Any]]:
+    def plans(self, status: str | None = None) -> list[StartupPlanRecord]:
         if status is None:
             rows = self.conn.execute("select * from startup_plans order by created_at desc")
         else:
@@ -59,7 +98,7 @@ class StartupRecords:
             )
         return [_plan(r) for r in rows]
 
-    def active_plans(self, binding_id: str | None = None) -> list[dict[str, Any]]:
+    def active_plans(self, binding_id: str | None = None) -> list[StartupPlanRecord]:
         """Plans whose files are on disk (applied, installed or fallback_active)."""
         query = "select * from startup_plans where status in ('applied', 'installed', 'fallback_active')"
         params: tuple = ()
@@ -95,7 +134,7 @@ class StartupRecords:
 
     # -- managed regions -------------------------------------------------------------------
 
-    def regions(self, repo_root: str) -> dict[tuple[str, str], dict[str, Any]]:
+    def regions(self, repo_root: str) -> dict[tuple[str, str], ManagedRegion]:
         rows = self.conn.execute(
             "select path, region_id, record, owners from managed_regions where repo_root = ?", (repo_root,)
         ).fetchall()
@@ -139,11 +178,11 @@ class StartupRecords:
             (binding_id, runtime, event, source, identity_id, now, now),
         )
 
-    def hook_runs(self, binding_id: str, runtime: str) -> dict[str, dict[str, Any]]:
+    def hook_runs(self, binding_id: str, runtime: str) -> dict[str, HookRunRecord]:
         """The runs of one binding's hooks for one runtime, by event."""
         rows = self.conn.execute(
             "select event, source, first_run_at, last_run_at, runs from startup_hook_runs"
             " where binding_id = ? and runtime = ?",
             (binding_id, runtime),
         ).fetchall()
-        return {r["event"]: dict(r) for r in rows}
+        return {r["event"]: cast(HookRunRecord, dict(r)) for r in rows}

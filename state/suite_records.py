@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from types import ModuleType
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from state import tokenize
 from state.db import Connection
@@ -20,30 +20,87 @@ def semver_key(version: str) -> tuple:
     return numbers + ((1,) if not pre else (0, pre))
 
 
-def _catalog_tokens(suite: dict[str, Any], tokenizer: ModuleType = tokenize) -> str:
+class SuiteRecord(TypedDict):
+    """A row of suites, its tags decoded from JSON."""
+
+    id: str
+    slug: str
+    title: str
+    summary: str
+    latest_version: str
+    legacy: int  # 1: imported from an archive without suite/manifest.json
+    created_by: str | None
+    created_at: str
+    updated_at: str
+    visibility: str  # public | unlisted | private
+    persona_type: str
+    license: str
+    tags: list[str]
+    price_cents: int
+    install_count: int
+    download_count: int
+
+
+class SuiteVersionSummary(TypedDict):
+    """Some columns of a suite_versions row: a version as the version list shows it."""
+
+    id: str
+    version: str
+    archive_sha256: str
+    size_bytes: int | None  # None for versions stored before sizes were kept
+    changelog: str | None
+    created_by: str | None
+    created_at: str
+
+
+class SuiteVersionRecord(TypedDict):
+    """A row of suite_versions, its manifest decoded, without the archive's bytes (see
+    ``SuiteRecords.archive``) but with ``verbatim``: whether it has them."""
+
+    id: str
+    suite_id: str
+    version: str
+    manifest: dict[str, Any]  # manifest.json as stored
+    archive_sha256: str  # of the canonical zip, or of the upload kept verbatim
+    size_bytes: int | None  # None for versions stored before sizes were kept
+    changelog: str | None
+    created_by: str | None
+    created_at: str
+    verbatim: int  # computed (archive is not null): 1 when the uploaded zip is served as it was
+
+
+class StoredSuiteVersion(SuiteVersionRecord):
+    """A version with its files (from suite_files) and its suite."""
+
+    files: dict[str, str]  # path -> content
+    file_sha256: dict[str, str]  # path -> sha256 of the content
+    suite: SuiteRecord
+
+
+def _catalog_tokens(suite: SuiteRecord, tokenizer: ModuleType = tokenize) -> str:
     """What the catalog search finds a suite by: its slug, title, summary and tags."""
     return tokenizer.index_text(
         f"{suite['slug']} {suite['title']} {suite['summary']} {' '.join(suite['tags'])}"
     )
 
 
-def _suite(row: Any) -> dict[str, Any]:
+def _suite(row: Any) -> SuiteRecord:
     suite = dict(row)
     suite["tags"] = json.loads(suite["tags"])
-    return suite
+    return cast(SuiteRecord, suite)
 
 
 class SuiteRecords:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
-    def suite(self, slug: str) -> dict[str, Any]:
+    def suite(self, slug: str) -> SuiteRecord:
         found = self.find(slug)
         if found is None:
             raise NotFound(f"memory suite {slug} not found")
         return found
 
-    def find(self, slug: str) -> dict[str, Any] | None:
+    def find(self, slug: str) -> SuiteRecord | None:
         row = self.conn.execute("select * from suites where slug = ?", (slug,)).fetchone()
         return _suite(row) if row else None
 
@@ -65,7 +122,7 @@ class SuiteRecords:
         changelog: str,
         archive: bytes | None = None,
         package: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> SuiteRecord:
         """Store one version (creating the suite on its first); call inside a transaction.
 
         ``package`` holds the suite's own attributes when it is created (visibility,
@@ -165,7 +222,7 @@ class SuiteRecords:
         column = {"download": "download_count", "install": "install_count"}[counter]
         self.conn.execute(f"update suites set {column} = {column} + 1 where slug = ?", (slug,))
 
-    def versions(self, slug: str) -> list[dict[str, Any]]:
+    def versions(self, slug: str) -> list[SuiteVersionSummary]:
         """Every version of a suite, oldest first (without files or archive bytes)."""
         suite = self.suite(slug)
         rows = self.conn.execute(
@@ -173,9 +230,9 @@ class SuiteRecords:
             " from suite_versions where suite_id = ? order by created_at, id",
             (suite["id"],),
         ).fetchall()
-        return [dict(r) for r in rows]
+        return [cast(SuiteVersionSummary, dict(r)) for r in rows]
 
-    def version_info(self, suite: dict[str, Any], version: str | None = None) -> dict[str, Any]:
+    def version_info(self, suite: SuiteRecord, version: str | None = None) -> SuiteVersionRecord:
         """One version's row (the latest by default) with its manifest, without files or the
         archive's bytes."""
         version = version or suite["latest_version"]
@@ -189,7 +246,7 @@ class SuiteRecords:
             raise NotFound(f"memory suite {suite['slug']} has no version {version}")
         result = dict(row)
         result["manifest"] = json.loads(result["manifest"])
-        return result
+        return cast(SuiteVersionRecord, result)
 
     def archive(self, version_id: str) -> bytes | None:
         """The zip kept verbatim for this version (an import), or None (rebuilt from files)."""
@@ -200,18 +257,19 @@ class SuiteRecords:
         """Remember a version's archive size (versions stored before sizes were kept)."""
         self.conn.execute("update suite_versions set size_bytes = ? where id = ?", (size_bytes, version_id))
 
-    def version(self, slug: str, version: str | None = None) -> dict[str, Any]:
+    def version(self, slug: str, version: str | None = None) -> StoredSuiteVersion:
         """One version (the latest by default) with its manifest and files."""
         suite = self.suite(slug)
-        result = self.version_info(suite, version)
-        row = result
+        info = self.version_info(suite, version)
         files = self.conn.execute(
-            "select path, content, sha256 from suite_files where version_id = ? order by path", (row["id"],)
+            "select path, content, sha256 from suite_files where version_id = ? order by path", (info["id"],)
         ).fetchall()
-        result["files"] = {f["path"]: f["content"] for f in files}
-        result["file_sha256"] = {f["path"]: f["sha256"] for f in files}
-        result["suite"] = suite
-        return result
+        return {
+            **info,
+            "files": {f["path"]: f["content"] for f in files},
+            "file_sha256": {f["path"]: f["sha256"] for f in files},
+            "suite": suite,
+        }
 
     def catalog(
         self,
@@ -221,7 +279,7 @@ class SuiteRecords:
         offset: int = 0,
         tag: str | None = None,
         public_only: bool = False,
-    ) -> list[dict[str, Any]]:
+    ) -> list[SuiteRecord]:
         """Suites matching the query (best first) or all (newest first), optionally only the
         public ones and only those with a tag."""
         where, params = [], []
@@ -245,7 +303,7 @@ class SuiteRecords:
             )
         return [_suite(r) for r in rows]
 
-    def created_by(self, identity_id: str | None) -> list[dict[str, Any]]:
+    def created_by(self, identity_id: str | None) -> list[SuiteRecord]:
         """The suites an identity created (every suite for None), newest first."""
         if identity_id is None:
             rows = self.conn.execute("select * from suites order by created_at desc, id desc")

@@ -4,7 +4,7 @@ idempotent responses (see migrations m0009 and m0012)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from state.db import Connection
 from state.ids import now_iso
@@ -12,6 +12,77 @@ from state.ids import now_iso
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class OutboxEntryRecord(TypedDict):
+    """A row of upstream_outbox (a local change on its way upstream), its JSON decoded."""
+
+    seq: int
+    memory_id: str  # the record's id, or suite:SLUG for a suite sync
+    version: int
+    operation: str  # created | updated | deleted | reverted | redacted | suite_sync
+    content_sha256: str | None  # the redacted content, for 'redacted'
+    body: dict[str, Any] | None  # the original request, for 'suite_sync'
+    idempotency_key: str
+    status: str  # pending | sent | interrupted | held | superseded | skipped | discarded
+    attempts: int
+    next_attempt_at: str | None
+    last_error: str | None
+    upstream_sync_intent_id: str | None
+    result: Any  # the upstream's answer, or its sync interrupt (None until there is one)
+    created_at: str
+    finished_at: str | None
+
+
+class UpstreamLinkRecord(TypedDict):
+    """A row of upstream_links: which upstream object a local one is."""
+
+    local_id: str
+    upstream_id: str
+    kind: str  # memory | delta | brief | suite
+    upstream_version: int | None
+    local_version: int | None
+    synced_sha256: str | None
+    updated_at: str
+    upstream_updated_at: str | None  # the upstream's updated_at when last pulled (m0012)
+    upstream_sha256: str | None  # digest of the content pulled then (m0012)
+
+
+class ChangeRow(TypedDict):
+    """One change of the changes feed: a sync_changelog row (``change_sha256`` is its
+    content_sha256) joined with that version (memory_versions) and its record
+    (memory_records; ``current_version`` is the record's version), JSON decoded."""
+
+    seq: int
+    change: str  # version | redaction
+    memory_id: str
+    version: int
+    change_sha256: str | None
+    operation: str  # created | updated | deleted | reverted
+    title: str
+    content: str | None  # None once redacted
+    importance: int
+    content_sha256: str
+    redacted_at: str | None
+    namespace: str
+    project_key: str | None
+    path: str | None
+    kind: str
+    triggers: list[str]
+    provenance: dict[str, Any]
+    source: str
+    current_version: int
+
+
+def _entry(row: Any) -> OutboxEntryRecord:
+    entry = dict(row)
+    for key in ("body", "result"):
+        entry[key] = json.loads(entry[key]) if entry[key] else None
+    return cast(OutboxEntryRecord, entry)
+
+
+def _link(row: Any) -> UpstreamLinkRecord:
+    return cast(UpstreamLinkRecord, dict(row))
 
 
 class UpstreamRecords:
@@ -45,25 +116,25 @@ class UpstreamRecords:
 
     # -- outbox -------------------------------------------------------------------------
 
-    def due(self, now: str, limit: int = 100) -> list[dict[str, Any]]:
+    def due(self, now: str, limit: int = 100) -> list[OutboxEntryRecord]:
         rows = self.conn.execute(
             "select * from upstream_outbox where status = 'pending'"
             " and (next_attempt_at is null or next_attempt_at <= ?) order by seq limit ?",
             (now, limit),
         ).fetchall()
-        return [dict(r) for r in rows]
+        return [_entry(r) for r in rows]
 
-    def entries(self, status: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
+    def entries(self, status: str | None = None, limit: int = 200) -> list[OutboxEntryRecord]:
         query, params = "select * from upstream_outbox", []
         if status:
             query += " where status = ?"
             params.append(status)
         rows = self.conn.execute(query + " order by seq desc limit ?", (*params, limit)).fetchall()
-        return [dict(r) for r in rows]
+        return [_entry(r) for r in rows]
 
-    def entry(self, seq: int) -> dict[str, Any] | None:
+    def entry(self, seq: int) -> OutboxEntryRecord | None:
         row = self.conn.execute("select * from upstream_outbox where seq = ?", (seq,)).fetchone()
-        return dict(row) if row else None
+        return _entry(row) if row else None
 
     def finish(self, seq: int, status: str, result: Any = None, error: str | None = None) -> None:
         self.conn.execute(
@@ -180,15 +251,15 @@ class UpstreamRecords:
 
     # -- links --------------------------------------------------------------------------
 
-    def link(self, local_id: str) -> dict[str, Any] | None:
+    def link(self, local_id: str) -> UpstreamLinkRecord | None:
         row = self.conn.execute("select * from upstream_links where local_id = ?", (local_id,)).fetchone()
-        return dict(row) if row else None
+        return _link(row) if row else None
 
-    def link_by_upstream(self, upstream_id: str) -> dict[str, Any] | None:
+    def link_by_upstream(self, upstream_id: str) -> UpstreamLinkRecord | None:
         row = self.conn.execute(
             "select * from upstream_links where upstream_id = ?", (upstream_id,)
         ).fetchone()
-        return dict(row) if row else None
+        return _link(row) if row else None
 
     def save_link(
         self,
@@ -221,7 +292,7 @@ class UpstreamRecords:
 
     # -- the changes feed (cloud role) --------------------------------------------------------
 
-    def changes(self, namespaces: list[str], cursor: int, limit: int) -> list[dict[str, Any]]:
+    def changes(self, namespaces: list[str], cursor: int, limit: int) -> list[ChangeRow]:
         """Changes after ``cursor`` to records in ``namespaces``, each with the record's
         fields and that version's content (None once redacted)."""
         marks = ",".join("?" * len(namespaces))
@@ -240,7 +311,7 @@ class UpstreamRecords:
             change = dict(row)
             change["triggers"] = json.loads(change["triggers"])
             change["provenance"] = json.loads(change["provenance"])
-            out.append(change)
+            out.append(cast(ChangeRow, change))
         return out
 
     def latest_change(self) -> int:

@@ -32,6 +32,7 @@ from daemon.responses.local import (
 )
 from daemon.validation import Query
 from state.errors import ValidationFailed
+from state.startup_records import StartupPlanRecord
 
 
 async def health(request: web.Request, call: Call) -> dict[str, Any]:
@@ -96,7 +97,7 @@ CONFLICT_STATUS = Query("status", choices=("open", "resolved", "all"), default="
 INTENT_STATUS = Query("status", choices=INTENT_STATUSES)
 
 
-def _cache_age(plan: dict[str, Any]) -> float | None:
+def _cache_age(plan: StartupPlanRecord) -> float | None:
     """Seconds since the plan's fallback cache was written (None if there is none)."""
     cache = (plan["body"].get("fallback_cache") or {}).get("path")
     try:

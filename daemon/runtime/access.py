@@ -7,6 +7,7 @@ from typing import Any
 from state.errors import Forbidden, NotFound
 from state.identities import IdentityRecord, WorkspaceRecord
 from state.memories import MemoryRecord
+from state.projects import ProjectBindingRecord
 from state.store import Store
 
 
@@ -25,7 +26,7 @@ def resolve_workspace(store: Store, identity: IdentityRecord, workspace_id: str 
 
 def resolve_scope(
     store: Store, identity: IdentityRecord, params: dict[str, Any]
-) -> tuple[WorkspaceRecord, str | None, dict[str, Any] | None]:
+) -> tuple[WorkspaceRecord, str | None, ProjectBindingRecord | None]:
     """(workspace, project_key, binding) of a request: a project binding supplies the
     workspace and project key it was made for, else ``workspace_id`` (or the caller's own)."""
     binding = None

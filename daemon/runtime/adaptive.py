@@ -14,6 +14,7 @@ from typing import Any
 from daemon.runtime.access import memory_detail, resolve_workspace, workspace_slug
 from daemon.runtime.changes import ContextChanges
 from daemon.runtime.memory_forms import FORMS_BY_TYPE, MemoryForm, normalize_payload, route
+from state.amp_records import AdaptiveRunRecord
 from state.errors import Conflict, Forbidden
 from state.identities import IdentityRecord
 from state.ids import new_id, now_iso
@@ -85,9 +86,8 @@ class AdaptiveService:
         self.changes = changes
 
     def _router_result(
-        self, form: MemoryForm, selection: dict[str, Any], run: dict[str, Any], base_url: str
+        self, form: MemoryForm, selection: dict[str, Any], workspace: str, base_url: str
     ) -> dict[str, Any]:
-        workspace = run["workspace_id"]
         return {
             **selection,
             "form_schema": form.schema(),
@@ -136,11 +136,11 @@ class AdaptiveService:
             "run_id": run_id,
             "workspace": {"id": workspace["id"], "name": workspace["name"]},
             "project_key": body.get("project_key"),
-            **self._router_result(form, selection, run, base_url),
+            **self._router_result(form, selection, workspace["id"], base_url),
             "submit": f"{base_url}/api/memory/forms/{run_id}/submit",
         }
 
-    def _run(self, identity: IdentityRecord, run_id: str) -> dict[str, Any]:
+    def _run(self, identity: IdentityRecord, run_id: str) -> AdaptiveRunRecord:
         """A run of the caller's workspace (403 for another's, as the reference answers a
         caller without a role there)."""
         run = self.store.amp.run(run_id)
@@ -157,14 +157,14 @@ class AdaptiveService:
             "run_id": run_id,
             "selected_memory_type": form.memory_type,
             "form_schema": form.schema(),
-            "router_result": self._router_result(form, run["selection"], run, base_url),
+            "router_result": self._router_result(form, run["selection"], run["workspace_id"], base_url),
             "status": "stored" if run["status"] == "submitted" else "selected",
             "workspace_id": run["workspace_id"],
             "project_key": run["project_key"],
             "task": run["task"],
             "memory_ids": run["memory_ids"],
             "created_at": run["created_at"],
-            "submitted_at": run.get("submitted_at"),
+            "submitted_at": run["submitted_at"],
             "submit": f"{base_url}/api/memory/forms/{run_id}/submit",
         }
 

@@ -7,7 +7,6 @@ written back are mirrored into memory deltas and summary cards, so they reach co
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from daemon.runtime.access import public_memory, public_workspace, resolve_workspace
@@ -15,6 +14,7 @@ from daemon.runtime.changes import ContextChanges
 from daemon.runtime.constants import RUNTIME_VERSION
 from daemon.runtime.context_packs import ContextPackService
 from daemon.runtime.deltas import DeltaService
+from state.amp_records import BriefEventRecord, MemoryBriefRecord
 from state.errors import NotFound
 from state.identities import IdentityRecord, WorkspaceRecord
 from state.ids import new_id, now_iso
@@ -48,7 +48,7 @@ class BriefService:
 
     def _handoff(
         self, workspace_id: str, project_key: str | None, handoff_code: str | None
-    ) -> dict[str, Any] | None:
+    ) -> BriefEventRecord | None:
         """The hand-off to continue from: the named brief/event, else the latest handoff_ready."""
         if handoff_code:
             event = self.store.amp.handoff_event(workspace_id, handoff_code)
@@ -216,24 +216,20 @@ class BriefService:
         }
 
     @staticmethod
-    def _public_event(event: dict[str, Any]) -> dict[str, Any]:
-        keys = (
-            "id",
-            "brief_id",
-            "event_type",
-            "summary",
-            "importance",
-            "payload",
-            "memory_id",
-            "delta_id",
-            "created_at",
-        )
-        out = {k: event.get(k) for k in keys}
-        if isinstance(out["payload"], str):
-            out["payload"] = json.loads(out["payload"])
-        return out
+    def _public_event(event: BriefEventRecord) -> dict[str, Any]:
+        return {
+            "id": event["id"],
+            "brief_id": event["brief_id"],
+            "event_type": event["event_type"],
+            "summary": event["summary"],
+            "importance": event["importance"],
+            "payload": event["payload"],
+            "memory_id": event["memory_id"],
+            "delta_id": event["delta_id"],
+            "created_at": event["created_at"],
+        }
 
-    def readable_brief(self, identity: IdentityRecord, brief_id: str) -> dict[str, Any]:
+    def readable_brief(self, identity: IdentityRecord, brief_id: str) -> MemoryBriefRecord:
         brief = self.store.amp.brief(brief_id)
         if identity["kind"] != "owner" and brief["workspace_id"] != identity.get("workspace_id"):
             raise NotFound(f"memory brief {brief_id} not found")
@@ -282,7 +278,7 @@ class BriefService:
                 source_id=event_id,
                 payload=body["payload"] or None,
             )
-            event = {
+            event: BriefEventRecord = {
                 "id": event_id,
                 "brief_id": brief_id,
                 "event_type": body["event_type"],

@@ -16,6 +16,7 @@ from urllib.parse import quote, urlencode
 from daemon.runtime.access import public_workspace, resolve_scope
 from daemon.runtime.constants import CARD_TYPES, PROTOCOL_VERSION, RUNTIME_VERSION
 from startup_items.caps import estimate_tokens
+from state.amp_records import ReceiptRecord
 from state.errors import BootstrapRequired, NotFound
 from state.identities import IdentityRecord, WorkspaceRecord
 from state.ids import iso_from_datetime, new_id, now_iso, parse_iso
@@ -363,7 +364,7 @@ class ContextPackService:
             raise NotFound(f"context pack {pack_id} not found")
         return pack["body"]
 
-    def check_receipt(self, identity: IdentityRecord, receipt_id: str | None) -> dict[str, Any]:
+    def check_receipt(self, identity: IdentityRecord, receipt_id: str | None) -> ReceiptRecord:
         """The caller's unexpired receipt, or 428 amp.bootstrap-required.v1 saying why not."""
         if not receipt_id:
             raise BootstrapRequired(
@@ -384,7 +385,7 @@ class ContextPackService:
             )
         return receipt
 
-    def kept_receipt(self, receipt_id: str) -> dict[str, Any]:
+    def kept_receipt(self, receipt_id: str) -> ReceiptRecord:
         """The receipt a kept write (a sync intent) was made with, expired or not: the write
         was accepted under it, so resuming it must not ask for a new one."""
         receipt = self.store.amp.receipt(receipt_id)
@@ -403,8 +404,11 @@ class ContextPackService:
             status = "mismatch"
         elif params.get("context_pack_id") and params["context_pack_id"] != receipt["context_pack_id"]:
             status = "mismatch"
-        elif params.get("project_binding_id") and params["project_binding_id"] != receipt.get(
-            "project_binding_id"
+        elif (
+            params.get("project_binding_id")
+            # A receipt names its pack, and the pack the binding it was built for.
+            and params["project_binding_id"]
+            != self.store.amp.pack(receipt["context_pack_id"])["project_binding_id"]
         ):
             status = "mismatch"
         if status == "active":

@@ -12,6 +12,7 @@ from typing import Any
 from daemon.runtime.access import resolve_scope
 from daemon.runtime.changes import ContextChanges
 from daemon.runtime.constants import CARD_TYPES
+from state.amp_records import ReceiptRecord
 from state.identities import IdentityRecord
 from state.ids import new_id, now_iso
 from state.memories import NewMemory
@@ -37,7 +38,7 @@ class DeltaService:
         triggers: list[str],
         importance: int,
         source: str,
-        receipt: dict[str, Any] | None = None,
+        receipt: ReceiptRecord | None = None,
         source_id: str | None = None,
         payload: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
@@ -98,7 +99,7 @@ class DeltaService:
         return {"delta": delta, "memory": memory, "card": card}
 
     def target(
-        self, identity: IdentityRecord, receipt: dict[str, Any], body: dict[str, Any]
+        self, identity: IdentityRecord, receipt: ReceiptRecord, body: dict[str, Any]
     ) -> tuple[str, str | None]:
         """(workspace id, project key) a delta is written to: the receipt's, unless the body
         names a project binding or workspace (404 when unknown, 403 when not the caller's)."""
@@ -108,7 +109,7 @@ class DeltaService:
         return workspace["id"], project_key or receipt["project_key"]
 
     def write(
-        self, identity: IdentityRecord, receipt: dict[str, Any], body: dict[str, Any], base_url: str
+        self, identity: IdentityRecord, receipt: ReceiptRecord, body: dict[str, Any], base_url: str
     ) -> dict[str, Any]:
         """POST /api/agent/memory-delta after the receipt was checked."""
         workspace_id, project_key = self.target(identity, receipt, body)

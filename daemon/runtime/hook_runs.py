@@ -15,7 +15,9 @@ from typing import Any
 
 from startup_items.next_steps import next_steps
 from startup_items.runtimes import RUNTIMES
+from state.amp_records import ReceiptRecord
 from state.identities import IdentityRecord
+from state.startup_records import StartupPlanRecord
 from state.store import Store
 
 HEADER = "X-MemoryCloud-Launcher"
@@ -70,23 +72,21 @@ class HookRunService:
                 binding_id, pack["runtime"], event, source_of(pack.get("reason")), identity["id"]
             )
 
-    def record_checkpoint(
-        self, identity: IdentityRecord, header: str | None, receipt: dict[str, Any]
-    ) -> None:
+    def record_checkpoint(self, identity: IdentityRecord, header: str | None, receipt: ReceiptRecord) -> None:
         """After a memory delta was written: count it if the PreCompact hook sent it."""
         event, params = parse_header(header)
         if event != "pre-compact":
             return
         # The receipt names its pack, and the pack the binding and runtime it was built for.
         pack = self.store.amp.pack(receipt["context_pack_id"])
-        binding_id = pack.get("project_binding_id")
-        runtime = params.get("runtime") or pack.get("runtime")
-        if not binding_id or runtime not in RUNTIMES:
+        binding_id = pack["project_binding_id"]
+        runtime = params.get("runtime") or pack["runtime"]
+        if not binding_id or runtime is None or runtime not in RUNTIMES:
             return
         with self.store.transaction():
             self.store.startup.record_hook_run(binding_id, runtime, event, None, identity["id"])
 
-    def describe(self, plan: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
+    def describe(self, plan: StartupPlanRecord, now: datetime | None = None) -> dict[str, Any]:
         """The plan's hook as the person is shown it: last run, or what is still to do."""
         runtime = plan["runtime"]
         spec = RUNTIMES.get(runtime)

@@ -261,12 +261,11 @@ class SuiteInstaller:
         """The reference's keys: the install as a native memory of the target workspace (its
         first memory here), the source suite at the installed version, and a snapshot."""
         workspace = self.store.identities.workspace(item["workspace_id"])
-        suite = self.store.suites.find(item["slug"]) or {}
+        suite = self.store.suites.find(item["slug"])
         try:
-            version = self.store.suites.version(item["slug"], item["version"])
+            manifest = self.store.suites.version(item["slug"], item["version"])["manifest"]
         except NotFound:  # the suite was deleted after the install: its facts stay here
-            version = {"manifest": {}}
-        manifest = version.get("manifest") or {}
+            manifest = {}
         compiled = "\n".join(f"- {m['content']}" for m in memories)
         first = memories[0] if memories else None
         return {
@@ -283,7 +282,7 @@ class SuiteInstaller:
             "source": {
                 "slug": item["slug"],
                 "title": item["title"],
-                "summary": suite.get("summary", ""),
+                "summary": suite["summary"] if suite is not None else "",
                 "license": manifest.get("license", ""),
                 "tags": manifest.get("tags", []),
                 "version": item["version"],

@@ -12,7 +12,7 @@ from daemon.runtime.changes import ContextChanges
 from state.browse_records import BrowseRecords
 from state.errors import InvalidRequest, NotFound
 from state.identities import IdentityRecord
-from state.memories import MemoryRecord
+from state.memories import MemoryRecord, MemoryVersionSummary
 from state.redaction import purge_wal
 from state.store import Store
 
@@ -60,7 +60,7 @@ class MemoryAdmin:
             "versions": self.store.memories.versions(memory_id),
         }
 
-    def _version(self, memory_id: str, number: int) -> dict[str, Any]:
+    def _version(self, memory_id: str, number: int) -> MemoryVersionSummary:
         for version in self.store.memories.versions(memory_id):
             if version["version"] == number:
                 return version

@@ -9,14 +9,13 @@ the person, never dropped.
 from __future__ import annotations
 
 import base64
-import json
 from typing import Any
 
 from state.errors import Conflict, InvalidRequest, NotFound
 from state.identities import IdentityRecord
 from state.ids import new_id, now_iso
-from state.memories import MemoryRecord, NewMemory
-from state.memory_store_records import MemoryStoreRecords
+from state.memories import MemoryRecord, MemoryVersionRecord, NewMemory
+from state.memory_store_records import MemoryStoreRecord, MemoryStoreRecords
 from state.redaction import purge_wal
 from state.store import Store
 
@@ -90,14 +89,14 @@ class MemoryStoreService:
 
     # -- stores -----------------------------------------------------------------------------
 
-    def _public_store(self, row: Any) -> dict[str, Any]:
+    def _public_store(self, row: MemoryStoreRecord) -> dict[str, Any]:
         count, size = self.records.stats(row["id"])
         return {
             "id": row["id"],
             "type": "memory_store",
             "name": row["name"],
             "description": row["description"],
-            "metadata": json.loads(row["metadata"]),
+            "metadata": row["metadata"],
             "status": row["status"],
             "archived_at": row["archived_at"],
             "created_at": row["created_at"],
@@ -106,7 +105,7 @@ class MemoryStoreService:
             "total_size": size,
         }
 
-    def _row(self, store_id: str) -> Any:
+    def _row(self, store_id: str) -> MemoryStoreRecord:
         row = self.records.get(store_id)
         if row is None:
             raise NotFound(f"memory store {store_id} not found")
@@ -135,7 +134,7 @@ class MemoryStoreService:
 
     def update_store(self, store_id: str, body: dict[str, Any]) -> dict[str, Any]:
         row = self._row(store_id)
-        metadata = {**json.loads(row["metadata"]), **(body.get("metadata") or {})}
+        metadata = {**row["metadata"], **(body.get("metadata") or {})}
         with self.store.transaction():
             self.records.update(
                 store_id,
@@ -272,7 +271,7 @@ class MemoryStoreService:
     # -- versions ----------------------------------------------------------------------------
 
     @staticmethod
-    def _public_version(row: Any, store_id: str, *, content: bool) -> dict[str, Any]:
+    def _public_version(row: MemoryVersionRecord, store_id: str, *, content: bool) -> dict[str, Any]:
         out = {
             "id": row["id"],
             "type": "memory_version",
@@ -299,7 +298,7 @@ class MemoryStoreService:
         rows = self.records.versions(store_id, after, limit + 1, memory_id)
         return page([self._public_version(r, store_id, content=False) for r in rows], limit)
 
-    def _version(self, store_id: str, version_id: str) -> Any:
+    def _version(self, store_id: str, version_id: str) -> MemoryVersionRecord:
         self._row(store_id)
         row = self.records.version(store_id, version_id)
         if row is None:

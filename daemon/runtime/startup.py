@@ -53,7 +53,9 @@ from state.errors import Conflict, InvalidRequest, NotFound
 from state.identities import IdentityRecord
 from state.ids import new_id, now_iso
 from state.paths import Paths
+from state.projects import ProjectBindingRecord
 from state.secrets import SecretStore
+from state.startup_records import StartupPlanRecord
 from state.store import Store
 
 SIGNING_SECRET = "plan_signing_key"
@@ -116,7 +118,7 @@ class StartupService:
             target.workspace_id, target.project_key, spec.name, max_chars, spec.max_tokens
         )
 
-    def _target(self, plan: dict[str, Any]) -> tuple[InstallTarget, RuntimeSpec]:
+    def _target(self, plan: StartupPlanRecord) -> tuple[InstallTarget, RuntimeSpec]:
         body = plan["body"]
         target = InstallTarget(
             Path(plan["repo_root"]),
@@ -129,11 +131,11 @@ class StartupService:
         )
         return target, resolve_runtime(plan["runtime"])
 
-    def _files(self, plan: dict[str, Any]) -> tuple[InstallTarget, RuntimeSpec, list[PlannedFile]]:
+    def _files(self, plan: StartupPlanRecord) -> tuple[InstallTarget, RuntimeSpec, list[PlannedFile]]:
         target, spec = self._target(plan)
         return target, spec, planned_files(target, spec, lambda s: self._summary(target, s))
 
-    def _binding(self, identity: IdentityRecord, body: dict[str, Any], runtime: str) -> dict[str, Any]:
+    def _binding(self, identity: IdentityRecord, body: dict[str, Any], runtime: str) -> ProjectBindingRecord:
         """The binding a plan is for: the one named (another workspace's looks missing, as the
         reference's "not owned" does), else the workspace's binding of project_key (made
         if there is none, as a probe with that key would)."""
@@ -220,7 +222,7 @@ class StartupService:
             },
             **({"warnings": warnings} if warnings else {}),
         }
-        row = {
+        row: StartupPlanRecord = {
             "id": plan_id,
             "binding_id": binding["id"],
             "runtime": spec.name,
@@ -230,7 +232,13 @@ class StartupService:
             "body": plan_body,
             "signature": signature,
             "created_by": identity["id"],
+            "decided_by": None,
             "created_at": now_iso(),
+            "decided_at": None,
+            "applied_at": None,
+            "confirmed_at": None,
+            "removed_at": None,
+            "last_refresh_at": None,
         }
         with self.store.transaction():
             self.store.startup.insert_plan(row)
@@ -244,11 +252,11 @@ class StartupService:
         owners = {key: value["owners"] for key, value in stored.items()}
         return records, owners
 
-    def plans(self, status: str | None) -> list[dict[str, Any]]:
+    def plans(self, status: str | None) -> list[StartupPlanRecord]:
         """The plans with that status (all if None), for the owner's list."""
         return self.store.startup.plans(status)
 
-    def plan(self, plan_id: str) -> dict[str, Any]:
+    def plan(self, plan_id: str) -> StartupPlanRecord:
         return self.store.startup.plan(plan_id)
 
     def approve(self, owner: IdentityRecord, plan_id: str, *, overwrite: bool = False) -> dict[str, Any]:
@@ -385,7 +393,7 @@ class StartupService:
         }
         problems = self._confirm_problems(plan, body, target, files)
         if problems:
-            stale = {**plan, "status": "stale"}
+            stale: StartupPlanRecord = {**plan, "status": "stale"}
             return {
                 **ours,
                 "status": "stale",
@@ -410,7 +418,7 @@ class StartupService:
         }
 
     def _confirm_problems(
-        self, plan: dict[str, Any], body: dict[str, Any], target: InstallTarget, files: list[PlannedFile]
+        self, plan: StartupPlanRecord, body: dict[str, Any], target: InstallTarget, files: list[PlannedFile]
     ) -> dict[str, Any]:
         """What does not match the approved plan: the signature the agent saw, the files."""
         problems: list[str] = []

@@ -15,17 +15,32 @@ from daemon.runtime.notices import default_authorization, runtime_connection_not
 from daemon.runtime.surfaces import StartupSurface
 from startup_items.installer import PlannedFile
 from startup_items.runtimes import CONFIG_PATH
+from state.startup_records import StartupPlanRecord
 
 PLAN_SCHEMA, LEGACY_PLAN_SCHEMA = "amp.startup-item-install-plan.v1", "amp.native-hook-install-plan.v1"
 CONFIRM_SCHEMA, LEGACY_CONFIRM_SCHEMA = "amp.startup-item-confirm.v1", "amp.native-hook-confirm.v1"
-STAMPS = ("created_at", "decided_at", "applied_at", "confirmed_at", "removed_at", "last_refresh_at")
 
 
-def startup_item(plan: dict[str, Any], surface: StartupSurface, files: list[PlannedFile]) -> dict[str, Any]:
+def _stamps(plan: StartupPlanRecord) -> list[str]:
+    """The plan's times that are set."""
+    stamps = (
+        plan["created_at"],
+        plan["decided_at"],
+        plan["applied_at"],
+        plan["confirmed_at"],
+        plan["removed_at"],
+        plan["last_refresh_at"],
+    )
+    return [s for s in stamps if s]
+
+
+def startup_item(
+    plan: StartupPlanRecord, surface: StartupSurface, files: list[PlannedFile]
+) -> dict[str, Any]:
     """The reference's startup_item object of a plan row (status and stamps as stored)."""
     body = plan["body"]
     block = next((f for f in files if f.path == surface.install_path), None)
-    stamps = [plan[s] for s in STAMPS if plan.get(s)]
+    stamps = _stamps(plan)
     return {
         "id": plan["id"],
         "startup_item_id": plan["id"],
@@ -44,8 +59,8 @@ def startup_item(plan: dict[str, Any], surface: StartupSurface, files: list[Plan
         "signature": plan["signature"],
         "status": plan["status"],
         # The daemon writes the files when the person approves; the agent's confirm verifies.
-        "installed_at": plan.get("applied_at"),
-        "last_verified_at": plan.get("confirmed_at"),
+        "installed_at": plan["applied_at"],
+        "last_verified_at": plan["confirmed_at"],
         "created_at": plan["created_at"],
         "updated_at": max(stamps),
         "repo_root": body["repo_root"],
@@ -64,7 +79,7 @@ def native_hook(item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _manifest(plan: dict[str, Any], files: list[PlannedFile]) -> dict[str, Any]:
+def _manifest(plan: StartupPlanRecord, files: list[PlannedFile]) -> dict[str, Any]:
     body = plan["body"]
     return {
         "schema": "amp.startup-item-install.v1",
@@ -83,7 +98,7 @@ def _manifest(plan: dict[str, Any], files: list[PlannedFile]) -> dict[str, Any]:
     }
 
 
-def _copy_for_agent(plan: dict[str, Any], surface: StartupSurface) -> str:
+def _copy_for_agent(plan: StartupPlanRecord, surface: StartupSurface) -> str:
     body = plan["body"]
     if not body.get("repo_root_exists", True):
         return (
@@ -100,7 +115,7 @@ def _copy_for_agent(plan: dict[str, Any], surface: StartupSurface) -> str:
 
 
 def plan_view(
-    plan: dict[str, Any], surface: StartupSurface, files: list[PlannedFile], base_url: str, *, legacy: bool
+    plan: StartupPlanRecord, surface: StartupSurface, files: list[PlannedFile], base_url: str, *, legacy: bool
 ) -> dict[str, Any]:
     """The reference's install-plan keys for a plan (merged over ours by the caller)."""
     item = startup_item(plan, surface, files)
@@ -139,7 +154,7 @@ def plan_view(
 
 
 def confirm_view(
-    plan: dict[str, Any],
+    plan: StartupPlanRecord,
     surface: StartupSurface,
     files: list[PlannedFile],
     base_url: str,

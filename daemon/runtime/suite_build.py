@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.runtime.suite_archive import WORK_DAY, sha256_text
+from state.suite_records import StoredSuiteVersion
 
 SUITE_SCHEMA = "amp.memory-suite.v1"
 MEMORY_SCHEMA = "amp.memory.v1"
@@ -259,7 +260,7 @@ def build_files(fields: SuiteFields) -> dict[str, str]:
     return files
 
 
-def fields_of(stored: dict[str, Any], slug: str) -> SuiteFields:
+def fields_of(stored: StoredSuiteVersion, slug: str) -> SuiteFields:
     """The fields of a stored version, to rebuild it (a sync): its layers and any other text
     member it holds; the manifest's own keys are kept."""
     files, manifest = stored["files"], stored["manifest"]

@@ -20,6 +20,7 @@ from daemon.runtime.suite_build import (
     TOOLS,
 )
 from state.identities import IdentityRecord, WorkspaceRecord
+from state.suite_records import SuiteRecord, SuiteVersionRecord
 
 CONCEPT = "Memory Suite: persistent memory data plus the memory tools that install and use it"
 
@@ -60,7 +61,7 @@ def suite_summary(slug: str, suite_manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 def package_object(
-    suite: dict[str, Any], info: dict[str, Any], owner: IdentityRecord | None
+    suite: SuiteRecord, info: SuiteVersionRecord, owner: IdentityRecord | None
 ) -> dict[str, Any]:
     """The reference's package: a suite with its latest version's hash and size."""
     manifest = info["manifest"]
@@ -87,7 +88,7 @@ def package_object(
     }
 
 
-def version_object(info: dict[str, Any]) -> dict[str, Any]:
+def version_object(info: SuiteVersionRecord) -> dict[str, Any]:
     return {
         "version_id": info["id"],
         "version": info["version"],
@@ -96,7 +97,7 @@ def version_object(info: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def version_item(info: dict[str, Any]) -> dict[str, Any]:
+def version_item(info: SuiteVersionRecord) -> dict[str, Any]:
     """One row of /versions in the reference's shape, plus who made it."""
     return {
         "id": info["id"],
@@ -109,7 +110,7 @@ def version_item(info: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def ours(suite: dict[str, Any], info: dict[str, Any], file_sha: dict[str, str]) -> dict[str, Any]:
+def ours(suite: SuiteRecord, info: SuiteVersionRecord, file_sha: dict[str, str]) -> dict[str, Any]:
     """Our own keys of a suite version, as the TUI, CLI and earlier clients read them."""
     return {
         "schema": SUITE_SCHEMA,
@@ -164,7 +165,7 @@ def source_workspace(workspace: WorkspaceRecord) -> dict[str, Any]:
     }
 
 
-def install_card(suite: dict[str, Any]) -> str:
+def install_card(suite: SuiteRecord) -> str:
     """A short Markdown card an agent can show a person before installing."""
     links = urls(suite["slug"])
     return (
@@ -179,7 +180,7 @@ def install_card(suite: dict[str, Any]) -> str:
 
 def detail(
     package: dict[str, Any],
-    suite: dict[str, Any],
+    suite: SuiteRecord,
     manifest: dict[str, Any],
     files: dict[str, str],
     workspace: WorkspaceRecord,

@@ -49,6 +49,7 @@ from state.errors import Conflict, NotFound, ValidationFailed
 from state.identities import IdentityRecord, WorkspaceRecord
 from state.ids import now_iso
 from state.store import Store
+from state.suite_records import StoredSuiteVersion, SuiteRecord, SuiteVersionRecord
 
 
 def bump_patch(version: str) -> str:
@@ -57,14 +58,14 @@ def bump_patch(version: str) -> str:
     return f"{major}.{minor}.{patch + 1}"
 
 
-def can_see(identity: IdentityRecord | None, suite: dict[str, Any]) -> bool:
+def can_see(identity: IdentityRecord | None, suite: SuiteRecord) -> bool:
     """Whether this caller may read the suite (private: its creator and the owner only)."""
     if suite["visibility"] != "private":
         return True
     return identity is not None and (identity["kind"] == "owner" or identity["id"] == suite["created_by"])
 
 
-def may_write(identity: IdentityRecord, suite: dict[str, Any]) -> bool:
+def may_write(identity: IdentityRecord, suite: SuiteRecord) -> bool:
     return identity["kind"] == "owner" or identity["id"] == suite["created_by"]
 
 
@@ -95,18 +96,18 @@ class SuiteService:
 
     # -- access ---------------------------------------------------------------------------------
 
-    def require(self, slug: str) -> dict[str, Any]:
+    def require(self, slug: str) -> SuiteRecord:
         """The suite, or NotFound: checked before anything else is asked of it."""
         return self.store.suites.suite(slug)
 
-    def readable(self, identity: IdentityRecord | None, slug: str) -> dict[str, Any]:
+    def readable(self, identity: IdentityRecord | None, slug: str) -> SuiteRecord:
         """The suite row if this caller may read it; else the same 404 as a missing one."""
         suite = self.store.suites.find(slug)
         if suite is None or not can_see(identity, suite):
             raise NotFound(f"memory suite {slug} not found")
         return suite
 
-    def _owner(self, suite: dict[str, Any]) -> IdentityRecord | None:
+    def _owner(self, suite: SuiteRecord) -> IdentityRecord | None:
         if not suite["created_by"]:
             return None
         try:
@@ -114,7 +115,7 @@ class SuiteService:
         except NotFound:
             return None
 
-    def _info(self, suite: dict[str, Any], version: str | None = None) -> dict[str, Any]:
+    def _info(self, suite: SuiteRecord, version: str | None = None) -> SuiteVersionRecord:
         info = self.store.suites.version_info(suite, version)
         if info["size_bytes"] is None:  # stored before sizes were kept
             size = len(self._archive(suite["slug"], info))
@@ -123,18 +124,18 @@ class SuiteService:
             info["size_bytes"] = size
         return info
 
-    def package(self, suite: dict[str, Any]) -> dict[str, Any]:
+    def package(self, suite: SuiteRecord) -> dict[str, Any]:
         return suite_views.package_object(suite, self._info(suite), self._owner(suite))
 
-    def _archive(self, slug: str, info: dict[str, Any]) -> bytes:
-        kept = self.store.suites.archive(info["id"]) if info.get("verbatim", True) else None
+    def _archive(self, slug: str, info: SuiteVersionRecord) -> bytes:
+        kept = self.store.suites.archive(info["id"]) if info["verbatim"] else None
         return (
             kept if kept is not None else write_zip(self.store.suites.version(slug, info["version"])["files"])
         )
 
     # -- publishing -----------------------------------------------------------------------------
 
-    def _same(self, suite: dict[str, Any], content: SuiteContent) -> bool:
+    def _same(self, suite: SuiteRecord, content: SuiteContent) -> bool:
         known = {v["version"] for v in self.store.suites.versions(suite["slug"])}
         version = content.manifest["version"]
         return version in known and fingerprint(
@@ -342,14 +343,14 @@ class SuiteService:
 
     # -- reading --------------------------------------------------------------------------------
 
-    def _suite_manifest(self, stored: dict[str, Any]) -> dict[str, Any]:
+    def _suite_manifest(self, stored: StoredSuiteVersion) -> dict[str, Any]:
         text = stored["files"].get("suite/manifest.json")
         if text is not None:
             return json.loads(text)
         # An archive without one (a legacy import): derived from its manifest, as the reference.
         return suite_manifest(stored["manifest"], stored["suite"]["slug"], stored["files"])
 
-    def _workspace(self, suite: dict[str, Any]) -> WorkspaceRecord:
+    def _workspace(self, suite: SuiteRecord) -> WorkspaceRecord:
         owner = self._owner(suite)
         workspace_id = owner["workspace_id"] if owner is not None else None
         if workspace_id:

@@ -17,6 +17,7 @@ from daemon.upstream.read_index import origin_of
 from state.conflict_records import ConflictRecord
 from state.memories import MemoryRecord, NewMemory
 from state.store import Store
+from state.upstream_records import UpstreamLinkRecord
 
 PAGE = 200
 
@@ -27,7 +28,11 @@ def _origin(change: dict[str, Any]) -> str | None:
 
 
 def record_conflict(
-    store: Store, memory: MemoryRecord, link: dict[str, Any], incoming: dict[str, Any], upstream_url: str
+    store: Store,
+    memory: MemoryRecord,
+    link: UpstreamLinkRecord,
+    incoming: dict[str, Any],
+    upstream_url: str,
 ) -> ConflictRecord:
     """Keep both sides for the person; hold the local changes until they decide. Call inside
     a transaction."""
@@ -39,7 +44,7 @@ def record_conflict(
         ),
         None,
     )
-    detail = {
+    detail: dict[str, Any] = {
         "memory_id": memory["id"],
         "upstream_id": link["upstream_id"],
         "upstream": upstream_url,

@@ -19,7 +19,6 @@ their origin by ``origin_memory_id``, so a lost answer never makes a local dupli
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -30,10 +29,12 @@ from daemon.upstream.client import (
     UpstreamRejected,
     UpstreamUnreachable,
 )
+from state.amp_records import BriefEventRecord
 from state.group_commit import flush_now
 from state.ids import iso_from_datetime, now_iso
 from state.memories import MemoryRecord
 from state.store import Store
+from state.upstream_records import OutboxEntryRecord, UpstreamLinkRecord
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ class Pusher:
             done[outcome] = done.get(outcome, 0) + 1
         return done
 
-    async def _send(self, entry: dict[str, Any]) -> str:
+    async def _send(self, entry: OutboxEntryRecord) -> str:
         if entry["operation"] == "suite_sync":
             return await self._send_suite_sync(entry)
         memory = self.store.memories.find(entry["memory_id"])
@@ -117,7 +118,7 @@ class Pusher:
         return self.store.conflicts.is_open("upstream_sync", memory_id)
 
     def _finish(
-        self, entry: dict[str, Any], status: str, result: Any = None, error: str | None = None
+        self, entry: OutboxEntryRecord, status: str, result: Any = None, error: str | None = None
     ) -> str:
         with self.store.transaction():
             self.store.upstream.finish(entry["seq"], status, result, error)
@@ -125,7 +126,7 @@ class Pusher:
 
     # -- new records --------------------------------------------------------------------------
 
-    async def _send_new(self, entry: dict[str, Any], memory: MemoryRecord) -> str:
+    async def _send_new(self, entry: OutboxEntryRecord, memory: MemoryRecord) -> str:
         if memory["deleted_at"]:
             return self._finish(entry, "skipped", error="deleted before it reached the upstream")
         if not memory["content"]:
@@ -169,7 +170,7 @@ class Pusher:
                 synced_sha256=memory["content_sha256"],
             )
 
-    def _link_suite(self, entry: dict[str, Any], slug: str) -> None:
+    def _link_suite(self, entry: OutboxEntryRecord, slug: str) -> None:
         """A suite's record stands for the suite upstream (no versions to compare: its syncs
         are sent whole). Called inside the caller's transaction."""
         self.store.upstream.save_link(
@@ -245,7 +246,7 @@ class Pusher:
             return delta["memory_id"], "memory", 1
         return delta.get("id") or result.get("id"), "delta", None
 
-    async def _send_event(self, memory: MemoryRecord, event: dict[str, Any], headers: dict[str, str]):
+    async def _send_event(self, memory: MemoryRecord, event: BriefEventRecord, headers: dict[str, str]):
         upstream_brief = await self._upstream_brief(event["brief_id"])
         result = await self.client.call(
             "POST",
@@ -291,10 +292,12 @@ class Pusher:
 
     # -- memory suites ----------------------------------------------------------------------
 
-    async def _send_suite_sync(self, entry: dict[str, Any]) -> str:
+    async def _send_suite_sync(self, entry: OutboxEntryRecord) -> str:
         """POST /api/memories/{slug}/sync upstream; a suite the upstream lacks is imported
         whole first (its archive already holds the pending syncs)."""
         slug = entry["memory_id"].removeprefix("suite:")
+        if entry["body"] is None:  # enqueue_suite_sync always keeps the request
+            return self._finish(entry, "skipped", error="a suite sync without its request")
         if self.store.upstream.link(entry["memory_id"]) is None:
             try:
                 await self.client.call("GET", f"/api/catalog/{slug}/versions")
@@ -323,16 +326,18 @@ class Pusher:
         result = await self.client.call(
             "POST",
             f"/api/memories/{slug}/sync",
-            json=json.loads(entry["body"]),
+            json=entry["body"],
             headers={"Idempotency-Key": entry["idempotency_key"]},
         )
         return self._finish(entry, "sent", {"version": result.get("version")})
 
     # -- edits, deletes, redactions -----------------------------------------------------------
 
-    async def _send_change(self, entry: dict[str, Any], memory: MemoryRecord, link: dict[str, Any]) -> str:
+    async def _send_change(
+        self, entry: OutboxEntryRecord, memory: MemoryRecord, link: UpstreamLinkRecord
+    ) -> str:
         if link["local_version"] == memory["version"] or (
-            not memory["deleted_at"] and memory["content_sha256"] == link.get("upstream_sha256")
+            not memory["deleted_at"] and memory["content_sha256"] == link["upstream_sha256"]
         ):
             # Nothing to send: unchanged, or now what the upstream has (an incoming change
             # the read-endpoint pull applied, or the person took).
@@ -377,7 +382,7 @@ class Pusher:
             self.store.upstream.finish(entry["seq"], "sent", {"upstream_version": record["version"]})
         return "sent"
 
-    async def _send_redaction(self, entry: dict[str, Any], memory: MemoryRecord) -> str:
+    async def _send_redaction(self, entry: OutboxEntryRecord, memory: MemoryRecord) -> str:
         link = self.store.upstream.link(memory["id"])
         if link is None:
             # Never sent: the pending create now carries no redacted content (bodies are

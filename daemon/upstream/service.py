@@ -33,6 +33,7 @@ from state.errors import Conflict, InvalidRequest, NotFound
 from state.ids import now_iso, parse_iso
 from state.secrets import SecretStore
 from state.store import Store
+from state.upstream_records import OutboxEntryRecord
 
 log = logging.getLogger(__name__)
 
@@ -309,7 +310,7 @@ class UpstreamService:
             self.store.upstream.finish(seq, "discarded")
         return self.public_entry(self._entry(seq))
 
-    def _entry(self, seq: int) -> dict[str, Any]:
+    def _entry(self, seq: int) -> OutboxEntryRecord:
         entry = self.store.upstream.entry(seq)
         if entry is None:
             raise NotFound(f"outbox entry {seq} not found")
@@ -322,7 +323,7 @@ class UpstreamService:
         counts = self.store.upstream.counts()
         return sum(counts.get(s, 0) for s in UNSENT)
 
-    def public_entry(self, entry: dict[str, Any]) -> dict[str, Any]:
+    def public_entry(self, entry: OutboxEntryRecord) -> dict[str, Any]:
         memory = self.store.memories.find(entry["memory_id"])
         return {
             "seq": entry["seq"],
@@ -333,9 +334,7 @@ class UpstreamService:
             "attempts": entry["attempts"],
             "last_error": entry["last_error"],
             "upstream_sync_intent_id": entry["upstream_sync_intent_id"],
-            "interrupt": json.loads(entry["result"])
-            if entry["status"] == "interrupted" and entry["result"]
-            else None,
+            "interrupt": entry["result"] if entry["status"] == "interrupted" else None,
             "title": memory["title"] if memory else None,
             "importance": memory["importance"] if memory else None,
             "created_at": entry["created_at"],

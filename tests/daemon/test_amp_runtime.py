@@ -129,6 +129,20 @@ async def test_verify_and_refresh(api):
     assert refreshed["receipt_id"] != pack["receipt_id"]
 
 
+async def test_verify_checks_the_project_binding_of_the_receipts_pack(api):
+    """A receipt names its pack, and the pack its binding: verify compares with that (it
+    compared with the receipt row, which has none, so every binding was a mismatch)."""
+    probe = await api.post("/api/agent/project/probe", {"project_key": "bound"})
+    binding_id = probe["project_binding_id"]
+    pack = await api.bootstrap(project_binding_id=binding_id)
+    assert pack["receipt"]["project_binding_id"] == binding_id
+    verify = "/api/agent/bootstrap/verify"
+    same = await api.post(verify, {"receipt_id": pack["receipt_id"], "project_binding_id": binding_id})
+    assert same["valid"] is True and same["status"] == "active"
+    other = await api.post(verify, {"receipt_id": pack["receipt_id"], "project_binding_id": "pbind_other"})
+    assert other["valid"] is False and other["status"] == "mismatch"
+
+
 async def test_summary_respects_the_budget_and_keeps_the_most_important(api):
     pack = await api.bootstrap(project_key="big")
     for i in range(60):
