@@ -64,9 +64,10 @@ class Endpoint:
     upload: dict[str, Any] | None = None
     query: tuple[Query, ...] = ()  # its query parameters, read by the handler through them
     response: type[ResponseModel] | None = None  # its JSON answer (daemon/responses/)
-    # The text its handler searches, read from the call: with an embedder that blocks, the
-    # query vector is made in a worker thread before the handler runs (MemorySearch).
-    search_text: Callable[[Call], str | None] | None = None
+    # The text its handler searches (or the texts: the suite installer searches each fact),
+    # read from the call: with an embedder that blocks, their query vectors are made in a
+    # worker thread before the handler runs (MemorySearch).
+    search_text: Callable[[Call], str | list[str] | None] | None = None
     # Honours Idempotency-Key: the write and its remembered answer commit together, and a
     # retry gets that answer. Only for handlers that do not await while writing.
     idempotent: bool = False
@@ -233,8 +234,8 @@ def wrap(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResp
             body = endpoint.request.parse_body(raw)
             ignored = endpoint.request.ignored_fields(raw)
         call = Call(identity, body, request)
-        if endpoint.search_text is not None and (text := endpoint.search_text(call)):
-            await call.services.search.prepare_query_vector(text)
+        if endpoint.search_text is not None and (texts := endpoint.search_text(call)):
+            await call.services.search.prepare_query_vectors([texts] if isinstance(texts, str) else texts)
         # in_unit, not conn.in_transaction: with group commit the connection is inside other
         # requests' shared transaction most of the time, which is not a caller's one.
         if key is not None and not in_unit(request.app[keys.STORE].conn):

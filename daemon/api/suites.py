@@ -426,6 +426,7 @@ ENDPOINTS = [
         scope="skill:install",
         request=OpenMemoryInstall,
         response=MemoryNativeActivationAnswer,
+        search_text=lambda call: call.services.installer.search_texts(call.require_identity(), call.body),
     ),
     Endpoint(
         "GET",

@@ -23,6 +23,7 @@ from state.identities import IdentityRecord
 from state.ids import new_id, now_iso
 from state.memories import MemoryRecord, NewMemory
 from state.store import Store
+from state.suite_records import StoredSuiteVersion
 from state.tokenize import tokens
 
 SUITE_SOURCE = "installed_suite"
@@ -56,6 +57,13 @@ def _overlap(a: str, b: str) -> float:
     return len(left & right) / min(len(left), len(right))
 
 
+def _layers(files: dict[str, str]) -> list[tuple[str, str, int, str]]:
+    """(path, memory kind, importance, label) of each file an install merges, in order."""
+    layers = [("MEMORY.md", "fact", 3, "long-term")]
+    layers += [(p, "event", 2, "working") for p in sorted(files) if p.startswith("memory/")]
+    return [*layers, ("DREAMS.md", "reflection", 2, "reflections")]
+
+
 class SuiteInstaller:
     def __init__(self, store: Store, packs: ContextPackService, changes: ContextChanges) -> None:
         self.store = store
@@ -73,12 +81,25 @@ class SuiteInstaller:
                 return memory
         return None
 
-    def install(self, identity: IdentityRecord, body: dict[str, Any], base_url: str) -> dict[str, Any]:
-        workspace = resolve_workspace(self.store, identity, body.get("workspace_id"))
+    def _version(self, identity: IdentityRecord, body: dict[str, Any]) -> StoredSuiteVersion:
         found = self.store.suites.find(body["slug"])
         if found is None or not can_see(identity, found):  # a private suite of another key
             raise NotFound(f"memory suite {body['slug']} not found")
-        stored = self.store.suites.version(body["slug"], body.get("version"))
+        return self.store.suites.version(body["slug"], body.get("version"))
+
+    def search_texts(self, identity: IdentityRecord, body: dict[str, Any]) -> list[str]:
+        """What an install searches: each fact it merges (for a contradiction) and the suite's
+        title (its retrieval test), so that their query vectors can be made before it writes
+        (Endpoint.search_text)."""
+        resolve_workspace(self.store, identity, body.get("workspace_id"))  # 403 before reading
+        stored = self._version(identity, body)
+        files = stored["files"]
+        merged = [fact for path, *_ in _layers(files) if path in files for fact in facts(files[path])]
+        return [*merged, stored["suite"]["title"]]
+
+    def install(self, identity: IdentityRecord, body: dict[str, Any], base_url: str) -> dict[str, Any]:
+        workspace = resolve_workspace(self.store, identity, body.get("workspace_id"))
+        stored = self._version(identity, body)
         files, manifest = stored["files"], stored["manifest"]
         suite = stored["suite"]
         project_key = body.get("project_key")
@@ -88,9 +109,7 @@ class SuiteInstaller:
             "memory_tool_installer: GET /api/agent/skills/memory_tool_installer/pull",
             "read agent.instructions.md",
         ]
-        layers = [("MEMORY.md", "fact", 3, "long-term")]
-        layers += [(p, "event", 2, "working") for p in sorted(files) if p.startswith("memory/")]
-        layers += [("DREAMS.md", "reflection", 2, "reflections")]
+        layers = _layers(files)
         memory_ids: list[str] = []
         conflict_ids: list[str] = []
         imem_id = new_id("imem_")

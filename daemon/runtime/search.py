@@ -37,21 +37,22 @@ class MemorySearch:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    async def prepare_query_vector(self, text: str) -> None:
-        """``text``'s query vector made in a worker thread, for this request's search to read
-        (state/search.py, PREPARED_QUERY_VECTORS), when the embedder blocks: a model's
-        query embedding, or an embedding server's answer (up to its 2 s query timeout) then
-        never holds up other requests on the event loop. Nothing for the hashing embedder,
-        whose query vector reads the index's word counts and costs ~0.1 ms."""
+    async def prepare_query_vectors(self, texts: list[str]) -> None:
+        """The query vectors of ``texts`` made in a worker thread, for this request's
+        searches to read (state/search.py, PREPARED_QUERY_VECTORS), when the embedder blocks:
+        a model's query embedding, or an embedding server's answer (up to its 2 s query
+        timeout) then never holds up other requests on the event loop. Nothing for the
+        hashing embedder, whose query vector reads the index's word counts and costs ~0.1 ms."""
         index = self.store.search
         if index.embeds_queries_inline:
             return
-        vector = await asyncio.to_thread(index.query_vector, text)
+        wanted = list(dict.fromkeys(texts))  # each text once
+        vectors = await asyncio.to_thread(lambda: [index.query_vector(text) for text in wanted])
         prepared = PREPARED_QUERY_VECTORS.get()
         if prepared is None:
             prepared = {}
             PREPARED_QUERY_VECTORS.set(prepared)
-        prepared[text] = vector
+        prepared.update(zip(wanted, vectors, strict=True))
 
     def detail(self, identity: IdentityRecord, memory_id: str) -> dict[str, Any]:
         """amp.memory-detail.v1 of a memory the caller may read (NotFound otherwise)."""

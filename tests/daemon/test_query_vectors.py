@@ -1,6 +1,6 @@
 """With an embedder that blocks (an embedding server, a model), a search request's query
 vector is made in a worker thread before its handler runs (Endpoint.search_text,
-MemorySearch.prepare_query_vector): other requests are answered meanwhile, and the handler's
+MemorySearch.prepare_query_vectors): other requests are answered meanwhile, and the handler's
 search uses that vector instead of asking the embedder again on the event loop."""
 
 from __future__ import annotations
@@ -95,8 +95,7 @@ async def test_each_search_embeds_its_query_once_off_the_event_loop(
 
 
 # Every search of the store's index in the domain services, and the endpoints that reach it
-# with a text of the request. The suite installer searches texts it composes (a suite's facts
-# and title, while it installs), so its embeddings stay where they are made.
+# with a text of the request (or, for the suite installer, the suite's facts and title).
 SEARCHES = {
     "daemon/runtime/search.py": ["/api/agent/search"],
     "daemon/runtime/briefs.py": ["/api/agent/memory-brief"],
@@ -104,7 +103,7 @@ SEARCHES = {
     "daemon/runtime/memory_admin.py": ["/api/local/memories"],
     "daemon/runtime/workspace_reads.py": ["/api/workspaces/{workspace_id}/memory/query"],
     "daemon/runtime/distill.py": ["/api/catalog/{slug}/search"],
-    "daemon/runtime/install_suite.py": [],
+    "daemon/runtime/install_suite.py": ["/api/agent/open-memories/install"],
 }
 
 
@@ -123,3 +122,26 @@ def test_every_endpoint_that_searches_names_its_search_text():
     assert searching == set(SEARCHES)
     declared = {e.path for e in all_endpoints() if e.search_text is not None}
     assert declared == {path for paths in SEARCHES.values() for path in paths}
+
+
+async def test_a_suite_install_embeds_each_fact_it_checks_off_the_event_loop(api, monkeypatch):
+    """The installer searches every fact it merges (for a contradiction) and the suite's title
+    (its retrieval test), inside its write: their vectors are made first, in a worker thread."""
+    memory_md = "# Lin\n\n- Lin grades essays on Sunday evenings\n- Lin answers email before nine\n"
+    suite = await api.post(
+        "/api/memories", {"title": "Teacher Lin", "summary": "how Lin works", "memory_md": memory_md}
+    )
+    asked: list[tuple[str, threading.Thread]] = []
+    embed_query = EndpointEmbedder.embed_query
+
+    def watched(self, query, frequencies):
+        asked.append((query, threading.current_thread()))
+        return embed_query(self, query, frequencies)
+
+    monkeypatch.setattr(EndpointEmbedder, "embed_query", watched)
+    installed = await api.post("/api/agent/open-memories/install", {"slug": suite["slug"]})
+    assert installed["installed_open_memory"]["retrieval_test"]["passed"]
+    texts = [text for text, _ in asked]
+    for text in ("Lin grades essays on Sunday evenings", "Lin answers email before nine", "Teacher Lin"):
+        assert texts.count(text) == 1, texts
+    assert threading.main_thread() not in {thread for _, thread in asked}
