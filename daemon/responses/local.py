@@ -149,14 +149,14 @@ class ResolveConflictAnswer(ResponseModel, title="ResolveConflictAnswer"):
 
     id: str
     kind: str
-    subject_id: str
+    subject_id: str | None  # the memory, or the plan of a drifted startup file
     path: str | None
     detail: dict[str, Any]
     status: str
     created_at: str
     resolved_at: str
     resolution: str
-    current: str
-    incoming: str
+    current: str | None  # None once the memory is gone
+    incoming: str | None
     base: str | None
-    namespace: str
+    namespace: str | None  # None for a startup file

@@ -101,3 +101,23 @@ async def test_a_conflict_that_names_no_memory_is_refused_and_stays_open(api):
     body = {"action": "take_incoming"}
     await api.post(f"/api/local/conflicts/{conflict['id']}/resolve", body, key=api.owner_key, status=409)
     assert store.conflicts.conflict(conflict["id"])["status"] == "open"
+    kept = await api.post(
+        f"/api/local/conflicts/{conflict['id']}/resolve", {"action": "keep_current"}, key=api.owner_key
+    )
+    assert kept["status"] == "resolved" and kept["subject_id"] is None
+
+
+async def test_keeping_a_drifted_startup_file_answers_as_documented(api):
+    """A startup file's conflict has no memory and no namespace: the answer says null (the
+    app runs in check mode here, so an answer that differs from its model is a 500)."""
+    store = api.client.app[keys.STORE]
+    with store.transaction():
+        conflict = store.conflicts.add_conflict("startup_item_drift", "plan_x", "AGENTS.md", {"region": "r"})
+    kept = await api.post(
+        f"/api/local/conflicts/{conflict['id']}/resolve", {"action": "keep_current"}, key=api.owner_key
+    )
+    assert (kept["status"], kept["namespace"], kept["current"]) == (
+        "resolved",
+        None,
+        "your edit of AGENTS.md",
+    )
