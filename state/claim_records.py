@@ -4,22 +4,41 @@ the store's connection."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from state.db import Connection
+
+
+class ClaimRecord(TypedDict):
+    """A row of claims: who holds a workspace's resource, and until when."""
+
+    id: str
+    workspace_id: str
+    resource: str
+    identity_id: str
+    holder_name: str
+    purpose: str
+    created_at: str
+    expires_at: str
+    released_at: str | None
+
+
+def _claim(row: Any) -> ClaimRecord:
+    return cast(ClaimRecord, dict(row))
 
 
 class ClaimRecords:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
-    def held(self, workspace_id: str, resource: str, now: str) -> Any:
+    def held(self, workspace_id: str, resource: str, now: str) -> ClaimRecord | None:
         """The newest claim on ``resource`` neither released nor expired at ``now``, or None."""
-        return self.conn.execute(
+        row = self.conn.execute(
             "select * from claims where workspace_id = ? and resource = ? and released_at is null"
             " and expires_at > ? order by created_at desc limit 1",
             (workspace_id, resource, now),
         ).fetchone()
+        return _claim(row) if row is not None else None
 
     def extend(self, claim_id: str, expires_at: str, purpose: str) -> None:
         """The holder claims again: a new expiry and purpose."""
@@ -46,9 +65,10 @@ class ClaimRecords:
             (claim_id, workspace_id, resource, identity_id, holder_name, purpose, created_at, expires_at),
         )
 
-    def get(self, claim_id: str) -> Any:
+    def get(self, claim_id: str) -> ClaimRecord | None:
         """One claim's row, or None."""
-        return self.conn.execute("select * from claims where id = ?", (claim_id,)).fetchone()
+        row = self.conn.execute("select * from claims where id = ?", (claim_id,)).fetchone()
+        return _claim(row) if row is not None else None
 
     def release(self, claim_id: str, now: str) -> None:
         """Released at ``now``; a claim released before keeps its first release time."""
@@ -56,11 +76,11 @@ class ClaimRecords:
             "update claims set released_at = coalesce(released_at, ?) where id = ?", (now, claim_id)
         )
 
-    def active(self, workspace_id: str, now: str, resource: str | None = None) -> list[Any]:
+    def active(self, workspace_id: str, now: str, resource: str | None = None) -> list[ClaimRecord]:
         """The workspace's claims neither released nor expired at ``now`` (on ``resource``
         only, if given), oldest first."""
         query = "select * from claims where workspace_id = ? and released_at is null and expires_at > ?"
         params: list[Any] = [workspace_id, now]
         if resource:
             query, params = query + " and resource = ?", [*params, resource]
-        return self.conn.execute(query + " order by created_at", params).fetchall()
+        return [_claim(r) for r in self.conn.execute(query + " order by created_at", params)]

@@ -4,9 +4,29 @@ the store's connection."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from state.db import Connection
+
+
+class DistillJobRecord(TypedDict):
+    """A row of distill_jobs: a suite's documents being cut into chunks."""
+
+    id: str
+    suite_id: str
+    slug: str
+    identity_id: str | None
+    status: str  # queued | running | done | failed
+    total_chunks: int
+    done_chunks: int
+    documents: int
+    error: str | None
+    created_at: str
+    finished_at: str | None
+
+
+def _job(row: Any) -> DistillJobRecord:
+    return cast(DistillJobRecord, dict(row))
 
 
 class DistillRecords:
@@ -52,12 +72,14 @@ class DistillRecords:
             (error, finished_at, job_id),
         )
 
-    def job(self, job_id: str) -> Any:
+    def job(self, job_id: str) -> DistillJobRecord | None:
         """One job's row, or None."""
-        return self.conn.execute("select * from distill_jobs where id = ?", (job_id,)).fetchone()
+        row = self.conn.execute("select * from distill_jobs where id = ?", (job_id,)).fetchone()
+        return _job(row) if row is not None else None
 
-    def jobs(self, slug: str) -> list[Any]:
+    def jobs(self, slug: str) -> list[DistillJobRecord]:
         """A suite's jobs, newest first."""
-        return self.conn.execute(
+        rows = self.conn.execute(
             "select * from distill_jobs where slug = ? order by created_at desc", (slug,)
-        ).fetchall()
+        )
+        return [_job(r) for r in rows]

@@ -8,7 +8,8 @@ store's connection. A mem1 namespace is ``mem1:<user>:<scope>``.
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, TypedDict, cast
 
 from state.db import Connection
 
@@ -19,6 +20,49 @@ SUMMARY_OF_SESSION = (
     "select id from memory_records where namespace = ? and kind = 'summary'"
     " and deleted_at is null and json_extract(provenance, '$.session_id') = ?"
 )
+
+
+class Mem1MessageRecord(TypedDict):
+    """A row of mem1_messages without its seq and namespace (the user and scope say it)."""
+
+    id: str
+    user_id: str
+    scope_id: str
+    session_id: str
+    role: str
+    content: str
+    timestamp: str  # ISO 8601 with the local UTC offset
+
+
+class SessionLine(TypedDict):
+    """The role and content of a kept message (``Mem1Records.session_lines``)."""
+
+    role: str
+    content: str
+
+
+class Mem1PageRecord(TypedDict):
+    """Some columns of a memory_records row, its provenance decoded (``Mem1Records.page``)."""
+
+    id: str
+    kind: str
+    content: str
+    created_at: str
+    provenance: dict[str, Any]
+
+
+def _message(row: Any) -> Mem1MessageRecord:
+    return cast(Mem1MessageRecord, dict(row))
+
+
+def _session_line(row: Any) -> SessionLine:
+    return cast(SessionLine, dict(row))
+
+
+def _page_record(row: Any) -> Mem1PageRecord:
+    record = dict(row)
+    record["provenance"] = json.loads(record["provenance"])
+    return cast(Mem1PageRecord, record)
 
 
 class Mem1Records:
@@ -45,19 +89,20 @@ class Mem1Records:
             (message_id, ns, user_id, scope_id, session_id, role, content, timestamp),
         )
 
-    def session_lines(self, ns: str, session_id: str, last_message: str) -> list[Any]:
-        """The session's messages (rows with ``role`` and ``content``) in order, up to and
-        including ``last_message``; every one of them if that message is not kept."""
-        return self.conn.execute(
+    def session_lines(self, ns: str, session_id: str, last_message: str) -> list[SessionLine]:
+        """The session's messages in order, up to and including ``last_message``; every one
+        of them if that message is not kept."""
+        rows = self.conn.execute(
             "select role, content from mem1_messages where namespace = ? and session_id = ?"
             " and seq <= coalesce((select seq from mem1_messages where id = ?), 9223372036854775807)"
             " order by seq",
             (ns, session_id, last_message),
         ).fetchall()
+        return [_session_line(r) for r in rows]
 
     def message(
         self, message_id: str, user_id: str | None = None, scope_id: str | None = None
-    ) -> dict[str, Any] | None:
+    ) -> Mem1MessageRecord | None:
         """One kept message, or None. ``user_id`` and ``scope_id`` are independent filters:
         each one given must match, one left out matches any value (the skill traces with
         ``{"message_id", "user_id"}`` and no scope)."""
@@ -66,12 +111,13 @@ class Mem1Records:
             " where id = ? and (? is null or user_id = ?) and (? is null or scope_id = ?)",
             (message_id, user_id, user_id, scope_id, scope_id),
         ).fetchone()
-        return dict(row) if row is not None else None
+        return _message(row) if row is not None else None
 
     # -- variables (the profile) -------------------------------------------------------------
 
-    def variables(self, ns: str) -> dict[str, str]:
-        """Every variable of the namespace, name -> value."""
+    def variables(self, ns: str) -> dict[str, str | None]:
+        """Every variable of the namespace, name -> value (the column is nullable, though
+        the service only writes strings)."""
         return {
             r["name"]: r["value"]
             for r in self.conn.execute("select name, value from mem1_variables where namespace = ?", (ns,))
@@ -152,16 +198,16 @@ class Mem1Records:
 
     # -- memory records of one namespace ------------------------------------------------------
 
-    def page(self, ns: str, kinds: tuple[str, ...], limit: int, offset: int) -> list[Any]:
-        """Live records of these kinds, oldest first (rows with ``id``, ``kind``,
-        ``content``, ``created_at`` and ``provenance`` as JSON text)."""
+    def page(self, ns: str, kinds: tuple[str, ...], limit: int, offset: int) -> list[Mem1PageRecord]:
+        """Live records of these kinds, oldest first."""
         marks = ",".join("?" * len(kinds))
-        return self.conn.execute(
+        rows = self.conn.execute(
             "select id, kind, content, created_at, provenance from memory_records"
             f" where namespace = ? and deleted_at is null and kind in ({marks})"
             " order by seq limit ? offset ?",
             (ns, *kinds, limit, offset),
         ).fetchall()
+        return [_page_record(r) for r in rows]
 
     def count(self, ns: str, kinds: tuple[str, ...]) -> int:
         """How many live records of these kinds the namespace holds."""

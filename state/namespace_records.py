@@ -6,7 +6,7 @@ Read only; the TUI shows these names instead of raw ids (daemon/runtime/namespac
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from state.db import Connection
 
@@ -15,16 +15,39 @@ from state.db import Connection
 MEM1_RANGE = ("mem1:", "mem1;")
 
 
+class NamedWorkspace(TypedDict):
+    """Some columns of a workspaces row."""
+
+    id: str
+    name: str
+    is_default: bool
+
+
+class NamedMemoryStore(TypedDict):
+    """Some columns of a memory_stores row."""
+
+    id: str
+    name: str
+    status: str  # active | archived
+
+
+class NamedSuite(TypedDict):
+    """Some columns of a suites row."""
+
+    slug: str
+    title: str
+
+
 class NamespaceRecords:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
-    def workspaces(self) -> list[dict[str, Any]]:
+    def workspaces(self) -> list[NamedWorkspace]:
         """Every AMP workspace: id, name, whether it is the default one."""
         rows = self.conn.execute("select id, name, is_default from workspaces order by created_at, id")
         return [{"id": r[0], "name": r[1], "is_default": bool(r[2])} for r in rows]
 
-    def memory_stores(self) -> list[dict[str, Any]]:
+    def memory_stores(self) -> list[NamedMemoryStore]:
         """Every Memory Store, archived ones too (their memories stay searchable)."""
         rows = self.conn.execute("select id, name, status from memory_stores order by created_at, id")
         return [{"id": r[0], "name": r[1], "status": r[2]} for r in rows]
@@ -38,7 +61,7 @@ class NamespaceRecords:
         )
         return [r[0] for r in rows]
 
-    def suites(self) -> list[dict[str, Any]]:
+    def suites(self) -> list[NamedSuite]:
         """Every suite (its collection is the namespace ``suite:<slug>``): slug and title."""
         rows = self.conn.execute("select slug, title from suites order by created_at, slug")
         return [{"slug": r[0], "title": r[1]} for r in rows]

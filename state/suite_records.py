@@ -77,6 +77,48 @@ class StoredSuiteVersion(SuiteVersionRecord):
     suite: SuiteRecord
 
 
+class InstalledOpenMemoryRecord(TypedDict):
+    """A row of installed_open_memories (a suite installed into a workspace), its JSON decoded."""
+
+    id: str
+    workspace_id: str
+    project_key: str | None
+    suite_id: str
+    slug: str
+    version: str
+    title: str
+    provenance: dict[str, Any]  # the manifest's provenance ({} if it has none)
+    archive_sha256: str
+    memory_ids: list[str]  # the workspace memories it added
+    conflict_ids: list[str]  # conflicts held for the person
+    steps: list[str]  # the install order as carried out
+    retrieval_test: dict[str, Any]  # {query, hits, passed}
+    installed_by: str | None
+    installed_at: str
+
+
+class InstalledLens(TypedDict):
+    """An installed suite as a lens (``SuiteRecords.installed_lenses``): some columns of its
+    installed_open_memories row, how many memories it added and the first few of them."""
+
+    installed_memory_id: str  # the row's id
+    slug: str
+    title: str
+    version: str
+    memory_count: int
+    facts: list[str]  # the contents of its first live memories
+
+
+_INSTALLED_JSON = ("provenance", "memory_ids", "conflict_ids", "steps", "retrieval_test")
+
+
+def _installed(row: Any) -> InstalledOpenMemoryRecord:
+    installed = dict(row)
+    for key in _INSTALLED_JSON:
+        installed[key] = json.loads(installed[key])
+    return cast(InstalledOpenMemoryRecord, installed)
+
+
 def _catalog_tokens(suite: SuiteRecord, tokenizer: ModuleType = tokenize) -> str:
     """What the catalog search finds a suite by: its slug, title, summary and tags."""
     return tokenizer.index_text(
@@ -318,7 +360,7 @@ class SuiteRecords:
         rows = self.conn.execute("select slug from suites where slug = ? or slug like ?", (base, f"{base}-%"))
         return {r[0] for r in rows}
 
-    def add_installed(self, installed: dict[str, Any]) -> None:
+    def add_installed(self, installed: InstalledOpenMemoryRecord) -> None:
         """Record a suite installed into a workspace (an installed open memory); its
         provenance, memory_ids, conflict_ids, steps and retrieval_test are stored as JSON."""
         self.conn.execute(
@@ -344,13 +386,14 @@ class SuiteRecords:
             ),
         )
 
-    def installed(self, imem_id: str) -> Any:
-        """One installed open memory's row (its JSON columns as text), or None."""
-        return self.conn.execute("select * from installed_open_memories where id = ?", (imem_id,)).fetchone()
+    def installed(self, imem_id: str) -> InstalledOpenMemoryRecord | None:
+        """One installed open memory's row, or None."""
+        row = self.conn.execute("select * from installed_open_memories where id = ?", (imem_id,)).fetchone()
+        return _installed(row) if row is not None else None
 
     def installed_lenses(
         self, workspace_id: str, project_key: str | None, limit: int = 3, facts: int = 3
-    ) -> list[dict[str, Any]]:
+    ) -> list[InstalledLens]:
         """The newest suites installed in a workspace, each with its first few facts."""
         rows = self.conn.execute(
             "select id, slug, title, version, memory_ids from installed_open_memories"
@@ -358,9 +401,9 @@ class SuiteRecords:
             " order by installed_at desc limit ?",
             (workspace_id, project_key, project_key, limit),
         ).fetchall()
-        lenses = []
+        lenses: list[InstalledLens] = []
         for row in rows:
-            ids = json.loads(row["memory_ids"])
+            ids: list[str] = json.loads(row["memory_ids"])
             marks = ",".join("?" * len(ids[:facts]))
             contents = (
                 [

@@ -50,6 +50,21 @@ class SyncIntentRecord(TypedDict):
     headers: dict[str, str]
 
 
+class UpdateAckRecord(TypedDict):
+    """A row of update_acks: an identity acked an update at the update's own version."""
+
+    identity_id: str
+    update_id: str
+    update_version: str
+    seen_version: str | None  # what the client reported, kept for audit
+    acked_by: str | None
+    acked_at: str
+
+
+def _ack(row: Any) -> UpdateAckRecord:
+    return cast(UpdateAckRecord, dict(row))
+
+
 def _update(row: Any) -> UpdateRecord:
     update = dict(row)
     update["requires_repull"] = json.loads(update["requires_repull"])
@@ -104,9 +119,13 @@ class UpdateRecords:
             raise NotFound(f"update {update_id} not found")
         return _update(row)
 
-    def acks(self, identity_id: str) -> dict[tuple[str, str], dict[str, Any]]:
-        rows = self.conn.execute("select * from update_acks where identity_id = ?", (identity_id,))
-        return {(r["update_id"], r["update_version"]): dict(r) for r in rows}
+    def acks(self, identity_id: str) -> dict[tuple[str, str], UpdateAckRecord]:
+        """The identity's acks, by (update id, the version acked)."""
+        acks = [
+            _ack(r)
+            for r in self.conn.execute("select * from update_acks where identity_id = ?", (identity_id,))
+        ]
+        return {(a["update_id"], a["update_version"]): a for a in acks}
 
     def ack(self, identity_id: str, update: UpdateRecord, seen_version: str | None, acked_by: str) -> bool:
         """Record an ack at the update's own version; False if it was already acked."""

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from daemon.runtime.access import resolve_workspace
-from state.claim_records import ClaimRecords
+from state.claim_records import ClaimRecord, ClaimRecords
 from state.errors import Conflict, NotFound
 from state.identities import IdentityRecord
 from state.ids import iso_from_datetime, new_id, now_iso
@@ -19,7 +19,7 @@ class ClaimHeld(Conflict):
     code = "claim_held"
 
 
-def _public(row: Any) -> dict[str, Any]:
+def _public(row: ClaimRecord) -> dict[str, Any]:
     return {
         "schema": "amp.collaboration-claim.v1",
         "claim_id": row["id"],

@@ -22,6 +22,7 @@ from state.identities import IdentityRecord, WorkspaceRecord
 from state.ids import iso_from_datetime, new_id, now_iso, parse_iso
 from state.memories import MemoryRecord
 from state.store import Store
+from state.suite_records import InstalledLens
 
 # What enters a Runtime Context Pack (seed 000): memory deltas, adaptive workspace memory
 # and mirrored brief events. A memory suite that is only published does not, nor does any
@@ -103,7 +104,7 @@ class ContextPackService:
         base_url: str,
         *,
         standing: list[MemoryRecord] | None = None,
-        lenses: list[dict[str, Any]] | None = None,
+        lenses: list[InstalledLens] | None = None,
     ) -> dict[str, Any]:
         """A new pack with its receipt, not yet stored (see :meth:`save`).
 
@@ -233,7 +234,7 @@ class ContextPackService:
         reason: str,
         receipt_id: str | None,
         memories: list[MemoryRecord],
-        lenses: list[dict[str, Any]],
+        lenses: list[InstalledLens],
         max_chars: int | None = None,
         max_tokens: int | None = None,
     ) -> tuple[str, list[MemoryRecord], bool]:
@@ -296,7 +297,7 @@ class ContextPackService:
         return text[:budget], included, truncated
 
     @staticmethod
-    def _lens_lines(lenses: list[dict[str, Any]]) -> list[str]:
+    def _lens_lines(lenses: list[InstalledLens]) -> list[str]:
         """Installed suites are lenses: context and method, never an identity or an override."""
         lines = []
         for lens in lenses:

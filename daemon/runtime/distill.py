@@ -13,7 +13,7 @@ import logging
 import re
 from typing import Any
 
-from state.distill_records import DistillRecords
+from state.distill_records import DistillJobRecord, DistillRecords
 from state.errors import NotFound
 from state.identities import IdentityRecord
 from state.ids import new_id, now_iso
@@ -59,8 +59,7 @@ def chunk(text: str, max_chars: int) -> list[str]:
     return chunks
 
 
-def _job(row: Any) -> dict[str, Any]:
-    job = dict(row)
+def _job(job: DistillJobRecord) -> dict[str, Any]:
     return {
         "schema": "amp.persona-distill-job.v1",
         "job_id": job["id"],

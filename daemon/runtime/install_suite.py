@@ -10,7 +10,6 @@ From then on the suite is an Active Installed Memory Lens in that workspace's co
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -23,7 +22,7 @@ from state.identities import IdentityRecord
 from state.ids import new_id, now_iso
 from state.memories import MemoryRecord, NewMemory
 from state.store import Store
-from state.suite_records import StoredSuiteVersion
+from state.suite_records import InstalledOpenMemoryRecord, StoredSuiteVersion
 from state.tokenize import tokens
 
 SUITE_SOURCE = "installed_suite"
@@ -232,14 +231,11 @@ class SuiteInstaller:
         }
 
     def get(self, identity: IdentityRecord, imem_id: str) -> dict[str, Any]:
-        row = self.store.suites.installed(imem_id)
-        if row is None or (
-            identity["kind"] != "owner" and row["workspace_id"] != identity.get("workspace_id")
+        item = self.store.suites.installed(imem_id)
+        if item is None or (
+            identity["kind"] != "owner" and item["workspace_id"] != identity.get("workspace_id")
         ):
             raise NotFound(f"installed open memory {imem_id} not found")
-        item = dict(row)
-        for key in ("provenance", "memory_ids", "conflict_ids", "steps", "retrieval_test"):
-            item[key] = json.loads(item[key])
         memories = [
             m for m in (self.store.memories.get(m) for m in item["memory_ids"][:50]) if not m["deleted_at"]
         ]
@@ -276,7 +272,9 @@ class SuiteInstaller:
             ],
         }
 
-    def _reference_view(self, item: dict[str, Any], memories: list[MemoryRecord]) -> dict[str, Any]:
+    def _reference_view(
+        self, item: InstalledOpenMemoryRecord, memories: list[MemoryRecord]
+    ) -> dict[str, Any]:
         """The reference's keys: the install as a native memory of the target workspace (its
         first memory here), the source suite at the installed version, and a snapshot."""
         workspace = self.store.identities.workspace(item["workspace_id"])

@@ -20,7 +20,6 @@ loses. The rebuilt text is the one the eager rebuild would have written after th
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 from dataclasses import dataclass
@@ -356,12 +355,12 @@ class Mem1Service:
         rows = self.records.page(ns, kinds, size, size * (index - 1))
         results = []
         for row in rows:
-            item = {"mem_id": row["id"], "content": row["content"], "type": row["kind"]}
+            item: dict[str, Any] = {"mem_id": row["id"], "content": row["content"], "type": row["kind"]}
             if with_total:
                 item["timestamp"] = (
                     datetime.fromisoformat(row["created_at"].replace("Z", "+00:00")).astimezone().isoformat()
                 )
-                item["source_id"] = json.loads(row["provenance"]).get("message_id")
+                item["source_id"] = row["provenance"].get("message_id")
             results.append(item)
         total = self.records.count(ns, kinds) if with_total else len(results)
         return {"results": results, "total": total}

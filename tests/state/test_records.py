@@ -17,14 +17,25 @@ from state.amp_records import (
     RecentBriefEvent,
     SummaryCardRecord,
 )
+from state.claim_records import ClaimRecord, ClaimRecords
 from state.conflict_records import ConflictRecord
+from state.distill_records import DistillJobRecord, DistillRecords
+from state.mem1_records import Mem1MessageRecord, Mem1PageRecord, Mem1Records, SessionLine
 from state.memories import MemoryRecord, MemoryVersionRecord, MemoryVersionSummary, NewMemory
 from state.memory_store_records import MemoryStoreRecord, MemoryStoreRecords
+from state.namespace_records import NamedMemoryStore, NamedSuite, NamedWorkspace, NamespaceRecords
 from state.projects import ProjectBindingRecord, RuntimeProfileRecord
 from state.startup_records import HookRunRecord, ManagedRegion, StartupPlanRecord
 from state.store import Store
-from state.suite_records import StoredSuiteVersion, SuiteRecord, SuiteVersionRecord, SuiteVersionSummary
-from state.update_records import SyncIntentRecord, UpdateRecord
+from state.suite_records import (
+    InstalledLens,
+    InstalledOpenMemoryRecord,
+    StoredSuiteVersion,
+    SuiteRecord,
+    SuiteVersionRecord,
+    SuiteVersionSummary,
+)
+from state.update_records import SyncIntentRecord, UpdateAckRecord, UpdateRecord
 from state.upstream_records import ChangeRow, OutboxEntryRecord, UpstreamLinkRecord
 
 
@@ -43,6 +54,7 @@ FULL_ROWS: list[tuple[type, str, set[str], set[str]]] = [
     (ConflictRecord, "conflicts", set(), set()),
     (UpdateRecord, "platform_updates", set(), set()),
     (SyncIntentRecord, "sync_intents", set(), set()),
+    (UpdateAckRecord, "update_acks", set(), set()),
     (ContextPackRecord, "context_packs", set(), set()),
     (ReceiptRecord, "receipts", set(), set()),
     (SummaryCardRecord, "summary_cards", set(), set()),
@@ -60,6 +72,11 @@ FULL_ROWS: list[tuple[type, str, set[str], set[str]]] = [
     (OutboxEntryRecord, "upstream_outbox", set(), set()),
     (UpstreamLinkRecord, "upstream_links", set(), set()),
     (MemoryStoreRecord, "memory_stores", set(), set()),
+    (InstalledOpenMemoryRecord, "installed_open_memories", set(), set()),
+    (ClaimRecord, "claims", set(), set()),
+    (DistillJobRecord, "distill_jobs", set(), set()),
+    # A message's user and scope say its namespace; seq only orders the session.
+    (Mem1MessageRecord, "mem1_messages", {"seq", "namespace"}, set()),
 ]
 
 
@@ -73,7 +90,8 @@ def test_a_record_names_every_column_of_its_table(
     assert _keys(record) == (_columns(store, table) - left_out) | added
 
 
-# Reads of some columns: each key is a column of its table (renamed ones are named here).
+# Reads of some columns: each key is a column of its table (renamed or computed ones are
+# named here).
 PROJECTIONS: list[tuple[type, tuple[str, ...], set[str]]] = [
     (RecentBriefEvent, ("brief_events",), set()),
     (MemoryVersionSummary, ("memory_versions",), set()),
@@ -86,6 +104,13 @@ PROJECTIONS: list[tuple[type, tuple[str, ...], set[str]]] = [
         ("sync_changelog", "memory_versions", "memory_records"),
         {"change_sha256", "current_version"},
     ),
+    (SessionLine, ("mem1_messages",), set()),
+    (Mem1PageRecord, ("memory_records",), set()),
+    (NamedWorkspace, ("workspaces",), set()),
+    (NamedMemoryStore, ("memory_stores",), set()),
+    (NamedSuite, ("suites",), set()),
+    # installed_open_memories' id is installed_memory_id; memory_count and facts are computed.
+    (InstalledLens, ("installed_open_memories",), {"installed_memory_id", "memory_count", "facts"}),
 ]
 
 
@@ -259,6 +284,62 @@ def test_every_read_returns_its_records_keys(store: Store) -> None:
         document = store.memories.create(
             NewMemory("memstore_1", "document", "text", "memory_store", path="/a.md")
         )
+        store.updates.upsert_update(
+            {
+                "id": "upd_1",
+                "version": "1.0.0",
+                "severity": "required",
+                "title": "t",
+                "summary": "s",
+                "source": "local",
+            }
+        )
+        store.updates.ack(owner["id"], store.updates.update("upd_1"), None, owner["id"])
+        store.suites.add_installed(
+            {
+                "id": "imem_1",
+                "workspace_id": workspace,
+                "project_key": "demo",
+                "suite_id": suite["id"],
+                "slug": "demo-suite",
+                "version": "1.0.0",
+                "title": "A suite",
+                "provenance": {"source_type": "manual"},
+                "archive_sha256": "1" * 64,
+                "memory_ids": [memory["id"]],
+                "conflict_ids": [],
+                "steps": ["read suite/manifest.json"],
+                "retrieval_test": {"query": "A suite", "hits": 1, "passed": True},
+                "installed_by": owner["id"],
+                "installed_at": "2026-01-01T00:00:00Z",
+            }
+        )
+        claims = ClaimRecords(store.conn)
+        claims.insert(
+            "claim_1",
+            workspace_id=workspace,
+            resource="README.md",
+            identity_id=owner["id"],
+            holder_name="owner",
+            purpose="edit",
+            created_at="2026-01-01T00:00:00Z",
+            expires_at="9999-01-01T00:00:00Z",
+        )
+        distill = DistillRecords(store.conn)
+        distill.insert_job(
+            "djob_1",
+            suite_id=suite["id"],
+            slug="demo-suite",
+            identity_id=owner["id"],
+            total_chunks=1,
+            documents=1,
+            created_at="2026-01-01T00:00:00Z",
+        )
+        mem1 = Mem1Records(store.conn)
+        mem1.add_message("msg_1", "mem1:u:s", "u", "s", "sess", "user", "hello", "2026-01-01T00:00:00+00:00")
+        store.memories.create(
+            NewMemory("mem1:u:s", "summary", "Session sess", "mem1", provenance={"message_id": "msg_1"})
+        )
 
     _check(memory, MemoryRecord)
     _check(store.amp.pack("ctxp_1"), ContextPackRecord)
@@ -310,3 +391,32 @@ def test_every_read_returns_its_records_keys(store: Store) -> None:
     _check_all(store.memories.versions(document["id"]), MemoryVersionSummary)
     with store.transaction():
         _check(store.memories.redact_version(version["id"]), MemoryVersionRecord)
+    _check_all(store.updates.acks(owner["id"]).values(), UpdateAckRecord)
+    installed = store.suites.installed("imem_1")
+    _check(installed, InstalledOpenMemoryRecord)
+    assert installed is not None and installed["memory_ids"] == [memory["id"]]
+    assert installed["retrieval_test"]["passed"] is True
+    (lens,) = store.suites.installed_lenses(workspace, "demo")
+    _check(lens, InstalledLens)
+    assert lens["facts"] == ["the handoff"]
+    _check_all(
+        (
+            claims.held(workspace, "README.md", "2026"),
+            claims.get("claim_1"),
+            *claims.active(workspace, "2026"),
+        ),
+        ClaimRecord,
+    )
+    _check_all((distill.job("djob_1"), *distill.jobs("demo-suite")), DistillJobRecord)
+    _check_all(
+        (mem1.message("msg_1"), mem1.message("msg_1", "u", "s")),
+        Mem1MessageRecord,
+    )
+    _check_all(mem1.session_lines("mem1:u:s", "sess", "msg_1"), SessionLine)
+    (page,) = mem1.page("mem1:u:s", ("summary",), 10, 0)
+    _check(page, Mem1PageRecord)
+    assert page["provenance"] == {"message_id": "msg_1"}
+    names = NamespaceRecords(store.conn)
+    _check_all(names.workspaces(), NamedWorkspace)
+    _check_all(names.memory_stores(), NamedMemoryStore)
+    _check_all(names.suites(), NamedSuite)
