@@ -63,7 +63,7 @@ class MemoryDelta(RequestModel, title="memory-delta"):
         None, max_length=80, description="default: the receipt's; supplies workspace and project key"
     )
     context_receipt_id: str | None = Field(
-        None, max_length=120, description="alternative to the X-AMP-Context-Receipt header"
+        None, max_length=120, description="alternative to the X-AMP-Context-Receipt header (wins over it)"
     )
     detail_payload: dict[str, Any] | None = Field(default_factory=dict)
 
@@ -95,14 +95,16 @@ RECEIPT = Query(
     "X-AMP-Context-Receipt",
     where="header",
     max_length=120,
-    description="the receipt_id of a context pack this agent was given (or context_receipt_id in the body; neither: 428)",
+    description="the receipt_id of a context pack this agent was given (context_receipt_id in the body wins; neither: 428)",
 )
 
 
 async def memory_delta(request: web.Request, call: Call) -> dict[str, Any]:
     identity = call.require_identity()
+    # The body's context_receipt_id wins over the header when both are sent, as in the
+    # MemoryCloud reference (its contract sheet, memory_delta's request headers).
     header = (RECEIPT.read(request) or "").strip()
-    receipt_id = header or call.body.get("context_receipt_id")
+    receipt_id = call.body.get("context_receipt_id") or header
     receipt = call.services.packs.check_receipt(identity, receipt_id)
     call.services.deltas.target(identity, receipt, call.body)  # 404/403 before the gate
     # Gated like the reference gates it (after the receipt: a 428 comes first). Unlike the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlsplit
 
 import pytest
@@ -313,3 +314,19 @@ async def test_only_deltas_events_and_adaptive_memories_enter_packs(api):
     nxt = await api.bootstrap(project_key="demo")
     assert "Cluster runs on k3s" in nxt["summary_markdown"]
     assert "Kubernetes cheat sheet" not in nxt["summary_markdown"]
+
+
+async def test_the_body_receipt_wins_over_the_header_as_in_the_reference(api):
+    """The reference's contract sheet (memory_delta, request headers): context_receipt_id in the
+    body wins when both are sent."""
+    pack = await api.bootstrap()
+    body = {"summary": "which receipt counts", "context_receipt_id": "amp_receipt_nope"}
+    refused = await api.post(
+        "/api/agent/memory-delta", body, headers={"X-AMP-Context-Receipt": pack["receipt_id"]}, status=428
+    )
+    assert "amp_receipt_nope" in json.dumps(refused)
+    body = {"summary": "which receipt counts", "context_receipt_id": pack["receipt_id"]}
+    kept = await api.post(
+        "/api/agent/memory-delta", body, headers={"X-AMP-Context-Receipt": "amp_receipt_nope"}
+    )
+    assert kept["delta"]["context_receipt_id"] == pack["receipt_id"]

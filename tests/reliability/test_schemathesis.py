@@ -10,7 +10,7 @@ test_api_fuzz.EXCLUDED, with every check on. Values from the store that requests
 supplied: the memory delta's receipt, a suite's slug for its sync and distillation. For the
 operations in REFUSES_VALID, the check that a request valid by the document is accepted also
 takes one more status: the one each answers for a rule no document can say, because it
-depends on data (a pairing code or challenge that was issued, update ids that exist, a form
+depends on data (a receipt or a pairing code that was issued, update ids that exist, a form
 run's own fields, the bytes of a zip, text files). Any other refusal of a valid request still
 fails. Rules that a schema can say are in the request models (some only as documentation,
 where the service's refusal keeps its status and message).
@@ -36,6 +36,8 @@ LEFT_OUT = {"/mcp": "MCP's transport answers JSON-RPC errors and needs a session
 # operations adds the one status it answers for data the document cannot know.
 ACCEPTED = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]
 REFUSES_VALID = {
+    # a receipt in the body wins over the supplied header (as in the reference): a made-up one
+    "/api/agent/memory-delta": (428, "context_receipt_id must name a receipt this agent was given"),
     "/api/agent/register": (400, "a solved challenge or a pairing code is required"),
     "/api/agent/updates/ack": (400, "update ids must name real updates"),
     "/api/memories/import": (400, "the body is a zip archive"),
