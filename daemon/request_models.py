@@ -60,6 +60,12 @@ _TEXT = f"[^{_BLANK}]"
 BLANK_ONLY = f"^[{_BLANK}]*$"
 
 
+def blank_padded(pattern: str) -> str:
+    """A pattern for ``pattern`` whole, with any blanks before and after (a value that is
+    read with str.strip(), as a multipart form's fields are)."""
+    return f"^[{_BLANK}]*(?:{pattern})[{_BLANK}]*$"
+
+
 def at_least(length: int) -> str:
     """A pattern for "at least ``length`` characters besides surrounding blanks" (what a
     required text needs: "   " is empty). The stripped text is that long exactly when two

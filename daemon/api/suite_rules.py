@@ -12,7 +12,7 @@ from __future__ import annotations
 from pydantic import JsonValue
 from pydantic.json_schema import JsonDict
 
-from daemon.request_models import BLANK_ONLY, at_least
+from daemon.request_models import BLANK_ONLY, at_least, blank_padded
 from daemon.runtime.suite_archive import SEMVER, SLUG
 from daemon.runtime.suite_sync import DATE_PATTERN
 
@@ -168,8 +168,8 @@ DOCUMENT_FILES: JsonDict = {
             "propertyNames": _PART_NAME,
             "properties": {
                 "file": {"anyOf": [_text(), {"type": "array", "items": _text(), "minItems": 1}]},
-                "importance": {"type": "string", "enum": ["1", "2", "3", "4", "5"]},
-                "chunk_chars": {"type": "string", "pattern": "^[0-9]{1,9}$"},
+                "importance": {"type": "string", "pattern": blank_padded("[1-5]")},
+                "chunk_chars": {"type": "string", "pattern": blank_padded("[0-9]{1,9}")},
             },
         }
     }

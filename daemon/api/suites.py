@@ -317,12 +317,14 @@ async def distill_upload(request: web.Request, call: Call) -> dict[str, Any]:
         raise InvalidRequest(f"the multipart form cannot be read: {exc}") from None
     if not documents:
         raise InvalidRequest("the form has no 'file' part")
-    try:
-        importance, chunk_chars = int(options["importance"]), int(options["chunk_chars"])
-    except ValueError:
-        raise ValidationFailed("importance and chunk_chars must be integers") from None
-    if not 1 <= importance <= 5:
+    # As the document says: importance 1-5, chunk_chars ASCII digits (int() would also take
+    # "+5", "٥" and "1_0").
+    if options["importance"] not in ("1", "2", "3", "4", "5"):
         raise ValidationFailed("field 'importance' must be between 1 and 5", details={"field": "importance"})
+    chunk = options["chunk_chars"]
+    if not (len(chunk) <= 9 and chunk.isascii() and chunk.isdigit()):
+        raise ValidationFailed("field 'chunk_chars' must be an integer", details={"field": "chunk_chars"})
+    importance, chunk_chars = int(options["importance"]), int(chunk)
     _check_documents(documents)
     call.services.gate.admit(
         identity,

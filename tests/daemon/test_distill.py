@@ -4,6 +4,7 @@ seed's chunk metadata, the gate (JSON resumable, uploads never kept)."""
 from __future__ import annotations
 
 import aiohttp
+import pytest
 
 from daemon import keys
 from daemon.runtime.distill import chunk
@@ -88,3 +89,21 @@ async def test_gate_keeps_json_jobs_and_refuses_uploads(api):
     done = await _finish(api, resumed["result"]["job_id"])
     assert done["status"] == "done"
     assert len((await api.get("/api/memories/persona-lin/distill-jobs"))["jobs"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("importance", "chunk_chars", "status"),
+    [(" 4 ", "400", 200), ("4", " 400\n", 200), ("+4", "400", 422), ("04", "400", 422), ("4", "٤٠٠", 422)],
+)
+async def test_upload_fields_are_read_as_the_document_says(api, importance, chunk_chars, status):
+    """importance is 1-5 and chunk_chars ASCII digits, blanks around them allowed (the
+    document's patterns: daemon/api/suite_rules.py)."""
+    await api.post("/api/memories", SUITE)
+    form = aiohttp.FormData()
+    form.add_field("file", "Office hours are on Thursdays.", filename="a.md")
+    form.add_field("importance", importance)
+    form.add_field("chunk_chars", chunk_chars)
+    response = await api.client.post(
+        "/api/memories/persona-lin/persona-distill/upload", data=form, headers=api.auth()
+    )
+    assert response.status == status, await response.text()
