@@ -234,7 +234,11 @@ def wrap(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResp
             body = endpoint.request.parse_body(raw)
             ignored = endpoint.request.ignored_fields(raw)
         call = Call(identity, body, request)
-        if endpoint.search_text is not None and (texts := endpoint.search_text(call)):
+        if (
+            endpoint.search_text is not None
+            and call.services.search.prepares_query_vectors
+            and (texts := endpoint.search_text(call))
+        ):
             await call.services.search.prepare_query_vectors([texts] if isinstance(texts, str) else texts)
         # in_unit, not conn.in_transaction: with group commit the connection is inside other
         # requests' shared transaction most of the time, which is not a caller's one.

@@ -37,15 +37,20 @@ class MemorySearch:
     def __init__(self, store: Store) -> None:
         self.store = store
 
+    @property
+    def prepares_query_vectors(self) -> bool:
+        """Whether a request's query vectors are made before its handler runs: when the
+        embedder blocks (a model, an embedding server). Not for the hashing embedder, whose
+        query vector reads the index's word counts and costs ~0.1 ms where the search runs;
+        then an endpoint's search texts are not even read (a suite install's facts would be)."""
+        return not self.store.search.embeds_queries_inline
+
     async def prepare_query_vectors(self, texts: list[str]) -> None:
         """The query vectors of ``texts`` made in a worker thread, for this request's
-        searches to read (state/search.py, PREPARED_QUERY_VECTORS), when the embedder blocks:
-        a model's query embedding, or an embedding server's answer (up to its 2 s query
-        timeout) then never holds up other requests on the event loop. Nothing for the
-        hashing embedder, whose query vector reads the index's word counts and costs ~0.1 ms."""
+        searches to read (state/search.py, PREPARED_QUERY_VECTORS): a model's query
+        embedding, or an embedding server's answer (up to its 2 s query timeout), then never
+        holds up other requests on the event loop."""
         index = self.store.search
-        if index.embeds_queries_inline:
-            return
         wanted = list(dict.fromkeys(texts))  # each text once
         vectors = await asyncio.to_thread(lambda: [index.query_vector(text) for text in wanted])
         prepared = PREPARED_QUERY_VECTORS.get()

@@ -145,3 +145,18 @@ async def test_a_suite_install_embeds_each_fact_it_checks_off_the_event_loop(api
     for text in ("Lin grades essays on Sunday evenings", "Lin answers email before nine", "Teacher Lin"):
         assert texts.count(text) == 1, texts
     assert threading.main_thread() not in {thread for _, thread in asked}
+
+
+async def test_with_the_hashing_embedder_no_search_text_is_read(aiohttp_client, paths, monkeypatch):
+    """The default embedder makes query vectors where the search runs: the wrapper does not read
+    an endpoint's search texts (for an install, the suite's facts would be read twice)."""
+    from daemon.runtime.install_suite import SuiteInstaller
+
+    def unread(self, identity, body):
+        raise AssertionError("search texts read for an inline embedder")
+
+    monkeypatch.setattr(SuiteInstaller, "search_texts", unread)
+    api = await start_api(aiohttp_client, paths)
+    suite = await api.post("/api/memories", {"title": "Teacher Lin", "summary": "how Lin works"})
+    installed = await api.post("/api/agent/open-memories/install", {"slug": suite["slug"]})
+    assert installed["installed_open_memory"]["retrieval_test"]["passed"]
