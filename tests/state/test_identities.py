@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from state.identities import IdentityRecord, WorkspaceRecord
 from state.store import Store
-
-
-def _columns(store: Store, table: str) -> set[str]:
-    return {row[1] for row in store.conn.execute(f"pragma table_info({table})")}
+from tests.state.test_records import table_columns
 
 
 def test_the_records_name_every_column_of_their_table(store: Store) -> None:
     """A migration that adds a column to identities or workspaces adds it to the record."""
-    assert set(IdentityRecord.__annotations__) == _columns(store, "identities") | {"auth_type"}
-    assert set(WorkspaceRecord.__annotations__) == _columns(store, "workspaces")
+    assert set(IdentityRecord.__annotations__) == table_columns(store, "identities") | {"auth_type"}
+    assert set(WorkspaceRecord.__annotations__) == table_columns(store, "workspaces")
 
 
 def test_every_read_returns_the_records_keys(store: Store) -> None:

@@ -39,7 +39,7 @@ from state.update_records import SyncIntentRecord, UpdateAckRecord, UpdateRecord
 from state.upstream_records import ChangeRow, OutboxEntryRecord, UpstreamLinkRecord
 
 
-def _columns(store: Store, table: str) -> set[str]:
+def table_columns(store: Store, table: str) -> set[str]:
     return {row[1] for row in store.conn.execute(f"pragma table_info({table})")}
 
 
@@ -87,7 +87,7 @@ def test_a_record_names_every_column_of_its_table(
     store: Store, record: type, table: str, left_out: set[str], added: set[str]
 ) -> None:
     """A migration that adds a column to the table adds it to the record."""
-    assert _keys(record) == (_columns(store, table) - left_out) | added
+    assert _keys(record) == (table_columns(store, table) - left_out) | added
 
 
 # Reads of some columns: each key is a column of its table (renamed or computed ones are
@@ -120,7 +120,7 @@ PROJECTIONS: list[tuple[type, tuple[str, ...], set[str]]] = [
 def test_a_projection_names_columns_of_its_tables(
     store: Store, record: type, tables: tuple[str, ...], renamed: set[str]
 ) -> None:
-    columns = set().union(*(_columns(store, t) for t in tables))
+    columns = set().union(*(table_columns(store, t) for t in tables))
     assert _keys(record) <= columns | renamed
     assert renamed <= _keys(record)
 
