@@ -119,6 +119,18 @@ RARE_TERMS_BUDGET = 500
 # state/embedders.py).
 EXACT_SCAN_MAX_CHUNKS = 4
 COARSE_CANDIDATES = 32
+# A conversation turn that asks something passes ANSWER_SHARE (the default of the
+# ``reply_lift`` setting) of its BM25 score to the turn after it (state/turn_context.py answers), divided by that reply's length over
+# ANSWER_REF_CHARS when longer; only the ANSWER_FROM_TOP best matches pass any on. Chosen on
+# the tuning halves of three datasets of long conversations (bench/RESULTS.md, "choosing the
+# reply lift"; `--ideas bench/ideas/answers.py`): recall@10 summed over them 2.469 -> 2.522,
+# no dataset lower; the share 0.2-0.3, 10-50 tops and 100-300 characters all gained 0.04-0.05.
+# Given up: a reply that is the answer to nothing asked can be lifted past a better match.
+ANSWER_SHARE = 0.3
+ANSWER_REF_CHARS = 100
+ANSWER_FROM_TOP = 20
+
+Scored = tuple[int, float]  # (record seq, BM25 score: higher is better)
 
 
 class TermStatistics:
@@ -229,8 +241,10 @@ class SearchIndex:
         bm25_weight: float = 1.0,
         vector_weight: float = 1.0,
         vector_mode: str = "auto",
+        reply_lift: float = ANSWER_SHARE,
     ) -> None:
         self.conn = conn
+        self.reply_lift = reply_lift
         self.embedder = embedder
         self.bm25_weight = bm25_weight
         self.vector_weight = vector_weight
@@ -449,13 +463,13 @@ class SearchIndex:
 
     # -- queries -----------------------------------------------------------------------
 
-    def _bm25(self, match: str, namespaces: list[str], limit: int) -> list[int]:
+    def _bm25(self, match: str, namespaces: list[str], limit: int) -> list[Scored]:
         """Every record matching ``match`` ranked by BM25 (exact; the cost grows with the
-        number of matches)."""
+        number of matches): (seq, score), best first."""
         marks = ",".join("?" * len(namespaces))
         # Fast path: let FTS5 rank on its own (no join while scoring), then filter.
         rows = self.conn.execute(
-            "select r.seq from (select rowid, rank from memory_fts where memory_fts match ?"
+            "select r.seq, -f.rank from (select rowid, rank from memory_fts where memory_fts match ?"
             " order by rank limit ?) f join memory_records r on r.seq = f.rowid"
             f" where r.namespace in ({marks}) and r.deleted_at is null order by f.rank limit ?",
             (match, limit * FTS_OVERFETCH, *namespaces, limit),
@@ -463,16 +477,16 @@ class SearchIndex:
         if len(rows) < limit:
             # Other namespaces crowded the top: rank only this namespace's matches.
             rows = self.conn.execute(
-                "select r.seq from memory_fts f join memory_records r on r.seq = f.rowid"
+                "select r.seq, -f.rank from memory_fts f join memory_records r on r.seq = f.rowid"
                 f" where memory_fts match ? and r.namespace in ({marks}) and r.deleted_at is null"
                 " order by f.rank limit ?",
                 (match, *namespaces, limit),
             ).fetchall()
-        return [row[0] for row in rows]
+        return [(row[0], row[1]) for row in rows]
 
-    def _bm25_ranked(self, terms: list[str], namespaces: list[str], limit: int) -> list[int]:
-        """BM25's ``limit`` best records for ``terms``: all matches ranked when they are
-        few, else a bounded set (see MAX_RANKED_MATCHES)."""
+    def _bm25_ranked(self, terms: list[str], namespaces: list[str], limit: int) -> list[Scored]:
+        """BM25's ``limit`` best records for ``terms``, (seq, score) best first: all matches
+        ranked when they are few, else a bounded set (see MAX_RANKED_MATCHES)."""
         match = fts_match(terms)
         if match is None:  # no terms
             return []
@@ -486,7 +500,7 @@ class SearchIndex:
 
     def _bm25_bounded(
         self, rare: list[str], common: list[str], namespaces: list[str], limit: int
-    ) -> list[int]:
+    ) -> list[Scored]:
         """The best of: the records holding a rare term, and the newest records holding only
         common ones. Each expression below names every query term once, so FTS5's bm25()
         gives each record the score the whole OR-query would (same phrases, same IDF: the
@@ -521,7 +535,27 @@ class SearchIndex:
         rows = self.conn.execute(
             " union all ".join(parts) + " order by score, seq desc limit ?", (*params, limit)
         ).fetchall()
-        return [row[0] for row in rows]
+        return [(row[0], -row[1]) for row in rows]
+
+    def _with_answers(self, scored: list[Scored]) -> list[Scored]:
+        """BM25's ranking with each asking turn's reply lifted by a share of the question's
+        score (see ANSWER_SHARE): the answer to "What did you name her?" is "Churro.", which
+        no word of "What is the dog's name?" finds. A reply longer than ANSWER_REF_CHARS
+        gets less, as BM25 gives a long text less for one matching word (a long assistant
+        answer to a user's question is seldom the evidence asked for)."""
+        if not scored or self.reply_lift <= 0:
+            return scored
+        own = dict(scored)
+        totals = dict(own)
+        top = [seq for seq, _ in scored[:ANSWER_FROM_TOP]]
+        replies = turn_context.answers(self.conn, top)
+        if not replies:  # BM25's own order, ties included
+            return scored
+        for question, (answer, length) in replies.items():
+            lift = self.reply_lift * own[question] / max(1.0, length / ANSWER_REF_CHARS)
+            totals[answer] = totals.get(answer, 0.0) + lift
+        # Ties go to the newer record, as in search().
+        return sorted(totals.items(), key=lambda item: (-item[1], -item[0]))
 
     def _bm25_terms(self, query: str, tokenizer: ModuleType | None = None) -> list[str]:
         """The query's tokens for BM25 (by the tokenizer that built the FTS table), without
@@ -649,9 +683,10 @@ class SearchIndex:
         vectors = self.vector_weight > 0 and self.vectors_ready(builds)
         bm25_weight = self.bm25_weight if vectors or self.bm25_weight > 0 else 1.0
         tokenizer = tokenizer_for(fts.built_with)
-        bm25 = []
+        bm25: list[int] = []
         if bm25_weight > 0:
-            bm25 = self._bm25_ranked(self._bm25_terms(query, tokenizer), namespaces, pool)
+            scored = self._bm25_ranked(self._bm25_terms(query, tokenizer), namespaces, pool)
+            bm25 = [seq for seq, _ in self._with_answers(scored)[:pool]]
         knn: list[int] = []
         if vectors:
             mode = self.vector_mode

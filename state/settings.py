@@ -101,6 +101,17 @@ class Settings(BaseModel):
         commented=True,
     )
 
+    reply_lift: float = _setting(
+        0.3,
+        "search",
+        "Share of a matching question's BM25 score that the next turn of its conversation gets"
+        ' (the reply "Churro." is found through "What did you name her?"); 0 turns it off'
+        ' (README, "Search").',
+        ge=0,
+        le=1,
+        commented=True,
+    )
+
     # [context]
     summary_budget_chars: int = _setting(
         6000, "context", "Size budget of a context pack's summary_markdown, in characters.", gt=0

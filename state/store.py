@@ -42,6 +42,7 @@ class Store:
             bm25_weight=settings.bm25_weight,
             vector_weight=settings.vector_weight,
             vector_mode=settings.vector_mode,
+            reply_lift=settings.reply_lift,
         )
         self.identities = IdentityRepository(conn)
         self.projects = ProjectRepository(conn)

@@ -142,3 +142,44 @@ def refresh_following(conn: Connection, table: str, seq: int) -> None:
         conn.execute(
             f"update {table} set {assignments} where rowid = ? and ({changed})", (*columns, later, *columns)
         )
+
+
+# A question mark in any script that has its own: ASCII, full-width (Chinese, Japanese),
+# Arabic, Greek's question mark is ';' (left out: it is also a semicolon).
+QUESTION_MARKS = ("?", "\uff1f", "\u061f")
+
+
+def answers(conn: Connection, seqs: list[int]) -> dict[int, tuple[int, int]]:
+    """For each record of ``seqs`` that is a conversation turn asking something (its text
+    holds a question mark): the turn after it in its session (or loose chain) and that
+    turn's length in characters. The reply to "What did you name her?" is "Churro.", which
+    shares no word with a question about the dog's name (see state/search.py ANSWER_SHARE).
+    One read of the candidates, then one index probe per asking turn."""
+    if not seqs:
+        return {}
+    marks = " or ".join("instr(content, ?) > 0" for _ in QUESTION_MARKS)
+    asking = conn.execute(
+        "select seq, namespace, json_extract(provenance, '$.session_id'), kind, substr(content, 1, 80)"
+        f" from memory_records where seq in ({','.join('?' * len(seqs))}) and kind != 'summary'"
+        f" and deleted_at is null and ({marks})",
+        (*seqs, *QUESTION_MARKS),
+    ).fetchall()
+    found: dict[int, tuple[int, int]] = {}
+    for seq, namespace, session, kind, start in asking:
+        if session is not None:
+            where, params = _CHAIN, (namespace, str(session))
+        elif kind == LOOSE_TURN_KIND or SPEAKER.match(start or ""):
+            where, params = _LOOSE_CHAIN, (namespace, kind)
+        else:
+            continue
+        row = conn.execute(
+            f"select seq, length(content), substr(content, 1, 80) from memory_records where {where}"
+            " and seq > ? order by seq limit 1",
+            (*params, seq),
+        ).fetchone()
+        # In a loose chain the next record of the kind must be a turn too (a note is no reply).
+        if row is not None and (
+            session is not None or kind == LOOSE_TURN_KIND or SPEAKER.match(row[2] or "")
+        ):
+            found[seq] = (row[0], row[1])
+    return found

@@ -79,13 +79,15 @@ def test_bounded_results_are_ordered_by_the_whole_query_score(store, bounded):
     both, rare_only = _fill(store, "wsp_a", ["zebra alpha", "zebra solo"])
     _fill(store, "wsp_a", [f"alpha report {i}" for i in range(25)] + [f"filler note {i}" for i in range(35)])
     terms = ["alpha", "zebra"]  # zebra rare (2 records), alpha common (26 of 62)
-    seqs = store.search._bm25_ranked(terms, ["wsp_a"], 12)
+    scored = store.search._bm25_ranked(terms, ["wsp_a"], 12)
+    seqs = [seq for seq, _ in scored]
     assert bounded and len(seqs) == 12  # the rare term's 2 and the newest 10 of the others
     # The common term counts in the rare records' scores: "zebra alpha" outranks the newer
     # "zebra solo", and all merge in the order of the whole query's scores.
     assert seqs[:2] == [both, rare_only]
     scores = _exact_scores(store, terms, seqs)
     assert scores == sorted(scores)  # bm25() is lower for a better match
+    assert [-score for _, score in scored] == pytest.approx(scores)  # each with its score
 
 
 def test_the_bound_keeps_to_the_namespace(store, bounded):
