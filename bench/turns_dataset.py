@@ -52,7 +52,8 @@ tune, 1, 3, 5, ... (odd) report. Choose settings on ``tune``; quote ``report``.
 
    Conversation id = ``sample_id``; session ids ``session_N``; dates such as ``1:56 pm on
    8 May, 2023`` become ``2023-05-08T13:56``; ``blip_caption`` is the image caption. Gold =
-   the ``evidence`` dia_ids (an entry such as ``"D8:6; D9:17"`` is split). A question whose
+   the ``evidence`` dia_ids (an entry such as ``"D8:6; D9:17"`` is split; ``D30:05`` names ``D30:5``,
+   counted). A question whose
    evidence is empty or names no existing turn is skipped and counted; evidence ids that
    name no turn are dropped from otherwise valid questions and counted. Category = ``cat``
    + the number (which number means what is disputed between papers; 5 is adversarial).
@@ -397,6 +398,17 @@ def _evidence_ids(evidence: list) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+OTHERWISE = "evidence ids written otherwise (D1:03 for D1:3; kept)"
+_DIA_ID = re.compile(r"^\s*D\s*(\d+)\s*:\s*(\d+)\s*$", re.I)
+
+
+def dia_key(dia_id: str) -> str:
+    """A dia_id as compared: LoCoMo's evidence sometimes writes ``D30:05`` or ``d1:3`` for
+    the turn ``D30:5`` / ``D1:3``; other ids are compared as they are."""
+    match = _DIA_ID.match(dia_id)
+    return f"D{int(match.group(1))}:{int(match.group(2))}" if match else dia_id
+
+
 def _locomo(reader: _Reader, data: list, default_name: str) -> Dataset:
     conversations: list[Conversation] = []
     questions: list[Question] = []
@@ -446,15 +458,18 @@ def _locomo(reader: _Reader, data: list, default_name: str) -> Dataset:
         if not conversation.turns:
             raise reader.fail(cwhere, "no session_N turns")
         conversations.append(conversation)
+        by_key = {dia_key(t): t for t in ids}
         for qi, qa in enumerate(reader.get(sample, "qa", where, list, nonempty=False)):
             qwhere = f"{where}.qa[{qi}]"
             evidence = reader.get(qa, "evidence", qwhere, list, required=False, nonempty=False) or []
             named = _evidence_ids(evidence)
-            gold = [g for g in named if g in ids]
-            if len(gold) < len(named):
-                skipped["evidence ids naming no turn (dropped)"] = (
-                    skipped.get("evidence ids naming no turn (dropped)", 0) + len(named) - len(gold)
-                )
+            gold = list(dict.fromkeys(by_key[dia_key(g)] for g in named if dia_key(g) in by_key))
+            for reason, count in (
+                (OTHERWISE, sum(1 for g in named if g not in ids and dia_key(g) in by_key)),
+                ("evidence ids naming no turn (dropped)", sum(1 for g in named if dia_key(g) not in by_key)),
+            ):
+                if count:
+                    skipped[reason] = skipped.get(reason, 0) + count
             if not gold:
                 reason = (
                     "questions without evidence" if not named else "questions whose evidence names no turn"

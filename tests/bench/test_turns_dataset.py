@@ -13,7 +13,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
 
 import retrieval_turns as rt  # noqa: E402
-from turns_dataset import DatasetError, load, locomo_date, longmemeval_date, parse  # noqa: E402
+from turns_dataset import DatasetError, dia_key, load, locomo_date, longmemeval_date, parse  # noqa: E402
 
 
 def write(tmp_path: Path, data: object, name: str = "data.json") -> Path:
@@ -128,6 +128,7 @@ def test_locomo_shape(tmp_path: Path) -> None:
                 {"question": "When?", "answer": "x", "evidence": ["D1:1; D2:1", "D9:9"], "category": 2},
                 {"question": "No evidence", "answer": "x", "evidence": [], "category": 5},
                 {"question": "Missing turn", "answer": "x", "evidence": ["D7:1"], "category": 1},
+                {"question": "Padded", "answer": "x", "evidence": ["D2:01", "d1:2"], "category": 3},
             ],
         }
     ]
@@ -144,12 +145,15 @@ def test_locomo_shape(tmp_path: Path) -> None:
     assert [(q.gold, q.category) for q in dataset.questions] == [
         (("D1:2",), "cat4"),
         (("D1:1", "D2:1"), "cat2"),
+        (("D2:1", "D1:2"), "cat3"),  # LoCoMo's evidence sometimes pads or lowercases an id
     ]
     assert dataset.skipped == {
         "questions without evidence": 1,
         "questions whose evidence names no turn": 1,
         "evidence ids naming no turn (dropped)": 2,
+        "evidence ids written otherwise (D1:03 for D1:3; kept)": 2,
     }
+    assert dia_key("D30:05") == "D30:5" and dia_key("session_1:3") == "session_1:3"
     assert locomo_date("10:37 am on 27 June, 2023") == "2023-06-27T10:37"
     assert locomo_date("12:00 pm on 1 Jan, 2024") == "2024-01-01T12:00"
 
