@@ -10,6 +10,8 @@
   failed included (every minute; daemon/vector_worker.py makes the others after each write).
 * ``rebuild_search_index``: the search index's rebuild after a tokenizer or embedder change
   (state/rebuild.py), at once at start and batch by batch until done; idle, it only looks.
+* ``merge_search_index``: once writes pause, the full-text index's segments are merged step
+  by step (state/index_builds.py merge_step), so that searches read fewer of them.
 * ``sync_upstream``: with an upstream connected, its update check (applying and acking what
   the daemon can), resuming interrupted writes, pushing the outbox and pulling changes.
 
@@ -40,6 +42,7 @@ from state.config import Settings
 from state.db import CheckpointConnection, connect
 from state.group_commit import flush_now
 from state.ids import now_iso
+from state.index_builds import merge_step
 from state.rebuild import step as rebuild_step
 from state.store import Store
 
@@ -55,6 +58,9 @@ BACKFILL_SECONDS = 60.0
 # When the rebuild job looks again: after a failed batch (an embedding server that is down),
 # and, idle, for nothing (a rebuild is only ever planned when a store opens).
 REBUILD_RETRY_SECONDS = 30.0
+# The search index's segments are merged once no record has gone into or out of it for this
+# long: an ingest or a burst of writes is not slowed by merges it would undo at once.
+MERGE_QUIET_SECONDS = 2.0
 JobFunc = Callable[[], Any | Awaitable[Any]]
 
 
@@ -210,12 +216,66 @@ class IndexRebuild:
         await self.idle.wait()
 
 
+class IndexMerge:
+    """Merges the search index's segments once writes to it pause (state/index_builds.py
+    merge_step): a step at a time on the event loop (each a short transaction of the request
+    connection, committed at once), with a pause as long as the step after each, until
+    nothing is left to merge. Steps stop early when the daemon stops; writes arriving meanwhile
+    simply interleave (the next run merges what they add)."""
+
+    def __init__(self, store: Store, quiet_seconds: float = MERGE_QUIET_SECONDS) -> None:
+        self.store = store
+        self.quiet_seconds = quiet_seconds
+        self.merged_at = 0.0  # time.monotonic() of the last merge that left nothing to merge
+        self.stopping = asyncio.Event()
+        self.idle = asyncio.Event()
+        self.idle.set()
+
+    async def run(self) -> str:
+        changed_at = self.store.search.changed_at
+        if changed_at <= self.merged_at:
+            return "nothing new to merge"
+        if time.monotonic() - changed_at < self.quiet_seconds:
+            return "writes still arriving: merging later"
+        self.idle.clear()
+        steps, took = 0, 0.0
+        try:
+            while not self.stopping.is_set():
+                started = time.perf_counter()
+                with self.store.transaction():
+                    merged = merge_step(self.store.conn)
+                flush_now(self.store.conn)
+                step = time.perf_counter() - started
+                took += step
+                if not merged:
+                    self.merged_at = time.monotonic()
+                    break
+                steps += 1
+                try:  # the pause, cut short when the daemon stops
+                    await asyncio.wait_for(self.stopping.wait(), timeout=max(step, 0.001))
+                except TimeoutError:
+                    pass
+        finally:
+            self.idle.set()
+        if not steps:
+            return "nothing to merge"
+        return f"{steps} merge steps, {took * 1000:.0f} ms in all" + (
+            " (stopped)" if self.stopping.is_set() else ""
+        )
+
+    async def stop(self) -> None:
+        """Let the step in progress end, and run no more (shutdown)."""
+        self.stopping.set()
+        await self.idle.wait()
+
+
 def schedule_jobs(
     board: JobBoard,
     services: Services,
     checkpoint_conn: CheckpointConnection,
     vectors: VectorWorker,
     rebuild: IndexRebuild | None = None,
+    merge: IndexMerge | None = None,
 ) -> None:
     settings = services.store.settings
 
@@ -273,6 +333,8 @@ def schedule_jobs(
     board.add("sync_upstream", services.upstream.sync, settings.sync_upstream_seconds)
     if rebuild is not None:
         board.add("rebuild_search_index", rebuild.run, REBUILD_RETRY_SECONDS, now=True)
+    if merge is not None:
+        board.add("merge_search_index", merge.run, settings.index_merge_seconds)
 
 
 async def jobs_context(app: web.Application) -> AsyncIterator[None]:
@@ -288,9 +350,10 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
     scheduler = AsyncIOScheduler()
     board = JobBoard(scheduler)
     rebuild = IndexRebuild(store, services.store.settings)
+    merge = IndexMerge(store)
     vectors = VectorWorker(store.search)
     vectors.start()
-    schedule_jobs(board, services, checkpoint_conn, vectors, rebuild)
+    schedule_jobs(board, services, checkpoint_conn, vectors, rebuild, merge)
     scheduler.start()
     app[keys.SCHEDULER] = scheduler
     app[keys.JOBS] = board
@@ -300,6 +363,7 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
     finally:
         refresher.cancel()
         await rebuild.stop()  # before the store closes: a batch in progress ends first
+        await merge.stop()  # likewise a merge step
         await vectors.stop()  # the vectors still pending are made
         scheduler.shutdown(wait=False)
         await services.upstream.close()

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable, Collection, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -259,6 +260,9 @@ class SearchIndex:
         # after the request (daemon/vector_worker.py). Otherwise each write embeds at once.
         self.defer_vectors = False
         self.on_pending: Callable[[], None] | None = None
+        # When a record last went into or out of the full-text index (time.monotonic()): the
+        # daemon merges the index's segments once its writes pause (daemon/jobs.py IndexMerge).
+        self.changed_at = 0.0
 
     # -- maintenance -------------------------------------------------------------------
 
@@ -402,6 +406,7 @@ class SearchIndex:
         this same transaction, so no batch can move it in between. A conversation turn gets
         the turns before it as its context (state/turn_context.py)."""
         builds = self.builds()
+        self.changed_at = time.monotonic()
         for table, tokenizer, holds in self._fts_tables(builds, seq):
             if holds:
                 token_text = insert_fts_row(self.conn, table, tokenizer, seq, text)
@@ -433,6 +438,7 @@ class SearchIndex:
         """Take one record out of every index, the new ones of a rebuild included; the
         turns after a conversation turn lose it from their context."""
         self.pending_vectors.discard(seq)
+        self.changed_at = time.monotonic()
         run_deferred(self.conn)  # its row may still wait for the COMMIT
         if self.terms.active:  # keep the cached frequencies current
             row = self.conn.execute("select tokens from memory_fts where rowid = ?", (seq,)).fetchone()

@@ -155,6 +155,14 @@ class Settings(BaseModel):
         " local writes also trigger it.",
         gt=0,
     )
+    index_merge_seconds: float = _setting(
+        5.0,
+        "jobs",
+        "How often the job looks whether the search index has new segments to merge; it"
+        " merges them once writes have paused for a few seconds (searches get faster).",
+        gt=0,
+        commented=True,
+    )
     rebuild_batch_records: int = _setting(
         1000,
         "jobs",

@@ -1012,8 +1012,10 @@ async def test_status_lists_the_daemon_jobs(api):
         "sync_upstream",
         "backfill_vectors",
         "rebuild_search_index",
+        "merge_search_index",
     }
     settings = api.store.settings
+    assert jobs["merge_search_index"]["interval_seconds"] == settings.index_merge_seconds
     assert jobs["wal_checkpoint"]["interval_seconds"] == settings.checkpoint_seconds
     assert jobs["expire_sync_intents"]["interval_seconds"] == settings.expire_sync_intents_minutes * 60
     assert jobs["poll_updates"]["interval_seconds"] == settings.poll_updates_minutes * 60
