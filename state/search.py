@@ -471,13 +471,14 @@ class SearchIndex:
 
     def _bm25(self, match: str, namespaces: list[str], limit: int) -> list[Scored]:
         """Every record matching ``match`` ranked by BM25 (exact; the cost grows with the
-        number of matches): (seq, score), best first."""
+        number of matches): (seq, score), best first, equal scores newest first (as every
+        ranking here, and the PostgreSQL engine's: state/pg/search.py)."""
         marks = ",".join("?" * len(namespaces))
         # Fast path: let FTS5 rank on its own (no join while scoring), then filter.
         rows = self.conn.execute(
             "select r.seq, -f.rank from (select rowid, rank from memory_fts where memory_fts match ?"
-            " order by rank limit ?) f join memory_records r on r.seq = f.rowid"
-            f" where r.namespace in ({marks}) and r.deleted_at is null order by f.rank limit ?",
+            " order by rank, rowid desc limit ?) f join memory_records r on r.seq = f.rowid"
+            f" where r.namespace in ({marks}) and r.deleted_at is null order by f.rank, r.seq desc limit ?",
             (match, limit * FTS_OVERFETCH, *namespaces, limit),
         ).fetchall()
         if len(rows) < limit:
@@ -485,7 +486,7 @@ class SearchIndex:
             rows = self.conn.execute(
                 "select r.seq, -f.rank from memory_fts f join memory_records r on r.seq = f.rowid"
                 f" where memory_fts match ? and r.namespace in ({marks}) and r.deleted_at is null"
-                " order by f.rank limit ?",
+                " order by f.rank, r.seq desc limit ?",
                 (match, *namespaces, limit),
             ).fetchall()
         return [(row[0], row[1]) for row in rows]
@@ -695,9 +696,7 @@ class SearchIndex:
             bm25 = [seq for seq, _ in self._with_answers(scored)[:pool]]
         knn: list[int] = []
         if vectors:
-            mode = self.vector_mode
-            if mode == "auto":
-                mode = "rerank" if mostly_cjk(tokenizer.query_terms(query), tokenizer) else "fallback"
+            mode = resolved_mode(self.vector_mode, tokenizer.query_terms(query), tokenizer)
             # A scan of the namespace when words find too few (or rank nothing), or always.
             scan = len(bm25) < limit or bm25_weight <= 0 or mode == "always"
             if scan or mode == "rerank":
@@ -709,18 +708,34 @@ class SearchIndex:
                         if scan
                         else self._rerank(vector, bm25)
                     )
-        scores: dict[int, list] = {}
-        for rank, seq in enumerate(bm25, 1):
-            scores.setdefault(seq, [0.0, None, None])
-            scores[seq][0] += bm25_weight / (RRF_K + rank)
-            scores[seq][1] = rank
-        for rank, seq in enumerate(knn, 1):
-            scores.setdefault(seq, [0.0, None, None])
-            scores[seq][0] += self.vector_weight / (RRF_K + rank)
-            scores[seq][2] = rank
-        # Ties (equal fused score) go to the newer record: seq grows with time.
-        ordered = sorted(scores.items(), key=lambda item: (-item[1][0], -item[0]))
-        return [SearchHit(seq, s, b, v) for seq, (s, b, v) in ordered[:limit]]
+        return fuse(bm25, knn, bm25_weight, self.vector_weight, limit)
+
+
+def fuse(
+    bm25: list[int], knn: list[int], bm25_weight: float, vector_weight: float, limit: int
+) -> list[SearchHit]:
+    """Weighted reciprocal rank fusion of the two rankings (record seqs, best first): the one
+    definition for every storage engine (state/pg/search.py too)."""
+    scores: dict[int, list] = {}
+    for rank, seq in enumerate(bm25, 1):
+        scores.setdefault(seq, [0.0, None, None])
+        scores[seq][0] += bm25_weight / (RRF_K + rank)
+        scores[seq][1] = rank
+    for rank, seq in enumerate(knn, 1):
+        scores.setdefault(seq, [0.0, None, None])
+        scores[seq][0] += vector_weight / (RRF_K + rank)
+        scores[seq][2] = rank
+    # Ties (equal fused score) go to the newer record: seq grows with time.
+    ordered = sorted(scores.items(), key=lambda item: (-item[1][0], -item[0]))
+    return [SearchHit(seq, s, b, v) for seq, (s, b, v) in ordered[:limit]]
+
+
+def resolved_mode(mode: str, terms: list[str], tokenizer: ModuleType) -> str:
+    """The vector mode a query runs in: ``auto`` is ``rerank`` for a mostly-CJK query and
+    ``fallback`` for the others (see the module docstring)."""
+    if mode != "auto":
+        return mode
+    return "rerank" if mostly_cjk(terms, tokenizer) else "fallback"
 
 
 def insert_fts_row(conn: Connection, table: str, tokenizer: ModuleType, seq: int, text: str) -> str:

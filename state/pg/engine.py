@@ -1,0 +1,87 @@
+"""Connections to PostgreSQL (psycopg 3).
+
+A URL names the server and the database (``postgresql://USER@HOST:PORT/DB``, or with
+``?host=/path`` for a Unix socket). The password never comes from the config file: libpq
+reads ``PGPASSWORD`` or ``~/.pgpass`` itself (MEMORYCLOUD_DATABASE_URL may carry one, as any
+libpq URL may, but the daemon never writes it anywhere). Errors are this package's
+:class:`StoreUnavailable` with the URL's password masked, in words a person can act on.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from state.errors import StoreUnavailable
+
+# The oldest server and pgvector the migrations are written for: HNSW indexes came with
+# pgvector 0.5; PostgreSQL 13 is the oldest release its 0.6 line builds on that is still kept.
+MIN_SERVER_VERSION = 130000
+MIN_PGVECTOR = (0, 5, 0)
+_PASSWORD = re.compile(r"(://[^:/@]+:)[^@]*@")
+
+
+def masked(url: str) -> str:
+    """``url`` with its password, if any, replaced by ``***`` (for messages and logs)."""
+    return _PASSWORD.sub(r"\1***@", url)
+
+
+def psycopg_module() -> Any:
+    """psycopg, or a clear error when the optional dependency is missing."""
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise StoreUnavailable(
+            "PostgreSQL needs the psycopg package: pip install 'memorycloud-companion[postgres]'"
+        ) from exc
+    return psycopg
+
+
+def connect(url: str, *, autocommit: bool = True) -> Any:
+    """A psycopg connection to ``url``, pgvector's types known to it. Autocommit by default:
+    a caller groups statements with ``with conn.transaction():``."""
+    psycopg = psycopg_module()
+    try:
+        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=10)
+    except psycopg.Error as exc:
+        raise StoreUnavailable(f"cannot connect to PostgreSQL at {masked(url)}: {_first_line(exc)}") from exc
+    return conn
+
+
+def versions(conn: Any) -> dict[str, str]:
+    """The server's and pgvector's versions (pgvector: "" when the extension is not created)."""
+    server = conn.execute("show server_version").fetchone()[0]
+    row = conn.execute("select extversion from pg_extension where extname = 'vector'").fetchone()
+    return {"postgresql": server, "pgvector": row[0] if row else ""}
+
+
+def check_server(conn: Any) -> None:
+    """Refuse a server older than MIN_SERVER_VERSION, and one where pgvector cannot be made
+    available, with what to do."""
+    number = int(conn.execute("show server_version_num").fetchone()[0])
+    if number < MIN_SERVER_VERSION:
+        raise StoreUnavailable(
+            f"PostgreSQL {conn.execute('show server_version').fetchone()[0]} is too old: the team"
+            f" server needs {MIN_SERVER_VERSION // 10000} or newer"
+        )
+    available = conn.execute(
+        "select default_version from pg_available_extensions where name = 'vector'"
+    ).fetchone()
+    if available is None:
+        raise StoreUnavailable(
+            "the PostgreSQL server has no pgvector extension: install it (managed services offer"
+            " it: RDS, Cloud SQL, Azure, Neon, Supabase), then restart the daemon"
+        )
+    if _version_tuple(available[0]) < MIN_PGVECTOR:
+        raise StoreUnavailable(
+            f"pgvector {available[0]} is too old: the team server needs"
+            f" {'.'.join(map(str, MIN_PGVECTOR))} or newer (HNSW indexes)"
+        )
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -1,0 +1,296 @@
+"""Hybrid search on PostgreSQL: BM25 over the SQLite engine's tokens, pgvector, the same fusion.
+
+What the SQLite engine's :class:`state.search.SearchIndex` does with FTS5 and sqlite-vec, this
+does with a tsvector, a GIN index and pgvector, so that one store ranks alike on either engine
+(tests/pg/test_search_parity.py holds them together):
+
+* **Tokens**: state/tokenize.py's ``index_text`` and ``query_terms`` (every script, the
+  stemmers, lemmas and answer cues), never PostgreSQL's text search parsers, whose
+  dictionaries differ by installation and split CJK and identifiers otherwise. The tokens go
+  into a tsvector as they are, each position labelled ``A`` (the record's own text).
+* **BM25**: FTS5's bm25() (k1 1.2, b 0.75), computed in SQL: a term's weighted frequency in a
+  record (A counts 1, B a fifth), the record's length in tokens, the average length and each
+  term's document frequency over the whole index (``search_terms``, ``search_totals``: kept by
+  :meth:`PgSearchIndex.add` and :meth:`PgSearchIndex.remove`), the IDF
+  ``ln((N - n + 0.5) / (n + 0.5))`` floored at 1e-6 as FTS5 floors it.
+* **Vectors**: the same embedder's vectors, quantized to int8 exactly as the SQLite engine
+  stores them, in a ``vector(D)`` column with an HNSW index (cosine), so cosine distances agree.
+* **Fusion and vector modes**: state/search.py's ``fuse`` and ``resolved_mode``.
+
+Not here yet (the SQLite engine has them): a conversation turn's context columns and the reply
+lift (both need the records' sessions, which this engine's repositories do not hold yet), the
+bounded BM25 set of large stores, and the coarse vector scan.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from state import tokenize
+from state.embedders import Embedder, serialize
+from state.search import (
+    MAX_CJK_CHAR_SHARE,
+    MIN_COMMON_RECORDS,
+    MIN_VECTOR_SIMILARITY,
+    SearchHit,
+    fuse,
+    resolved_mode,
+)
+
+K1 = 1.2
+B = 0.75
+CONTEXT_WEIGHT = 0.2  # label B: state/turn_context.py CONTEXT_WEIGHT
+MAX_POSITION = 16383  # PostgreSQL's last tsvector position; later tokens share it
+
+# BM25 of the matching records of the namespaces, in SQL: each record's tsvector is unnested
+# once, its query terms' weighted frequencies summed by label, and FTS5's formula applied.
+# Equal scores go to the newer record, as in the SQLite engine; scores are compared rounded
+# to 9 decimals, since the sum's order (and so its last bits) is PostgreSQL's to choose.
+_BM25 = """
+select seq, score from (
+    select s.seq,
+           sum(q.idf * (f.freq * (%(k1)s + 1))
+               / (f.freq + %(k1)s * (1 - %(b)s + %(b)s * s.doc_length / %(avgdl)s))) as score
+    from memory_search s
+    cross join lateral (
+        select u.lexeme,
+               (select sum(case w when 'A' then 1.0 else %(context)s end) from unnest(u.weights) w) as freq
+        from unnest(s.tokens) u
+        where u.lexeme = any(%(terms)s)
+    ) f
+    join unnest(%(terms)s::text[], %(idfs)s::float8[]) as q(term, idf) on q.term = f.lexeme
+    where s.namespace = any(%(namespaces)s) and s.tokens @@ %(query)s::tsquery
+    group by s.seq
+) scored
+order by round(score::numeric, 9) desc, seq desc
+limit %(limit)s
+"""
+
+
+def pgvector_text(embedding: list[float]) -> str | None:
+    """pgvector's text form of an embedding quantized to int8 as the SQLite engine stores it
+    (state/embedders.py serialize), so cosine distances agree; None for a zero vector."""
+    values = [b - 256 if b > 127 else b for b in serialize(embedding)]
+    return "[" + ",".join(map(str, values)) + "]" if any(values) else None
+
+
+def quoted(lexeme: str) -> str:
+    """A lexeme as a tsvector or tsquery literal quotes it (any character may be in a token)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsvector_literal(own: list[str]) -> str:
+    """The tsvector of a record's tokens, positions in order, labelled A."""
+    return " ".join(f"{quoted(token)}:{min(i, MAX_POSITION)}A" for i, token in enumerate(own, 1))
+
+
+def tsquery_literal(terms: list[str]) -> str:
+    return " | ".join(quoted(term) for term in terms)
+
+
+def idf(documents: int, holding: int) -> float:
+    """FTS5's IDF of a term held by ``holding`` of ``documents`` records."""
+    value = math.log((documents - holding + 0.5) / (holding + 0.5))
+    return value if value > 0 else 1e-6
+
+
+class PgSearchIndex:
+    """The search index of one PostgreSQL database (a psycopg connection in autocommit mode;
+    writes go inside the caller's ``conn.transaction()``)."""
+
+    def __init__(
+        self,
+        conn: Any,
+        embedder: Embedder,
+        *,
+        bm25_weight: float = 1.0,
+        vector_weight: float = 1.0,
+        vector_mode: str = "auto",
+    ) -> None:
+        self.conn = conn
+        self.embedder = embedder
+        self.bm25_weight = bm25_weight
+        self.vector_weight = vector_weight
+        self.vector_mode = vector_mode
+        self._vectors_ready = False
+
+    # -- writes --------------------------------------------------------------------------
+
+    def ensure_vectors(self) -> None:
+        """The vector table for this embedder's dimension, with its HNSW index."""
+        if self._vectors_ready:
+            return
+        dimension = int(self.embedder.dimension)
+        self.conn.execute(
+            "create table if not exists memory_vectors (seq bigint primary key,"
+            f" namespace text not null, embedding vector({dimension}) not null)"
+        )
+        self.conn.execute(
+            "create index if not exists memory_vectors_hnsw on memory_vectors"
+            " using hnsw (embedding vector_cosine_ops)"
+        )
+        self.conn.execute("create index if not exists memory_vectors_namespace on memory_vectors (namespace)")
+        self._vectors_ready = True
+
+    def add(self, seq: int, namespace: str, text: str) -> None:
+        """Index one record: its tokens, the term counts and totals, its vector."""
+        own = tokenize.index_text(text).split()
+        self.conn.execute(
+            "insert into memory_search (seq, namespace, tokens, doc_length) values (%s, %s, %s::tsvector, %s)",
+            (seq, namespace, tsvector_literal(own), len(own)),
+        )
+        self._count(sorted(set(own)), len(own), +1)
+        vector = self._vector(text)
+        if vector is not None:
+            self.ensure_vectors()
+            self.conn.execute(
+                "insert into memory_vectors (seq, namespace, embedding) values (%s, %s, %s::vector)",
+                (seq, namespace, vector),
+            )
+
+    def remove(self, seq: int) -> None:
+        """Take one record out of the index (its counts too)."""
+        row = self.conn.execute(
+            "delete from memory_search where seq = %s returning tsvector_to_array(tokens), doc_length", (seq,)
+        ).fetchone()
+        if row is not None:
+            self._count(sorted(row[0]), row[1], -1)
+        if self._has_vectors():
+            self.conn.execute("delete from memory_vectors where seq = %s", (seq,))
+
+    def replace(self, seq: int, namespace: str, text: str) -> None:
+        self.remove(seq)
+        self.add(seq, namespace, text)
+
+    def _count(self, terms: list[str], length: int, change: int) -> None:
+        # Terms in sorted order: two transactions counting the same terms lock their rows in
+        # the same order, so they wait for each other instead of deadlocking.
+        if terms and change > 0:
+            self.conn.execute(
+                "insert into search_terms (term, docs) select t, %s from unnest(%s::text[]) t"
+                " on conflict (term) do update set docs = search_terms.docs + excluded.docs",
+                (change, terms),
+            )
+        elif terms:
+            self.conn.execute(
+                "update search_terms set docs = docs + %s where term = any(%s)", (change, terms)
+            )
+        self.conn.execute(
+            "update search_totals set docs = docs + %s, tokens = tokens + %s where id = 1",
+            (change, change * length),
+        )
+
+    def _vector(self, text: str) -> str | None:
+        return pgvector_text(self.embedder.embed(text))
+
+    def frequencies(self, tokens: Any) -> tuple[dict[str, int], int]:
+        """(token -> records holding it, records): the index statistics a query vector is
+        weighted with (state/search.py TermStatistics is the SQLite engine's)."""
+        wanted = sorted(tokens)
+        found = dict(
+            self.conn.execute(
+                "select term, docs from search_terms where term = any(%s)", (wanted,)
+            ).fetchall()
+        )
+        documents = self.conn.execute("select docs from search_totals where id = 1").fetchone()[0]
+        return {token: found.get(token, 0) for token in wanted}, documents
+
+    def _has_vectors(self) -> bool:
+        if self._vectors_ready:
+            return True
+        found = self.conn.execute("select to_regclass('memory_vectors') is not null").fetchone()[0]
+        self._vectors_ready = bool(found)
+        return self._vectors_ready
+
+    # -- queries -------------------------------------------------------------------------
+
+    def bm25(self, terms: list[str], namespaces: list[str], limit: int) -> list[tuple[int, float]]:
+        """(seq, BM25 score) of the best ``limit`` records for ``terms``, best first."""
+        if not terms:
+            return []
+        documents, total = self.conn.execute("select docs, tokens from search_totals where id = 1").fetchone()
+        if not documents:
+            return []
+        holding = dict(
+            self.conn.execute("select term, docs from search_terms where term = any(%s)", (terms,)).fetchall()
+        )
+        rows = self.conn.execute(
+            _BM25,
+            {
+                "k1": K1,
+                "b": B,
+                "context": CONTEXT_WEIGHT,
+                "avgdl": total / documents,
+                "terms": terms,
+                "idfs": [idf(documents, holding.get(term, 0)) for term in terms],
+                "namespaces": namespaces,
+                "query": tsquery_literal(terms),
+                "limit": limit,
+            },
+        ).fetchall()
+        return [(row[0], float(row[1])) for row in rows]
+
+    def _knn(
+        self, vector: str, namespaces: list[str], limit: int, among: list[int] | None = None
+    ) -> list[int]:
+        """The nearest records by cosine (all of the namespaces', or only ``among``), nearest
+        first, without those below MIN_VECTOR_SIMILARITY (noise)."""
+        if not self._has_vectors():
+            return []
+        where = "namespace = any(%(namespaces)s)" + (" and seq = any(%(among)s)" if among is not None else "")
+        rows = self.conn.execute(
+            f"select seq, embedding <=> %(vector)s::vector as distance from memory_vectors where {where}"
+            " order by distance, seq limit %(limit)s",
+            {"vector": vector, "namespaces": namespaces, "among": among, "limit": limit},
+        ).fetchall()
+        return [seq for seq, distance in rows if 1.0 - distance >= MIN_VECTOR_SIMILARITY]
+
+    def query_vector(self, query: str) -> str | None:
+        """The query's vector (weighted by the index's statistics where the embedder can), or
+        None when there is nothing to compare or the embedder failed: the words rank alone."""
+        embed_query = getattr(self.embedder, "embed_query", None)
+        try:
+            embedding = embed_query(query, self.frequencies) if embed_query else self.embedder.embed(query)
+        except Exception:
+            return None
+        return pgvector_text(embedding) if any(embedding) else None
+
+    def bm25_terms(self, query: str) -> list[str]:
+        """The query's terms without single CJK characters that most records hold (as the
+        SQLite engine leaves them out: state/search.py MAX_CJK_CHAR_SHARE)."""
+        terms = tokenize.query_terms(query)
+        chars = [t for t in terms if tokenize.is_cjk_char(t)]
+        if not chars:
+            return terms
+        known, total = self.frequencies(chars)
+        common = {t for t, n in known.items() if n > max(MAX_CJK_CHAR_SHARE * total, MIN_COMMON_RECORDS)}
+        return [t for t in terms if t not in common]
+
+    def search(
+        self, query: str, namespaces: list[str], *, limit: int = 10, candidates: int = 50
+    ) -> list[SearchHit]:
+        """Fused hits for ``query`` within ``namespaces``, best first (as
+        :meth:`state.search.SearchIndex.search`)."""
+        namespaces = list(dict.fromkeys(namespaces))
+        if not namespaces or not query.strip():
+            return []
+        pool = max(candidates, limit)
+        bm25 = (
+            [seq for seq, _ in self.bm25(self.bm25_terms(query), namespaces, pool)]
+            if self.bm25_weight > 0
+            else []
+        )
+        knn: list[int] = []
+        if self.vector_weight > 0:
+            mode = resolved_mode(self.vector_mode, tokenize.query_terms(query), tokenize)
+            scan = len(bm25) < limit or self.bm25_weight <= 0 or mode == "always"
+            if scan or mode == "rerank":
+                vector = self.query_vector(query)
+                if vector is not None:
+                    knn = (
+                        self._knn(vector, namespaces, pool)
+                        if scan
+                        else self._knn(vector, namespaces, pool, bm25)
+                    )
+        return fuse(bm25, knn, self.bm25_weight, self.vector_weight, limit)

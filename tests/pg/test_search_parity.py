@@ -1,0 +1,162 @@
+"""Search on PostgreSQL ranks as the SQLite engine does (issue #18: "same results on the same
+data within a stated tolerance"). The same records (turns of bench/data/conversations'
+companion-conversations, stored as plain records, and sentences in several scripts) go into a
+real SQLite store and into a real PostgreSQL database; the same questions are asked of both.
+
+The tolerance: BM25 alone gives the same records in the same order with the same scores
+(relative difference under 1e-6; FTS5 and PostgreSQL both compute in double precision, so
+only the summation order differs). With the vectors fused in (the shipped vector mode), at
+least 95 % of each top 10 is shared on average and at least 90 % of the questions have the
+very same top 10: the int8 vectors' cosines agree to float precision, but sqlite-vec and
+pgvector may order exact ties otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from state.config import Settings
+from state.memories import NewMemory
+from state.pg.search import PgSearchIndex
+from state.search import record_text
+from state.store import Store
+from state.turn_context import SPEAKER
+
+DATA = (
+    Path(__file__).resolve().parents[2] / "bench" / "data" / "conversations" / "companion-conversations.json"
+)
+SCRIPTS = [
+    "Встреча перенесена на пятницу, Маша принесёт отчёт",
+    "Die Größe der Datei überschreitet das Limit",
+    "Η συνάντηση μετατέθηκε για την Παρασκευή",
+    "الاجتماع تأجل إلى يوم الجمعة",
+    "הפגישה נדחתה ליום שישי",
+    "बैठक शुक्रवार तक के लिए टाल दी गई है",
+    "การประชุมถูกเลื่อนไปวันศุกร์",
+    "회의가 금요일로 연기되었습니다",
+    "会議は金曜日に延期されました",
+    "会议改到星期五，记忆云的原生记忆系统",
+    "Rename user_id to account_id in src/memory/store.py and getUserName()",
+]
+QUERIES = [
+    "встреча в пятницу",
+    "Größe Limit",
+    "Παρασκευή",
+    "يوم الجمعة",
+    "שישי",
+    "शुक्रवार",
+    "วันศุกร์",
+    "금요일",
+    "金曜日",
+    "记忆系统",
+    "user_id",
+    "getUserName",
+    "store.py",
+]
+
+
+def _records() -> list[tuple[str, str]]:
+    """(namespace, text): each conversation one namespace, plus the scripts' sentences. The
+    turns' texts go in without their speakers: "Maya: ..." would make a record a conversation
+    turn for the SQLite engine (its context columns, its reply lift), which this engine does
+    not rank yet (state/pg/search.py)."""
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    records = [
+        (f"conv/{conv['id']}", turn["text"])
+        for conv in data["conversations"]
+        for session in conv["sessions"]
+        for turn in session["turns"]
+        if not SPEAKER.match(turn["text"])  # "Other news: ..." reads as a speaker's turn too
+    ]
+    return records + [("notes", text) for text in SCRIPTS]
+
+
+def _questions() -> list[tuple[str, str]]:
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    return [(f"conv/{q['conversation']}", q["question"]) for q in data["questions"]] + [
+        ("notes", q) for q in QUERIES
+    ]
+
+
+@pytest.fixture
+def engines(tmp_path, pg_conn):
+    """The same records in a SQLite store and in PostgreSQL: (sqlite store, pg index)."""
+    store = Store.open(tmp_path / "parity.db", Settings())
+    index = PgSearchIndex(pg_conn, store.embedder)
+    with store.transaction(), pg_conn.transaction():
+        for namespace, text in _records():
+            record = store.memories.create(
+                NewMemory(namespace=namespace, kind="fact", content=text, source="test")
+            )
+            index.add(record["seq"], namespace, record_text(record["title"], record["content"], []))
+    try:
+        yield store, index
+    finally:
+        store.close()
+
+
+def test_bm25_gives_the_same_records_in_the_same_order_with_the_same_scores(engines):
+    store, index = engines
+    compared = 0
+    for namespace, question in _questions():
+        terms = store.search._bm25_terms(question)
+        assert index.bm25_terms(question) == terms
+        ours = store.search._bm25_ranked(terms, [namespace], 10)
+        theirs = index.bm25(terms, [namespace], 10)
+        assert [seq for seq, _ in theirs] == [seq for seq, _ in ours] or _ties_only(ours, theirs), question
+        for (_, a), (_, b) in zip(ours, theirs, strict=True):
+            assert b == pytest.approx(a, rel=1e-6), question
+        compared += bool(ours)
+    assert compared > 150  # most questions match something
+
+
+def _ties_only(ours: list[tuple[int, float]], theirs: list[tuple[int, float]]) -> bool:
+    """The same records with the same scores, only equal scores in another order."""
+    by_score = lambda ranked: sorted((round(score, 9), seq) for seq, score in ranked)  # noqa: E731
+    return by_score(ours) == by_score(theirs)
+
+
+def test_hybrid_search_agrees_within_the_stated_tolerance(engines):
+    store, index = engines
+    shared: list[float] = []
+    same = 0
+    for namespace, question in _questions():
+        ours = [hit.seq for hit in store.search.search(question, [namespace], limit=10)]
+        theirs = [hit.seq for hit in index.search(question, [namespace], limit=10)]
+        if not ours and not theirs:
+            continue
+        shared.append(len(set(ours) & set(theirs)) / max(len(ours), len(theirs)))
+        same += ours == theirs
+    assert sum(shared) / len(shared) >= 0.95
+    assert same >= 0.9 * len(shared)
+
+
+def test_every_script_is_found_on_postgresql(engines):
+    store, index = engines
+    for query in QUERIES:
+        hits = index.search(query, ["notes"], limit=3)
+        assert hits, query
+        assert hits[0].bm25_rank == 1, query
+
+
+def test_removing_a_record_takes_it_and_its_counts_out(engines, pg_conn):
+    store, index = engines
+    seq = store.search.search("getUserName", ["notes"], limit=1)[0].seq
+    with pg_conn.transaction():
+        index.remove(seq)
+    assert index.search("getUserName", ["notes"], limit=3) == [] or all(
+        hit.seq != seq for hit in index.search("getUserName", ["notes"], limit=3)
+    )
+    # The kept counts equal a recount of the index.
+    kept = dict(pg_conn.execute("select term, docs from search_terms where docs > 0").fetchall())
+    recount = dict(
+        pg_conn.execute(
+            "select lexeme, count(*) from memory_search, unnest(tsvector_to_array(tokens)) lexeme group by lexeme"
+        ).fetchall()
+    )
+    assert kept == recount
+    docs, tokens = pg_conn.execute("select docs, tokens from search_totals").fetchone()
+    assert (docs, tokens) == pg_conn.execute("select count(*), sum(doc_length) from memory_search").fetchone()
