@@ -7,12 +7,13 @@ does with a tsvector, a GIN index and pgvector, so that one store ranks alike on
 * **Tokens**: state/tokenize.py's ``index_text`` and ``query_terms`` (every script, the
   stemmers, lemmas and answer cues), never PostgreSQL's text search parsers, whose
   dictionaries differ by installation and split CJK and identifiers otherwise. The tokens go
-  into a tsvector as they are, each position labelled ``A`` (the record's own text).
-* **BM25**: FTS5's bm25() (k1 1.2, b 0.75), computed in SQL: a term's weighted frequency in a
-  record (A counts 1, B a fifth), the record's length in tokens, the average length and each
-  term's document frequency over the whole index (``search_terms``, ``search_totals``: kept by
-  :meth:`PgSearchIndex.add` and :meth:`PgSearchIndex.remove`), the IDF
-  ``ln((N - n + 0.5) / (n + 0.5))`` floored at 1e-6 as FTS5 floors it.
+  into a tsvector as they are (positions labelled ``A``), which its GIN index matches, and
+  each distinct token's frequency into ``freqs`` (jsonb), which BM25 reads.
+* **BM25**: FTS5's bm25() (k1 1.2, b 0.75), computed in SQL: a term's frequency in a record,
+  the record's length in tokens, the average length and each term's document frequency over
+  the whole index (``search_terms``, ``search_totals``: kept by :meth:`PgSearchIndex.add` and
+  :meth:`PgSearchIndex.remove`), the IDF ``ln((N - n + 0.5) / (n + 0.5))`` floored at 1e-6
+  as FTS5 floors it.
 * **Vectors**: the same embedder's vectors, quantized to int8 exactly as the SQLite engine
   stores them, in a ``vector(D)`` column with an HNSW index (cosine), so cosine distances agree.
 * **Fusion and vector modes**: state/search.py's ``fuse`` and ``resolved_mode``.
@@ -24,6 +25,7 @@ bounded BM25 set of large stores, and the coarse vector scan.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -40,11 +42,12 @@ from state.search import (
 
 K1 = 1.2
 B = 0.75
-CONTEXT_WEIGHT = 0.2  # label B: state/turn_context.py CONTEXT_WEIGHT
 MAX_POSITION = 16383  # PostgreSQL's last tsvector position; later tokens share it
 
-# BM25 of the matching records of the namespaces, in SQL: each record's tsvector is unnested
-# once, its query terms' weighted frequencies summed by label, and FTS5's formula applied.
+# BM25 of the matching records of the namespaces, in SQL: the tsvector's GIN index finds
+# them, each query term's weighted frequency is read from the record's ``freqs``, and FTS5's
+# formula is applied. (Unnesting each matching record's tsvector instead took 8x SQLite's time
+# at 10k records: bench/RESULTS.md, "search on PostgreSQL against SQLite".)
 # Equal scores go to the newer record, as in the SQLite engine; scores are compared rounded
 # to 9 decimals, since the sum's order (and so its last bits) is PostgreSQL's to choose.
 _BM25 = """
@@ -53,14 +56,9 @@ select seq, score from (
            sum(q.idf * (f.freq * (%(k1)s + 1))
                / (f.freq + %(k1)s * (1 - %(b)s + %(b)s * s.doc_length / %(avgdl)s))) as score
     from memory_search s
-    cross join lateral (
-        select u.lexeme,
-               (select sum(case w when 'A' then 1.0 else %(context)s end) from unnest(u.weights) w) as freq
-        from unnest(s.tokens) u
-        where u.lexeme = any(%(terms)s)
-    ) f
-    join unnest(%(terms)s::text[], %(idfs)s::float8[]) as q(term, idf) on q.term = f.lexeme
-    where s.namespace = any(%(namespaces)s) and s.tokens @@ %(query)s::tsquery
+    cross join unnest(%(terms)s::text[], %(idfs)s::float8[]) as q(term, idf)
+    cross join lateral (select (s.freqs ->> q.term)::float8 as freq) f
+    where s.namespace = any(%(namespaces)s) and s.tokens @@ %(query)s::tsquery and f.freq is not null
     group by s.seq
 ) scored
 order by round(score::numeric, 9) desc, seq desc
@@ -73,6 +71,14 @@ def pgvector_text(embedding: list[float]) -> str | None:
     (state/embedders.py serialize), so cosine distances agree; None for a zero vector."""
     values = [b - 256 if b > 127 else b for b in serialize(embedding)]
     return "[" + ",".join(map(str, values)) + "]" if any(values) else None
+
+
+def frequencies(own: list[str]) -> dict[str, float]:
+    """Each distinct token's frequency in a record (own tokens count 1)."""
+    counts: dict[str, float] = {}
+    for token in own:
+        counts[token] = counts.get(token, 0.0) + 1.0
+    return counts
 
 
 def quoted(lexeme: str) -> str:
@@ -137,8 +143,9 @@ class PgSearchIndex:
         """Index one record: its tokens, the term counts and totals, its vector."""
         own = tokenize.index_text(text).split()
         self.conn.execute(
-            "insert into memory_search (seq, namespace, tokens, doc_length) values (%s, %s, %s::tsvector, %s)",
-            (seq, namespace, tsvector_literal(own), len(own)),
+            "insert into memory_search (seq, namespace, tokens, freqs, doc_length)"
+            " values (%s, %s, %s::tsvector, %s::jsonb, %s)",
+            (seq, namespace, tsvector_literal(own), json.dumps(frequencies(own)), len(own)),
         )
         self._count(sorted(set(own)), len(own), +1)
         vector = self._vector(text)
@@ -220,7 +227,6 @@ class PgSearchIndex:
             {
                 "k1": K1,
                 "b": B,
-                "context": CONTEXT_WEIGHT,
                 "avgdl": total / documents,
                 "terms": terms,
                 "idfs": [idf(documents, holding.get(term, 0)) for term in terms],

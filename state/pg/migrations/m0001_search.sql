@@ -7,6 +7,9 @@ create table memory_search (
     seq bigint primary key,
     namespace text not null,
     tokens tsvector not null,
+    -- Each distinct token's weighted frequency in the record (own occurrences count 1, context
+    -- ones a fifth): what BM25 reads per matching record, without unnesting the tsvector.
+    freqs jsonb not null,
     doc_length integer not null  -- tokens of every label, as FTS5 counts a row
 );
 create index memory_search_tokens on memory_search using gin (tokens);
