@@ -226,7 +226,9 @@ class IndexMerge:
     def __init__(self, store: Store, quiet_seconds: float = MERGE_QUIET_SECONDS) -> None:
         self.store = store
         self.quiet_seconds = quiet_seconds
-        self.merged_at = 0.0  # time.monotonic() of the last merge that left nothing to merge
+        # time.monotonic() of the last merge that left nothing to merge; none yet, so the first
+        # run looks at a store's segments as they were left (by an older release, say).
+        self.merged_at = float("-inf")
         self.stopping = asyncio.Event()
         self.idle = asyncio.Event()
         self.idle.set()

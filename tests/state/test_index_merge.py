@@ -105,7 +105,8 @@ def test_a_deleted_record_leaves_the_merged_segments(store):
 
 async def test_the_job_waits_for_writes_to_pause_then_merges(store):
     merge = IndexMerge(store, quiet_seconds=60)
-    assert await merge.run() == "nothing new to merge"  # a fresh store
+    assert await merge.run() == "nothing to merge"  # the first run looks: a fresh store
+    assert await merge.run() == "nothing new to merge"
     _write_one_by_one(store, [f"alpha beta {i}" for i in range(60)])
     assert await merge.run() == "writes still arriving: merging later"
     levels, before = segments(store)
@@ -126,3 +127,14 @@ async def test_the_job_stops_between_steps(store):
     store.search.changed_at = time.monotonic() - 1
     await merge.stop()
     assert await merge.run() == "nothing to merge"  # stopping: no step is taken
+
+
+async def test_the_first_run_merges_a_store_left_fragmented(store):
+    """A store written before this job existed (or by a daemon stopped mid-way) is merged at
+    the first run after start, without waiting for a write."""
+    _write_one_by_one(store, [f"alpha beta {i}" for i in range(120)])
+    levels, before = segments(store)
+    store.search.changed_at = 0.0  # as after a restart: nothing written since
+    done = await IndexMerge(store, quiet_seconds=2.0).run()
+    assert done.endswith("ms in all")
+    assert segments(store)[1] < before
