@@ -11,6 +11,10 @@ the same rebuild the daemon runs in the background, at once; it refuses while th
 runs (two processes would share the batches' write lock for as long as it takes) and never
 touches a file whose integrity check fails outside the search index: that needs a backup,
 not a rebuild.
+
+``--database URL`` checks a PostgreSQL database for a team server instead (issue #18): the
+connection, the server's and pgvector's versions, and which of this release's migrations the
+database holds (one a newer release made is a problem). It writes nothing.
 """
 
 from __future__ import annotations
@@ -64,7 +68,56 @@ def startup_items(store: Any) -> list[dict[str, Any]]:
     ]
 
 
+def check_postgres(url: str) -> tuple[dict[str, Any], list[str]]:
+    """A team server's PostgreSQL, read only: can we connect, are the server and pgvector new
+    enough, and which migrations the database holds. (report, problems)."""
+    from state.errors import StoreUnavailable
+    from state.pg.engine import check_server, connect, masked, versions
+    from state.pg.migrations import schema_state
+
+    report: dict[str, Any] = {"database": masked(url)}
+    problems: list[str] = []
+    conn = connect(url)  # StoreUnavailable (the password masked) when it cannot
+    try:
+        report.update(versions(conn))
+        try:
+            check_server(conn)
+        except StoreUnavailable as exc:
+            problems.append(exc.message)
+        schema = schema_state(conn)
+    finally:
+        conn.close()
+    report["schema"] = schema
+    if schema["unknown"]:
+        problems.append(
+            f"the database was migrated by a newer release (versions {schema['unknown']}): upgrade"
+            " memorycloud-companion on this machine"
+        )
+    report["problems"] = problems
+    return report, problems
+
+
+def _cmd_doctor_postgres(args: argparse.Namespace) -> int:
+    report, problems = check_postgres(args.database)
+    schema = report["schema"]
+    lines = [
+        f"{'database':<16}  {report['database']}",
+        f"{'postgresql':<16}  {report['postgresql']}",
+        f"{'pgvector':<16}  {report['pgvector'] or 'not created in this database yet (the first start creates it)'}",
+        f"{'schema':<16}  "
+        + (
+            f"{len(schema['applied'])} of {len(schema['known'])} migrations applied"
+            + (f"; {len(schema['pending'])} to apply at the first start" if schema["pending"] else "")
+        ),
+        *(f"{'PROBLEM':<16}  {problem}" for problem in problems),
+    ]
+    emit(args, report, "\n".join(lines))
+    return 1 if problems else 0
+
+
 def cmd_doctor(args: argparse.Namespace, paths: Paths) -> int:
+    if args.database:
+        return _cmd_doctor_postgres(args)
     from state.doctor import check_indexes, integrity_check, only_search_index_damaged, rebuild_indexes
     from state.rebuild import status as index_status
     from state.secrets import open_secret_store
@@ -168,4 +221,11 @@ def add_commands(sub: Any) -> None:
         "--repair",
         action="store_true",
         help="rebuild the FTS and vector indexes from the records (daemon stopped)",
+    )
+    p.add_argument(
+        "--database",
+        metavar="URL",
+        help="check a PostgreSQL database for a team server instead (postgresql://USER@HOST/DB;"
+        " the password from PGPASSWORD or ~/.pgpass): connection, versions, pgvector, schema."
+        " Reads only",
     )

@@ -9,6 +9,7 @@ are skipped and say why; the test extra installs both wherever they exist.
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -20,6 +21,13 @@ import pytest
 def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     pgserver = pytest.importorskip("pgserver", reason="pgserver has no wheel for this platform")
     pytest.importorskip("psycopg", reason="psycopg is not installed (the postgres extra)")
+    # Run as root (CI), pgserver runs PostgreSQL as a user of its own, made with `useradd` the
+    # first time: found in /usr/sbin, which a clean environment's PATH may lack.
+    path = os.environ.get("PATH", "")
+    for directory in ("/usr/sbin", "/sbin"):
+        if directory not in path.split(os.pathsep) and os.path.isdir(directory):
+            path += os.pathsep + directory
+    os.environ["PATH"] = path
     server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="stop")
     try:
         yield server

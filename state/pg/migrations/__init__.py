@@ -54,3 +54,19 @@ def migrate(conn: Any) -> list[int]:
             conn.execute("insert into schema_migrations (version, name) values (%s, %s)", (version, name))
             applied_now.append(version)
     return applied_now
+
+
+def schema_state(conn: Any) -> dict[str, Any]:
+    """What a database holds, without changing it: the versions applied, those this code
+    would apply, and those it does not know (a newer release's)."""
+    shipped = [version for version, _, _ in known()]
+    exists = conn.execute("select to_regclass('schema_migrations') is not null").fetchone()[0]
+    applied = (
+        sorted(row[0] for row in conn.execute("select version from schema_migrations")) if exists else []
+    )
+    return {
+        "applied": applied,
+        "pending": [v for v in shipped if v not in applied],
+        "unknown": [v for v in applied if v not in shipped],
+        "known": shipped,
+    }

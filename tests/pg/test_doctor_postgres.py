@@ -1,0 +1,67 @@
+"""``memorycloud doctor --database URL`` as an operator runs it before pointing a team server
+at a PostgreSQL: the real CLI against a real server. It reads only."""
+
+from __future__ import annotations
+
+import json
+
+from state.pg.engine import connect
+from state.pg.migrations import known, migrate
+from tests.e2e.conftest import cli
+
+
+def _doctor(url: str, isolated_home) -> tuple[int, dict]:
+    result = cli("doctor", "--database", url, "--json", check=False)
+    return result.returncode, json.loads(result.stdout) if result.stdout.strip() else {
+        "stderr": result.stderr
+    }
+
+
+def test_an_empty_database_is_ready_and_left_as_it_was(pg_url, isolated_home):
+    code, report = _doctor(pg_url, isolated_home)
+    assert code == 0, report
+    assert report["postgresql"].startswith("16") and report["problems"] == []
+    assert report["schema"] == {
+        "applied": [],
+        "pending": [v for v, _, _ in known()],
+        "unknown": [],
+        "known": report["schema"]["known"],
+    }
+    conn = connect(pg_url)
+    try:  # nothing was written: no migrations table, no extension
+        assert conn.execute("select to_regclass('schema_migrations')").fetchone()[0] is None
+    finally:
+        conn.close()
+
+
+def test_a_migrated_database_reports_its_versions(pg_url, isolated_home):
+    conn = connect(pg_url)
+    try:
+        migrate(conn)
+    finally:
+        conn.close()
+    code, report = _doctor(pg_url, isolated_home)
+    assert code == 0 and report["pgvector"] and report["schema"]["pending"] == []
+
+
+def test_a_database_of_a_newer_release_is_a_problem(pg_url, isolated_home):
+    conn = connect(pg_url)
+    try:
+        migrate(conn)
+        conn.execute("insert into schema_migrations (version, name) values (9999, 'from_the_future')")
+    finally:
+        conn.close()
+    code, report = _doctor(pg_url, isolated_home)
+    assert code == 1 and any("newer release" in p for p in report["problems"])
+    text = cli("doctor", "--database", pg_url, check=False).stdout
+    assert "PROBLEM" in text and "9999" in text
+
+
+def test_an_unreachable_server_is_named_without_its_password(isolated_home):
+    result = cli("doctor", "--database", "postgresql://me:hunter2@127.0.0.1:1/team", check=False)
+    assert result.returncode != 0
+    assert (
+        "cannot connect to PostgreSQL at postgresql://me:***@127.0.0.1:1/team"
+        in result.stderr + result.stdout
+    )
+    assert "hunter2" not in result.stderr + result.stdout
