@@ -155,7 +155,29 @@ class CacheRefresher:
             self.handle = None
 
 
-class IndexRebuild:
+class SteppedJob:
+    """A job that works in short steps on the event loop with pauses between them, and that
+    shutdown can stop between two steps (:meth:`stop` waits for the step in progress)."""
+
+    def __init__(self) -> None:
+        self.stopping = asyncio.Event()
+        self.idle = asyncio.Event()
+        self.idle.set()
+
+    async def pause(self, seconds: float) -> None:
+        """Wait ``seconds`` (at least a millisecond), or less when the daemon stops."""
+        try:
+            await asyncio.wait_for(self.stopping.wait(), timeout=max(seconds, 0.001))
+        except TimeoutError:
+            pass
+
+    async def stop(self) -> None:
+        """Let the step in progress end, and run no more (shutdown)."""
+        self.stopping.set()
+        await self.idle.wait()
+
+
+class IndexRebuild(SteppedJob):
     """Runs the search index's rebuild (state/rebuild.py) on the event loop: one batch (a
     short transaction, ``rebuild_batch_ms`` at most), then a pause at least as long, so that
     requests get at least half of the loop, until nothing is left. A batch never spans an
@@ -164,11 +186,9 @@ class IndexRebuild:
     a good part of its cost) is counted in the batch's duration and paused after too."""
 
     def __init__(self, store: Store, settings: Settings) -> None:
+        super().__init__()
         self.store = store
         self.settings = settings
-        self.stopping = asyncio.Event()
-        self.idle = asyncio.Event()
-        self.idle.set()
         self.durations_ms: list[float] = []  # of the last run's batches (daemon status, bench)
 
     async def run(self) -> str:
@@ -190,11 +210,7 @@ class IndexRebuild:
                 took = time.perf_counter() - started
                 self.durations_ms.append(round(took * 1000, 2))
                 kinds[kind] = kinds.get(kind, 0) + 1
-                pause = self.settings.rebuild_pause_ms / 1000 or took
-                try:  # the pause, cut short when the daemon stops
-                    await asyncio.wait_for(self.stopping.wait(), timeout=max(pause, 0.001))
-                except TimeoutError:
-                    pass
+                await self.pause(self.settings.rebuild_pause_ms / 1000 or took)
         finally:
             self.idle.set()
         return self.describe(kinds)
@@ -210,13 +226,8 @@ class IndexRebuild:
             f" {ordered[-1]:.1f} ms" + (" (stopped)" if self.stopping.is_set() else "")
         )
 
-    async def stop(self) -> None:
-        """Let the batch in progress end, and run no more (shutdown)."""
-        self.stopping.set()
-        await self.idle.wait()
 
-
-class IndexMerge:
+class IndexMerge(SteppedJob):
     """Merges the search index's segments once writes to it pause (state/index_builds.py
     merge_step): a step at a time on the event loop (each a short transaction of the request
     connection, committed at once), with a pause as long as the step after each, until
@@ -224,14 +235,12 @@ class IndexMerge:
     simply interleave (the next run merges what they add)."""
 
     def __init__(self, store: Store, quiet_seconds: float = MERGE_QUIET_SECONDS) -> None:
+        super().__init__()
         self.store = store
         self.quiet_seconds = quiet_seconds
         # time.monotonic() of the last merge that left nothing to merge; none yet, so the first
         # run looks at a store's segments as they were left (by an older release, say).
         self.merged_at = float("-inf")
-        self.stopping = asyncio.Event()
-        self.idle = asyncio.Event()
-        self.idle.set()
 
     async def run(self) -> str:
         changed_at = self.store.search.changed_at
@@ -253,10 +262,7 @@ class IndexMerge:
                     self.merged_at = time.monotonic()
                     break
                 steps += 1
-                try:  # the pause, cut short when the daemon stops
-                    await asyncio.wait_for(self.stopping.wait(), timeout=max(step, 0.001))
-                except TimeoutError:
-                    pass
+                await self.pause(step)
         finally:
             self.idle.set()
         if not steps:
@@ -264,11 +270,6 @@ class IndexMerge:
         return f"{steps} merge steps, {took * 1000:.0f} ms in all" + (
             " (stopped)" if self.stopping.is_set() else ""
         )
-
-    async def stop(self) -> None:
-        """Let the step in progress end, and run no more (shutdown)."""
-        self.stopping.set()
-        await self.idle.wait()
 
 
 def schedule_jobs(
