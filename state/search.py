@@ -121,8 +121,9 @@ RARE_TERMS_BUDGET = 500
 EXACT_SCAN_MAX_CHUNKS = 4
 COARSE_CANDIDATES = 32
 # A conversation turn that asks something passes ANSWER_SHARE (the default of the
-# ``reply_lift`` setting) of its BM25 score to the turn after it (state/turn_context.py answers), divided by that reply's length over
-# ANSWER_REF_CHARS when longer; only the ANSWER_FROM_TOP best matches pass any on. Chosen on
+# ``reply_lift`` setting) of its BM25 score to the turn after it (state/turn_context.py
+# answers), divided by that reply's length over ANSWER_REF_CHARS when longer; only the
+# ANSWER_FROM_TOP best matches pass any on. Chosen on
 # the tuning halves of three datasets of long conversations (bench/RESULTS.md, "choosing the
 # reply lift"; `--ideas bench/ideas/answers.py`): recall@10 summed over them 2.469 -> 2.522,
 # no dataset lower; the share 0.2-0.3, 10-50 tops and 100-300 characters all gained 0.04-0.05.

@@ -59,6 +59,10 @@ LOOSE_TURN_KIND = "message"
 SPEAKER = re.compile(r"\s*[^\W\d_][\w'.\-]*(?: [\w'.\-]+){0,3} ?(?::(?:\s|$)|\uff1a)")
 
 
+# What decides a record's chain (chain_of, answers): namespace, session id, kind, its start.
+_CHAIN_FIELDS = "namespace, json_extract(provenance, '$.session_id'), kind, substr(content, 1, 80)"
+
+
 def chain_of(conn: Connection, seq: int, *, holders: bool = False) -> tuple[str, tuple[str, str]] | None:
     """(where clause, its parameters) that finds the turns of record ``seq``'s conversation,
     or None when the record is not a conversation turn.
@@ -69,18 +73,26 @@ def chain_of(conn: Connection, seq: int, *, holders: bool = False) -> tuple[str,
     not gated), and it may have stopped looking like a turn (an edit took its speaker away),
     or never have: then its edit, deletion or redaction must still reach their context,
     else a redacted record's words stay searchable in a turn's context column."""
-    row = conn.execute(
-        "select namespace, json_extract(provenance, '$.session_id'), kind, substr(content, 1, 80)"
-        " from memory_records where seq = ?",
-        (seq,),
-    ).fetchone()
+    row = conn.execute(f"select {_CHAIN_FIELDS} from memory_records where seq = ?", (seq,)).fetchone()
     if row is None or row[2] == "summary":
         return None
-    if row[1] is not None:
-        return _CHAIN, (row[0], str(row[1]))
-    if holders or row[2] == LOOSE_TURN_KIND or SPEAKER.match(row[3] or ""):
-        return _LOOSE_CHAIN, (row[0], row[2])
+    return _chain(*row, holders=holders)
+
+
+def _chain(
+    namespace: str, session: object, kind: str, start: str | None, *, holders: bool = False
+) -> tuple[str, tuple[str, str]] | None:
+    """The chain of a record with these fields (see chain_of), or None if it is no turn."""
+    if session is not None:
+        return _CHAIN, (namespace, str(session))
+    if holders or is_loose_turn(kind, start):
+        return _LOOSE_CHAIN, (namespace, kind)
     return None
+
+
+def is_loose_turn(kind: str, start: str | None) -> bool:
+    """Whether a record without a session id is a conversation turn (see SPEAKER)."""
+    return kind == LOOSE_TURN_KIND or SPEAKER.match(start or "") is not None
 
 
 def preceding(conn: Connection, seq: int) -> list[int]:
@@ -159,27 +171,22 @@ def answers(conn: Connection, seqs: list[int]) -> dict[int, tuple[int, int]]:
         return {}
     marks = " or ".join("instr(content, ?) > 0" for _ in QUESTION_MARKS)
     asking = conn.execute(
-        "select seq, namespace, json_extract(provenance, '$.session_id'), kind, substr(content, 1, 80)"
-        f" from memory_records where seq in ({','.join('?' * len(seqs))}) and kind != 'summary'"
-        f" and deleted_at is null and ({marks})",
+        f"select seq, {_CHAIN_FIELDS} from memory_records where seq in ({','.join('?' * len(seqs))})"
+        f" and kind != 'summary' and deleted_at is null and ({marks})",
         (*seqs, *QUESTION_MARKS),
     ).fetchall()
     found: dict[int, tuple[int, int]] = {}
     for seq, namespace, session, kind, start in asking:
-        if session is not None:
-            where, params = _CHAIN, (namespace, str(session))
-        elif kind == LOOSE_TURN_KIND or SPEAKER.match(start or ""):
-            where, params = _LOOSE_CHAIN, (namespace, kind)
-        else:
+        chain = _chain(namespace, session, kind, start)
+        if chain is None:
             continue
+        where, params = chain
         row = conn.execute(
             f"select seq, length(content), substr(content, 1, 80) from memory_records where {where}"
             " and seq > ? order by seq limit 1",
             (*params, seq),
         ).fetchone()
         # In a loose chain the next record of the kind must be a turn too (a note is no reply).
-        if row is not None and (
-            session is not None or kind == LOOSE_TURN_KIND or SPEAKER.match(row[2] or "")
-        ):
+        if row is not None and (session is not None or is_loose_turn(kind, row[2])):
             found[seq] = (row[0], row[1])
     return found

@@ -117,6 +117,10 @@ def _cmd_doctor_postgres(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace, paths: Paths) -> int:
     if args.database:
+        if args.repair:
+            raise MemoryCloudError(
+                "--repair rebuilds this machine's SQLite store; it does not go with --database"
+            )
         return _cmd_doctor_postgres(args)
     from state.doctor import check_indexes, integrity_check, only_search_index_damaged, rebuild_indexes
     from state.rebuild import status as index_status

@@ -7,8 +7,8 @@ does with a tsvector, a GIN index and pgvector, so that one store ranks alike on
 * **Tokens**: state/tokenize.py's ``index_text`` and ``query_terms`` (every script, the
   stemmers, lemmas and answer cues), never PostgreSQL's text search parsers, whose
   dictionaries differ by installation and split CJK and identifiers otherwise. The tokens go
-  into a tsvector as they are (positions labelled ``A``), which its GIN index matches, and
-  each distinct token's frequency into ``freqs`` (jsonb), which BM25 reads.
+  into a tsvector as they are (``array_to_tsvector``: no parser), which its GIN index
+  matches, and each distinct token's frequency into ``freqs`` (jsonb), which BM25 reads.
 * **BM25**: FTS5's bm25() (k1 1.2, b 0.75), computed in SQL: a term's frequency in a record,
   the record's length in tokens, the average length and each term's document frequency over
   the whole index (``search_terms``, ``search_totals``: kept by :meth:`PgSearchIndex.add` and
@@ -42,7 +42,6 @@ from state.search import (
 
 K1 = 1.2
 B = 0.75
-MAX_POSITION = 16383  # PostgreSQL's last tsvector position; later tokens share it
 
 # BM25 of the matching records of the namespaces, in SQL: the tsvector's GIN index finds
 # them, each query term's weighted frequency is read from the record's ``freqs``, and FTS5's
@@ -82,13 +81,8 @@ def frequencies(own: list[str]) -> dict[str, float]:
 
 
 def quoted(lexeme: str) -> str:
-    """A lexeme as a tsvector or tsquery literal quotes it (any character may be in a token)."""
+    """A lexeme as a tsquery literal quotes it (any character may be in a token)."""
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def tsvector_literal(own: list[str]) -> str:
-    """The tsvector of a record's tokens, positions in order, labelled A."""
-    return " ".join(f"{quoted(token)}:{min(i, MAX_POSITION)}A" for i, token in enumerate(own, 1))
 
 
 def tsquery_literal(terms: list[str]) -> str:
@@ -144,8 +138,8 @@ class PgSearchIndex:
         own = tokenize.index_text(text).split()
         self.conn.execute(
             "insert into memory_search (seq, namespace, tokens, freqs, doc_length)"
-            " values (%s, %s, %s::tsvector, %s::jsonb, %s)",
-            (seq, namespace, tsvector_literal(own), json.dumps(frequencies(own)), len(own)),
+            " values (%s, %s, array_to_tsvector(%s::text[]), %s::jsonb, %s)",
+            (seq, namespace, sorted(set(own)), json.dumps(frequencies(own)), len(own)),
         )
         self._count(sorted(set(own)), len(own), +1)
         vector = self._vector(text)

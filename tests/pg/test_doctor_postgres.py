@@ -65,3 +65,8 @@ def test_an_unreachable_server_is_named_without_its_password(isolated_home):
         in result.stderr + result.stdout
     )
     assert "hunter2" not in result.stderr + result.stdout
+
+
+def test_repair_does_not_go_with_a_database(isolated_home):
+    result = cli("doctor", "--database", "postgresql://me@127.0.0.1:1/team", "--repair", check=False)
+    assert result.returncode != 0 and "does not go with --database" in result.stderr + result.stdout

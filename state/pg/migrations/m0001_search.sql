@@ -1,16 +1,14 @@
 -- The full-text half of hybrid search on PostgreSQL (state/pg/search.py). A record's tokens
--- are the SQLite engine's (state/tokenize.py index_text), kept as a tsvector whose positions
--- are labelled A (the record's own text) or B (a conversation turn's context, at a fifth of
--- the weight, as state/turn_context.py weighs it); BM25 is computed from it exactly as
--- FTS5's bm25() does, with the document frequencies and totals kept below.
+-- are the SQLite engine's (state/tokenize.py index_text): the distinct ones in a tsvector,
+-- which the GIN index matches, and each one's frequency in ``freqs``; BM25 is computed from
+-- them exactly as FTS5's bm25() does, with the document frequencies and totals kept below.
 create table memory_search (
     seq bigint primary key,
     namespace text not null,
     tokens tsvector not null,
-    -- Each distinct token's weighted frequency in the record (own occurrences count 1, context
-    -- ones a fifth): what BM25 reads per matching record, without unnesting the tsvector.
+    -- Each distinct token's frequency in the record: what BM25 reads per matching record.
     freqs jsonb not null,
-    doc_length integer not null  -- tokens of every label, as FTS5 counts a row
+    doc_length integer not null  -- the record's tokens, as FTS5 counts a row
 );
 create index memory_search_tokens on memory_search using gin (tokens);
 create index memory_search_namespace on memory_search (namespace);
