@@ -7,7 +7,6 @@ what the server enforces.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +20,7 @@ from daemon.validation import Query, read_json_object
 from state.errors import Forbidden, Unauthorized
 from state.group_commit import in_unit
 from state.identities import IdentityRecord
+from state.json_text import compact_bytes
 
 Handler = Callable[[web.Request, "Call"], Awaitable[Any]]
 
@@ -127,10 +127,21 @@ def authorize(endpoint: Endpoint, identity: IdentityRecord | None) -> None:
         raise Forbidden(f"scope required: {endpoint.scope}", details={"required_scope": endpoint.scope})
 
 
+def json_answer(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    """A JSON answer (state/json_text.py: compact, by orjson)."""
+    return web.Response(
+        body=compact_bytes(value),
+        status=status,
+        headers=headers,
+        content_type="application/json",
+        charset="utf-8",
+    )
+
+
 def to_response(result: Any) -> web.StreamResponse:
     if isinstance(result, web.StreamResponse):
         return result
-    return web.json_response(result, dumps=lambda v: json.dumps(v, ensure_ascii=False))
+    return json_answer(result)
 
 
 WARNINGS_HEADER = "X-MemoryCloud-Warnings"
@@ -171,12 +182,7 @@ def idempotent_replay(request: web.Request, identity: IdentityRecord, key: str) 
     if stored is None:
         return None
     status, body = stored
-    return web.json_response(
-        body,
-        status=status,
-        headers={"Idempotent-Replayed": "true"},
-        dumps=lambda v: json.dumps(v, ensure_ascii=False),
-    )
+    return json_answer(body, status=status, headers={"Idempotent-Replayed": "true"})
 
 
 async def run_idempotent(request: web.Request, call: Call, endpoint: Endpoint, key: str) -> Any:

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from daemon import keys
+from daemon.endpoints import json_answer
 from daemon.http_errors import http_status
 from state.errors import Forbidden, MemoryCloudError
 from state.group_commit import collect_commits, wait_commits
@@ -57,7 +58,7 @@ def error_response(
     dialects = request.app.get(keys.DIALECTS)
     envelope = dialects.envelope_for(request.path) if dialects is not None else None
     if envelope is not None:
-        return web.json_response(envelope.render(status, error_type, message, detail), status=status)
+        return json_answer(envelope.render(status, error_type, message, detail), status=status)
     detail = message if detail is None else detail
     body: dict[str, Any] = {
         "schema": "amp.error.v1",
@@ -74,7 +75,7 @@ def error_response(
     }
     if extra:
         body.update(extra)
-    return web.json_response(body, status=status)
+    return json_answer(body, status=status)
 
 
 def _host_name(host_header: str) -> str:

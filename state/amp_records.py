@@ -10,10 +10,7 @@ from typing import Any, TypedDict, cast
 from state.db import Connection
 from state.errors import NotFound
 from state.ids import new_id, now_iso
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+from state.json_text import compact
 
 
 class ContextPackRecord(TypedDict):
@@ -155,7 +152,7 @@ class AmpRecords:
                 binding_id,
                 runtime,
                 reason,
-                _dumps(body),
+                compact(body),
                 created_at,
             ),
         )
@@ -214,7 +211,7 @@ class AmpRecords:
                 delta["delta_type"],
                 delta["summary"],
                 delta.get("why_it_matters"),
-                _dumps(delta.get("retrieval_triggers", [])),
+                compact(delta.get("retrieval_triggers", [])),
                 delta["importance"],
                 delta["source"],
                 delta.get("source_id"),
@@ -267,13 +264,13 @@ class AmpRecords:
                 brief["workspace_id"],
                 brief["project_key"],
                 brief["task"],
-                _dumps(brief["request"]),
+                compact(brief["request"]),
                 brief["brief_markdown"],
-                _dumps(brief["source_counts"]),
+                compact(brief["source_counts"]),
                 brief["context_pack_id"],
                 brief["receipt_id"],
                 brief["created_at"],
-                _dumps(brief["sources"]),
+                compact(brief["sources"]),
             ),
         )
 
@@ -297,7 +294,7 @@ class AmpRecords:
                 event["event_type"],
                 event["summary"],
                 event["importance"],
-                _dumps(event["payload"]),
+                compact(event["payload"]),
                 event.get("identity_id"),
                 event.get("memory_id"),
                 event.get("delta_id"),
@@ -365,8 +362,8 @@ class AmpRecords:
                 run["workspace_id"],
                 run["project_key"],
                 run["task"],
-                _dumps(run["request"]),
-                _dumps(run["selection"]),
+                compact(run["request"]),
+                compact(run["selection"]),
                 run["created_at"],
             ),
         )
@@ -383,5 +380,5 @@ class AmpRecords:
     def mark_run_submitted(self, run_id: str, memory_ids: list[str]) -> None:
         self.conn.execute(
             "update adaptive_runs set status = 'submitted', submitted_at = ?, memory_ids = ? where id = ?",
-            (now_iso(), _dumps(memory_ids), run_id),
+            (now_iso(), compact(memory_ids), run_id),
         )

@@ -9,10 +9,7 @@ from typing import Any, TypedDict, cast
 from state.db import Connection
 from state.errors import NotFound
 from state.ids import new_id, now_iso
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+from state.json_text import compact
 
 
 class ConflictRecord(TypedDict):
@@ -59,7 +56,7 @@ class ConflictRecords:
         self.conn.execute(
             "insert into conflicts (id, kind, subject_id, path, detail, status, created_at)"
             " values (?,?,?,?,?, 'open', ?)",
-            (conflict_id, kind, subject_id, path, _dumps(detail), now_iso()),
+            (conflict_id, kind, subject_id, path, compact(detail), now_iso()),
         )
         return self.conflict(conflict_id)
 
@@ -74,7 +71,7 @@ class ConflictRecords:
         )
 
     def update_detail(self, conflict_id: str, detail: dict[str, Any]) -> None:
-        self.conn.execute("update conflicts set detail = ? where id = ?", (_dumps(detail), conflict_id))
+        self.conn.execute("update conflicts set detail = ? where id = ?", (compact(detail), conflict_id))
 
     def conflict(self, conflict_id: str) -> ConflictRecord:
         row = self.conn.execute("select * from conflicts where id = ?", (conflict_id,)).fetchone()

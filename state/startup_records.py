@@ -8,10 +8,7 @@ from typing import Any, TypedDict, cast
 from state.db import Connection
 from state.errors import NotFound
 from state.ids import now_iso
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+from state.json_text import compact
 
 
 class StartupPlanRecord(TypedDict):
@@ -76,7 +73,7 @@ class StartupRecords:
                 plan["repo_root"],
                 plan["credential_ref"],
                 plan["status"],
-                _dumps(plan["body"]),
+                compact(plan["body"]),
                 plan["signature"],
                 plan["created_by"],
                 plan["created_at"],
@@ -126,7 +123,7 @@ class StartupRecords:
             params.append(decided_by)
         if body is not None:
             sets.append("body = ?")
-            params.append(_dumps(body))
+            params.append(compact(body))
         self.conn.execute(f"update startup_plans set {', '.join(sets)} where id = ?", (*params, plan_id))
 
     def touch_refresh(self, plan_id: str) -> None:
@@ -153,7 +150,7 @@ class StartupRecords:
             "insert into managed_regions (repo_root, path, region_id, record, owners, updated_at)"
             " values (?,?,?,?,?,?) on conflict (repo_root, path, region_id) do update set"
             " record = excluded.record, owners = excluded.owners, updated_at = excluded.updated_at",
-            (repo_root, path, region_id, _dumps(record), _dumps(owners), now_iso()),
+            (repo_root, path, region_id, compact(record), compact(owners), now_iso()),
         )
 
     def delete_region(self, repo_root: str, path: str, region_id: str) -> None:

@@ -8,10 +8,7 @@ from typing import Any, TypedDict, cast
 from state.db import Connection
 from state.errors import NotFound
 from state.ids import now_iso
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+from state.json_text import compact
 
 
 class UpdateRecord(TypedDict):
@@ -98,8 +95,8 @@ class UpdateRecords:
                 update["severity"],
                 update["title"],
                 update["summary"],
-                _dumps(update.get("requires_repull", [])),
-                _dumps(update.get("next_actions", [])),
+                compact(update.get("requires_repull", [])),
+                compact(update.get("next_actions", [])),
                 update["source"],
                 update.get("published_at") or now_iso(),
                 update.get("published_by"),
@@ -149,13 +146,13 @@ class UpdateRecords:
                 intent["endpoint"],
                 intent["method"],
                 intent["path"],
-                _dumps(intent["path_params"]),
-                _dumps(intent["body"]),
+                compact(intent["path_params"]),
+                compact(intent["body"]),
                 intent["importance"],
-                _dumps(intent["blocking_updates"]),
+                compact(intent["blocking_updates"]),
                 intent["created_at"],
                 intent["expires_at"],
-                _dumps(intent.get("headers") or {}),
+                compact(intent.get("headers") or {}),
             ),
         )
 
@@ -179,13 +176,13 @@ class UpdateRecords:
         cursor = self.conn.execute(
             "update sync_intents set status = ?, result = ?, finished_at = ?"
             " where id = ? and status = 'blocked'",
-            (status, _dumps(result) if result is not None else None, now_iso(), intent_id),
+            (status, compact(result) if result is not None else None, now_iso(), intent_id),
         )
         return cursor.rowcount == 1
 
     def set_intent_result(self, intent_id: str, result: Any) -> None:
         """The answer of a resumed intent's replayed write."""
-        self.conn.execute("update sync_intents set result = ? where id = ?", (_dumps(result), intent_id))
+        self.conn.execute("update sync_intents set result = ? where id = ?", (compact(result), intent_id))
 
     def expire_intents(self, now: str) -> int:
         cursor = self.conn.execute(

@@ -8,10 +8,7 @@ from typing import Any, TypedDict, cast
 
 from state.db import Connection
 from state.ids import now_iso
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+from state.json_text import compact
 
 
 class OutboxEntryRecord(TypedDict):
@@ -140,7 +137,7 @@ class UpstreamRecords:
         self.conn.execute(
             "update upstream_outbox set status = ?, result = ?, last_error = ?, finished_at = ?,"
             " attempts = attempts + 1 where seq = ?",
-            (status, _dumps(result) if result is not None else None, error, now_iso(), seq),
+            (status, compact(result) if result is not None else None, error, now_iso(), seq),
         )
 
     def retry_later(self, seq: int, error: str, next_attempt_at: str) -> None:
@@ -154,7 +151,7 @@ class UpstreamRecords:
         self.conn.execute(
             "update upstream_outbox set status = 'interrupted', upstream_sync_intent_id = ?,"
             " result = ?, attempts = attempts + 1 where seq = ?",
-            (intent_id, _dumps(detail), seq),
+            (intent_id, compact(detail), seq),
         )
 
     def enqueue_suite_sync(self, slug: str, body: dict[str, Any]) -> None:
@@ -164,7 +161,7 @@ class UpstreamRecords:
         self.conn.execute(
             "insert into upstream_outbox (memory_id, version, operation, body, created_at)"
             " values (?, 0, 'suite_sync', ?, ?)",
-            (f"suite:{slug}", _dumps(body), now_iso()),
+            (f"suite:{slug}", compact(body), now_iso()),
         )
 
     def cover_suite_syncs(self, slug: str) -> None:
@@ -340,5 +337,5 @@ class UpstreamRecords:
         self.conn.execute(
             "insert or ignore into idempotent_responses (identity_id, key, status, body, created_at)"
             " values (?,?,?,?,?)",
-            (identity_id, key, status, _dumps(body), now_iso()),
+            (identity_id, key, status, compact(body), now_iso()),
         )
