@@ -150,10 +150,13 @@ class UpdateService:
         the identity was created."""
         if identity["kind"] == "owner":
             return []
+        updates = self.store.updates.updates()
+        if not updates:  # the usual case, checked before every agent's write: one read, not two
+            return []
         acks = self.store.updates.acks(identity["id"])
         applied = set(applied)
         out = []
-        for update in self.store.updates.updates():
+        for update in updates:
             if (update["id"], update["version"]) in acks or update["id"] in applied:
                 continue
             if update["published_at"] <= identity["created_at"]:
