@@ -171,7 +171,7 @@ class MemoryRepository:
         cursor = self.conn.execute(
             "insert into memory_records (id, namespace, project_key, path, kind, title, content,"
             " importance, triggers, provenance, source, identity_id, content_sha256, version,"
-            " created_at, updated_at, metadata) values (?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?)",
+            " created_at, updated_at, metadata) values (?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?) returning seq",
             (
                 memory_id,
                 new.namespace,
@@ -191,7 +191,7 @@ class MemoryRepository:
                 metadata,
             ),
         )
-        seq = cursor.lastrowid
+        seq = cursor.fetchone()[0]
         self._add_version(
             _Version(
                 memory_id,

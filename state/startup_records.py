@@ -171,7 +171,7 @@ class StartupRecords:
             " first_run_at, last_run_at) values (?,?,?,?,?,?,?)"
             " on conflict (binding_id, runtime, event) do update set source = excluded.source,"
             " identity_id = excluded.identity_id, last_run_at = excluded.last_run_at,"
-            " runs = runs + 1",
+            " runs = startup_hook_runs.runs + 1",
             (binding_id, runtime, event, source, identity_id, now, now),
         )
 

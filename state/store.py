@@ -36,14 +36,7 @@ class Store:
         self.conn = conn
         self.settings = settings
         self.embedder = make_embedder(settings.embedder, settings.dimension)
-        self.search = SearchIndex(
-            conn,
-            self.embedder,
-            bm25_weight=settings.bm25_weight,
-            vector_weight=settings.vector_weight,
-            vector_mode=settings.vector_mode,
-            reply_lift=settings.reply_lift,
-        )
+        self.search = self.search_index(conn, settings)
         self.identities = IdentityRepository(conn)
         self.projects = ProjectRepository(conn)
         self.memories = MemoryRepository(conn, self.search)
@@ -53,6 +46,17 @@ class Store:
         self.updates = UpdateRecords(conn)
         self.suites = SuiteRecords(conn)
         self.upstream = UpstreamRecords(conn)
+
+    def search_index(self, conn: Connection, settings: Settings) -> SearchIndex:
+        """This engine's search index (the PostgreSQL store's is state/pg/search.py's)."""
+        return SearchIndex(
+            conn,
+            self.embedder,
+            bm25_weight=settings.bm25_weight,
+            vector_weight=settings.vector_weight,
+            vector_mode=settings.vector_mode,
+            reply_lift=settings.reply_lift,
+        )
 
     @classmethod
     def open(cls, path: Path | str, settings: Settings | None = None) -> Store:

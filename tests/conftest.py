@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -64,11 +66,96 @@ def seed_database(paths: Paths, template: Path) -> None:
 
 
 @pytest.fixture
-def store(paths: Paths, migrated_database: Path) -> Iterator[Store]:
-    seed_database(paths, migrated_database)
-    opened = Store.open(paths.database, Settings())
+def store(request: pytest.FixtureRequest, paths: Paths, migrated_database: Path) -> Iterator[Store]:
+    """The test's store: a SQLite file, or in a module marked ``both_engines`` also a
+    PostgreSQL database (the conformance suite of issue #18: the same test on each engine)."""
+    if _engine(request) == "postgresql":
+        from state.pg.store import PgStore
+
+        opened: Store = PgStore.open(request.getfixturevalue("pg_url"), Settings())
+    else:
+        seed_database(paths, migrated_database)
+        opened = Store.open(paths.database, Settings())
     yield opened
     opened.close()
+
+
+# -- both engines: SQLite and PostgreSQL -------------------------------------------------------
+
+ENGINES = ("sqlite", "postgresql")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test in a module marked ``pytest.mark.both_engines`` that uses the store runs once
+    per engine (its id says which)."""
+    if metafunc.definition.get_closest_marker("both_engines") and "store" in metafunc.fixturenames:
+        metafunc.fixturenames.append("engine")
+        metafunc.parametrize("engine", ENGINES)
+
+
+def _engine(request: pytest.FixtureRequest) -> str:
+    callspec = getattr(request.node, "callspec", None)
+    return callspec.params.get("engine", "sqlite") if callspec is not None else "sqlite"
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real PostgreSQL 16 with pgvector from the ``pgserver`` wheel (no system install): one
+    per test process, in a temporary directory, started when the first test asks for it and
+    stopped at the end. Where the wheel or psycopg cannot be installed (a platform pgserver
+    has no wheel for), the tests that need it are skipped and say why; the test extra
+    installs both wherever they exist."""
+    pgserver = pytest.importorskip("pgserver", reason="pgserver has no wheel for this platform")
+    pytest.importorskip("psycopg", reason="psycopg is not installed (the postgres extra)")
+    # Run as root (CI), pgserver runs PostgreSQL as a user of its own, made with `useradd` the
+    # first time: found in /usr/sbin, which a clean environment's PATH may lack.
+    path = os.environ.get("PATH", "")
+    for directory in ("/usr/sbin", "/sbin"):
+        if directory not in path.split(os.pathsep) and os.path.isdir(directory):
+            path += os.pathsep + directory
+    os.environ["PATH"] = path
+    server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="stop")
+    try:
+        yield server
+    finally:
+        server.cleanup()
+
+
+def _database_url(admin_url: str, name: str) -> str:
+    base, _, query = admin_url.partition("?")
+    return f"{base.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
+
+
+@pytest.fixture(scope="session")
+def pg_template(pg_server: Any) -> str:
+    """A database with every migration applied, made once per test process: each test's
+    database is a copy of it (``create database ... template``), as the SQLite tests copy
+    ``migrated_database``."""
+    import psycopg
+
+    from state.pg.store import PgStore
+
+    name = f"tmpl_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as admin:
+        admin.execute(f'create database "{name}"')
+    PgStore.open(_database_url(pg_server.get_uri(), name), Settings()).close()
+    return name
+
+
+@pytest.fixture
+def pg_url(pg_server: Any, pg_template: str) -> Iterator[str]:
+    """The URL of a new database on the test server, migrated (dropped afterwards)."""
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    admin_url = pg_server.get_uri()
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute(f'create database "{name}" template "{pg_template}"')
+    try:
+        yield _database_url(admin_url, name)
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as admin:
+            admin.execute(f'drop database if exists "{name}" with (force)')
 
 
 class Api:

@@ -107,13 +107,33 @@ class PgSearchIndex:
         bm25_weight: float = 1.0,
         vector_weight: float = 1.0,
         vector_mode: str = "auto",
+        reply_lift: float = 0.0,
     ) -> None:
         self.conn = conn
         self.embedder = embedder
         self.bm25_weight = bm25_weight
         self.vector_weight = vector_weight
         self.vector_mode = vector_mode
+        # Not applied on this engine yet (nor the turn context): issue #18's notes.
+        self.reply_lift = reply_lift
         self._vectors_ready = False
+        # As the SQLite engine's index keeps them: vectors are made inside the write here, so
+        # none is ever pending, and nothing reads when the index last changed.
+        self.pending_vectors: set[int] = set()
+        self.changed_at = 0.0
+
+    @property
+    def embeds_queries_inline(self) -> bool:
+        """As :attr:`state.search.SearchIndex.embeds_queries_inline`."""
+        return bool(getattr(self.embedder, "runs_inline", False))
+
+    def find_missing_vectors(self) -> int:
+        """Records without a vector: none (each is embedded inside its write)."""
+        return 0
+
+    def forget_deleted(self) -> None:
+        """A deleted row is gone from every index PostgreSQL reads; its bytes stay in the
+        table's dead tuples until VACUUM (autovacuum) reclaims them."""
 
     # -- writes --------------------------------------------------------------------------
 

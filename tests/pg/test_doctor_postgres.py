@@ -17,8 +17,8 @@ def _doctor(url: str, isolated_home) -> tuple[int, dict]:
     }
 
 
-def test_an_empty_database_is_ready_and_left_as_it_was(pg_url, isolated_home):
-    code, report = _doctor(pg_url, isolated_home)
+def test_an_empty_database_is_ready_and_left_as_it_was(pg_empty_url, isolated_home):
+    code, report = _doctor(pg_empty_url, isolated_home)
     assert code == 0, report
     assert report["postgresql"].startswith("16") and report["problems"] == []
     assert report["schema"] == {
@@ -27,33 +27,33 @@ def test_an_empty_database_is_ready_and_left_as_it_was(pg_url, isolated_home):
         "unknown": [],
         "known": report["schema"]["known"],
     }
-    conn = connect(pg_url)
+    conn = connect(pg_empty_url)
     try:  # nothing was written: no migrations table, no extension
         assert conn.execute("select to_regclass('schema_migrations')").fetchone()[0] is None
     finally:
         conn.close()
 
 
-def test_a_migrated_database_reports_its_versions(pg_url, isolated_home):
-    conn = connect(pg_url)
+def test_a_migrated_database_reports_its_versions(pg_empty_url, isolated_home):
+    conn = connect(pg_empty_url)
     try:
         migrate(conn)
     finally:
         conn.close()
-    code, report = _doctor(pg_url, isolated_home)
+    code, report = _doctor(pg_empty_url, isolated_home)
     assert code == 0 and report["pgvector"] and report["schema"]["pending"] == []
 
 
-def test_a_database_of_a_newer_release_is_a_problem(pg_url, isolated_home):
-    conn = connect(pg_url)
+def test_a_database_of_a_newer_release_is_a_problem(pg_empty_url, isolated_home):
+    conn = connect(pg_empty_url)
     try:
         migrate(conn)
         conn.execute("insert into schema_migrations (version, name) values (9999, 'from_the_future')")
     finally:
         conn.close()
-    code, report = _doctor(pg_url, isolated_home)
+    code, report = _doctor(pg_empty_url, isolated_home)
     assert code == 1 and any("newer release" in p for p in report["problems"])
-    text = cli("doctor", "--database", pg_url, check=False).stdout
+    text = cli("doctor", "--database", pg_empty_url, check=False).stdout
     assert "PROBLEM" in text and "9999" in text
 
 

@@ -12,8 +12,8 @@ from state.pg.engine import check_server, connect, masked, versions
 from state.pg.migrations import known, migrate
 
 
-def test_migrations_apply_once_and_make_the_search_tables(pg_url):
-    conn = connect(pg_url)
+def test_migrations_apply_once_and_make_the_search_tables(pg_empty_url):
+    conn = connect(pg_empty_url)
     try:
         applied = migrate(conn)
         assert applied == [version for version, _, _ in known()] and applied[0] == 1
@@ -28,8 +28,8 @@ def test_migrations_apply_once_and_make_the_search_tables(pg_url):
         conn.close()
 
 
-def test_a_newer_database_is_refused(pg_url):
-    conn = connect(pg_url)
+def test_a_newer_database_is_refused(pg_empty_url):
+    conn = connect(pg_empty_url)
     try:
         migrate(conn)
         conn.execute("insert into schema_migrations (version, name) values (9999, 'from_the_future')")
@@ -39,13 +39,13 @@ def test_a_newer_database_is_refused(pg_url):
         conn.close()
 
 
-def test_processes_starting_together_migrate_once(pg_url):
+def test_processes_starting_together_migrate_once(pg_empty_url):
     results: list[list[int]] = []
     errors: list[BaseException] = []
 
     def start() -> None:
         try:
-            conn = connect(pg_url)
+            conn = connect(pg_empty_url)
             try:
                 results.append(migrate(conn))
             finally:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from state.identities import IdentityRecord, WorkspaceRecord
 from state.store import Store
 from tests.state.test_records import table_columns
+
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
 
 
 def test_the_records_name_every_column_of_their_table(store: Store) -> None:

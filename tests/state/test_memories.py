@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from state.errors import InvalidRequest
 from state.memories import NewMemory
+
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
 
 
 @pytest.mark.parametrize(
@@ -40,6 +44,11 @@ from state.memories import NewMemory
     ],
 )
 def test_create_returns_the_stored_record(store, new):
+    if "\x00" in new.content and getattr(store.conn, "engine", "sqlite") == "postgresql":
+        # PostgreSQL's text cannot hold NUL: the write is refused whole, saying why.
+        with pytest.raises(InvalidRequest, match="NUL"), store.transaction():
+            store.memories.create(new)
+        return
     with store.transaction():
         created = store.memories.create(new)
     stored = store.memories.get(created["id"])

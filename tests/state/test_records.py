@@ -38,8 +38,14 @@ from state.suite_records import (
 from state.update_records import SyncIntentRecord, UpdateAckRecord, UpdateRecord
 from state.upstream_records import ChangeRow, OutboxEntryRecord, UpstreamLinkRecord
 
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
+
 
 def table_columns(store: Store, table: str) -> set[str]:
+    if getattr(store.conn, "engine", "sqlite") == "postgresql":
+        sql = "select column_name from information_schema.columns where table_name = ?"
+        return {row[0] for row in store.conn.execute(sql, (table,))}
     return {row[1] for row in store.conn.execute(f"pragma table_info({table})")}
 
 

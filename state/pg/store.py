@@ -1,0 +1,65 @@
+"""The Store on PostgreSQL: the same repositories over a :class:`PgConnection`, the search
+index of state/pg/search.py, and the migrations of state/pg/migrations (issue #18: a team
+server's store)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from state.config import Settings
+from state.pg.connection import PgConnection
+from state.pg.engine import check_server, masked
+from state.pg.engine import versions as server_versions
+from state.pg.migrations import migrate
+from state.pg.search import PgSearchIndex
+from state.store import Store
+
+
+def is_database_url(location: object) -> bool:
+    """Whether a store location names a PostgreSQL database rather than a SQLite file."""
+    return isinstance(location, str) and location.startswith(("postgresql://", "postgres://"))
+
+
+class PgStore(Store):
+    """Repositories over one PostgreSQL connection. Writes go through ``store.transaction()``,
+    which on this engine also waits for every other process's write (state/pg/connection.py)."""
+
+    conn: PgConnection
+    url = ""  # the database's URL, its password masked
+
+    def search_index(self, conn: Any, settings: Settings) -> Any:
+        return PgSearchIndex(
+            conn.raw,
+            self.embedder,
+            bm25_weight=settings.bm25_weight,
+            vector_weight=settings.vector_weight,
+            vector_mode=settings.vector_mode,
+            reply_lift=settings.reply_lift,
+        )
+
+    @classmethod
+    def open(cls, path: Any, settings: Settings | None = None) -> PgStore:
+        """Connect to the database at URL ``path``, check the server and migrate it (refused,
+        with what to do, when a newer release migrated it)."""
+        conn = PgConnection.open(str(path))
+        try:
+            check_server(conn.raw)
+            migrate(conn.raw)
+            store = cls(conn, settings or Settings())
+        except BaseException:
+            conn.close()
+            raise
+        store.url = masked(str(path))
+        return store
+
+    def versions(self) -> dict[str, str]:
+        return server_versions(self.conn.raw)
+
+    def size_bytes(self) -> int:
+        return int(self.conn.raw.execute("select pg_database_size(current_database())").fetchone()[0])
+
+    def disable_autocheckpoint(self) -> None:
+        """Nothing to do: PostgreSQL checkpoints by itself."""
+
+    def close(self) -> None:
+        self.conn.close()
