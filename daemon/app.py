@@ -24,12 +24,12 @@ from state.group_commit import disable_group_commit, enable_group_commit
 from state.paths import Paths
 from state.secrets import open_secret_store
 from state.setup import ensure_installation
-from state.store import Store
+from state.store import open_store
 
 
 async def _store_context(app: web.Application) -> AsyncIterator[None]:
     paths = app[keys.PATHS]
-    store = Store.open(paths.database, app[keys.SETTINGS])
+    store = open_store(paths, app[keys.SETTINGS])
     secrets = open_secret_store(paths.secrets_file)
     ensure_installation(store, secrets)
     app[keys.STORE] = store

@@ -23,6 +23,7 @@ other jobs untouched. Intervals come from the ``[jobs]`` table of the config fil
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import statistics
@@ -275,15 +276,15 @@ class IndexMerge(SteppedJob):
 def schedule_jobs(
     board: JobBoard,
     services: Services,
-    checkpoint_conn: CheckpointConnection,
+    checkpoint_conn: CheckpointConnection | None,
     vectors: VectorWorker,
     rebuild: IndexRebuild | None = None,
     merge: IndexMerge | None = None,
 ) -> None:
     settings = services.store.settings
 
-    async def wal_checkpoint() -> str:
-        busy, pages, done = await asyncio.to_thread(checkpoint_conn.checkpoint)
+    async def wal_checkpoint(wal: CheckpointConnection) -> str:
+        busy, pages, done = await asyncio.to_thread(wal.checkpoint)
         if busy or pages < CATCH_UP_FRAMES:
             return f"{done}/{pages} pages" + (" (busy)" if busy else "")
         # The WAL restarts only at a write that finds every frame copied, and under steady
@@ -296,7 +297,7 @@ def schedule_jobs(
         # holds one, the restart waits for the next run rather than stalling requests.
         for _ in range(CATCH_UP_PASSES):
             copied = pages
-            busy, pages, done = await asyncio.to_thread(checkpoint_conn.checkpoint)
+            busy, pages, done = await asyncio.to_thread(wal.checkpoint)
             if busy or pages - copied <= CATCH_UP_REST:
                 break
         if busy:
@@ -306,14 +307,17 @@ def schedule_jobs(
         # until the end of this loop turn: commit it first, or the restart always finds the
         # WAL busy under steady writes.
         flush_now(services.store.conn)
-        busy, pages, done = checkpoint_conn.restart_wal()
+        busy, pages, done = wal.restart_wal()
         return (
             f"{done}/{pages} pages, WAL restarted"
             f" ({(time.perf_counter() - started) * 1000:.0f} ms on the event loop)"
             + (" (busy)" if busy else "")
         )
 
-    board.add("wal_checkpoint", wal_checkpoint, settings.checkpoint_seconds)
+    if checkpoint_conn is not None:  # SQLite's WAL (PostgreSQL checkpoints by itself)
+        board.add(
+            "wal_checkpoint", functools.partial(wal_checkpoint, checkpoint_conn), settings.checkpoint_seconds
+        )
     board.add(
         "refresh_startup_items",
         lambda: f"{services.startup.refresh()} installations",
@@ -346,29 +350,37 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
     services = app[keys.SERVICES]
     store.disable_autocheckpoint()
     services.updates.load_shipped()
+    sqlite = store.engine == "sqlite"
     # Never waits for a lock (the truncating checkpoint runs on the event loop).
-    checkpoint_conn = CheckpointConnection(await asyncio.to_thread(connect, app[keys.PATHS].database))
+    checkpoint_conn = (
+        CheckpointConnection(await asyncio.to_thread(connect, app[keys.PATHS].database)) if sqlite else None
+    )
     refresher = CacheRefresher(services)
     services.changes.subscribe(refresher.on_change)
     scheduler = AsyncIOScheduler()
     board = JobBoard(scheduler)
-    rebuild = IndexRebuild(store, services.store.settings)
-    merge = IndexMerge(store)
+    # The FTS5 index's rebuild and merge: the SQLite engine's (PostgreSQL's index is kept
+    # whole by each write and by the server's own maintenance).
+    rebuild = IndexRebuild(store, services.store.settings) if sqlite else None
+    merge = IndexMerge(store) if sqlite else None
     vectors = VectorWorker(store.search)
     vectors.start()
     schedule_jobs(board, services, checkpoint_conn, vectors, rebuild, merge)
     scheduler.start()
     app[keys.SCHEDULER] = scheduler
     app[keys.JOBS] = board
-    app[keys.REBUILD] = rebuild
+    if rebuild is not None:
+        app[keys.REBUILD] = rebuild
     try:
         yield
     finally:
         refresher.cancel()
-        await rebuild.stop()  # before the store closes: a batch in progress ends first
-        await merge.stop()  # likewise a merge step
+        if rebuild is not None and merge is not None:
+            await rebuild.stop()  # before the store closes: a batch in progress ends first
+            await merge.stop()  # likewise a merge step
         await vectors.stop()  # the vectors still pending are made
         scheduler.shutdown(wait=False)
         await services.upstream.close()
         await services.distill.drain()  # a job in progress finishes its batches
-        await asyncio.to_thread(checkpoint_conn.close)  # after a checkpoint still running
+        if checkpoint_conn is not None:
+            await asyncio.to_thread(checkpoint_conn.close)  # after a checkpoint still running

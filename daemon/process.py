@@ -168,7 +168,12 @@ def start_detached(paths: Paths, settings: Settings, *, wait_seconds: float = 20
         stdout=log_handle,
         stderr=subprocess.STDOUT,
         start_new_session=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        # The database URL goes by the environment, not the command line that `ps` shows.
+        env={
+            **os.environ,
+            "PYTHONUNBUFFERED": "1",
+            **({"MEMORYCLOUD_DATABASE_URL": settings.database_url} if settings.database_url else {}),
+        },
     )
     log_handle.close()
     deadline = time.monotonic() + wait_seconds

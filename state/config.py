@@ -178,6 +178,7 @@ def load_settings(path: Path, environ: Mapping[str, str] | None = None) -> Setti
     value is a ``ConfigError`` naming the setting and the file (or the variable)."""
     ensure_config_file(path)
     values = _file_values(path, _parse(path))
+    refuse_stored_password(values.get("database_url"), path)
     origin = {name: f"{path} [{SECTIONS[name]}]" for name in values}
     for name, text in environment_overrides(environ).items():
         values[name] = text
@@ -193,6 +194,18 @@ def load_settings(path: Path, environ: Mapping[str, str] | None = None) -> Setti
         ) from None
 
 
+def refuse_stored_password(url: object, path: Path) -> None:
+    """A database URL in the config file never holds its password: the file is not a secret
+    (it is read by the TUI, copied, backed up). libpq reads PGPASSWORD or ~/.pgpass."""
+    from state.pg.engine import has_password
+
+    if isinstance(url, str) and has_password(url):
+        raise ConfigError(
+            f"{path} [daemon]: database_url holds a password: remove it from the URL and give it"
+            " as PGPASSWORD or in ~/.pgpass (or the whole URL as MEMORYCLOUD_DATABASE_URL)"
+        )
+
+
 def set_setting(path: Path, name: str, raw_value: str) -> Any:
     """Set one setting in the file, keeping comments and layout; return the stored value.
     The value is validated by the model first; the file is replaced atomically, so a failure
@@ -204,7 +217,12 @@ def set_setting(path: Path, name: str, raw_value: str) -> Any:
             + (f"; did you mean {near!r}?" if near else "")
             + f" (known: {', '.join(sorted(NAMES))})"
         )
-    value = getattr(Settings(**{name: raw_value}), name)
+    if name == "database_url":
+        refuse_stored_password(raw_value, path)
+    # A database URL is checked as the cloud role's (the role may be set after it); loading
+    # the file refuses one beside role = "local".
+    context = {"role": "cloud"} if name == "database_url" else {}
+    value = getattr(Settings(**context, **{name: raw_value}), name)
     ensure_config_file(path)
     document = _parse(path)
     section = SECTIONS[name]

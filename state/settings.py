@@ -62,6 +62,15 @@ class Settings(BaseModel):
     role: Literal["local", "cloud"] = _setting(
         "local", "daemon", '"local" (one person, this machine) or "cloud" (serves a team: see the README).'
     )
+    database_url: str = _setting(
+        "",
+        "daemon",
+        "The cloud role's PostgreSQL database (with pgvector), e.g."
+        ' "postgresql://memorycloud@db.example.com:5432/memorycloud"; empty: the SQLite file in'
+        " the state directory. Never a password here: libpq reads PGPASSWORD or ~/.pgpass"
+        ' (README, "Team server on PostgreSQL").',
+        commented=True,
+    )
 
     # [search]
     embedder: str = _setting(
@@ -237,6 +246,21 @@ class Settings(BaseModel):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
 
+    @field_validator("database_url")
+    @classmethod
+    def _database_for_the_cloud_role(cls, value: str, info: ValidationInfo) -> str:
+        """A PostgreSQL URL, and only for the cloud role: one person's companion keeps its
+        SQLite file."""
+        if not value:
+            return value
+        if not value.startswith(("postgresql://", "postgres://")):
+            raise PydanticCustomError("database_url", "a postgresql:// URL (or empty for SQLite)")
+        if info.data.get("role", "local") != "cloud":
+            raise PydanticCustomError(
+                "database_url", 'a PostgreSQL database serves the cloud role only (role = "cloud")'
+            )
+        return value
+
     def with_overrides(self, **overrides: Any) -> Settings:
         """A validated copy with the non-None overrides applied (e.g. ``--host``/``--port``)."""
         values = self.model_dump()
@@ -316,6 +340,10 @@ def describe_error(error: Any) -> str:
     """One pydantic error as a sentence naming the setting: "setting 'port' must be ..."."""
     name = str(error["loc"][0]) if error["loc"] else "?"
     kind, value = error["type"], error.get("input")
+    if name == "database_url" and isinstance(value, str):
+        from state.pg.engine import masked
+
+        value = masked(value)  # never a password in a message or a log
     if kind == "extra_forbidden":
         return f"unknown setting {name!r}"
     if kind in _TYPE_ERRORS:

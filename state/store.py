@@ -17,6 +17,7 @@ from state.embedders import make_embedder
 from state.identities import IdentityRepository
 from state.memories import MemoryRepository
 from state.migrations import migrate
+from state.paths import Paths
 from state.projects import ProjectRepository
 from state.rebuild import plan as plan_rebuilds
 from state.redaction import stop_fts_secure_delete
@@ -79,6 +80,13 @@ class Store:
             raise
         return store
 
+    engine = "sqlite"
+
+    def location(self) -> str:
+        """Where the store is, for people: the SQLite file, or the database URL (masked)."""
+        row = self.conn.execute("pragma database_list").fetchone()
+        return str(row[2]) if row else ""
+
     def transaction(self):  # -> ContextManager[Connection]
         return transaction(self.conn)
 
@@ -104,3 +112,13 @@ class Store:
             log.warning("could not fold the WAL into the database at close: %s", exc)
         finally:
             self.conn.close()
+
+
+def open_store(paths: Paths, settings: Settings) -> Store:
+    """The store these settings name: the PostgreSQL database of ``database_url`` (the cloud
+    role's, state/pg/store.py), else the SQLite file of ``paths``."""
+    if settings.database_url:
+        from state.pg.store import PgStore  # psycopg is an optional dependency
+
+        return PgStore.open(settings.database_url, settings)
+    return Store.open(paths.database, settings)

@@ -10,7 +10,7 @@ from state import tokenize
 from state.db import Connection
 from state.errors import NotFound
 from state.ids import new_id, now_iso
-from state.tokenize import fts_query
+from state.tokenize import fts_query, query_terms
 
 
 def semver_key(version: str) -> tuple:
@@ -330,7 +330,19 @@ class SuiteRecords:
         if tag:
             where.append("exists (select 1 from json_each(s.tags) where value = ?)")
             params.append(tag)
-        if query and (match := fts_query(query)):
+        if query and getattr(self.conn, "engine", "sqlite") == "postgresql" and (terms := query_terms(query)):
+            # The catalog is small: suites holding a query term, those holding more of them
+            # first (not BM25 as on SQLite), then the newest.
+            filters = "".join(f" and {w}" for w in where)
+            rows = self.conn.execute(
+                "select s.* from suite_fts f join suites s on s.slug = f.slug,"
+                " lateral (select count(*) as held from unnest(string_to_array(f.tokens, ' ')) t"
+                " where t = any(?::text[])) m"
+                f" where m.held > 0{filters} order by m.held desc, s.updated_at desc, s.id desc"
+                " limit ? offset ?",
+                (sorted(set(terms)), *params, limit, offset),
+            )
+        elif query and (match := fts_query(query)):
             filters = "".join(f" and {w}" for w in where)
             rows = self.conn.execute(
                 "select s.* from suite_fts f join suites s on s.slug = f.slug"

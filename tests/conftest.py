@@ -86,9 +86,10 @@ ENGINES = ("sqlite", "postgresql")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A test in a module marked ``pytest.mark.both_engines`` that uses the store runs once
-    per engine (its id says which)."""
-    if metafunc.definition.get_closest_marker("both_engines") and "store" in metafunc.fixturenames:
+    """A test in a module marked ``pytest.mark.both_engines`` that uses the store (or the app)
+    runs once per engine (its id says which)."""
+    uses_store = {"store", "api"} & set(metafunc.fixturenames)
+    if metafunc.definition.get_closest_marker("both_engines") and uses_store:
         metafunc.fixturenames.append("engine")
         metafunc.parametrize("engine", ENGINES)
 
@@ -228,6 +229,12 @@ async def start_api(
 
 
 @pytest.fixture
-async def api(aiohttp_client, paths: Paths, migrated_database: Path) -> Api:
+async def api(request: pytest.FixtureRequest, aiohttp_client, paths: Paths, migrated_database: Path) -> Api:
+    """The app on a SQLite file; in a module marked ``both_engines`` also a team server (the
+    cloud role) on a PostgreSQL database."""
+    if _engine(request) == "postgresql":
+        url = request.getfixturevalue("pg_url")
+        settings = Settings(check_responses=True, role="cloud", database_url=url)
+        return await start_api(aiohttp_client, paths, settings=settings)
     seed_database(paths, migrated_database)
     return await start_api(aiohttp_client, paths)

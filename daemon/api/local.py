@@ -52,7 +52,7 @@ async def status(request: web.Request, call: Call) -> dict[str, Any]:
         "uptime_seconds": round(time.time() - app[keys.STARTED_AT], 1),
         "host": settings.host,
         "port": settings.port,
-        "database": str(app[keys.PATHS].database),
+        "database": facts["database"],
         "store_bytes": facts["store_bytes"],
         "versions": facts["versions"],
         "embedder": facts["embedder"],

@@ -34,21 +34,26 @@ def emit(args: argparse.Namespace, data: Any, text: str) -> None:
 
 
 def settings(args: argparse.Namespace, paths: Paths) -> Settings:
-    """The config file's settings with the command line's ``--host/--port/--role`` on top."""
+    """The config file's settings with the command line's ``--host/--port/--role/--database``
+    on top."""
     return load_settings(paths.config_file).with_overrides(
-        host=getattr(args, "host", None), port=getattr(args, "port", None), role=getattr(args, "role", None)
+        host=getattr(args, "host", None),
+        port=getattr(args, "port", None),
+        role=getattr(args, "role", None),
+        database_url=getattr(args, "database", None),
     )
 
 
 def open_store(paths: Paths) -> Store:
     """The store, opened by the CLI itself (commands that work without the daemon), plus the
-    first-start setup (owner key, default workspace)."""
+    first-start setup (owner key, default workspace): the configured one (a cloud role's
+    PostgreSQL database from ``database_url`` or MEMORYCLOUD_DATABASE_URL, else the file)."""
     # Imported here: most commands only talk to the daemon and need none of the store's code.
     from state.secrets import open_secret_store
     from state.setup import ensure_installation
-    from state.store import Store
+    from state.store import open_store as open_configured_store
 
-    store = Store.open(paths.database, load_settings(paths.config_file))
+    store = open_configured_store(paths, load_settings(paths.config_file))
     ensure_installation(store, open_secret_store(paths.secrets_file))
     return store
 
@@ -82,5 +87,12 @@ def add_command(
             choices=("local", "cloud"),
             help="local (default): this machine's agents; cloud: serve a team's"
             " daemons as their upstream (see README, 'Team upstream')",
+        )
+        p.add_argument(
+            "--database",
+            metavar="URL",
+            help="the cloud role's PostgreSQL database, postgresql://USER@HOST/DB (default from"
+            " config or MEMORYCLOUD_DATABASE_URL: the SQLite file); the password comes from"
+            " PGPASSWORD or ~/.pgpass",
         )
     return p

@@ -43,9 +43,11 @@ class LocalAdmin:
         }
 
     def store_facts(self) -> dict[str, Any]:
-        """Size, schema versions, embedder and the search index's rebuild, if one runs."""
+        """Where the store is (its file, or its database URL masked), size, schema versions,
+        embedder and the search index's rebuild, if one runs."""
         store = self.store
         return {
+            "database": store.location(),
             "store_bytes": store.size_bytes(),
             "versions": store.versions(),
             "embedder": {"name": store.embedder.name, "dimension": store.embedder.dimension},

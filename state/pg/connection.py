@@ -55,7 +55,9 @@ def translate(sql: str) -> str:
         if index % 2:
             parts[index] = part.replace("%", "%%")
             continue
-        part = _IS_PLACEHOLDER.sub(lambda m: "is distinct from ?" if m.group(1) else "is not distinct from ?", part)
+        part = _IS_PLACEHOLDER.sub(
+            lambda m: "is distinct from ?" if m.group(1) else "is not distinct from ?", part
+        )
         part = _PLACEHOLDER_IS_NULL.sub(r"cast(? as text)\1", part)
         part = _CROSS_JOIN_ON.sub(r"join \1 on", part)
         part = _LIKE.sub("ilike", part)  # SQLite's LIKE ignores ASCII case; PostgreSQL's does not
@@ -211,7 +213,9 @@ class _ErrorMap:
                 "text with a NUL character (\\u0000) cannot be stored on this server's"
                 " PostgreSQL database: remove it and send the write again"
             )
-        kind = self._sqlite.IntegrityError if isinstance(exc, self._integrity) else self._sqlite.OperationalError
+        kind = (
+            self._sqlite.IntegrityError if isinstance(exc, self._integrity) else self._sqlite.OperationalError
+        )
         error = kind(str(exc).strip())
         error.pg_sqlstate = getattr(exc, "sqlstate", None)  # type: ignore[attr-defined]
         return error

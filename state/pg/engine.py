@@ -26,6 +26,11 @@ def masked(url: str) -> str:
     return _PASSWORD.sub(r"\1***@", url)
 
 
+def has_password(url: str) -> bool:
+    """Whether ``url`` carries a password (``postgresql://user:secret@host/db``)."""
+    return re.search(r"://[^:/@]+:[^@]+@", url) is not None  # "user:@host": none
+
+
 def psycopg_module() -> Any:
     """psycopg, or a clear error when the optional dependency is missing."""
     try:

@@ -25,7 +25,11 @@ class PgStore(Store):
     which on this engine also waits for every other process's write (state/pg/connection.py)."""
 
     conn: PgConnection
+    engine = "postgresql"
     url = ""  # the database's URL, its password masked
+
+    def location(self) -> str:
+        return self.url
 
     def search_index(self, conn: Any, settings: Settings) -> Any:
         return PgSearchIndex(

@@ -81,28 +81,24 @@ ROW_COUNTS = {
 } | {
     "submitted_runs": "select count(*) from adaptive_runs where status = 'submitted'",
     "used_pairing_codes": "select count(*) from pairing_codes where used_at is not null",
-    "plan_statuses": "select group_concat(id || ':' || status, ' ') from"
-    " (select id, status from startup_plans order by id)",
-    "region_records": "select group_concat(record || owners, ' ') from"
-    " (select record, owners from managed_regions order by id)",
+    # string_agg with its order: both engines have it (SQLite from 3.44).
+    "plan_statuses": "select string_agg(id || ':' || status, ' ' order by id) from startup_plans",
+    "region_records": "select string_agg(record || owners, ' ' order by id) from managed_regions",
     "open_conflicts": "select count(*) from conflicts where status = 'open'",
-    "intent_statuses": "select group_concat(id || ':' || status, ' ') from"
-    " (select id, status from sync_intents order by id)",
-    "suite_latest": "select group_concat(slug || ':' || latest_version, ' ') from"
-    " (select slug, latest_version from suites order by slug)",
+    "intent_statuses": "select string_agg(id || ':' || status, ' ' order by id) from sync_intents",
+    "suite_latest": "select string_agg(slug || ':' || latest_version, ' ' order by slug) from suites",
     # a claim extended by its holder or released keeps the row count
-    "claim_states": "select group_concat(id || ':' || expires_at || ':' ||"
-    " coalesce(released_at, '-'), ' ') from"
-    " (select id, expires_at, released_at from claims order by id)",
-    "distill_progress": "select group_concat(id || ':' || status || ':' || done_chunks, ' ') from"
-    " (select id, status, done_chunks from distill_jobs order by id)",
+    "claim_states": "select string_agg(id || ':' || expires_at || ':' || coalesce(released_at, '-'),"
+    " ' ' order by id) from claims",
+    "distill_progress": "select string_agg(id || ':' || status || ':' || done_chunks, ' ' order by id)"
+    " from distill_jobs",
     # Memory Stores: archiving and updating a store, redacting a version keep the counts
-    "store_states": "select group_concat(id || ':' || status || ':' || updated_at, ' ') from"
-    " (select id, status, updated_at from memory_stores order by id)",
+    "store_states": "select string_agg(id || ':' || status || ':' || updated_at, ' ' order by id)"
+    " from memory_stores",
     "redacted_versions": "select count(*) from memory_versions where redacted_at is not null",
     # agent-memory1.0: updating a variable keeps the count
-    "variable_values": "select group_concat(namespace || ':' || name || '=' || value, ' ') from"
-    " (select namespace, name, value from mem1_variables order by 1, 2)",
+    "variable_values": "select string_agg(namespace || ':' || name || '=' || value, ' '"
+    " order by namespace, name) from mem1_variables",
 }
 
 

@@ -12,6 +12,9 @@ from daemon.runtime.memory_forms import FORMS_BY_TYPE
 from tests.daemon.reference_shapes import request_field_names, shape_problems
 from tests.daemon.test_updates_and_sync import publish
 
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
+
 DECISION = {
     "decision": "use SQLite",
     "context": "local daemon",

@@ -7,6 +7,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
+
 
 def _path(url: str) -> str:
     """The path and query of an absolute URL, exactly as returned (no re-encoding)."""

@@ -9,6 +9,9 @@ import pytest
 from daemon import keys
 from daemon.runtime.distill import chunk
 
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
+
 SUITE = {"title": "Persona Lin", "summary": "林老师的教学风格", "license": "CC-BY-4.0"}
 DOCS = [
     {

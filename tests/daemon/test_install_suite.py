@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+import pytest
+
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
+
 SUITE = {
     "title": "Ops Handbook",
     "summary": "运维手册 for the platform team",

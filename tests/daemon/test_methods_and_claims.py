@@ -6,6 +6,9 @@ import pytest
 
 from tests.daemon.test_skills import _served
 
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
+
 
 @pytest.mark.parametrize(
     "message, runtime, expected",

@@ -9,6 +9,9 @@ import pytest
 from tests.daemon.reference_shapes import request_field_names, shape_problems
 from tests.daemon.test_skills import _served
 
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
+
 REFERENCE_QUERY = {
     "user_message": "I got a 409 sync interrupt when writing an event",
     "task": "finish the release notes",

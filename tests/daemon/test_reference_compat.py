@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from tests.contract.world import World
+
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
 
 
 async def test_an_unknown_field_is_named_in_the_answer_and_the_header(api):

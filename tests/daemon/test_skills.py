@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from daemon.api import all_endpoints
+
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
 
 ROUTES = [(e.method, re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", e.path) + "$")) for e in all_endpoints()]
 MENTION = re.compile(r"\b(GET|POST)?\s*(?:\{base\}|http://127\.0\.0\.1:\d+)?(/api/[A-Za-z0-9_/{}<>.-]+)")

@@ -9,6 +9,9 @@ import pytest
 from daemon.runtime.skills import SKILLS
 from tests.daemon.reference_shapes import shape_problems
 
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
+
 SKILL = "memory_brief_reader"  # needs skill:install and memory:read
 
 

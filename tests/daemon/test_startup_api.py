@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
+
 
 @pytest.fixture
 async def binding(api, tmp_path) -> tuple[str, Path]:

@@ -18,6 +18,9 @@ from startup_items.runtimes import RUNTIMES
 from tests.contract import sheet
 from tests.daemon.reference_shapes import request_field_names, shape_problems
 
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
+
 PLANS = "/api/local/startup/plans"
 
 

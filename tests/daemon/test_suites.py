@@ -35,6 +35,9 @@ from state.setup import OWNER_KEY_SECRET
 from tests.daemon.helpers import assert_envelope
 from tests.daemon.test_updates_and_sync import publish
 
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
+
 SUITE_TABLES = ("suites", "suite_versions", "suite_files", "suite_fts")
 SEED_OPENCLAW = {
     "target": "openclaw",

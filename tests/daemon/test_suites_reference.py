@@ -30,6 +30,9 @@ from state.secrets import open_secret_store
 from state.setup import OWNER_KEY_SECRET
 from tests.daemon.test_updates_and_sync import publish
 
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
+
 TYPES = {"string": str, "integer": int, "boolean": bool, "array": list, "object": dict}
 PACKAGE_KEYS = {
     "id": "string",

@@ -20,6 +20,9 @@ from state.secrets import open_secret_store
 from state.setup import OWNER_KEY_SECRET
 from tests.conftest import Api
 
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
+
 
 class Side(Api):
     """One daemon: its test client, owner key, one local agent, and its services."""

@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_engines
+
 SHEET = Path(__file__).resolve().parents[1] / "contract" / "memorycloud-reference-contract.json"
 ENTRIES = {e["id"]: e for e in json.loads(SHEET.read_text(encoding="utf-8"))["endpoints"]}
 

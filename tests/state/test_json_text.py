@@ -12,7 +12,7 @@ from state.json_text import compact, compact_bytes
 VALUES = [
     {"a": 1, "b": [1.5, None, True, False], "text": "记忆云 Größe Встреча", "nested": {"x": ""}},
     [0, -1, 2**63 - 1, 1e-7, 3.141592653589793],
-    "line\nbreak\ttab \"quoted\" back\\slash \u2028 \x00 \x1f",
+    'line\nbreak\ttab "quoted" back\\slash \u2028 \x00 \x1f',
     {},
     [],
 ]

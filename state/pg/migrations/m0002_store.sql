@@ -5,12 +5,16 @@
 -- does, so orders and cursors are the same on both. The full-text and vector indexes are
 -- m0001's; the SQLite engine's index_builds table is kept for the code that reads it.
 
--- SQLite's JSON functions that the repositories' SQL calls, for the paths it uses
+-- SQLite's functions that the repositories' SQL calls: instr, and the JSON ones for the paths it uses
 -- ('$.key', '$.key.key'); json_extract answers text (SQLite's answers a JSON number as a
 -- number: none of the SQL compares one).
 create function json_extract(doc text, path text) returns text
 language sql immutable parallel safe
 as $$ select (doc::jsonb) #>> string_to_array(substr(path, 3), '.') $$;
+
+create function instr(haystack text, needle text) returns integer
+language sql immutable parallel safe
+as $$ select strpos(haystack, needle) $$;
 
 create function json_each(doc text) returns table (value text)
 language sql immutable parallel safe

@@ -1,0 +1,121 @@
+"""`memorycloud daemon run --role cloud --database URL` (issue #18): a real daemon process on a
+real PostgreSQL, and the settings that name the database."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import httpx
+import pytest
+
+from state.config import load_settings, set_setting
+from state.errors import ConfigError
+from state.paths import resolve_paths
+from tests.e2e.conftest import DaemonProcess, cli, free_port
+
+
+def _agent_write_and_search(url: str, key: str, text: str) -> list[dict]:
+    """An agent's AMP session: a context pack, a memory delta, then a search for it."""
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=10) as http:
+        pack = http.post("/api/agent/bootstrap/context", json={"reason": "agent_startup"})
+        assert pack.status_code == 200, pack.text
+        delta = http.post(
+            "/api/agent/memory-delta",
+            headers={"X-AMP-Context-Receipt": pack.json()["receipt_id"]},
+            json={"delta_type": "decision", "summary": text, "importance": 4},
+        )
+        assert delta.status_code == 200, delta.text
+        return _search(http, "pgvector")
+
+
+def _search(http: httpx.Client, query: str) -> list[dict]:
+    found = http.get("/api/agent/search", params={"q": query})
+    assert found.status_code == 200, found.text
+    return found.json()["items"]
+
+
+def test_a_cloud_daemon_keeps_its_store_on_postgresql(pg_url: str, isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    daemon = DaemonProcess(free_port(), isolated_home, extra_args=("--role", "cloud", "--database", pg_url))
+    daemon.start()
+    # The CLI's own store commands find the database in the config (or the environment).
+    config = resolve_paths().config_file
+    set_setting(config, "role", "cloud")
+    set_setting(config, "database_url", pg_url)
+    try:
+        key = json.loads(cli("agent", "add", "team-agent", "--runtime", "codex", "--json").stdout)["api_key"]
+        items = _agent_write_and_search(
+            daemon.url, key, "The team server keeps memories in PostgreSQL with pgvector."
+        )
+        assert len(items) == 1 and "pgvector" in json.dumps(items[0]), items
+        status = json.loads(cli("daemon", "status", "--json").stdout)
+        assert status["database"].startswith("postgresql://") and status["role"] == "cloud"
+    finally:
+        daemon.stop()
+    # The records are in the database, not in a SQLite file beside the config.
+    import psycopg
+
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("select count(*) from memory_records").fetchone()[0] == 1
+        assert conn.execute("select count(*) from memory_search").fetchone()[0] == 1
+    assert not list(isolated_home.rglob("*.db"))
+
+    # A restart finds them again, through the search index on the server.
+    daemon.start()
+    try:
+        with httpx.Client(
+            base_url=daemon.url, headers={"Authorization": f"Bearer {key}"}, timeout=10
+        ) as http:
+            assert len(_search(http, "pgvector")) == 1
+    finally:
+        daemon.stop()
+
+
+def test_the_database_url_can_come_from_the_environment(pg_url: str, isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "MEMORYCLOUD_DATABASE_URL": pg_url, "MEMORYCLOUD_ROLE": "cloud"}
+    daemon = DaemonProcess(free_port(), isolated_home, env=env)
+    daemon.start()
+    try:
+        assert json.loads(cli("daemon", "status", "--json", env=env).stdout)["database"].startswith(
+            "postgresql://"
+        )
+    finally:
+        daemon.stop()
+
+
+def test_a_database_serves_the_cloud_role_only(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cloud role only"):
+        load_settings(tmp_path / "config.toml", {"MEMORYCLOUD_DATABASE_URL": "postgresql://u@db/mc"})
+    settings = load_settings(
+        tmp_path / "config.toml",
+        {"MEMORYCLOUD_DATABASE_URL": "postgresql://u@db/mc", "MEMORYCLOUD_ROLE": "cloud"},
+    )
+    assert settings.database_url == "postgresql://u@db/mc"
+    with pytest.raises(ConfigError, match="postgresql:// URL"):
+        load_settings(
+            tmp_path / "config.toml",
+            {"MEMORYCLOUD_DATABASE_URL": "mysql://u@db/mc", "MEMORYCLOUD_ROLE": "cloud"},
+        )
+
+
+def test_a_password_never_goes_into_the_config_file_nor_into_a_message(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    with pytest.raises(ConfigError, match="holds a password") as refused:
+        set_setting(config, "database_url", "postgresql://u:hunter2@db/mc")
+    assert "hunter2" not in str(refused.value)
+    assert "hunter2" not in (config.read_text() if config.exists() else "")
+    set_setting(config, "role", "cloud")
+    set_setting(config, "database_url", "postgresql://u@db/mc")
+    assert load_settings(config, {}).database_url == "postgresql://u@db/mc"
+    # Put there by hand: refused when read, the password not repeated.
+    config.write_text(config.read_text().replace("postgresql://u@db/mc", "postgresql://u:hunter2@db/mc"))
+    with pytest.raises(ConfigError, match="holds a password") as refused:
+        load_settings(config, {})
+    assert "hunter2" not in str(refused.value)
+    # The environment may carry one (as any libpq URL may); a bad one is named, masked.
+    with pytest.raises(ConfigError) as refused:
+        load_settings(tmp_path / "other.toml", {"MEMORYCLOUD_DATABASE_URL": "postgresql://u:hunter2@db/mc"})
+    assert "hunter2" not in str(refused.value) and "***" in str(refused.value)
