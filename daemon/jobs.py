@@ -29,6 +29,7 @@ import logging
 import statistics
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -79,13 +80,21 @@ class JobState:
 class JobBoard:
     """Runs jobs so that a failure is logged and recorded, never raised into the scheduler."""
 
-    def __init__(self, scheduler: AsyncIOScheduler) -> None:
+    def __init__(self, scheduler: AsyncIOScheduler, store: Store | None = None) -> None:
         self.scheduler = scheduler
         self.states: dict[str, JobState] = {}
+        self.store = store  # whose run_once decides the jobs that run once per team server
+        self.cluster_once: set[str] = set()
 
-    def add(self, name: str, func: JobFunc, seconds: float, *, now: bool = False) -> None:
-        """Run ``func`` every ``seconds`` (the first time at once with ``now``)."""
+    def add(
+        self, name: str, func: JobFunc, seconds: float, *, now: bool = False, cluster_once: bool = False
+    ) -> None:
+        """Run ``func`` every ``seconds`` (the first time at once with ``now``). With
+        ``cluster_once``, a run is skipped while another process on the same database runs
+        the same job (several team-server processes on one PostgreSQL)."""
         self.states[name] = JobState(name, seconds)
+        if cluster_once:
+            self.cluster_once.add(name)
         first = {"next_run_time": datetime.now(UTC)} if now else {}
         self.scheduler.add_job(
             self.run,
@@ -101,10 +110,19 @@ class JobBoard:
     async def run(self, name: str, func: JobFunc) -> None:
         state = self.states[name]
         started = time.perf_counter()
+        once = (
+            self.store.run_once(name)
+            if self.store is not None and name in self.cluster_once
+            else nullcontext(True)
+        )
         try:
-            outcome = func()
-            if inspect.isawaitable(outcome):
-                outcome = await outcome
+            with once as mine:
+                if not mine:
+                    state.last_result = "skipped: another process on this database runs it now"
+                    return
+                outcome = func()
+                if inspect.isawaitable(outcome):
+                    outcome = await outcome
             state.last_result = f"ok: {outcome}" if outcome is not None else "ok"
         except Exception as exc:  # logged and retried at the next interval
             state.failures += 1
@@ -327,6 +345,7 @@ def schedule_jobs(
         "expire_sync_intents",
         lambda: f"{services.gate.expire()} expired",
         settings.expire_sync_intents_minutes * 60,
+        cluster_once=True,
     )
     # Vectors an embedder failed to make (its model server down): the writes were kept.
     board.add("backfill_vectors", vectors.catch_up, BACKFILL_SECONDS)
@@ -334,10 +353,11 @@ def schedule_jobs(
         "poll_updates",
         lambda: f"{services.updates.load_shipped()} new shipped updates",
         settings.poll_updates_minutes * 60,
+        cluster_once=True,
     )
     # With an upstream: check its updates (at poll_updates_minutes, or at once after a
     # notice), resume interrupted writes after the acks, push the outbox and pull changes.
-    board.add("sync_upstream", services.upstream.sync, settings.sync_upstream_seconds)
+    board.add("sync_upstream", services.upstream.sync, settings.sync_upstream_seconds, cluster_once=True)
     if rebuild is not None:
         board.add("rebuild_search_index", rebuild.run, REBUILD_RETRY_SECONDS, now=True)
     if merge is not None:
@@ -358,7 +378,7 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
     refresher = CacheRefresher(services)
     services.changes.subscribe(refresher.on_change)
     scheduler = AsyncIOScheduler()
-    board = JobBoard(scheduler)
+    board = JobBoard(scheduler, store)
     # The FTS5 index's rebuild and merge: the SQLite engine's (PostgreSQL's index is kept
     # whole by each write and by the server's own maintenance).
     rebuild = IndexRebuild(store, services.store.settings) if sqlite else None

@@ -7,6 +7,8 @@ commands that work without the daemon open their own.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from state.amp_records import AmpRecords
@@ -86,6 +88,12 @@ class Store:
         """Where the store is, for people: the SQLite file, or the database URL (masked)."""
         row = self.conn.execute("pragma database_list").fetchone()
         return str(row[2]) if row else ""
+
+    @contextmanager
+    def run_once(self, job: str) -> Iterator[bool]:
+        """Whether this process may run ``job`` now, held while the block runs: always on
+        SQLite (one daemon process per file; PostgreSQL's store answers for its cluster)."""
+        yield True
 
     def transaction(self):  # -> ContextManager[Connection]
         return transaction(self.conn)

@@ -4,6 +4,9 @@ server's store)."""
 
 from __future__ import annotations
 
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from state.config import Settings
@@ -14,10 +17,9 @@ from state.pg.migrations import migrate
 from state.pg.search import PgSearchIndex
 from state.store import Store
 
-
-def is_database_url(location: object) -> bool:
-    """Whether a store location names a PostgreSQL database rather than a SQLite file."""
-    return isinstance(location, str) and location.startswith(("postgresql://", "postgres://"))
+# pg_try_advisory_lock's first key for "a scheduled job" (the letters MCJB); the second is
+# the job name's CRC-32, as a signed 32-bit number.
+JOB_LOCKS = 0x4D434A42
 
 
 class PgStore(Store):
@@ -55,6 +57,19 @@ class PgStore(Store):
             raise
         store.url = masked(str(path))
         return store
+
+    @contextmanager
+    def run_once(self, job: str) -> Iterator[bool]:
+        """Whether no other process on this database runs ``job`` now: a session advisory lock
+        named after the job, taken without waiting and released when the block ends (or
+        when this process's connection goes, if it dies)."""
+        key = (JOB_LOCKS, zlib.crc32(job.encode("utf-8")) - 2**31)
+        mine = bool(self.conn.raw.execute("select pg_try_advisory_lock(%s, %s)", key).fetchone()[0])
+        try:
+            yield mine
+        finally:
+            if mine:
+                self.conn.raw.execute("select pg_advisory_unlock(%s, %s)", key)
 
     def versions(self) -> dict[str, str]:
         return server_versions(self.conn.raw)
