@@ -18,6 +18,7 @@ from daemon.api.mcp_http import mcp_context
 from daemon.endpoints import wrap
 from daemon.jobs import jobs_context
 from daemon.middleware import commit_middleware, error_middleware, guard_middleware
+from daemon.rate_limit import KeyRateLimiter
 from daemon.runtime.services import Services
 from state.config import Settings
 from state.group_commit import disable_group_commit, enable_group_commit
@@ -56,6 +57,8 @@ def create_app(settings: Settings, paths: Paths) -> web.Application:
     )
     app[keys.SETTINGS] = settings
     app[keys.PATHS] = paths
+    if settings.role == "cloud" and settings.rate_limit_per_minute > 0:
+        app[keys.RATE_LIMITER] = KeyRateLimiter(settings.rate_limit_per_minute)
     endpoints = all_endpoints(settings.role, settings.serve_sync_extension)
     app[keys.ENDPOINTS] = endpoints
     app[keys.DIALECTS] = all_dialects()

@@ -224,6 +224,9 @@ def wrap(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResp
     async def handle(request: web.Request) -> web.StreamResponse:
         identity = authenticate(request, endpoint.auth)
         authorize(endpoint, identity)
+        limiter = request.app.get(keys.RATE_LIMITER)
+        if limiter is not None and identity is not None and identity["kind"] != "owner":
+            limiter.admit(identity["id"])
         for before in request.app[keys.DIALECTS].before_request:  # daemon/dialects.py
             before(request, endpoint)
         key = _idempotency_key(request, identity) if endpoint.idempotent else None

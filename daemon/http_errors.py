@@ -21,6 +21,7 @@ STATUS: dict[type[errors.MemoryCloudError], int] = {
     errors.PayloadTooLarge: 413,
     errors.ValidationFailed: 422,  # like FastAPI-based AMP servers
     errors.BootstrapRequired: 428,  # AMP: a memory delta without a usable receipt
+    errors.RateLimited: 429,  # the cloud role's per-caller budget (daemon/rate_limit.py)
     errors.ConfigError: 500,
     errors.StoreUnavailable: 503,
     errors.StorageFull: 507,

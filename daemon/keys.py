@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from daemon.rate_limit import KeyRateLimiter
 from daemon.runtime.services import Services
 from state.config import Settings
 from state.paths import Paths
@@ -22,6 +23,7 @@ SETTINGS = web.AppKey("settings", Settings)
 PATHS = web.AppKey("paths", Paths)
 STORE = web.AppKey("store", Store)
 SERVICES = web.AppKey("services", Services)
+RATE_LIMITER: web.AppKey[KeyRateLimiter] = web.AppKey("rate_limiter")  # the cloud role's
 ENDPOINTS: web.AppKey[list[Endpoint]] = web.AppKey("endpoints")  # for /api/protocol/schema
 STARTED_AT = web.AppKey("started_at", float)
 SCHEDULER = web.AppKey("scheduler", AsyncIOScheduler)

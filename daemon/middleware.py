@@ -129,7 +129,10 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         extra = {k: v for k, v in detail.items() if k != "error"} if isinstance(detail, dict) else None
         if detail is None and exc.details:
             detail = {"message": exc.message, **exc.details}
-        return error_response(request, http_status(exc), exc.code, exc.message, detail, extra)
+        response = error_response(request, http_status(exc), exc.code, exc.message, detail, extra)
+        if "retry_after_seconds" in exc.details:  # RFC 9110: when to try again (a 429)
+            response.headers["Retry-After"] = str(exc.details["retry_after_seconds"])
+        return response
     except web.HTTPException as exc:
         if exc.status < 400:
             raise

@@ -63,6 +63,13 @@ class PayloadTooLarge(MemoryCloudError):
     code = "payload_too_large"
 
 
+class RateLimited(MemoryCloudError):
+    """The caller spent its request budget (the cloud role's rate limit); ``details`` says
+    when to try again (``retry_after_seconds``)."""
+
+    code = "rate_limited"
+
+
 class BootstrapRequired(MemoryCloudError):
     """A memory delta came without a usable context receipt (AMP: 428)."""
 

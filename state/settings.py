@@ -62,6 +62,15 @@ class Settings(BaseModel):
     role: Literal["local", "cloud"] = _setting(
         "local", "daemon", '"local" (one person, this machine) or "cloud" (serves a team: see the README).'
     )
+    rate_limit_per_minute: int = _setting(
+        1200,
+        "daemon",
+        "The cloud role's budget of requests per agent key and minute (up to a minute's worth"
+        " at once; the owner is not limited; per daemon process); 0 turns it off. A local"
+        " daemon has none.",
+        ge=0,
+        commented=True,
+    )
     database_url: str = _setting(
         "",
         "daemon",
