@@ -14,7 +14,19 @@ import argparse
 import sys
 
 from daemon import __version__
-from daemon.cli import agents, config, doctor, lifecycle, mcp, service, startup, stores, updates, upstream
+from daemon.cli import (
+    agents,
+    config,
+    doctor,
+    lifecycle,
+    mcp,
+    migrate,
+    service,
+    startup,
+    stores,
+    updates,
+    upstream,
+)
 from state.errors import MemoryCloudError
 from state.paths import resolve_paths
 
@@ -30,7 +42,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"memorycloud {__version__}")
     parser.set_defaults(func=lifecycle.cmd_tui)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for group in (lifecycle, agents, doctor, config, startup, updates, stores, upstream, service, mcp):
+    for group in (
+        lifecycle,
+        agents,
+        doctor,
+        config,
+        startup,
+        updates,
+        stores,
+        upstream,
+        service,
+        mcp,
+        migrate,
+    ):
         group.add_commands(sub)
     lifecycle.add_tui_command(sub)
     return parser
