@@ -33,15 +33,22 @@ from state import tokenize
 from state.embedders import Embedder, serialize
 from state.search import (
     MAX_CJK_CHAR_SHARE,
+    MAX_RANKED_MATCHES,
     MIN_COMMON_RECORDS,
     MIN_VECTOR_SIMILARITY,
+    NEWEST_COMMON_MATCHES,
+    RARE_TERMS_BUDGET,
     SearchHit,
     fuse,
     resolved_mode,
+    split_rare_terms,
 )
 
 K1 = 1.2
 B = 0.75
+# The HNSW scan's candidate list (pgvector's hnsw.ef_search; its default is 40): at least
+# twice the records a KNN asks for (the fused search asks for 50).
+HNSW_EF_SEARCH = 100
 
 # BM25 of the matching records of the namespaces, in SQL: the tsvector's GIN index finds
 # them, each query term's weighted frequency is read from the record's ``freqs``, and FTS5's
@@ -49,20 +56,39 @@ B = 0.75
 # at 10k records: bench/RESULTS.md, "search on PostgreSQL against SQLite".)
 # Equal scores go to the newer record, as in the SQLite engine; scores are compared rounded
 # to 9 decimals, since the sum's order (and so its last bits) is PostgreSQL's to choose.
-_BM25 = """
+_SCORED = """
 select seq, score from (
     select s.seq,
            sum(q.idf * (f.freq * (%(k1)s + 1))
                / (f.freq + %(k1)s * (1 - %(b)s + %(b)s * s.doc_length / %(avgdl)s))) as score
-    from memory_search s
+    from {records}
     cross join unnest(%(terms)s::text[], %(idfs)s::float8[]) as q(term, idf)
     cross join lateral (select (s.freqs ->> q.term)::float8 as freq) f
-    where s.namespace = any(%(namespaces)s) and s.tokens @@ %(query)s::tsquery and f.freq is not null
+    where {matching} and f.freq is not null
     group by s.seq
 ) scored
 order by round(score::numeric, 9) desc, seq desc
 limit %(limit)s
 """
+_BM25 = _SCORED.format(
+    records="memory_search s", matching="s.namespace = any(%(namespaces)s) and s.tokens @@ %(query)s::tsquery"
+)
+# The bounded set of state/search.py (MAX_RANKED_MATCHES), the same records: every record
+# holding a rare term, and the newest NEWEST_COMMON_MATCHES holding only common ones.
+_NEWEST_COMMON = (
+    "(select seq from memory_search where namespace = any(%(namespaces)s) and tokens @@ %(common)s::tsquery"
+    " {besides} order by seq desc limit %(newest)s)"
+)
+_BM25_BOUNDED = _SCORED.format(
+    records="(select seq from memory_search where namespace = any(%(namespaces)s)"
+    " and tokens @@ %(rare)s::tsquery union "
+    + _NEWEST_COMMON.format(besides="and not tokens @@ %(rare)s::tsquery")
+    + ") c join memory_search s on s.seq = c.seq",
+    matching="true",
+)
+_BM25_COMMON_ONLY = _SCORED.format(
+    records=f"{_NEWEST_COMMON.format(besides='')} c join memory_search s on s.seq = c.seq", matching="true"
+)
 
 
 def pgvector_text(embedding: list[float]) -> str | None:
@@ -236,19 +262,29 @@ class PgSearchIndex:
         holding = dict(
             self.conn.execute("select term, docs from search_terms where term = any(%s)", (terms,)).fetchall()
         )
-        rows = self.conn.execute(
-            _BM25,
-            {
-                "k1": K1,
-                "b": B,
-                "avgdl": total / documents,
-                "terms": terms,
-                "idfs": [idf(documents, holding.get(term, 0)) for term in terms],
-                "namespaces": namespaces,
-                "query": tsquery_literal(terms),
-                "limit": limit,
-            },
-        ).fetchall()
+        params = {
+            "k1": K1,
+            "b": B,
+            "avgdl": total / documents,
+            "terms": terms,
+            "idfs": [idf(documents, holding.get(term, 0)) for term in terms],
+            "namespaces": namespaces,
+            "query": tsquery_literal(terms),
+            "limit": limit,
+            "newest": NEWEST_COMMON_MATCHES,
+        }
+        sql = _BM25
+        # As the SQLite engine: past MAX_RANKED_MATCHES matches, a bounded set is ranked.
+        if min(sum(holding.get(term, 0) for term in terms), documents) > MAX_RANKED_MATCHES:
+            rare, common = split_rare_terms(terms, holding, RARE_TERMS_BUDGET)
+            if common:
+                params["common"] = tsquery_literal(common)
+                if rare:
+                    params["rare"] = tsquery_literal(rare)
+                    sql = _BM25_BOUNDED
+                else:
+                    sql = _BM25_COMMON_ONLY
+        rows = self.conn.execute(sql, params).fetchall()
         return [(row[0], float(row[1])) for row in rows]
 
     def _knn(
@@ -258,13 +294,33 @@ class PgSearchIndex:
         first, without those below MIN_VECTOR_SIMILARITY (noise)."""
         if not self._has_vectors():
             return []
-        where = "namespace = any(%(namespaces)s)" + (" and seq = any(%(among)s)" if among is not None else "")
+        if among is not None:  # a rerank: the exact distances of a few records
+            sql = (
+                "select seq, embedding <=> %(vector)s::vector as distance from memory_vectors"
+                " where namespace = any(%(namespaces)s) and seq = any(%(among)s) order by distance, seq"
+                " limit %(limit)s"
+            )
+        else:
+            # Ordered by the distance alone, so that the HNSW index answers (a second sort
+            # key made it read every vector: 320 ms at 100k); ties ordered by seq after.
+            self._search_width(limit)
+            sql = (
+                "select seq, distance from (select seq, embedding <=> %(vector)s::vector as distance"
+                " from memory_vectors where namespace = any(%(namespaces)s)"
+                " order by embedding <=> %(vector)s::vector limit %(limit)s) nearest order by distance, seq"
+            )
         rows = self.conn.execute(
-            f"select seq, embedding <=> %(vector)s::vector as distance from memory_vectors where {where}"
-            " order by distance, seq limit %(limit)s",
-            {"vector": vector, "namespaces": namespaces, "among": among, "limit": limit},
+            sql, {"vector": vector, "namespaces": namespaces, "among": among, "limit": limit}
         ).fetchall()
         return [seq for seq, distance in rows if 1.0 - distance >= MIN_VECTOR_SIMILARITY]
+
+    def _search_width(self, limit: int) -> None:
+        """HNSW returns at most ``hnsw.ef_search`` records (40 by default): at least the page
+        asked for, and twice that for recall."""
+        # Set at each scan (one round trip): a value set inside a transaction that rolls
+        # back would not stay, so none is remembered.
+        width = max(HNSW_EF_SEARCH, 2 * limit)
+        self.conn.execute("select set_config('hnsw.ef_search', %s, false)", (str(width),))
 
     def query_vector(self, query: str) -> str | None:
         """The query's vector (weighted by the index's statistics where the embedder can), or

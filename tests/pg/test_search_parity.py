@@ -113,6 +113,31 @@ def test_bm25_gives_the_same_records_in_the_same_order_with_the_same_scores(engi
     assert compared > 150  # most questions match something
 
 
+def test_a_bounded_set_is_ranked_alike_past_the_budget(engines, monkeypatch):
+    """Past MAX_RANKED_MATCHES both engines rank the same bounded set (the records holding a
+    rare term and the newest holding only common ones): budgets made small so that most
+    questions take that path on this small store."""
+    import state.pg.search as pg_search
+    import state.search as sqlite_search
+
+    for module in (sqlite_search, pg_search):
+        monkeypatch.setattr(module, "MAX_RANKED_MATCHES", 20)
+        monkeypatch.setattr(module, "NEWEST_COMMON_MATCHES", 15)
+        monkeypatch.setattr(module, "RARE_TERMS_BUDGET", 10)
+    store, index = engines
+    bounded = 0
+    for namespace, question in _questions():
+        terms = store.search._bm25_terms(question)
+        frequencies, total = store.search.terms(terms)
+        bounded += min(sum(frequencies.values()), total) > 20
+        ours = store.search._bm25_ranked(terms, [namespace], 10)
+        theirs = index.bm25(terms, [namespace], 10)
+        assert [seq for seq, _ in theirs] == [seq for seq, _ in ours] or _ties_only(ours, theirs), question
+        for (_, a), (_, b) in zip(ours, theirs, strict=True):
+            assert b == pytest.approx(a, rel=1e-6), question
+    assert bounded > 100
+
+
 def _ties_only(ours: list[tuple[int, float]], theirs: list[tuple[int, float]]) -> bool:
     """The same records with the same scores, only equal scores in another order."""
     by_score = lambda ranked: sorted((round(score, 9), seq) for seq, score in ranked)  # noqa: E731
