@@ -21,10 +21,10 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from state.errors import InvalidRequest, StoreUnavailable
+from state.pg.migrations import known
 from state.pg.store import PgStore
 from state.search import record_text
 from state.store import Store
@@ -68,9 +68,15 @@ Progress = Callable[[TableCopy], None]
 
 
 def table_order() -> list[str]:
-    """The PostgreSQL schema's tables in creation order (each after those it references)."""
-    sql = (resources.files("state.pg.migrations") / "m0002_store.sql").read_text(encoding="utf-8")
-    return [name for name in re.findall(r"^create table (\w+)", sql, re.MULTILINE) if name not in SKIPPED]
+    """The PostgreSQL schema's store tables in creation order (each after those it references);
+    not the search index's (m0001), which the copy fills by indexing the records."""
+    sql = "\n".join(text for _, _, text in known())
+    search_tables = set(re.findall(r"^create table (\w+)", known()[0][2], re.MULTILINE))  # m0001's own
+    return [
+        name
+        for name in re.findall(r"^create table (\w+)", sql, re.MULTILINE)
+        if name not in SKIPPED and name not in search_tables
+    ]
 
 
 class StoreCopy:
