@@ -134,8 +134,11 @@ def connect_laptop(tmp_path: Path, cloud: Node, **settings: str) -> Node:
 
 @pytest.fixture
 def laptop(tmp_path: Path, cloud: Node) -> Iterator[Node]:
-    """Syncs when told to (`memorycloud upstream sync`) or 1 s after a local AMP write."""
-    node = connect_laptop(tmp_path, cloud, sync_upstream_seconds="3600")
+    """Syncs when told to (`memorycloud upstream sync`) or 1 s after a local AMP write. Its
+    requests may take 10 s: with connect_laptop's 1 s, a loaded machine (the whole suite on two
+    workers) timed out the sync that a local write starts, and the change waited out its
+    2 s backoff while the test's own syncs ran (the edit-on-both test found no conflict, once)."""
+    node = connect_laptop(tmp_path, cloud, sync_upstream_seconds="3600", upstream_timeout_seconds="10")
     yield node
     node.stop()
 

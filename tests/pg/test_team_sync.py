@@ -15,7 +15,7 @@ from tests.e2e.test_upstream import Node, sync
 
 def _laptop(home: Path, server: Node, name: str) -> Node:
     """A person's daemon, paired with ``server`` (syncs when told to)."""
-    laptop = Node(home, settings={"upstream_timeout_seconds": "1", "sync_upstream_seconds": "3600"})
+    laptop = Node(home, settings={"upstream_timeout_seconds": "10", "sync_upstream_seconds": "3600"})
     code = server.cli("agent", "pair", "--name", name, "--runtime", "memorycloud_companion")
     status = laptop.cli("upstream", "connect", server.url, "--pairing-code", code["pairing_code"])
     assert status["connected"] and status["sync_extension"], status
