@@ -90,6 +90,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     runs once per engine (its id says which)."""
     uses_store = {"store", "api"} & set(metafunc.fixturenames)
     if metafunc.definition.get_closest_marker("both_engines") and uses_store:
+        own = [name for name in ("store", "api") if hasattr(metafunc.module, name)]
+        if own:  # its own fixture would run both variants on SQLite
+            raise pytest.UsageError(
+                f"{metafunc.module.__name__} is marked both_engines but defines its own {own[0]} fixture"
+            )
         metafunc.fixturenames.append("engine")
         metafunc.parametrize("engine", ENGINES)
 

@@ -33,9 +33,6 @@ from tests.daemon.helpers import (
 )
 from tests.daemon.test_updates_and_sync import blocked_write, publish
 
-# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
-pytestmark = pytest.mark.both_engines
-
 SKILL = "skill:install"
 INTENTS = "/api/agent/sync-intents"
 

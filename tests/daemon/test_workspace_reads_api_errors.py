@@ -14,9 +14,6 @@ import pytest
 from tests.daemon import helpers
 from tests.daemon.helpers import AUTH_VARIANTS, GUARD, READ, Ep, base_world, fill, send, world_fixtures
 
-# The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
-pytestmark = pytest.mark.both_engines
-
 READS = {
     "workspaces": Ep("GET", "/api/me/workspaces"),
     "me_map": Ep("GET", "/api/me/memory-map", scope=READ),
