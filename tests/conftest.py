@@ -6,6 +6,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -148,20 +149,29 @@ def pg_template(pg_server: Any) -> str:
     return name
 
 
-@pytest.fixture
-def pg_url(pg_server: Any, pg_template: str) -> Iterator[str]:
-    """The URL of a new database on the test server, migrated (dropped afterwards)."""
+@contextmanager
+def new_database(pg_server: Any, template: str | None = None) -> Iterator[str]:
+    """The URL of a new database on the test server (a copy of ``template``, else empty),
+    dropped when the block ends."""
     import psycopg
 
     name = f"t_{uuid.uuid4().hex[:16]}"
     admin_url = pg_server.get_uri()
+    copy = f' template "{template}"' if template else ""
     with psycopg.connect(admin_url, autocommit=True) as admin:
-        admin.execute(f'create database "{name}" template "{pg_template}"')
+        admin.execute(f'create database "{name}"{copy}')
     try:
         yield _database_url(admin_url, name)
     finally:
         with psycopg.connect(admin_url, autocommit=True) as admin:
             admin.execute(f'drop database if exists "{name}" with (force)')
+
+
+@pytest.fixture
+def pg_url(pg_server: Any, pg_template: str) -> Iterator[str]:
+    """The URL of a new database on the test server, migrated (dropped afterwards)."""
+    with new_database(pg_server, pg_template) as url:
+        yield url
 
 
 class Api:

@@ -4,29 +4,19 @@ start from an empty database, to see what migrating it does."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.conftest import _database_url
+from tests.conftest import new_database
 
 
 @pytest.fixture
 def pg_empty_url(pg_server: Any) -> Iterator[str]:
     """The URL of a new, empty database on the test server (dropped afterwards)."""
-    import psycopg
-
-    name = f"t_{uuid.uuid4().hex[:16]}"
-    admin_url = pg_server.get_uri()
-    with psycopg.connect(admin_url, autocommit=True) as admin:
-        admin.execute(f'create database "{name}"')
-    try:
-        yield _database_url(admin_url, name)
-    finally:
-        with psycopg.connect(admin_url, autocommit=True) as admin:
-            admin.execute(f'drop database if exists "{name}" with (force)')
+    with new_database(pg_server) as url:
+        yield url
 
 
 @pytest.fixture
