@@ -50,9 +50,12 @@ class Store:
         self.suites = SuiteRecords(conn)
         self.upstream = UpstreamRecords(conn)
 
+    # This engine's search index (the PostgreSQL store's is state/pg/search.py's).
+    index_type: type = SearchIndex
+
     def search_index(self, conn: Connection, settings: Settings) -> SearchIndex:
-        """This engine's search index (the PostgreSQL store's is state/pg/search.py's)."""
-        return SearchIndex(
+        """The search index over ``conn``, weighted and tuned by ``settings``."""
+        return self.index_type(
             conn,
             self.embedder,
             bm25_weight=settings.bm25_weight,

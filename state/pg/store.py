@@ -33,15 +33,10 @@ class PgStore(Store):
     def location(self) -> str:
         return self.url
 
+    index_type = PgSearchIndex
+
     def search_index(self, conn: Any, settings: Settings) -> Any:
-        return PgSearchIndex(
-            conn.raw,
-            self.embedder,
-            bm25_weight=settings.bm25_weight,
-            vector_weight=settings.vector_weight,
-            vector_mode=settings.vector_mode,
-            reply_lift=settings.reply_lift,
-        )
+        return super().search_index(conn.raw, settings)  # it speaks psycopg itself
 
     @classmethod
     def open(cls, path: Any, settings: Settings | None = None) -> PgStore:

@@ -67,3 +67,36 @@ def test_a_bad_url_says_where_without_the_password():
         connect("postgresql://me:secret@127.0.0.1:1/nothing")
     assert masked("postgresql://me:secret@host/db") == "postgresql://me:***@host/db"
     assert masked("postgresql://me@host/db") == "postgresql://me@host/db"
+
+
+def test_a_version_and_its_redaction_reach_the_feed_and_the_outbox(pg_url):
+    """m0002's trigger function, as the SQLite engine's four triggers: every new version and
+    redaction in the changes feed; in the outbox too on a daemon with an upstream, for the
+    synced workspace and memory stores only."""
+    from state.config import Settings
+    from state.memories import NewMemory
+    from state.pg.store import PgStore
+
+    store = PgStore.open(pg_url, Settings())
+    try:
+        with store.transaction():
+            store.upstream.put(local_workspace_id="wsp_synced")
+            kept = store.memories.create(
+                NewMemory(namespace="wsp_synced", kind="fact", content="a", source="t")
+            )
+            store.memories.create(NewMemory(namespace="wsp_other", kind="fact", content="b", source="t"))
+        with store.transaction():
+            store.conn.execute(
+                "update memory_versions set redacted_at = '2026-12-06T00:00:00.000Z', content = null"
+                " where memory_id = ?",
+                (kept["id"],),
+            )
+        feed = store.conn.execute("select memory_id, change from sync_changelog order by seq").fetchall()
+        assert [tuple(r) for r in feed][-1] == (kept["id"], "redaction")
+        assert [r[1] for r in feed] == ["version", "version", "redaction"]
+        outbox = store.conn.execute(
+            "select memory_id, operation, content_sha256 is not null from upstream_outbox order by seq"
+        ).fetchall()
+        assert [tuple(r) for r in outbox] == [(kept["id"], "created", False), (kept["id"], "redacted", True)]
+    finally:
+        store.close()

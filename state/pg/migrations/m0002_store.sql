@@ -518,18 +518,23 @@ create index sync_intents_identity on sync_intents (identity_id, status);
 create index upstream_outbox_memory on upstream_outbox (memory_id, status);
 create index upstream_outbox_status on upstream_outbox (status, seq);
 
--- A memory's new version goes into the changes feed, and, on a daemon paired with an
--- upstream, into the outbox when it is in the synced workspace or a memory store (the
--- SQLite engine's four triggers, as one function per event).
-create function memory_version_inserted() returns trigger
+-- A memory's new version, or a version's redaction, goes into the changes feed, and, on a
+-- daemon paired with an upstream, into the outbox when it is in the synced workspace or a
+-- memory store (the SQLite engine's four triggers, as one function for both events).
+create function memory_version_changed() returns trigger
 language plpgsql
 as $$
+declare
+    redaction boolean := tg_op = 'UPDATE';
+    happened text := case when tg_op = 'UPDATE' then new.redacted_at else new.created_at end;
 begin
     insert into sync_changelog (memory_id, version, change, content_sha256, created_at)
-    values (new.memory_id, new.version, 'version', new.content_sha256, new.created_at);
+    values (new.memory_id, new.version, case when redaction then 'redaction' else 'version' end,
+            new.content_sha256, happened);
     if exists (select 1 from upstream_state where key = 'local_workspace_id') then
-        insert into upstream_outbox (memory_id, version, operation, created_at)
-        select new.memory_id, new.version, new.operation, new.created_at
+        insert into upstream_outbox (memory_id, version, operation, content_sha256, created_at)
+        select new.memory_id, new.version, case when redaction then 'redacted' else new.operation end,
+               case when redaction then new.content_sha256 end, happened
         from memory_records r where r.id = new.memory_id and (
             r.namespace = (select value from upstream_state where key = 'local_workspace_id')
             or r.namespace like 'memstore\_%');
@@ -539,28 +544,11 @@ end
 $$;
 
 create trigger memory_version_inserted after insert on memory_versions
-for each row execute function memory_version_inserted();
-
-create function memory_version_redacted() returns trigger
-language plpgsql
-as $$
-begin
-    insert into sync_changelog (memory_id, version, change, content_sha256, created_at)
-    values (new.memory_id, new.version, 'redaction', new.content_sha256, new.redacted_at);
-    if exists (select 1 from upstream_state where key = 'local_workspace_id') then
-        insert into upstream_outbox (memory_id, version, operation, content_sha256, created_at)
-        select new.memory_id, new.version, 'redacted', new.content_sha256, new.redacted_at
-        from memory_records r where r.id = new.memory_id and (
-            r.namespace = (select value from upstream_state where key = 'local_workspace_id')
-            or r.namespace like 'memstore\_%');
-    end if;
-    return null;
-end
-$$;
+for each row execute function memory_version_changed();
 
 create trigger memory_version_redacted after update of redacted_at on memory_versions
 for each row when (new.redacted_at is not null and old.redacted_at is null)
-execute function memory_version_redacted();
+execute function memory_version_changed();
 
 -- The memory-suite catalog's full-text rows (the SQLite engine's suite_fts, an FTS5 table):
 -- the tokenizer's tokens of each suite, matched as a tsvector (state/suite_records.py).
