@@ -48,6 +48,26 @@ async def _store_context(app: web.Application) -> AsyncIterator[None]:
         store.close()
 
 
+async def _feed_context(app: web.Application) -> AsyncIterator[None]:
+    """Waiting pulls (GET /api/sync/changes?wait=N): woken by the other processes' commits on
+    PostgreSQL (LISTEN); on shutdown they answer at once (on_shutdown runs before aiohttp
+    waits for the requests in progress)."""
+    waiters = app[keys.SERVICES].feed.waiters
+    listener = app[keys.STORE].feed_listener(waiters.wake)
+    if listener is not None:
+        listener.start()
+    try:
+        yield
+    finally:
+        waiters.close()
+        if listener is not None:
+            await listener.stop()
+
+
+async def _end_waiting_pulls(app: web.Application) -> None:
+    app[keys.SERVICES].feed.waiters.close()
+
+
 def create_app(settings: Settings, paths: Paths) -> web.Application:
     """A configured daemon application; the store opens when the app starts."""
     paths.ensure()
@@ -65,6 +85,8 @@ def create_app(settings: Settings, paths: Paths) -> web.Application:
     for endpoint in endpoints:
         app.router.add_route(endpoint.method, endpoint.path, wrap(endpoint))
     app.cleanup_ctx.append(_store_context)
+    app.cleanup_ctx.append(_feed_context)
+    app.on_shutdown.append(_end_waiting_pulls)
     app.cleanup_ctx.append(jobs_context)
     app.cleanup_ctx.append(mcp_context)
     return app

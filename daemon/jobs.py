@@ -387,6 +387,7 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
     vectors.start()
     schedule_jobs(board, services, checkpoint_conn, vectors, rebuild, merge)
     scheduler.start()
+    services.upstream.follower.start()  # pulls as soon as the upstream has changes
     app[keys.SCHEDULER] = scheduler
     app[keys.JOBS] = board
     if rebuild is not None:

@@ -149,6 +149,13 @@ class Settings(BaseModel):
         "Timeout of one request to the upstream, in seconds (local requests never wait for it).",
         gt=0,
     )
+    follow_upstream: bool = _setting(
+        True,
+        "sync",
+        "Pull an upstream's changes as they happen: one request waits there for the next"
+        " change (upstreams that allow it: a companion in the cloud role). false: at each"
+        " sync round only (sync_upstream_seconds, and after local writes).",
+    )
     serve_sync_extension: bool = _setting(
         True,
         "sync",

@@ -7,9 +7,10 @@ commands that work without the daemon open their own.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from state.amp_records import AmpRecords
 from state.config import Settings
@@ -97,6 +98,12 @@ class Store:
         """Whether this process may run ``job`` now, held while the block runs: always on
         SQLite (one daemon process per file; PostgreSQL's store answers for its cluster)."""
         yield True
+
+    def feed_listener(self, on_change: Callable[[str | None], None]) -> Any:
+        """What tells this process of changes other processes commit, as they commit (an
+        object with ``start()`` and ``async stop()``), or None: on SQLite there is none
+        (daemon/runtime/feed_waiters.py reads the newest cursor instead)."""
+        return None
 
     def transaction(self):  # -> ContextManager[Connection]
         return transaction(self.conn)

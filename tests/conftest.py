@@ -87,17 +87,28 @@ ENGINES = ("sqlite", "postgresql")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A test in a module marked ``pytest.mark.both_engines`` that uses the store (or the app)
-    runs once per engine (its id says which)."""
-    uses_store = {"store", "api"} & set(metafunc.fixturenames)
+    """A test in a module marked ``pytest.mark.both_engines`` that uses the store (or the app,
+    or asks for ``engine`` itself: a team server of its own, see :func:`cloud_settings`) runs
+    once per engine (its id says which)."""
+    uses_store = {"store", "api", "engine"} & set(metafunc.fixturenames)
     if metafunc.definition.get_closest_marker("both_engines") and uses_store:
         own = [name for name in ("store", "api") if hasattr(metafunc.module, name)]
         if own:  # its own fixture would run both variants on SQLite
             raise pytest.UsageError(
                 f"{metafunc.module.__name__} is marked both_engines but defines its own {own[0]} fixture"
             )
-        metafunc.fixturenames.append("engine")
+        if "engine" not in metafunc.fixturenames:
+            metafunc.fixturenames.append("engine")
         metafunc.parametrize("engine", ENGINES)
+
+
+def cloud_settings(request: pytest.FixtureRequest, **settings: Any) -> Settings:
+    """Settings of a team server (the cloud role) on this test's engine: its own PostgreSQL
+    database when the test runs on ``postgresql`` (a fixture that calls this asks for
+    ``engine``), else a SQLite file."""
+    if _engine(request) == "postgresql":
+        settings["database_url"] = request.getfixturevalue("pg_url")
+    return Settings(role="cloud", **settings)
 
 
 def _engine(request: pytest.FixtureRequest) -> str:

@@ -18,6 +18,7 @@ from daemon.responses.sync_feed import (
     SyncRecordChangeAnswer,
     SyncRedactionAnswer,
 )
+from daemon.runtime.sync_feed import MAX_WAIT_SECONDS
 from daemon.validation import Query
 
 
@@ -58,10 +59,21 @@ async def info(request: web.Request, call: Call) -> dict[str, Any]:
 
 CURSOR = Query("cursor", int, default=0, minimum=0, maximum=2**62, description="the last seq you have")
 LIMIT = Query("limit", int, default=200, minimum=1, maximum=1000)
+WAIT = Query(
+    "wait",
+    int,
+    default=0,
+    minimum=0,
+    maximum=MAX_WAIT_SECONDS,
+    clamp=True,
+    description="with nothing after the cursor, wait up to this many seconds for a change",
+)
 
 
 async def changes(request: web.Request, call: Call) -> dict[str, Any]:
-    return call.services.feed.feed(call.require_identity(), CURSOR.read(request), LIMIT.read(request))
+    return await call.services.feed.follow(
+        call.require_identity(), CURSOR.read(request), LIMIT.read(request), WAIT.read(request)
+    )
 
 
 async def create(request: web.Request, call: Call) -> dict[str, Any]:
@@ -91,10 +103,11 @@ ENDPOINTS = [
         "GET",
         "/api/sync/changes",
         changes,
-        "Sync extension: versions and redactions after ?cursor= in the caller's workspace.",
+        "Sync extension: versions and redactions after ?cursor= in the caller's workspace"
+        " (with ?wait=S, waits up to S seconds for one).",
         scope="memory:read",
         response=SyncChangesAnswer,
-        query=(CURSOR, LIMIT),
+        query=(CURSOR, LIMIT, WAIT),
     ),
     Endpoint(
         "POST",

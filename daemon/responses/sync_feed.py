@@ -20,6 +20,7 @@ class SyncInfoAnswer(ResponseModel, title="memorycloud.sync-info.v1"):
     workspace_id: str
     latest_cursor: int
     endpoints: dict[str, Any]
+    wait_max_seconds: int
 
 
 class SyncChangesAnswer(ResponseModel, title="memorycloud.sync-changes.v1"):

@@ -12,6 +12,7 @@ from daemon.runtime.conflicts import ConflictService
 from daemon.runtime.context_packs import ContextPackService
 from daemon.runtime.deltas import DeltaService
 from daemon.runtime.distill import DistillService
+from daemon.runtime.feed_waiters import FeedWaiters
 from daemon.runtime.install_suite import SuiteInstaller
 from daemon.runtime.local_admin import LocalAdmin
 from daemon.runtime.mem1 import Mem1Service
@@ -101,6 +102,8 @@ class Services:
         )
         startup = StartupService(store, packs, paths, secrets)
         upstream = UpstreamService(store, secrets, changes, store.settings)
+        waiters = FeedWaiters(store)
+        changes.subscribe(lambda workspace_id, project_key: waiters.wake(workspace_id))
         return cls(
             store=store,
             changes=changes,
@@ -120,7 +123,7 @@ class Services:
             mem1=Mem1Service(store),
             memory_admin=MemoryAdmin(store, changes),
             conflicts=ConflictService(store, startup),
-            feed=SyncFeed(store, changes),
+            feed=SyncFeed(store, changes, waiters),
             upstream=upstream,
             registration=RegistrationService(store),
             local_admin=LocalAdmin(store, updates, upstream),

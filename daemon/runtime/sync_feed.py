@@ -7,7 +7,9 @@ version. Downstream daemons push new records through AMP's own endpoints and use
 the rest:
 
 * ``GET /api/sync/changes?cursor=N``: new versions and redactions of the caller's workspace
-  records, in commit order; ``next_cursor`` is where to continue.
+  records, in commit order; ``next_cursor`` is where to continue. With ``&wait=S`` and
+  nothing after the cursor, the answer waits up to S seconds (at most ``wait_max_seconds``
+  of the info) for a change to commit (daemon/runtime/feed_waiters.py).
 * ``POST /api/sync/records``: a record that has no AMP write endpoint (store documents ...),
   deduplicated by the sender's ``origin_memory_id``.
 * ``POST /api/sync/records/{id}``: update or delete with ``base_version``; a record changed
@@ -18,18 +20,25 @@ the rest:
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import Any
 
 from daemon.runtime.access import resolve_workspace
 from daemon.runtime.changes import ContextChanges
 from daemon.runtime.constants import PROTOCOL_VERSION, RUNTIME_VERSION
+from daemon.runtime.feed_waiters import FeedWaiters
 from state.errors import Conflict, InvalidRequest, NotFound
+from state.group_commit import flush_now
 from state.identities import IdentityRecord
 from state.memories import MemoryRecord, NewMemory, sha256_text
 from state.store import Store
 
 FEED_SCHEMA = "memorycloud.sync-changes.v1"
 RECORD_SCHEMA = "memorycloud.sync-record.v1"
+# The longest a pull may wait for a change: under the idle timeouts of the proxies a team
+# server usually sits behind (60 s is common), with room for the answer.
+MAX_WAIT_SECONDS = 30
 
 
 def feed_record(memory: MemoryRecord) -> dict[str, Any]:
@@ -49,9 +58,10 @@ def feed_record(memory: MemoryRecord) -> dict[str, Any]:
 
 
 class SyncFeed:
-    def __init__(self, store: Store, changes: ContextChanges) -> None:
+    def __init__(self, store: Store, changes: ContextChanges, waiters: FeedWaiters) -> None:
         self.store = store
         self.changes = changes
+        self.waiters = waiters
 
     def _workspace(self, identity: IdentityRecord) -> str:
         return resolve_workspace(self.store, identity, None)["id"]
@@ -71,7 +81,27 @@ class SyncFeed:
             "workspace_id": self._workspace(identity),
             "latest_cursor": self.store.upstream.latest_change(),
             "endpoints": {"changes": "/api/sync/changes", "records": "/api/sync/records"},
+            "wait_max_seconds": MAX_WAIT_SECONDS,
         }
+
+    async def follow(self, identity: IdentityRecord, cursor: int, limit: int, wait: float) -> dict[str, Any]:
+        """:meth:`feed`; when it has nothing after ``cursor``, the feed as soon as a change
+        of the caller's workspace commits, or empty after ``wait`` seconds."""
+        if wait <= 0:
+            return self.feed(identity, cursor, limit)
+        workspace = self._workspace(identity)
+        deadline = asyncio.get_running_loop().time() + min(wait, MAX_WAIT_SECONDS)
+        with self.waiters.watch(workspace) as woken:
+            while True:
+                woken.clear()  # before the read: a change after it sets it again
+                # Committed writes only: one still in this turn's group could yet fail.
+                flush_now(self.store.conn)
+                answer = self.feed(identity, cursor, limit)
+                left = deadline - asyncio.get_running_loop().time()
+                if answer["changes"] or left <= 0 or self.waiters.closing:
+                    return answer
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(woken.wait(), left)
 
     def feed(self, identity: IdentityRecord, cursor: int, limit: int) -> dict[str, Any]:
         rows = self.store.upstream.changes([self._workspace(identity)], cursor, limit + 1)

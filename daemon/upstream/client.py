@@ -114,13 +114,21 @@ class UpstreamClient:
         params: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
         files: dict[str, Any] | None = None,
+        time_limit: float | None = None,
     ) -> Any:
-        """The decoded JSON answer of a 2xx, or one of the exceptions above."""
+        """The decoded JSON answer of a 2xx, or one of the exceptions above. ``time_limit``:
+        this call's, in seconds, instead of the client's (a pull that waits on the server)."""
         import httpx
 
         try:
             response = await self._http.request(
-                method, path, json=json, params=params, headers=self._headers(headers), files=files
+                method,
+                path,
+                json=json,
+                params=params,
+                headers=self._headers(headers),
+                files=files,
+                timeout=httpx.USE_CLIENT_DEFAULT if time_limit is None else time_limit,
             )
         except httpx.HTTPError as exc:
             raise UpstreamUnreachable(f"{type(exc).__name__}: {exc or 'no answer'}") from exc

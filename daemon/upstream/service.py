@@ -23,6 +23,7 @@ from daemon.upstream.client import (
     UpstreamRejected,
     UpstreamUnreachable,
 )
+from daemon.upstream.follower import FeedFollower
 from daemon.upstream.puller import Puller
 from daemon.upstream.pusher import Pusher
 from daemon.upstream.read_puller import ReadPuller
@@ -70,6 +71,13 @@ class UpstreamService:
         self._kick: asyncio.TimerHandle | None = None
         self._notices_handled = 0
         changes.subscribe(lambda workspace_id, project_key: self.kick())
+        self.follower = FeedFollower(
+            self.client,
+            lambda: int(self.store.upstream.get("cursor") or 0),
+            lambda: settings.follow_upstream and self.connected and self._flag("sync_extension"),
+            self.sync,
+            settings.upstream_timeout_seconds,
+        )
 
     # -- connection -----------------------------------------------------------------------
 
@@ -150,11 +158,13 @@ class UpstreamService:
             self.store.upstream.put(local_workspace_id=local_workspace)
         await self._drop_client()
         self.kick()
+        self.follower.start()
         return {**self.status(), "queued": queued}
 
     async def disconnect(self) -> dict[str, Any]:
         if not self.connected:
             raise Conflict("no upstream is connected: `memorycloud upstream connect URL` connects one")
+        await self.follower.stop()  # before the key goes: it may wait upstream now
         ref = self.store.upstream.get("credential_ref")
         backlog = self.backlog()
         with self.store.transaction():
@@ -177,6 +187,7 @@ class UpstreamService:
     async def close(self) -> None:
         if self._kick is not None:
             self._kick.cancel()
+        await self.follower.stop()
         await self._drop_client()
 
     # -- background sync ----------------------------------------------------------------------

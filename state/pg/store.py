@@ -5,7 +5,7 @@ server's store)."""
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -13,6 +13,7 @@ from state.config import Settings
 from state.pg.connection import PgConnection
 from state.pg.engine import check_server, masked
 from state.pg.engine import versions as server_versions
+from state.pg.feed_listener import FeedListener
 from state.pg.migrations import migrate
 from state.pg.search import PgSearchIndex
 from state.store import Store
@@ -29,6 +30,7 @@ class PgStore(Store):
     conn: PgConnection
     engine = "postgresql"
     url = ""  # the database's URL, its password masked
+    _dsn = ""  # the URL as given (a password in MEMORYCLOUD_DATABASE_URL included)
 
     def location(self) -> str:
         return self.url
@@ -51,7 +53,12 @@ class PgStore(Store):
             conn.close()
             raise
         store.url = masked(str(path))
+        store._dsn = str(path)
         return store
+
+    def feed_listener(self, on_change: Callable[[str | None], None]) -> FeedListener:
+        """LISTEN for the changes every process commits (NOTIFY of migration m0003)."""
+        return FeedListener(self._dsn, on_change)
 
     @contextmanager
     def run_once(self, job: str) -> Iterator[bool]:

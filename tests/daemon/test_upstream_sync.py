@@ -18,7 +18,7 @@ from state.identities import AGENT_SCOPES, SYNC_SCOPE
 from state.paths import resolve_paths
 from state.secrets import open_secret_store
 from state.setup import OWNER_KEY_SECRET
-from tests.conftest import Api
+from tests.conftest import Api, cloud_settings
 
 # The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
 pytestmark = pytest.mark.both_engines
@@ -57,11 +57,12 @@ async def start_side(
 
 
 @pytest.fixture
-async def pair(tmp_path: Path):
-    """(local, cloud), the local one connected to the cloud with a pairing code."""
+async def pair(request: pytest.FixtureRequest, tmp_path: Path, engine: str):
+    """(local, cloud), the local one connected to the cloud (on the test's engine) with a
+    pairing code."""
     # The teammate edits records through the sync extension, as their own daemon would.
     cloud = await start_side(
-        tmp_path / "cloud", Settings(role="cloud"), "teammate", scopes=[*AGENT_SCOPES, SYNC_SCOPE]
+        tmp_path / "cloud", cloud_settings(request), "teammate", scopes=[*AGENT_SCOPES, SYNC_SCOPE]
     )
     local = await start_side(tmp_path / "local", Settings(sync_upstream_seconds=3600), "coder")
     with cloud.store.transaction():
@@ -513,8 +514,10 @@ async def test_reconnecting_while_a_write_is_interrupted_writes_it_once(pair):
     assert cloud.store.conn.execute("select count(*) from brief_events").fetchone()[0] == 1
 
 
-async def test_backfill_on_connect_sends_the_memory_kept_so_far_once(tmp_path: Path):
-    cloud = await start_side(tmp_path / "cloud", Settings(role="cloud"), "teammate")
+async def test_backfill_on_connect_sends_the_memory_kept_so_far_once(
+    request: pytest.FixtureRequest, tmp_path: Path, engine: str
+):
+    cloud = await start_side(tmp_path / "cloud", cloud_settings(request), "teammate")
     local = await start_side(tmp_path / "local", Settings(sync_upstream_seconds=3600), "coder")
     try:
         await write_delta(local, "written before the upstream existed")
@@ -564,10 +567,12 @@ async def test_adaptive_memories_are_pushed_as_memory_deltas(pair):
     assert "SQLite instead of Postgres" in pack["summary_markdown"]
 
 
-async def test_a_team_daemon_keeps_each_workspace_to_its_own_daemons(tmp_path: Path):
+async def test_a_team_daemon_keeps_each_workspace_to_its_own_daemons(
+    request: pytest.FixtureRequest, tmp_path: Path, engine: str
+):
     """Two people's daemons paired into the team workspace share it; a third paired into a
-    personal workspace sees neither, and they never see its memory."""
-    cloud = await start_side(tmp_path / "cloud", Settings(role="cloud"), "admin-agent")
+    personal workspace sees neither, and they never see its memory (on both engines)."""
+    cloud = await start_side(tmp_path / "cloud", cloud_settings(request), "admin-agent")
     with cloud.store.transaction():
         owner = cloud.store.identities.owner()
         team = cloud.store.identities.create_workspace("team", owner_id=owner["id"])

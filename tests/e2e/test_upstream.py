@@ -134,11 +134,15 @@ def connect_laptop(tmp_path: Path, cloud: Node, **settings: str) -> Node:
 
 @pytest.fixture
 def laptop(tmp_path: Path, cloud: Node) -> Iterator[Node]:
-    """Syncs when told to (`memorycloud upstream sync`) or 1 s after a local AMP write. Its
+    """Syncs when told to (`memorycloud upstream sync`) or 1 s after a local AMP write, and
+    does not follow the cloud's feed (a change there waits for the next sync: the edit-on-both
+    test needs the two edits to cross). Its
     requests may take 10 s: with connect_laptop's 1 s, a loaded machine (the whole suite on two
     workers) timed out the sync that a local write starts, and the change waited out its
     2 s backoff while the test's own syncs ran (the edit-on-both test found no conflict, once)."""
-    node = connect_laptop(tmp_path, cloud, sync_upstream_seconds="3600", upstream_timeout_seconds="10")
+    node = connect_laptop(
+        tmp_path, cloud, sync_upstream_seconds="3600", upstream_timeout_seconds="10", follow_upstream="false"
+    )
     yield node
     node.stop()
 
@@ -346,5 +350,19 @@ def test_a_teammates_write_on_an_upstream_without_the_sync_extension_arrives_onc
             lambda: sync(laptop) and plain_cloud.contents().count("written while the upstream hangs") == 1,
             "the write made while the upstream hung",
         )
+    finally:
+        laptop.stop()
+
+
+def test_a_laptop_pulls_a_team_write_as_it_happens(tmp_path: Path, cloud: Node) -> None:
+    """The laptop follows the team server's feed (a pull that waits there): a teammate's
+    write arrives with no sync command and the scheduled round an hour away."""
+    laptop = connect_laptop(tmp_path, cloud, sync_upstream_seconds="3600", upstream_timeout_seconds="10")
+    try:
+        cloud.delta(cloud.agent("teammate"), "teammate: staging moved to the eu-west region")
+        started = time.monotonic()
+        while "teammate: staging moved to the eu-west region" not in laptop.contents():
+            assert time.monotonic() - started < 20, "the team write did not reach the laptop"
+            time.sleep(0.1)
     finally:
         laptop.stop()

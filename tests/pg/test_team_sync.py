@@ -4,6 +4,7 @@ laptop's agent writes reaches the other laptop exactly once, and the server hold
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,3 +57,16 @@ def test_laptops_paired_with_different_server_processes_share_one_workspace(team
     sync(bob)
     assert alice.contents().count("bob: staging runs on the arm64 pool now") == 1
     assert bob.contents().count("alice: the deploy key rotates on Fridays") == 1
+
+
+def test_a_write_reaches_the_other_laptop_as_it_happens(team) -> None:
+    """No sync command and the scheduled round an hour away: alice's daemon pushes after its
+    local write (to server 1), server 2 hears the commit (LISTEN/NOTIFY) and answers bob's
+    waiting pull, and bob's daemon pulls."""
+    _first, _second, alice, bob = team
+    alice.delta(alice.agent("alice-codex"), "alice: the release freeze starts Thursday")
+    started = time.monotonic()
+    while "alice: the release freeze starts Thursday" not in bob.contents():
+        assert time.monotonic() - started < 20, "the write did not reach bob's laptop"
+        time.sleep(0.1)
+    assert bob.contents().count("alice: the release freeze starts Thursday") == 1

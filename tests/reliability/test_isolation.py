@@ -5,7 +5,14 @@ scope-wide delete included."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
+
+import pytest
+
+from state.identities import AGENT_SCOPES, SYNC_SCOPE
+from state.paths import Paths
+from tests.conftest import cloud_settings, start_api
 
 CANARY = "isolationcanaryzx"
 # What must not be shown (queries may echo the canary itself).
@@ -112,3 +119,75 @@ async def test_mem1_users_and_scopes_stay_apart_in_every_operation(api):
     # Bob's scope-wide delete in alice's scope took nothing of hers.
     left = await api.post("/get_user_mem_by_page/", {**alice, "page_size": 100})
     assert any(GARDEN in item["content"] for item in left["results"]), left
+
+
+@pytest.mark.both_engines
+async def test_on_a_team_server_another_workspace_reaches_nothing_of_ours(
+    request: pytest.FixtureRequest, aiohttp_client, paths: Paths, engine: str
+) -> None:
+    """The team server (the cloud role: AMP and the sync extension), on SQLite and on
+    PostgreSQL: a daemon or agent of another workspace reads, finds, pulls, edits and redacts
+    nothing of ours, and its own writes stay in its workspace."""
+    api = await start_api(aiohttp_client, paths, settings=cloud_settings(request, check_responses=True))
+    store = api.store
+    with store.transaction():
+        _, ours_sync = store.identities.create_agent(
+            "our-laptop", "memorycloud_companion", scopes=[*AGENT_SCOPES, SYNC_SCOPE]
+        )
+        foreign = store.identities.create_workspace("Foreign", owner_id=None)
+        _, key = store.identities.create_agent(
+            "foreigner",
+            "memorycloud_companion",
+            scopes=[*AGENT_SCOPES, SYNC_SCOPE],
+            workspace_id=foreign["id"],
+        )
+    pack = await api.bootstrap(project_key="ours")
+    memory_id = (await api.delta(pack["receipt_id"], summary=OURS))["delta"]["memory_id"]
+    workspace = pack["workspace_id"]
+    version = (await api.get(f"/api/agent/memories/{memory_id}"))["memory"]["version"]
+    content_sha = hashlib.sha256(OURS.encode()).hexdigest()
+
+    async def refused(method: str, path: str, body: Any = None) -> str:
+        response = await api.client.request(method, path, json=body, headers=api.auth(key))
+        text = await response.text()
+        assert OURS not in text, (path, text[:200])
+        return f"{response.status}"
+
+    attempts = {
+        "amp memory": await refused("GET", f"/api/agent/memories/{memory_id}"),
+        "amp query": await refused("GET", f"/api/workspaces/{workspace}/memory/query?q={CANARY}"),
+        "search our namespace": await refused("GET", f"/api/agent/search?q={CANARY}&namespace={workspace}"),
+        "search everywhere": await refused("GET", f"/api/agent/search?q={CANARY}"),
+        "bootstrap ours": await refused("POST", "/api/agent/bootstrap/context", {"workspace_id": workspace}),
+        "own pack": await refused("POST", "/api/agent/bootstrap/context", {"project_key": "ours"}),
+        "feed": await refused("GET", "/api/sync/changes?cursor=0"),
+        "feed waiting": await refused("GET", "/api/sync/changes?cursor=0&wait=1"),
+        "sync update": await refused(
+            "POST",
+            f"/api/sync/records/{memory_id}",
+            {"operation": "update", "base_version": version, "content": "hijacked"},
+        ),
+        "sync delete": await refused(
+            "POST", f"/api/sync/records/{memory_id}", {"operation": "delete", "base_version": version}
+        ),
+        "sync redact": await refused(
+            "POST", f"/api/sync/records/{memory_id}/redact", {"content_sha256": content_sha}
+        ),
+        "local browser": await refused("GET", f"/api/local/memories?q={CANARY}"),
+    }
+    assert attempts["amp memory"] == attempts["sync update"] == attempts["sync redact"] == "404", attempts
+    assert attempts["amp query"] == attempts["search our namespace"] == attempts["bootstrap ours"] == "403"
+    assert attempts["local browser"] == "403"
+    # Its own write lands in its own workspace: not in our feed, not in our search.
+    await api.post(
+        "/api/sync/records",
+        {"origin_memory_id": "mem_theirs", "kind": "fact", "content": f"their {CANARY} plan"},
+        key=key,
+    )
+    ours_feed = await api.get("/api/sync/changes?cursor=0", key=ours_sync)
+    assert [c["content"] for c in ours_feed["changes"]] == [OURS]
+    found = await api.get(f"/api/agent/search?q={CANARY}")
+    assert f"their {CANARY} plan" not in str(found) and OURS in str(found)
+    # Nothing was changed on the way.
+    ours = await api.get(f"/api/agent/memories/{memory_id}")
+    assert ours["memory"]["content"] == OURS and ours["memory"]["version"] == version
