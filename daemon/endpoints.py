@@ -196,6 +196,11 @@ async def run_idempotent(request: web.Request, call: Call, endpoint: Endpoint, k
     # The handler does not await while it writes (Endpoint.idempotent), so this transaction,
     # one unit of a group commit in the daemon, never spans a turn of the event loop.
     with store.transaction():
+        # Asked again inside the write transaction: a request with the same key that was in
+        # flight at the first look (this process's, across an await, or another process's on
+        # PostgreSQL, whose write transactions run one after another) has answered by now.
+        if (replayed := idempotent_replay(request, call.require_identity(), key)) is not None:
+            return replayed
         try:
             result = await endpoint.handler(request, call)
         except SyncInterrupted as exc:

@@ -108,6 +108,19 @@ class IdentityRepository:
         )
         return self.workspace(workspace_id)
 
+    def server_secret(self) -> bytes:
+        """A secret that every process serving this store shares and nobody outside it knows
+        (what registration challenges are signed with): the stored digest of the owner's
+        oldest key in use; the key itself is stored nowhere. It changes when that key is
+        revoked (challenges issued before then are refused: the client asks again)."""
+        row = self.conn.execute(
+            "select k.key_hash from api_keys k join identities i on i.id = k.identity_id"
+            " where i.kind = 'owner' and k.revoked_at is null order by k.created_at, k.id limit 1"
+        ).fetchone()
+        if row is None:
+            raise Conflict("the owner has no key yet: start the daemon once (it makes one)")
+        return hashlib.sha256(b"memorycloud-server-secret:" + row[0].encode()).digest()
+
     # -- identities --------------------------------------------------------------------
 
     def owner(self) -> IdentityRecord | None:

@@ -9,7 +9,10 @@ runs its usual flow, challenge and all, and is told exactly what is missing.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
+import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -18,12 +21,13 @@ from typing import Any
 
 from state.errors import Forbidden, InvalidRequest
 from state.identities import IdentityRecord
-from state.ids import iso_from_datetime, new_id
+from state.ids import iso_from_datetime
 from state.store import Store
 
 CHALLENGE_SECONDS = 600  # as the reference: valid ten minutes, single use
 DIFFICULTY = 3  # the reference's minimum; registration also needs a pairing code
-MAX_OPEN_CHALLENGES = 1000  # kept in memory: a restart only makes a client ask again
+MAX_SOLVED = 10_000  # challenges remembered as used (each cost its solver a proof of work)
+_ID = re.compile(r"^pow_([0-9a-f]{8})[0-9a-f]{24}$")
 
 
 @dataclass
@@ -32,7 +36,6 @@ class Challenge:
     server_nonce: str
     difficulty: int
     expires: float
-    solved: bool = False
 
 
 def solves(challenge: Challenge, nonce: str) -> bool:
@@ -42,18 +45,31 @@ def solves(challenge: Challenge, nonce: str) -> bool:
 
 
 class RegistrationService:
+    """Challenges are kept nowhere: the id carries its expiry and the server nonce is an HMAC
+    of the id under a secret of the store (state/identities.py), so any process serving the
+    store checks a challenge another one issued (a team server's processes behind one
+    address), and a restart keeps them. Single use is remembered per process; the pairing
+    code, the actual gate, is single use in the store."""
+
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._challenges: dict[str, Challenge] = {}
+        self._solved: dict[str, float] = {}  # challenge id -> expiry
+
+    def _server_nonce(self, challenge_id: str) -> str:
+        mac = hmac.new(self.store.identities.server_secret(), challenge_id.encode(), hashlib.sha256)
+        return base64.urlsafe_b64encode(mac.digest()).decode()[:32]
+
+    def _issued(self, challenge_id: str) -> Challenge | None:
+        """The challenge this store issued under ``challenge_id``, or None."""
+        match = _ID.match(challenge_id)
+        if match is None:
+            return None
+        return Challenge(challenge_id, self._server_nonce(challenge_id), DIFFICULTY, int(match.group(1), 16))
 
     def challenge(self) -> dict[str, Any]:
-        now = time.time()
-        self._challenges = {k: c for k, c in self._challenges.items() if c.expires > now}
-        if len(self._challenges) >= MAX_OPEN_CHALLENGES:
-            oldest = min(self._challenges.values(), key=lambda c: c.expires)
-            del self._challenges[oldest.challenge_id]
-        issued = Challenge(new_id("pow_"), secrets.token_urlsafe(24), DIFFICULTY, now + CHALLENGE_SECONDS)
-        self._challenges[issued.challenge_id] = issued
+        expires = int(time.time()) + CHALLENGE_SECONDS
+        issued = self._issued(f"pow_{expires:08x}{secrets.token_hex(12)}")
+        assert issued is not None
         return {
             "challenge_id": issued.challenge_id,
             "server_nonce": issued.server_nonce,
@@ -72,14 +88,19 @@ class RegistrationService:
         challenge_id = body.get("challenge_id")
         if not challenge_id:
             return
-        challenge = self._challenges.get(challenge_id)
-        if challenge is None or challenge.solved or challenge.expires <= time.time():
+        now = time.time()
+        challenge = self._issued(str(challenge_id))
+        if challenge is None or challenge.challenge_id in self._solved or challenge.expires <= now:
             raise InvalidRequest(
                 "challenge unknown, already solved or expired: ask for a new one (POST /api/agent/challenge)"
             )
         if not solves(challenge, body.get("nonce") or ""):
             raise InvalidRequest("the nonce does not solve the challenge's proof of work")
-        challenge.solved = True
+        if len(self._solved) >= MAX_SOLVED:
+            self._solved = {k: e for k, e in self._solved.items() if e > now}
+            while len(self._solved) >= MAX_SOLVED:  # a flood: the oldest go (a proof skipped, no more)
+                del self._solved[next(iter(self._solved))]
+        self._solved[challenge.challenge_id] = challenge.expires
 
     def register(self, body: dict[str, Any]) -> tuple[IdentityRecord, str]:
         """A new agent and its key, in exchange for the owner's pairing code."""

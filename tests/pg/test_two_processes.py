@@ -8,11 +8,14 @@ import json
 import os
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 
+from daemon.upstream.registration import solve_proof_of_work
 from state.config import set_setting
 from state.paths import resolve_paths
 from tests.e2e.conftest import DaemonProcess, cli, free_port
@@ -239,3 +242,90 @@ async def test_a_job_that_runs_once_per_team_server_is_skipped_while_another_pro
     finally:
         first.close()
         second.close()
+
+
+def _together(calls: list[Callable[[], httpx.Response]]) -> list[httpx.Response]:
+    """Run the calls in threads released at the same moment; their answers, in order."""
+    start = threading.Barrier(len(calls))
+    answers: list[httpx.Response | None] = [None] * len(calls)
+
+    def run(n: int) -> None:
+        start.wait()
+        answers[n] = calls[n]()
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return [a for a in answers if a is not None]
+
+
+def test_one_idempotency_key_sent_to_both_processes_at_once_writes_once(team, pg_url: str) -> None:
+    first, second, key = team
+    auth = {"Authorization": f"Bearer {key}"}
+    receipt = httpx.post(f"{first.url}/api/agent/bootstrap/context", json={}, headers=auth).json()[
+        "receipt_id"
+    ]
+    headers = {**auth, "X-AMP-Context-Receipt": receipt, "Idempotency-Key": "push-7f3a"}
+    body = {"delta_type": "fact", "summary": "sent eight times, stored once", "importance": 3}
+    answers = _together(
+        [
+            lambda url=process.url: httpx.post(
+                f"{url}/api/agent/memory-delta", json=body, headers=headers, timeout=30
+            )
+            for process in (first, second) * 4
+        ]
+    )
+    assert [a.status_code for a in answers] == [200] * 8, [a.text[:200] for a in answers]
+    assert len({a.json()["delta"]["memory_id"] for a in answers}) == 1
+    assert sum(a.headers.get("Idempotent-Replayed") == "true" for a in answers) == 7
+    with psycopg.connect(pg_url) as conn:
+        stored = conn.execute(
+            "select count(*) from memory_records where content like %s", ("%sent eight times, stored once%",)
+        ).fetchone()[0]
+    assert stored == 1
+
+
+def test_one_pairing_code_redeemed_on_both_processes_at_once_pairs_once(team) -> None:
+    first, second, _key = team
+    env = {**os.environ, "MEMORYCLOUD_HOME": str(first.home)}
+    code = json.loads(
+        cli(
+            "agent", "pair", "--name", "carol-laptop", "--runtime", "memorycloud_companion", "--json", env=env
+        ).stdout
+    )["pairing_code"]
+    answers = _together(
+        [
+            lambda url=process.url: httpx.post(
+                f"{url}/api/agent/register", json={"pairing_code": code}, timeout=30
+            )
+            for process in (first, second) * 3
+        ]
+    )
+    statuses = sorted(a.status_code for a in answers)
+    assert statuses == [200, 410, 410, 410, 410, 410], [a.text[:200] for a in answers]
+
+
+def test_a_challenge_from_one_process_registers_on_the_other(team) -> None:
+    """Behind one address a client's challenge and its registration may reach different
+    processes: a challenge is checked by any process serving the database, and used once."""
+    first, second, _key = team
+    env = {**os.environ, "MEMORYCLOUD_HOME": str(first.home)}
+    codes = [
+        json.loads(
+            cli(
+                "agent", "pair", "--name", name, "--runtime", "memorycloud_companion", "--json", env=env
+            ).stdout
+        )["pairing_code"]
+        for name in ("dave-laptop", "erin-laptop")
+    ]
+    challenge = httpx.post(f"{first.url}/api/agent/challenge", json={}).json()
+    nonce = solve_proof_of_work(challenge["challenge_id"], challenge["server_nonce"], challenge["difficulty"])
+    proof = {"challenge_id": challenge["challenge_id"], "nonce": nonce}
+    registered = httpx.post(f"{second.url}/api/agent/register", json={**proof, "pairing_code": codes[0]})
+    assert registered.status_code == 200, registered.text
+    again = httpx.post(f"{second.url}/api/agent/register", json={**proof, "pairing_code": codes[1]})
+    assert again.status_code == 400 and "already solved" in again.text
+    forged = {"challenge_id": challenge["challenge_id"][:-1] + "0", "nonce": nonce, "pairing_code": codes[1]}
+    assert httpx.post(f"{first.url}/api/agent/register", json=forged).status_code == 400
