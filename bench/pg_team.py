@@ -149,15 +149,22 @@ def run_load(tmp: Path, admin_url: str, processes: int, agents: int, seconds: fl
     return load
 
 
-def pull_lag(tmp: Path, admin_url: str, writes: int, poll_seconds: int) -> list[float]:
+def pull_lag(tmp: Path, admin_url: str, writes: int, poll_seconds: int, follow: bool) -> list[float]:
     """Seconds from a write's answer on process A to its arrival in a local daemon paired
-    with process B (which pulls every ``poll_seconds``)."""
+    with process B, which follows B's feed (a pull waiting there, woken through LISTEN/NOTIFY)
+    or, with ``follow`` off, pulls every ``poll_seconds``."""
     url = new_database(admin_url)
-    first, second = start_cloud(tmp, "lag-a", url), start_cloud(tmp, "lag-b", url)
-    laptop_home = tmp / "lag-laptop"
+    name = "lag-follow" if follow else "lag-poll"
+    first, second = start_cloud(tmp, f"{name}-a", url), start_cloud(tmp, f"{name}-b", url)
+    laptop_home = tmp / f"{name}-laptop"
     laptop_home.mkdir()
     laptop_env = daemon_env(laptop_home)
-    laptop_env.update({"MEMORYCLOUD_SYNC_UPSTREAM_SECONDS": str(poll_seconds)})
+    laptop_env.update(
+        {
+            "MEMORYCLOUD_SYNC_UPSTREAM_SECONDS": str(poll_seconds),
+            "MEMORYCLOUD_FOLLOW_UPSTREAM": "true" if follow else "false",
+        }
+    )
     laptop = Daemon(laptop_home, laptop_env)
     laptop.start(timeout=60)
     lags: list[float] = []
@@ -224,7 +231,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2, help="one-process and two-process runs, alternating")
     parser.add_argument("--lag-writes", type=int, default=20)
     parser.add_argument(
-        "--lag-poll-seconds", type=int, default=1, help="the local daemon's sync_upstream_seconds"
+        "--lag-poll-seconds", type=int, default=1, help="the baseline's sync_upstream_seconds (not following)"
     )
     parser.add_argument(
         "--url", help="an empty PostgreSQL database of your own (its server makes the others)"
@@ -257,7 +264,10 @@ def main() -> int:
                         f" p99 {result.pct('write', 0.99):.1f} ms, errors {len(result.errors)}",
                         file=sys.stderr,
                     )
-            lags = pull_lag(tmp, admin_url, args.lag_writes, args.lag_poll_seconds)
+            lags = {
+                follow: pull_lag(tmp, admin_url, args.lag_writes, args.lag_poll_seconds, follow)
+                for follow in (True, False)
+            }
         finally:
             if server is not None:
                 server.cleanup()
@@ -276,7 +286,15 @@ def main() -> int:
             f" | {sum(len(x.errors) for x in loads[processes])} |"
         )
     ratio = med(2, lambda x: x.rate("write")) / med(1, lambda x: x.rate("write"))
-    lags_ms = sorted(lag * 1000 for lag in lags)
+
+    def lag_line(follow: bool) -> str:
+        ms = sorted(lag * 1000 for lag in lags[follow])
+        how = "following B's feed" if follow else f"pulling every {args.lag_poll_seconds} s, not following"
+        return (
+            f"| {how} | {len(ms)} | {statistics.median(ms):.0f} | {ms[int(0.9 * (len(ms) - 1))]:.0f}"
+            f" | {ms[-1]:.0f} |"
+        )
+
     section = f"""{SECTION}
 
 Command: `{command}` (repository root). Date: {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}. Code: `{code_state()}`.
@@ -295,9 +313,15 @@ each); each run on a new database; {args.rounds} rounds alternating, medians of 
 Writes per second, two processes against one: **{ratio:.2f}x**.
 
 Pull lag: a write answered by process A, until it is in the SQLite file of a local daemon
-paired with process B, which pulls every {args.lag_poll_seconds} s (its `sync_upstream_seconds`);
-{len(lags_ms)} writes at random phases of that period: p50 {statistics.median(lags_ms):.0f} ms,
-p90 {lags_ms[int(0.9 * (len(lags_ms) - 1))]:.0f} ms, max {lags_ms[-1]:.0f} ms.
+paired with process B; the daemon follows B's feed (the default: a pull waits on B, which
+hears A's commit through LISTEN/NOTIFY), or, as the baseline, does not follow and pulls every
+{args.lag_poll_seconds} s (its `sync_upstream_seconds`; the default is 30). Writes at random
+phases of a {args.lag_poll_seconds} s period, one at a time.
+
+| the local daemon | writes | p50 ms | p90 ms | max ms |
+|---|---:|---:|---:|---:|
+{lag_line(True)}
+{lag_line(False)}
 """
     print(section)
     if args.write:
