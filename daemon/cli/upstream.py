@@ -11,7 +11,8 @@ from state.paths import Paths
 
 def _pull(pull: dict[str, Any]) -> str:
     if pull["via"] == "sync_extension":
-        return f"changes feed, cursor {pull['cursor']}"
+        how = "as they happen (following)" if pull.get("following") else "at each sync round"
+        return f"changes feed, cursor {pull['cursor']}, {how}"
     if pull.get("unavailable"):
         return f"none: {pull['unavailable']}"
     text = f"read endpoints, up to {pull.get('mark') or 'nothing yet'}"

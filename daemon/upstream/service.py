@@ -354,7 +354,11 @@ class UpstreamService:
 
     def _pull_status(self, state: dict[str, str]) -> dict[str, Any]:
         if state.get("sync_extension") == "1":
-            return {"via": "sync_extension", "cursor": int(state.get("cursor") or 0)}
+            return {
+                "via": "sync_extension",
+                "cursor": int(state.get("cursor") or 0),
+                "following": self.follower.running,  # a pull waits upstream for the next change
+            }
         return {
             "via": "read_endpoints",
             "mark": state.get("pull_mark"),

@@ -175,6 +175,7 @@ async def test_a_following_daemon_pulls_a_change_as_it_commits_upstream(tmp_path
         # The scheduled round is an hour away: only the follower can bring it.
         assert await arrives(local, "team fact number 5", within=8)
         assert local.services.upstream.follower.rounds >= 1
+        assert (await local.local("GET", "/api/local/upstream"))["pull"]["following"] is True
     finally:
         await local.client.close()
 
@@ -185,7 +186,7 @@ async def test_without_following_the_change_waits_for_a_round(tmp_path: Path, cl
         await settled(local)
         await cloud.post("/api/sync/records", record(6))
         assert not await arrives(local, "team fact number 6", within=2)
-        assert not local.services.upstream.follower.running
+        assert (await local.local("GET", "/api/local/upstream"))["pull"]["following"] is False
         await local.local("POST", "/api/local/upstream/sync")
         assert "team fact number 6" in contents(local)
     finally:
