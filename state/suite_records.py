@@ -126,6 +126,34 @@ def _catalog_tokens(suite: SuiteRecord, tokenizer: ModuleType = tokenize) -> str
     )
 
 
+# The catalog's BM25 on PostgreSQL: FTS5's bm25() of the SQLite engine's suite_fts (the same
+# space-separated tokens, k1 and b, IDF ln((N - n + 0.5) / (n + 0.5)) floored at 1e-6), computed
+# over the whole catalog at each search: it is small (a suite per memory pack, not per memory).
+# Equal scores: the newest first.
+_PG_CATALOG_BM25 = """
+with docs as (select slug, string_to_array(tokens, ' ') as tokens from suite_fts),
+stats as (select count(*)::float8 as n, greatest(avg(cardinality(tokens)), 1)::float8 as avgdl from docs),
+held as (
+    select d.slug, t.token as term, count(*)::float8 as freq, cardinality(d.tokens)::float8 as length
+    from docs d cross join lateral unnest(d.tokens) as t(token)
+    where t.token = any(?::text[])
+    group by d.slug, t.token, cardinality(d.tokens)
+),
+holders as (select term, count(*)::float8 as n from held group by term),
+scored as (
+    select h.slug,
+           sum(greatest(ln((stats.n - holders.n + 0.5) / (holders.n + 0.5)), 1e-6)
+               * h.freq * (? + 1) / (h.freq + ? * (1 - ? + ? * h.length / stats.avgdl))) as score
+    from held h join holders using (term) cross join stats
+    group by h.slug
+)
+select s.* from scored join suites s on s.slug = scored.slug
+where true{filters}
+order by round(scored.score::numeric, 9) desc, s.updated_at desc, s.id desc
+limit ? offset ?
+"""
+
+
 def _suite(row: Any) -> SuiteRecord:
     suite = dict(row)
     suite["tags"] = json.loads(suite["tags"])
@@ -331,16 +359,12 @@ class SuiteRecords:
             where.append("exists (select 1 from json_each(s.tags) where value = ?)")
             params.append(tag)
         if query and getattr(self.conn, "engine", "sqlite") == "postgresql" and (terms := query_terms(query)):
-            # The catalog is small: suites holding a query term, those holding more of them
-            # first (not BM25 as on SQLite), then the newest.
+            from state.pg.search import K1, B
+
             filters = "".join(f" and {w}" for w in where)
             rows = self.conn.execute(
-                "select s.* from suite_fts f join suites s on s.slug = f.slug,"
-                " lateral (select count(*) as held from unnest(string_to_array(f.tokens, ' ')) t"
-                " where t = any(?::text[])) m"
-                f" where m.held > 0{filters} order by m.held desc, s.updated_at desc, s.id desc"
-                " limit ? offset ?",
-                (sorted(set(terms)), *params, limit, offset),
+                _PG_CATALOG_BM25.format(filters=filters),
+                (sorted(set(terms)), K1, K1, B, B, *params, limit, offset),
             )
         elif query and (match := fts_query(query)):
             filters = "".join(f" and {w}" for w in where)
