@@ -546,24 +546,8 @@ class SearchIndex:
         return [(row[0], -row[1]) for row in rows]
 
     def _with_answers(self, scored: list[Scored]) -> list[Scored]:
-        """BM25's ranking with each asking turn's reply lifted by a share of the question's
-        score (see ANSWER_SHARE): the answer to "What did you name her?" is "Churro.", which
-        no word of "What is the dog's name?" finds. A reply longer than ANSWER_REF_CHARS
-        gets less, as BM25 gives a long text less for one matching word (a long assistant
-        answer to a user's question is seldom the evidence asked for)."""
-        if not scored or self.reply_lift <= 0:
-            return scored
-        own = dict(scored)
-        totals = dict(own)
-        top = [seq for seq, _ in scored[:ANSWER_FROM_TOP]]
-        replies = turn_context.answers(self.conn, top)
-        if not replies:  # BM25's own order, ties included
-            return scored
-        for question, (answer, length) in replies.items():
-            lift = self.reply_lift * own[question] / max(1.0, length / ANSWER_REF_CHARS)
-            totals[answer] = totals.get(answer, 0.0) + lift
-        # Ties go to the newer record, as in search().
-        return sorted(totals.items(), key=lambda item: (-item[1], -item[0]))
+        """BM25's ranking with each asking turn's reply lifted (see with_answers)."""
+        return with_answers(self.conn, scored, self.reply_lift)
 
     def _bm25_terms(self, query: str, tokenizer: ModuleType | None = None) -> list[str]:
         """The query's tokens for BM25 (by the tokenizer that built the FTS table), without
@@ -729,6 +713,29 @@ def fuse(
     # Ties (equal fused score) go to the newer record: seq grows with time.
     ordered = sorted(scores.items(), key=lambda item: (-item[1][0], -item[0]))
     return [SearchHit(seq, s, b, v) for seq, (s, b, v) in ordered[:limit]]
+
+
+def with_answers(conn: Connection, scored: list[Scored], share: float) -> list[Scored]:
+    """BM25's ranking with each asking turn's reply lifted by ``share`` (the setting
+    ``reply_lift``) of the question's score (see ANSWER_SHARE): the answer to "What did you
+    name her?" is "Churro.", which no word of "What is the dog's name?" finds. A reply longer
+    than ANSWER_REF_CHARS gets less, as BM25 gives a long text less for one matching word (a
+    long assistant answer to a user's question is seldom the evidence asked for). The one
+    definition for every storage engine: ``conn`` runs the SQLite dialect of
+    state/turn_context.py (a :class:`state.pg.connection.PgConnection` on PostgreSQL)."""
+    if not scored or share <= 0:
+        return scored
+    own = dict(scored)
+    totals = dict(own)
+    top = [seq for seq, _ in scored[:ANSWER_FROM_TOP]]
+    replies = turn_context.answers(conn, top)
+    if not replies:  # BM25's own order, ties included
+        return scored
+    for question, (answer, length) in replies.items():
+        lift = share * own[question] / max(1.0, length / ANSWER_REF_CHARS)
+        totals[answer] = totals.get(answer, 0.0) + lift
+    # Ties go to the newer record, as in search().
+    return sorted(totals.items(), key=lambda item: (-item[1], -item[0]))
 
 
 def resolved_mode(mode: str, terms: list[str], tokenizer: ModuleType) -> str:

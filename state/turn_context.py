@@ -28,14 +28,18 @@ turns a little below two. Session summaries are not turns and stay out.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 
 from state.db import Connection
 from state.group_commit import deferred_value, run_deferred
 
 CONTEXT_TURNS = 2  # the turns before a record that its context columns hold, nearest first
 CONTEXT_WEIGHT = 0.2
-# The FTS5 rank of the index: a record's own tokens at 1, each context column at CONTEXT_WEIGHT.
-RANK = "bm25(1.0" + f", {CONTEXT_WEIGHT}" * CONTEXT_TURNS + ")"
+# Each column's weight in BM25: a record's own tokens at 1, each context column at
+# CONTEXT_WEIGHT. The one definition for both engines: FTS5's rank below, and the weighted
+# frequencies PostgreSQL stores (state/pg/search.py).
+WEIGHTS = (1.0,) + (CONTEXT_WEIGHT,) * CONTEXT_TURNS
+RANK = f"bm25({', '.join(map(str, WEIGHTS))})"  # the FTS5 rank of the index
 COLUMNS = tuple(f"before{n}" for n in range(1, CONTEXT_TURNS + 1))
 
 # Matches the partial index of migration m0018 (so each lookup is one index probe).
@@ -121,33 +125,60 @@ def _nearest(
     return [row[0] for row in rows]
 
 
-def context_columns(conn: Connection, table: str, seq: int) -> tuple[str, ...]:
-    """The context columns of record ``seq``: the tokens the FTS table ``table`` holds for
-    each of the turns before it ('' where there is none, or it has no row there: a redacted
-    turn, or one a rebuild has not copied yet, which cannot happen as it copies in order)."""
+# What an engine answers for the turns before a record: seq -> that turn's own index tokens,
+# for those of ``seqs`` it holds (a turn out of the index, redacted or not copied yet, is none).
+TokensOf = Callable[[list[int]], Mapping[int, str]]
+
+
+def context_of(conn: Connection, seq: int, tokens_of: TokensOf) -> tuple[str, ...]:
+    """The context columns of record ``seq`` on any engine: the own tokens ``tokens_of``
+    gives for each of the turns before it, nearest first ('' where there is none, or the
+    engine's index holds no tokens for it)."""
     seqs = preceding(conn, seq)
-    tokens = (
-        dict(
-            conn.execute(
-                f"select rowid, tokens from {table} where rowid in ({','.join('?' * len(seqs))})", seqs
-            ).fetchall()
-        )
-        if seqs
-        else {}
-    )
-    # A turn written in the same group may have its row still waiting for the COMMIT.
-    columns = [tokens.get(s) or deferred_value(conn, (table, s)) or "" for s in seqs]
+    tokens = tokens_of(seqs) if seqs else {}
+    columns = [tokens.get(s) or "" for s in seqs]
     return tuple(columns + [""] * (CONTEXT_TURNS - len(columns)))
+
+
+def context_columns(conn: Connection, table: str, seq: int) -> tuple[str, ...]:
+    """The context columns of record ``seq`` in the FTS table ``table`` (see context_of); a
+    turn without a row there is a redacted turn, or one a rebuild has not copied yet, which
+    cannot happen as it copies in order."""
+
+    def tokens_of(seqs: list[int]) -> dict[int, str]:
+        marks = ",".join("?" * len(seqs))
+        found = dict(
+            conn.execute(f"select rowid, tokens from {table} where rowid in ({marks})", seqs).fetchall()
+        )
+        # A turn written in the same group may have its row still waiting for the COMMIT.
+        return {s: found.get(s) or deferred_value(conn, (table, s)) or "" for s in seqs}
+
+    return context_of(conn, seq, tokens_of)
+
+
+def followers(conn: Connection, seq: int) -> list[int]:
+    """The records whose context may hold record ``seq`` (see following), when it came out of
+    order, changed or went; none without a query of the chain for the newest record (every
+    new write), after which nothing comes."""
+    # Ordered, so that the primary key answers even in a plan made for any ``seq``
+    # (PostgreSQL's generic plan of a prepared statement, without the order, scanned the
+    # table, all of it for the newest record).
+    if (
+        conn.execute("select 1 from memory_records where seq > ? order by seq limit 1", (seq,)).fetchone()
+        is None
+    ):
+        return []
+    return following(conn, seq)
 
 
 def refresh_following(conn: Connection, table: str, seq: int) -> None:
     """Record ``seq`` came out of order, changed or went: the turns after it that hold it in
     their context get their context made anew. A turn without a row in ``table`` (a rebuild
     has not copied it yet) is left alone: the copy makes its row whole."""
-    if conn.execute("select 1 from memory_records where seq > ? limit 1", (seq,)).fetchone() is None:
-        return  # the newest record (every new write): nothing comes after it
-    run_deferred(conn)  # the rows it updates may still wait for the group's COMMIT
-    for later in following(conn, seq):
+    later_turns = followers(conn, seq)
+    if later_turns:
+        run_deferred(conn)  # the rows it updates may still wait for the group's COMMIT
+    for later in later_turns:
         columns = context_columns(conn, table, later)
         assignments = ", ".join(f"{name} = ?" for name in COLUMNS)
         changed = " or ".join(f"{name} != ?" for name in COLUMNS)

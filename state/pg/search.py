@@ -2,7 +2,8 @@
 
 What the SQLite engine's :class:`state.search.SearchIndex` does with FTS5 and sqlite-vec, this
 does with a tsvector, a GIN index and pgvector, so that one store ranks alike on either engine
-(tests/pg/test_search_parity.py holds them together):
+(tests/pg/test_search_parity.py and, for conversation turns, test_search_parity_turns.py hold
+them together):
 
 * **Tokens**: state/tokenize.py's ``index_text`` and ``query_terms`` (every script, the
   stemmers, lemmas and answer cues), never PostgreSQL's text search parsers, whose
@@ -16,39 +17,59 @@ does with a tsvector, a GIN index and pgvector, so that one store ranks alike on
   as FTS5 floors it.
 * **Vectors**: the same embedder's vectors, quantized to int8 exactly as the SQLite engine
   stores them, in a ``vector(D)`` column with an HNSW index (cosine), so cosine distances agree.
+* **Turn context** (state/turn_context.py): a conversation turn's row also counts the own
+  tokens of the two turns before it at CONTEXT_WEIGHT, as FTS5's context columns do under
+  their weighted bm25(): a token's frequency is the weighted sum of its occurrences, the
+  row's length and the document frequencies count every column. ``own`` keeps a record's own
+  tokens for the turns after it; which turns come before a record, and which rows a change
+  reaches, are turn_context's queries, run here through the SQLite dialect's translation
+  (state/pg/connection.py), as are the reply lift's.
+* **Reply lift**: state/search.py's ``with_answers``, between BM25 and the fusion.
 * **Fusion and vector modes**: state/search.py's ``fuse`` and ``resolved_mode``.
 
-Not here yet (the SQLite engine has them): a conversation turn's context columns and the reply
-lift (both need the records' sessions, which this engine's repositories do not hold yet), the
-bounded BM25 set of large stores, and the coarse vector scan.
+Not here yet (the SQLite engine has it): the coarse vector scan.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from state import tokenize
+from state import tokenize, turn_context
 from state.embedders import Embedder, serialize
+from state.index_builds import has_context
+from state.pg.connection import WRITE_LOCK, PgConnection
 from state.search import (
+    ANSWER_SHARE,
     MAX_CJK_CHAR_SHARE,
     MAX_RANKED_MATCHES,
     MIN_COMMON_RECORDS,
     MIN_VECTOR_SIMILARITY,
     NEWEST_COMMON_MATCHES,
     RARE_TERMS_BUDGET,
+    Scored,
     SearchHit,
     fuse,
     resolved_mode,
     split_rare_terms,
+    with_answers,
 )
+
+log = logging.getLogger(__name__)
 
 K1 = 1.2
 B = 0.75
 # The HNSW scan's candidate list (pgvector's hnsw.ef_search; its default is 40): at least
 # twice the records a KNN asks for (the fused search asks for 50).
 HNSW_EF_SEARCH = 100
+# Rows indexed before migration m0004 get their context this many to a transaction (each
+# holds the store's write lock, so other processes' writes go on between them).
+FILL_BATCH = 2000
 
 # BM25 of the matching records of the namespaces, in SQL: the tsvector's GIN index finds
 # them, each query term's weighted frequency is read from the record's ``freqs``, and FTS5's
@@ -98,12 +119,34 @@ def pgvector_text(embedding: list[float]) -> str | None:
     return "[" + ",".join(map(str, values)) + "]" if any(values) else None
 
 
-def frequencies(own: list[str]) -> dict[str, float]:
-    """Each distinct token's frequency in a record (own tokens count 1)."""
-    counts: dict[str, float] = {}
-    for token in own:
-        counts[token] = counts.get(token, 0.0) + 1.0
-    return counts
+@dataclass(frozen=True)
+class IndexRow:
+    """What a record's row holds: its own tokens (``own``, space-separated, as index_text
+    makes them) and what BM25 reads of it with its context columns: each distinct token's
+    weighted frequency and the length in tokens of all its columns (FTS5's bm25() counts
+    the context columns' tokens in a row's length too)."""
+
+    own: str
+    freqs: dict[str, float]
+    length: int
+
+    @classmethod
+    def of(cls, own: str, context: Sequence[str] = ()) -> IndexRow:
+        """The row of a record with these own tokens and context columns (nearest first)."""
+        freqs: dict[str, float] = {}
+        length = 0
+        # Without context columns (a tokenizer without them) only the first weight is used.
+        for weight, column in zip(turn_context.WEIGHTS, (own, *context), strict=False):
+            tokens = column.split()
+            length += len(tokens)
+            for token in tokens:
+                freqs[token] = freqs.get(token, 0.0) + weight
+        return cls(own, freqs, length)
+
+    @property
+    def terms(self) -> list[str]:
+        """The distinct tokens, sorted (what the tsvector and the document counts hold)."""
+        return sorted(self.freqs)
 
 
 def quoted(lexeme: str) -> str:
@@ -133,20 +176,23 @@ class PgSearchIndex:
         bm25_weight: float = 1.0,
         vector_weight: float = 1.0,
         vector_mode: str = "auto",
-        reply_lift: float = 0.0,
+        reply_lift: float = ANSWER_SHARE,
     ) -> None:
         self.conn = conn
         self.embedder = embedder
         self.bm25_weight = bm25_weight
         self.vector_weight = vector_weight
         self.vector_mode = vector_mode
-        # Not applied on this engine yet (nor the turn context): issue #18's notes.
         self.reply_lift = reply_lift
+        # turn_context's and the reply lift's queries are written in the repositories' SQLite
+        # dialect: they run through the store connection's translation, on this connection.
+        self.sql = PgConnection(conn)
         self._vectors_ready = False
         # As the SQLite engine's index keeps them: vectors are made inside the write here, so
         # none is ever pending, and nothing reads when the index last changed.
         self.pending_vectors: set[int] = set()
         self.changed_at = 0.0
+        self.fill_context()
 
     @property
     def embeds_queries_inline(self) -> bool:
@@ -180,14 +226,17 @@ class PgSearchIndex:
         self._vectors_ready = True
 
     def add(self, seq: int, namespace: str, text: str) -> None:
-        """Index one record: its tokens, the term counts and totals, its vector."""
-        own = tokenize.index_text(text).split()
+        """Index one record: its tokens and, for a conversation turn, the turns before it as
+        context; the term counts and totals; its vector. The turns after it, if any (it
+        came out of order), get their context anew."""
+        row = IndexRow.of(tokenize.index_text(text), self._context(seq))
         self.conn.execute(
-            "insert into memory_search (seq, namespace, tokens, freqs, doc_length)"
-            " values (%s, %s, array_to_tsvector(%s::text[]), %s::jsonb, %s)",
-            (seq, namespace, sorted(set(own)), json.dumps(frequencies(own)), len(own)),
+            "insert into memory_search (seq, namespace, tokens, freqs, doc_length, own)"
+            " values (%s, %s, array_to_tsvector(%s::text[]), %s::jsonb, %s, %s)",
+            (seq, namespace, row.terms, json.dumps(row.freqs), row.length, row.own),
         )
-        self._count(sorted(set(own)), len(own), +1)
+        self._count(dict.fromkeys(row.terms, 1), 1, row.length)
+        self._refresh_following(seq)
         vector = self._vector(text)
         if vector is not None:
             self.ensure_vectors()
@@ -197,36 +246,117 @@ class PgSearchIndex:
             )
 
     def remove(self, seq: int) -> None:
-        """Take one record out of the index (its counts too)."""
+        """Take one record out of the index (its counts too); the turns after a conversation
+        turn lose it from their context."""
         row = self.conn.execute(
             "delete from memory_search where seq = %s returning tsvector_to_array(tokens), doc_length", (seq,)
         ).fetchone()
         if row is not None:
-            self._count(sorted(row[0]), row[1], -1)
+            self._count(dict.fromkeys(row[0], -1), -1, -row[1])
         if self._has_vectors():
             self.conn.execute("delete from memory_vectors where seq = %s", (seq,))
+        self._refresh_following(seq)
 
     def replace(self, seq: int, namespace: str, text: str) -> None:
         self.remove(seq)
         self.add(seq, namespace, text)
 
-    def _count(self, terms: list[str], length: int, change: int) -> None:
+    def _count(self, changes: Mapping[str, int], docs: int, tokens: int) -> None:
+        """Add ``changes`` (term -> change of the records holding it) to the document counts,
+        and ``docs`` records and ``tokens`` tokens to the totals."""
         # Terms in sorted order: two transactions counting the same terms lock their rows in
         # the same order, so they wait for each other instead of deadlocking.
-        if terms and change > 0:
+        gained = sorted(term for term, change in changes.items() if change > 0)
+        if gained:
             self.conn.execute(
-                "insert into search_terms (term, docs) select t, %s from unnest(%s::text[]) t"
+                "insert into search_terms (term, docs) select t, n from unnest(%s::text[], %s::int[]) u(t, n)"
                 " on conflict (term) do update set docs = search_terms.docs + excluded.docs",
-                (change, terms),
+                (gained, [changes[term] for term in gained]),
             )
-        elif terms:
+        lost: dict[int, list[str]] = {}
+        for term, change in sorted(changes.items()):
+            if change < 0:
+                lost.setdefault(change, []).append(term)
+        for change, terms in lost.items():  # nearly always one change: -1
             self.conn.execute(
                 "update search_terms set docs = docs + %s where term = any(%s)", (change, terms)
             )
-        self.conn.execute(
-            "update search_totals set docs = docs + %s, tokens = tokens + %s where id = 1",
-            (change, change * length),
-        )
+        if docs or tokens:
+            self.conn.execute(
+                "update search_totals set docs = docs + %s, tokens = tokens + %s where id = 1", (docs, tokens)
+            )
+
+    # -- turn context --------------------------------------------------------------------
+
+    def _context(self, seq: int) -> tuple[str, ...]:
+        """Record ``seq``'s context columns: the own tokens of the turns before it, if it is a
+        conversation turn (state/turn_context.py), else empty ones."""
+        if not has_context(tokenize):
+            return ()
+        return turn_context.context_of(self.sql, seq, self._own_tokens)
+
+    def _own_tokens(self, seqs: list[int]) -> dict[int, str]:
+        """seq -> own tokens of those records of ``seqs`` that have a row (a redacted turn has
+        none: to the turns after it, it is an empty turn, as on the SQLite engine)."""
+        rows = self.conn.execute("select seq, own from memory_search where seq = any(%s)", (seqs,))
+        return dict(rows.fetchall())
+
+    def _refresh_following(self, seq: int) -> None:
+        """Record ``seq`` came out of order, changed or went: the rows of the turns after it
+        that hold it in their context are made anew (usually there are none)."""
+        if has_context(tokenize):
+            later = turn_context.followers(self.sql, seq)
+            if later:
+                self._remake(later)
+
+    def _remake(self, seqs: list[int]) -> int:
+        """Make the rows of records ``seqs`` with their context as it is now, and the counts
+        with them; a record without a row is left alone. The number of rows changed."""
+        rows = self.conn.execute(
+            "select seq, own, tsvector_to_array(tokens), doc_length, freqs from memory_search where seq = any(%s)",
+            (seqs,),
+        ).fetchall()
+        changes: Counter[str] = Counter()
+        tokens = 0
+        updates = []
+        for seq, own, terms, length, freqs in rows:
+            row = IndexRow.of(own, self._context(seq))
+            if row.length == length and row.freqs == freqs:
+                continue
+            changes.update(row.terms)
+            changes.subtract(terms)
+            tokens += row.length - length
+            updates.append((row.terms, json.dumps(row.freqs), row.length, seq))
+        if updates:
+            self.conn.cursor().executemany(
+                "update memory_search set tokens = array_to_tsvector(%s::text[]), freqs = %s::jsonb,"
+                " doc_length = %s where seq = %s",
+                updates,
+            )
+            self._count(changes, 0, tokens)
+        return len(updates)
+
+    def fill_context(self) -> int:
+        """Give the rows indexed before migration m0004 (``context_pending``) their context:
+        once, when the index first opens a database that has them (every row written since
+        gets its context as it is written). In batches, each a write transaction of the
+        store's; the number of rows that changed."""
+        pending = "select seq from memory_search where context_pending order by seq limit %s"
+        if self.conn.execute(pending, (1,)).fetchone() is None:
+            return 0
+        log.info("giving the search index's conversation turns their context (once, after an upgrade)")
+        made = 0
+        while True:
+            with self.conn.transaction():
+                # After every other process's write, as the store's writes (state/pg/connection.py).
+                self.conn.execute("select pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                seqs = [row[0] for row in self.conn.execute(pending, (FILL_BATCH,))]
+                if not seqs:
+                    return made
+                made += self._remake(seqs)
+                self.conn.execute(
+                    "update memory_search set context_pending = false where seq = any(%s)", (seqs,)
+                )
 
     def _vector(self, text: str) -> str | None:
         return pgvector_text(self.embedder.embed(text))
@@ -251,6 +381,10 @@ class PgSearchIndex:
         return self._vectors_ready
 
     # -- queries -------------------------------------------------------------------------
+
+    def with_answers(self, scored: list[Scored]) -> list[Scored]:
+        """BM25's ranking with each asking turn's reply lifted (state/search.py with_answers)."""
+        return with_answers(self.sql, scored, self.reply_lift)
 
     def bm25(self, terms: list[str], namespaces: list[str], limit: int) -> list[tuple[int, float]]:
         """(seq, BM25 score) of the best ``limit`` records for ``terms``, best first."""
@@ -353,7 +487,7 @@ class PgSearchIndex:
             return []
         pool = max(candidates, limit)
         bm25 = (
-            [seq for seq, _ in self.bm25(self.bm25_terms(query), namespaces, pool)]
+            [seq for seq, _ in self.with_answers(self.bm25(self.bm25_terms(query), namespaces, pool))[:pool]]
             if self.bm25_weight > 0
             else []
         )

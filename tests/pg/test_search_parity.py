@@ -61,8 +61,9 @@ QUERIES = [
 def _records() -> list[tuple[str, str]]:
     """(namespace, text): each conversation one namespace, plus the scripts' sentences. The
     turns' texts go in without their speakers: "Maya: ..." would make a record a conversation
-    turn for the SQLite engine (its context columns, its reply lift), which this engine does
-    not rank yet (state/pg/search.py)."""
+    turn for the SQLite engine (its context columns, its reply lift), which the PostgreSQL
+    index here cannot tell: it is given the texts alone, not the records' rows. Turns are
+    compared in test_search_parity_turns.py, each engine with its own store."""
     data = json.loads(DATA.read_text(encoding="utf-8"))
     records = [
         (f"conv/{conv['id']}", turn["text"])
