@@ -45,6 +45,31 @@ async def mcp(api, key: str, method: str, params: dict[str, Any]) -> dict[str, A
     return await answer.json()
 
 
+async def refused(api, key: str, method: str, path: str, body: Any = None) -> str:
+    """The status of a request by another workspace's ``key``, whose answer holds nothing of ours."""
+    response = await api.client.request(method, path, json=body, headers=api.auth(key))
+    text = await response.text()
+    assert OURS not in text, (path, text[:200])
+    return f"{response.status}"
+
+
+async def amp_attempts(api, key: str, memory_id: str, workspace: str) -> dict[str, str]:
+    """Another workspace's key at our memory through AMP's reads, searches and packs."""
+    return {
+        "amp memory": await refused(api, key, "GET", f"/api/agent/memories/{memory_id}"),
+        "amp query": await refused(api, key, "GET", f"/api/workspaces/{workspace}/memory/query?q={CANARY}"),
+        "search our namespace": await refused(
+            api, key, "GET", f"/api/agent/search?q={CANARY}&namespace={workspace}"
+        ),
+        "search everywhere": await refused(api, key, "GET", f"/api/agent/search?q={CANARY}"),
+        "bootstrap ours": await refused(
+            api, key, "POST", "/api/agent/bootstrap/context", {"workspace_id": workspace}
+        ),
+        "own pack": await refused(api, key, "POST", "/api/agent/bootstrap/context", {"project_key": "ours"}),
+        "local browser": await refused(api, key, "GET", f"/api/local/memories?q={CANARY}"),
+    }
+
+
 async def test_another_workspace_reaches_nothing_of_ours_through_any_dialect(api):
     pack = await api.bootstrap(project_key="ours")
     memory_id = (await api.delta(pack["receipt_id"], summary=f"our {CANARY} decision"))["delta"]["memory_id"]
@@ -54,30 +79,18 @@ async def test_another_workspace_reaches_nothing_of_ours_through_any_dialect(api
         _, key = api.store.identities.create_agent("foreigner", "codex", workspace_id=foreign["id"])
     store_id = (await api.post(STORES, {"name": "theirs"}, key=key))["id"]
 
-    async def refused(method: str, path: str, body: Any = None) -> str:
-        response = await api.client.request(method, path, json=body, headers=api.auth(key))
-        text = await response.text()
-        assert OURS not in text, (path, text[:200])
-        return f"{response.status}"
-
-    attempts = {
-        "amp memory": await refused("GET", f"/api/agent/memories/{memory_id}"),
-        "amp query": await refused("GET", f"/api/workspaces/{workspace}/memory/query?q={CANARY}"),
-        "search our namespace": await refused("GET", f"/api/agent/search?q={CANARY}&namespace={workspace}"),
-        "search everywhere": await refused("GET", f"/api/agent/search?q={CANARY}"),
-        "bootstrap ours": await refused("POST", "/api/agent/bootstrap/context", {"workspace_id": workspace}),
-        "own pack": await refused("POST", "/api/agent/bootstrap/context", {"project_key": "ours"}),
-        "stores read": await refused("GET", f"{STORES}/{store_id}/memories/{memory_id}"),
+    attempts = await amp_attempts(api, key, memory_id, workspace)
+    attempts |= {
+        "stores read": await refused(api, key, "GET", f"{STORES}/{store_id}/memories/{memory_id}"),
         "stores update": await refused(
-            "POST", f"{STORES}/{store_id}/memories/{memory_id}", {"content": "hijacked"}
+            api, key, "POST", f"{STORES}/{store_id}/memories/{memory_id}", {"content": "hijacked"}
         ),
-        "stores delete": await refused("DELETE", f"{STORES}/{store_id}/memories/{memory_id}"),
+        "stores delete": await refused(api, key, "DELETE", f"{STORES}/{store_id}/memories/{memory_id}"),
         "mem1 update": await refused(
-            "POST", "/update_mem_by_id/", {"mem_id": memory_id, "memory": "hijacked"}
+            api, key, "POST", "/update_mem_by_id/", {"mem_id": memory_id, "memory": "hijacked"}
         ),
-        "mem1 delete": await refused("POST", "/delete_mem_by_id/", {"mem_id": memory_id}),
-        "mem1 batch": await refused("POST", "/batch_delete_mem/", {"mem_ids": [memory_id]}),
-        "local browser": await refused("GET", f"/api/local/memories?q={CANARY}"),
+        "mem1 delete": await refused(api, key, "POST", "/delete_mem_by_id/", {"mem_id": memory_id}),
+        "mem1 batch": await refused(api, key, "POST", "/batch_delete_mem/", {"mem_ids": [memory_id]}),
     }
     assert attempts["amp memory"] == attempts["stores read"] == "404"
     assert attempts["amp query"] == attempts["search our namespace"] == attempts["bootstrap ours"] == "403"
@@ -147,33 +160,27 @@ async def test_on_a_team_server_another_workspace_reaches_nothing_of_ours(
     version = (await api.get(f"/api/agent/memories/{memory_id}"))["memory"]["version"]
     content_sha = hashlib.sha256(OURS.encode()).hexdigest()
 
-    async def refused(method: str, path: str, body: Any = None) -> str:
-        response = await api.client.request(method, path, json=body, headers=api.auth(key))
-        text = await response.text()
-        assert OURS not in text, (path, text[:200])
-        return f"{response.status}"
-
-    attempts = {
-        "amp memory": await refused("GET", f"/api/agent/memories/{memory_id}"),
-        "amp query": await refused("GET", f"/api/workspaces/{workspace}/memory/query?q={CANARY}"),
-        "search our namespace": await refused("GET", f"/api/agent/search?q={CANARY}&namespace={workspace}"),
-        "search everywhere": await refused("GET", f"/api/agent/search?q={CANARY}"),
-        "bootstrap ours": await refused("POST", "/api/agent/bootstrap/context", {"workspace_id": workspace}),
-        "own pack": await refused("POST", "/api/agent/bootstrap/context", {"project_key": "ours"}),
-        "feed": await refused("GET", "/api/sync/changes?cursor=0"),
-        "feed waiting": await refused("GET", "/api/sync/changes?cursor=0&wait=1"),
+    attempts = await amp_attempts(api, key, memory_id, workspace)
+    attempts |= {
+        "feed": await refused(api, key, "GET", "/api/sync/changes?cursor=0"),
+        "feed waiting": await refused(api, key, "GET", "/api/sync/changes?cursor=0&wait=1"),
         "sync update": await refused(
+            api,
+            key,
             "POST",
             f"/api/sync/records/{memory_id}",
             {"operation": "update", "base_version": version, "content": "hijacked"},
         ),
         "sync delete": await refused(
-            "POST", f"/api/sync/records/{memory_id}", {"operation": "delete", "base_version": version}
+            api,
+            key,
+            "POST",
+            f"/api/sync/records/{memory_id}",
+            {"operation": "delete", "base_version": version},
         ),
         "sync redact": await refused(
-            "POST", f"/api/sync/records/{memory_id}/redact", {"content_sha256": content_sha}
+            api, key, "POST", f"/api/sync/records/{memory_id}/redact", {"content_sha256": content_sha}
         ),
-        "local browser": await refused("GET", f"/api/local/memories?q={CANARY}"),
     }
     assert attempts["amp memory"] == attempts["sync update"] == attempts["sync redact"] == "404", attempts
     assert attempts["amp query"] == attempts["search our namespace"] == attempts["bootstrap ours"] == "403"
