@@ -383,7 +383,7 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
     # whole by each write and by the server's own maintenance).
     rebuild = IndexRebuild(store, services.store.settings) if sqlite else None
     merge = IndexMerge(store) if sqlite else None
-    vectors = VectorWorker(store.search)
+    vectors = VectorWorker(store.search, conn=store.conn)
     vectors.start()
     schedule_jobs(board, services, checkpoint_conn, vectors, rebuild, merge)
     scheduler.start()

@@ -12,6 +12,12 @@ vector pages to the WAL once, so the worker's own batches only added the re-read
 of CPU a delta deferred against 0.877 inline, medians, 1.11x; bench/vector_deferral.py).
 Its only pending vectors are then a failing embedder's, made by the ``backfill_vectors`` job.
 
+On PostgreSQL every embedder is deferred, for another reason: pgvector's HNSW insert was most
+of a write's time on the server, held inside the write transaction (state/pg/vector_writer.py
+has the figures). There the worker wakes after the write's commit, and each batch, from
+reading the records to storing their vectors, runs in a worker thread on the writer's own
+connection; at start it looks for records a stopped process left without a vector.
+
 Nothing is lost at a crash: a record without its vector is found again when the store opens
 (``SearchIndex.find_missing_vectors``). A failing embedder is retried after RETRY_SECONDS, and
 by the ``backfill_vectors`` job (daemon/jobs.py).
@@ -22,7 +28,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
+from typing import Any
 
+from state.group_commit import after_commit, flush_now
 from state.search import SearchIndex
 
 log = logging.getLogger(__name__)
@@ -31,21 +40,40 @@ log = logging.getLogger(__name__)
 # that stores their vectors.
 BATCH = 64
 RETRY_SECONDS = 30.0
+# PostgreSQL: a batch that could only leave records pending (a write of theirs in progress,
+# or not committed yet) is tried again after this, doubling while it stays so, up to
+# RETRY_SECONDS: the write's commit usually wakes the worker first.
+KEPT_RETRY_SECONDS = 0.2
 
 
 class VectorWorker:
     """Makes the vectors that the daemon's writes leave pending."""
 
-    def __init__(self, search: SearchIndex, batch: int = BATCH) -> None:
+    def __init__(self, search: SearchIndex, batch: int = BATCH, conn: Any = None) -> None:
         self.search = search
         self.batch = batch
+        # The store's connection, whose group commits the writes (on PostgreSQL the worker
+        # wakes after them: its own connection sees only what is committed).
+        self.conn = conn
+        # PostgreSQL's index makes a batch by itself, on its own connection (state/pg/search.py).
+        self._make_apart: Callable[[int], tuple[int, bool]] | None = (
+            getattr(search, "make_vectors", None) if getattr(search, "vectors_apart", False) else None
+        )
+        self.apart = self._make_apart is not None
+        self._kept_delay = KEPT_RETRY_SECONDS
         self._task: asyncio.Task[None] | None = None
         self._retry_at = 0.0  # after a failure, wait for this (time.monotonic) or the job
         self._stopping = False
         self._lock = asyncio.Lock()  # one drain at a time: no record is embedded twice
 
     def start(self) -> None:
-        """Writes from now on leave their vectors to this worker, if the embedder blocks."""
+        """Writes from now on leave their vectors to this worker, if the embedder blocks or
+        the store makes vectors apart (PostgreSQL)."""
+        if self.apart:
+            self.search.defer_vectors = True
+            self.search.on_pending = lambda: after_commit(self.conn, self.wake)
+            self._task = asyncio.get_running_loop().create_task(self._run(scan=True))
+            return
         if not getattr(self.search.embedder, "runs_inline", False):
             self.search.defer_vectors = True
             self.search.on_pending = self.wake
@@ -74,7 +102,13 @@ class VectorWorker:
             await asyncio.shield(self._task)
         self.search.defer_vectors = False
         self.search.on_pending = None
-        added = await self._drain()
+        if self.apart and self.conn is not None:
+            flush_now(self.conn)  # the last writes' vectors: the writer sees committed ones only
+        try:
+            added = await self._drain()
+        except Exception as exc:  # the database gone at shutdown, say: the next start makes them
+            log.warning("making the last pending vectors failed: %s", exc)
+            added = 0
         if self.search.pending_vectors:
             log.warning(
                 "%d records have no vector yet: they are found by their words, and"
@@ -84,9 +118,11 @@ class VectorWorker:
         elif added:
             log.info("made the last %d pending vectors", added)
 
-    async def _run(self) -> None:
+    async def _run(self, scan: bool = False) -> None:
         try:
             await asyncio.sleep(0)  # the writes of the waking loop turn come first
+            if scan:  # PostgreSQL, at start: a stopped process's records without a vector
+                await asyncio.to_thread(self.search.find_missing_vectors)
             await self._drain()
         except Exception:  # a bug must not stop the daemon: the job and the next start retry
             log.exception("making pending vectors failed; retrying in %.0f s", RETRY_SECONDS)
@@ -99,6 +135,14 @@ class VectorWorker:
         added = 0
         async with self._lock:
             while self.search.pending_vectors:
+                if self._make_apart is not None:
+                    stored, kept = await asyncio.to_thread(self._make_apart, self.batch)
+                    added += stored
+                    if kept and not stored:  # only records a write holds, or not committed
+                        self._retry_kept()
+                        break
+                    self._kept_delay = KEPT_RETRY_SECONDS
+                    continue
                 stored, failed = await self._batch()
                 added += stored
                 if failed:  # the embedder's server is down, say: again later
@@ -106,6 +150,12 @@ class VectorWorker:
                     break
                 await asyncio.sleep(0)  # requests between batches
         return added
+
+    def _retry_kept(self) -> None:
+        if self._stopping:
+            return
+        asyncio.get_running_loop().call_later(self._kept_delay, self.wake)
+        self._kept_delay = min(self._kept_delay * 2, RETRY_SECONDS)
 
     async def _batch(self) -> tuple[int, bool]:
         """(vectors stored, whether the embedder failed) for the next pending records."""

@@ -36,7 +36,7 @@ import json
 import logging
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,7 @@ from state import tokenize, turn_context
 from state.embedders import Embedder, serialize
 from state.index_builds import has_context
 from state.pg.connection import WRITE_LOCK, PgConnection
+from state.pg.vector_writer import VectorWriter
 from state.search import (
     ANSWER_SHARE,
     MAX_CJK_CHAR_SHARE,
@@ -195,9 +196,13 @@ class PgSearchIndex:
         # dialect: they run through the store connection's translation, on this connection.
         self.sql = PgConnection(conn)
         self._vectors_ready = False
-        # As the SQLite engine's index keeps them: vectors are made inside the write here, so
-        # none is ever pending, and nothing reads when the index last changed.
-        self.pending_vectors: set[int] = set()
+        # Vectors made after the write, on a connection of their own (state/pg/vector_writer.py):
+        # PgStore.open gives the writer; the daemon's worker (daemon/vector_worker.py) turns
+        # ``defer_vectors`` on and makes them. Otherwise (the CLI, migrate-store) each write
+        # embeds at once. Nothing reads when the index last changed.
+        self.writer: VectorWriter | None = None
+        self.defer_vectors = False
+        self.on_pending: Callable[[], None] | None = None
         self.changed_at = 0.0
         self.fill_context()
 
@@ -206,9 +211,26 @@ class PgSearchIndex:
         """As :attr:`state.search.SearchIndex.embeds_queries_inline`."""
         return bool(getattr(self.embedder, "runs_inline", False))
 
+    @property
+    def vectors_apart(self) -> bool:
+        """Whether this index can make its vectors after the writes, off the write transaction
+        (the daemon's worker then does: state/pg/vector_writer.py says why)."""
+        return self.writer is not None
+
+    @property
+    def pending_vectors(self) -> set[int]:
+        return self.writer.pending if self.writer is not None else set()
+
     def find_missing_vectors(self) -> int:
-        """Records without a vector: none (each is embedded inside its write)."""
-        return 0
+        """Indexed records without a vector become pending; their number. A scan of the
+        index: the daemon's worker runs it once, at start, off the event loop (a store
+        opened elsewhere embeds inside each write, and does not ask)."""
+        return self.writer.find_missing() if self.writer is not None else 0
+
+    def make_vectors(self, limit: int) -> tuple[int, bool]:
+        """Up to ``limit`` pending vectors, on the writer's own connection (call it in a worker
+        thread): (stored, whether some had to stay pending for now)."""
+        return self.writer.make(limit) if self.writer is not None else (0, False)
 
     def forget_deleted(self) -> None:
         """A deleted row is gone from every index PostgreSQL reads; its bytes stay in the
@@ -234,8 +256,9 @@ class PgSearchIndex:
 
     def add(self, seq: int, namespace: str, text: str) -> None:
         """Index one record: its tokens and, for a conversation turn, the turns before it as
-        context; the term counts and totals; its vector. The turns after it, if any (it
-        came out of order), get their context anew."""
+        context; the term counts and totals; its vector (or, in the daemon, its mark for the
+        vector writer). The turns after it, if any (it came out of order), get their context
+        anew."""
         row = IndexRow.of(tokenize.index_text(text), self._context(seq))
         self.conn.execute(
             "insert into memory_search (seq, namespace, tokens, freqs, doc_length, own)"
@@ -244,7 +267,13 @@ class PgSearchIndex:
         )
         self._count(dict.fromkeys(row.terms, 1), 1, row.length)
         self._refresh_following(seq)
-        vector = self._vector(text)
+        if self.defer_vectors and self.writer is not None:
+            self.ensure_vectors()  # the writer's inserts need the table, made under the write lock
+            self.writer.mark(seq)
+            if self.on_pending is not None:
+                self.on_pending()
+            return
+        vector = self.vector_text(text)
         if vector is not None:
             self.ensure_vectors()
             self.conn.execute(
@@ -260,6 +289,8 @@ class PgSearchIndex:
         ).fetchone()
         if row is not None:
             self._count(dict.fromkeys(row[0], -1), -1, -row[1])
+        if self.writer is not None:
+            self.writer.unmark(seq)
         if self._has_vectors():
             self.conn.execute("delete from memory_vectors where seq = %s", (seq,))
         self._refresh_following(seq)
@@ -365,7 +396,8 @@ class PgSearchIndex:
                     "update memory_search set context_pending = false where seq = any(%s)", (seqs,)
                 )
 
-    def _vector(self, text: str) -> str | None:
+    def vector_text(self, text: str) -> str | None:
+        """``text``'s vector in pgvector's text form (None for no vector)."""
         return pgvector_text(self.embedder.embed(text))
 
     def frequencies(self, tokens: Any) -> tuple[dict[str, int], int]:

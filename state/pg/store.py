@@ -11,11 +11,12 @@ from typing import Any
 
 from state.config import Settings
 from state.pg.connection import PgConnection
-from state.pg.engine import check_server, masked
+from state.pg.engine import check_server, connect, masked
 from state.pg.engine import versions as server_versions
 from state.pg.feed_listener import FeedListener
 from state.pg.migrations import migrate
 from state.pg.search import PgSearchIndex
+from state.pg.vector_writer import VectorWriter
 from state.store import Store
 
 # pg_try_advisory_lock's first key for "a scheduled job" (the letters MCJB); the second is
@@ -31,6 +32,7 @@ class PgStore(Store):
     engine = "postgresql"
     url = ""  # the database's URL, its password masked
     _dsn = ""  # the URL as given (a password in MEMORYCLOUD_DATABASE_URL included)
+    vectors: VectorWriter | None = None  # its connection is closed with the store's
 
     def location(self) -> str:
         return self.url
@@ -54,6 +56,9 @@ class PgStore(Store):
             raise
         store.url = masked(str(path))
         store._dsn = str(path)
+        index = store.search
+        assert isinstance(index, PgSearchIndex)
+        store.vectors = index.writer = VectorWriter(lambda: connect(str(path)), index.vector_text)
         return store
 
     def feed_listener(self, on_change: Callable[[str | None], None]) -> FeedListener:
@@ -83,4 +88,6 @@ class PgStore(Store):
         """Nothing to do: PostgreSQL checkpoints by itself."""
 
     def close(self) -> None:
+        if self.vectors is not None:
+            self.vectors.close()
         self.conn.close()

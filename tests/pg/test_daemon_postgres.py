@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -50,6 +52,9 @@ def test_a_cloud_daemon_keeps_its_store_on_postgresql(pg_url: str, isolated_home
             daemon.url, key, "The team server keeps memories in PostgreSQL with pgvector."
         )
         assert len(items) == 1 and "pgvector" in json.dumps(items[0]), items
+        # Its vector, made after the write's commit by the daemon's vector writer
+        # (state/pg/vector_writer.py), while the daemon runs.
+        assert _eventually(lambda: _count(pg_url, "memory_vectors") == 1)
         status = json.loads(cli("daemon", "status", "--json").stdout)
         assert status["database"].startswith("postgresql://") and status["role"] == "cloud"
     finally:
@@ -60,17 +65,36 @@ def test_a_cloud_daemon_keeps_its_store_on_postgresql(pg_url: str, isolated_home
     with psycopg.connect(pg_url) as conn:
         assert conn.execute("select count(*) from memory_records").fetchone()[0] == 1
         assert conn.execute("select count(*) from memory_search").fetchone()[0] == 1
+        conn.execute("delete from memory_vectors")  # as if the process had died before making it
     assert not list(isolated_home.rglob("*.db"))
 
-    # A restart finds them again, through the search index on the server.
+    # A restart finds them again, through the search index on the server, and makes the
+    # vector that was missing.
     daemon.start()
     try:
         with httpx.Client(
             base_url=daemon.url, headers={"Authorization": f"Bearer {key}"}, timeout=10
         ) as http:
             assert len(_search(http, "pgvector")) == 1
+        assert _eventually(lambda: _count(pg_url, "memory_vectors") == 1)
     finally:
         daemon.stop()
+
+
+def _count(pg_url: str, table: str) -> int:
+    import psycopg
+
+    with psycopg.connect(pg_url) as conn:
+        return int(conn.execute(f"select count(*) from {table}").fetchone()[0])
+
+
+def _eventually(check: Callable[[], bool], seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def test_the_database_url_can_come_from_the_environment(pg_url: str, isolated_home: Path) -> None:

@@ -1,0 +1,193 @@
+"""Vectors on PostgreSQL made after the write, on a connection of their own (issue #18).
+
+Why: pgvector's HNSW insert was most of a memory delta's time on the server, and all of it
+inside the write transaction. Under 50 agents through one cloud process (bench/pg_team.py's
+load, every statement's duration logged for 20 s, 1,050 deltas and as many searches): the
+vector insert took 7.85 ms of the 11.6 ms of statement time a delta and a search cost, while
+that transaction held the write lock every process on the database waits for
+(state/pg/connection.py) and, psycopg's calls being synchronous, the process's event loop.
+
+So in the daemon (daemon/vector_worker.py) a write on PostgreSQL only marks its record's
+vector as pending, and this writer makes the vectors after the commit, in a worker thread,
+on its own connection, in transactions that take no write lock: requests go on meanwhile,
+and the other processes' writes too. Until its vector is stored a record ranks by its words,
+as with the SQLite engine's deferred vectors.
+
+What keeps a vector true to its record's current text:
+
+* The text is read in the writer's own transaction with the record's row locked (``for
+  update skip locked``): a write of that record in progress holds the row, so the record
+  is skipped and kept pending (that write marks it pending again anyway); a write that
+  starts meanwhile waits until this transaction has stored the vector, then replaces it.
+* ``lock_timeout``: the writer never waits long on a lock a write transaction holds (which
+  would keep the write lock held meanwhile), and can never deadlock with one.
+* A record this transaction cannot see is either not committed yet (its ``seq`` is above the
+  highest committed one: write transactions commit in ``seq`` order, one at a time) and
+  stays pending, or gone (deleted, or its write rolled back) and leaves the set.
+* Each mark has a generation: a record marked again while its vector was being made keeps
+  its mark, so the newer text gets its vector too.
+* Nothing is lost at a crash: records without a vector are found again when the daemon
+  starts (:meth:`VectorWriter.find_missing`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from state.search import record_text
+
+log = logging.getLogger(__name__)
+
+# How long the writer waits for a lock a write transaction holds before it leaves the record
+# for its next batch. Short: the write that holds it may hold the cluster's write lock too.
+LOCK_TIMEOUT_MS = 200
+
+_READ_LOCKED = (
+    "select seq, namespace, title, content, triggers from memory_records"
+    " where seq = any(%s) and deleted_at is null for update skip locked"
+)
+_STORE = (
+    "insert into memory_vectors (seq, namespace, embedding)"
+    " select s, n, e::vector from unnest(%s::bigint[], %s::text[], %s::text[]) as u(s, n, e)"
+)
+# Indexed records (the full-text index holds every searchable one) without a vector.
+_MISSING = (
+    "select s.seq from memory_search s where not exists (select 1 from memory_vectors v where v.seq = s.seq)"
+)
+
+
+class VectorWriter:
+    """The pending vectors of one process and the connection that makes them.
+
+    ``connect`` opens a psycopg connection (autocommit) to the store's database; ``embed``
+    turns a record's text into pgvector's text form (None for no vector)."""
+
+    def __init__(self, connect: Callable[[], Any], embed: Callable[[str], str | None]) -> None:
+        self._connect = connect
+        self._embed = embed
+        self._conn: Any = None
+        self._pending: dict[int, int] = {}  # seq -> the generation of its latest mark
+        self._generations = itertools.count(1)
+        self._lock = threading.Lock()  # the marks: writes mark on the loop, batches clear
+        self._working = threading.Lock()  # the connection: one batch or scan at a time
+
+    # -- marks (the event loop's thread) ------------------------------------------------------
+
+    def mark(self, seq: int) -> None:
+        """Record ``seq``'s vector is to be made (after its write commits)."""
+        with self._lock:
+            self._pending[seq] = next(self._generations)
+
+    def unmark(self, seq: int) -> None:
+        with self._lock:
+            self._pending.pop(seq, None)
+
+    @property
+    def pending(self) -> set[int]:
+        with self._lock:
+            return set(self._pending)
+
+    # -- work (a worker thread) ---------------------------------------------------------------
+
+    def make(self, limit: int) -> tuple[int, bool]:
+        """Make and store the vectors of up to ``limit`` pending records, oldest first, in one
+        transaction: (vectors stored, whether any record had to stay pending for now)."""
+        with self._lock:
+            batch = dict(itertools.islice(sorted(self._pending.items()), limit))
+        if not batch:
+            return 0, False
+        with self._working:
+            conn = self._connection()
+            try:
+                stored, done, kept = self._store(conn, batch)
+            except Exception:
+                self._drop_connection()
+                raise
+        with self._lock:
+            for seq in done:
+                if self._pending.get(seq) == batch[seq]:  # not marked again meanwhile
+                    del self._pending[seq]
+        return stored, bool(kept)
+
+    def _store(self, conn: Any, batch: dict[int, int]) -> tuple[int, set[int], set[int]]:
+        """(vectors stored, records done with, records kept pending) for ``batch``."""
+        import psycopg
+
+        seqs = sorted(batch)
+        try:
+            with conn.transaction():
+                conn.execute(f"set local lock_timeout = {LOCK_TIMEOUT_MS}")
+                rows = conn.execute(_READ_LOCKED, (seqs,)).fetchall()
+                unseen = sorted(set(seqs) - {row[0] for row in rows})
+                kept: set[int] = set()
+                if unseen:
+                    kept = self._not_yet_seen(conn, unseen)
+                made = []
+                for seq, namespace, title, content, triggers in rows:
+                    vector = (
+                        self._embed(record_text(title, content, json.loads(triggers))) if content else None
+                    )
+                    if vector is not None:
+                        made.append((seq, namespace, vector))
+                if made:
+                    ids = [seq for seq, _, _ in made]
+                    conn.execute("delete from memory_vectors where seq = any(%s)", (ids,))
+                    conn.execute(_STORE, (ids, [n for _, n, _ in made], [v for _, _, v in made]))
+        except psycopg.errors.LockNotAvailable:
+            return 0, set(), set(seqs)  # a write holds one of them: the next batch
+        return len(made), set(seqs) - kept, kept
+
+    @staticmethod
+    def _not_yet_seen(conn: Any, unseen: list[int]) -> set[int]:
+        """Of records the locking read did not return: those a write holds now (live but
+        locked), and those not committed yet (above the highest committed ``seq``)."""
+        locked = {
+            row[0]
+            for row in conn.execute(
+                "select seq from memory_records where seq = any(%s) and deleted_at is null", (unseen,)
+            )
+        }
+        newest = conn.execute("select coalesce(max(seq), 0) from memory_records").fetchone()[0]
+        return locked | {seq for seq in unseen if seq > newest}
+
+    def find_missing(self) -> int:
+        """Mark the indexed records without a vector (left by a process stopped before it
+        made them); the number marked. One scan of both tables: the daemon runs it once, at
+        start, in a worker thread."""
+        with self._working:
+            conn = self._connection()
+            try:
+                if not conn.execute("select to_regclass('memory_vectors') is not null").fetchone()[0]:
+                    return 0
+                missing = [row[0] for row in conn.execute(_MISSING)]
+            except Exception:
+                self._drop_connection()
+                raise
+        with self._lock:
+            for seq in missing:
+                self._pending.setdefault(seq, next(self._generations))
+        if missing:
+            log.info("%d records have no vector yet: making them", len(missing))
+        return len(missing)
+
+    def _connection(self) -> Any:
+        if self._conn is None or self._conn.closed:
+            self._conn = self._connect()
+        return self._conn
+
+    def _drop_connection(self) -> None:
+        """After an error the connection may be broken: the next batch opens a new one."""
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+
+    def close(self) -> None:
+        with self._working:
+            self._drop_connection()
