@@ -22,14 +22,17 @@ validation, tokens, vectors) and every read.
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
 from state.db import sqlite_module
-from state.errors import InvalidRequest
-from state.pg.engine import connect
+from state.errors import InvalidRequest, StoreUnavailable
+from state.pg.engine import connect, first_line
+
+log = logging.getLogger(__name__)
 
 # pg_advisory_xact_lock's key for "a write transaction": the letters MCWR.
 WRITE_LOCK = 0x4D435752
@@ -128,23 +131,46 @@ class PgCursor:
 
 class PgConnection:
     """A psycopg connection (autocommit; transactions are explicit ``begin``/``commit``, as on
-    the SQLite connection) behind the sqlite3 API the repositories use."""
+    the SQLite connection) behind the sqlite3 API the repositories use.
+
+    **A lost connection is replaced.** A managed PostgreSQL drops its connections at a
+    failover, a restart or a proxy's idle timeout. The statement that finds the connection
+    gone fails (a write's transaction with it: its requests are told, and nothing of it was
+    acknowledged), and the next statement runs on a new connection (``reconnect``), so the
+    process serves again as soon as the server answers, without a restart."""
 
     engine = "postgresql"
 
-    def __init__(self, raw: Any) -> None:
-        self.raw = raw
+    def __init__(self, raw: Any, reconnect: Callable[[], Any] | None = None) -> None:
+        self._raw = raw
+        self._reconnect = reconnect
         self._errors = _error_map()
 
     @classmethod
     def open(cls, url: str) -> PgConnection:
-        return cls(connect(url, autocommit=True))
+        return cls(connect(url, autocommit=True), reconnect=lambda: connect(url, autocommit=True))
+
+    @property
+    def raw(self) -> Any:
+        """The psycopg connection: a new one if the server dropped the last (raises
+        StoreUnavailable while the server cannot be reached)."""
+        if self._reconnect is not None and self._raw.closed:
+            log.warning("the connection to PostgreSQL was lost: connecting again")
+            self._raw = self._reconnect()
+        return self._raw
+
+    def live(self) -> LiveConnection:
+        """This connection for code that speaks psycopg itself (the search index): each use
+        goes to the current psycopg connection, a replaced one included."""
+        return LiveConnection(self)
 
     @property
     def in_transaction(self) -> bool:
         from psycopg.pq import TransactionStatus
 
-        return bool(self.raw.info.transaction_status != TransactionStatus.IDLE)
+        if self._raw.closed:  # whatever was open is gone with the connection
+            return False
+        return bool(self._raw.info.transaction_status != TransactionStatus.IDLE)
 
     def cursor(self) -> _TupleCursor:
         """A cursor whose rows are plain tuples (``cursor.row_factory = None`` on SQLite)."""
@@ -153,34 +179,59 @@ class PgConnection:
     def execute(self, sql: str, params: Sequence[Any] | None = None, *, tuples: bool = False) -> PgCursor:
         head = sql.lstrip()[:16].lower()
         if head.startswith("begin"):
-            return self._begin()
-        cursor = self.raw.cursor() if tuples else self.raw.cursor(row_factory=_row_factory)
-        try:
+            return self._run(self._begin)
+        factory = None if tuples else _row_factory
+
+        def run(raw: Any) -> PgCursor:
+            cursor = raw.cursor(row_factory=factory) if factory else raw.cursor()
             cursor.execute(translate(sql), _params(params))
-        except self._errors.psycopg_error as exc:
-            raise self._errors.sqlite_error(exc) from exc
-        return PgCursor(cursor)
+            return PgCursor(cursor)
+
+        return self._run(run)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> PgCursor:
-        cursor = self.raw.cursor(row_factory=_row_factory)
-        try:
+        def run(raw: Any) -> PgCursor:
+            cursor = raw.cursor(row_factory=_row_factory)
             cursor.executemany(translate(sql), [_params(r) for r in rows])
-        except self._errors.psycopg_error as exc:
-            raise self._errors.sqlite_error(exc) from exc
-        return PgCursor(cursor)
+            return PgCursor(cursor)
 
-    def _begin(self) -> PgCursor:
+        return self._run(run)
+
+    def _run(self, run: Callable[[Any], PgCursor]) -> PgCursor:
+        """``run`` on the connection, psycopg's errors as SQLite's. A statement outside a
+        transaction that meets a lost connection runs again on a new one (it was a read, or a
+        transaction's ``begin``: nothing of it took effect); inside one, the transaction is
+        lost and the error says so."""
+        idle = not self.in_transaction
+        try:
+            return run(self.raw)
+        except self._errors.psycopg_error as exc:
+            if not (idle and self._reconnect is not None and self._raw.closed):
+                raise self._errors.sqlite_error(exc, lost=self._raw.closed) from exc
+        try:
+            return run(self.raw)  # self.raw connects again
+        except self._errors.psycopg_error as exc:
+            raise self._errors.sqlite_error(exc, lost=self._raw.closed) from exc
+
+    @staticmethod
+    def _begin(raw: Any) -> PgCursor:
         """``begin`` (and SQLite's ``begin immediate``): a transaction that writes after every
         other process's write transaction (see the module's docstring)."""
-        try:
-            self.raw.execute("begin")
-            cursor = self.raw.execute("select pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-        except self._errors.psycopg_error as exc:
-            raise self._errors.sqlite_error(exc) from exc
-        return PgCursor(cursor)
+        raw.execute("begin")
+        return PgCursor(raw.execute("select pg_advisory_xact_lock(%s)", (WRITE_LOCK,)))
 
     def close(self) -> None:
-        self.raw.close()
+        self._raw.close()
+
+
+class LiveConnection:
+    """A psycopg connection's API, forwarded to a :class:`PgConnection`'s current one."""
+
+    def __init__(self, owner: PgConnection) -> None:
+        self._owner = owner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._owner.raw, name)
 
 
 class _TupleCursor:
@@ -205,7 +256,15 @@ class _ErrorMap:
         self._integrity = psycopg.errors.IntegrityError
         self._sqlite = sqlite_module()
 
-    def sqlite_error(self, exc: Exception) -> Exception:
+    def sqlite_error(self, exc: Exception, lost: bool = False) -> Exception:
+        if lost:
+            # A failover, a restart, a dropped connection: the next statement connects again
+            # (PgConnection.raw). A COMMIT it cut off may or may not have taken effect.
+            return StoreUnavailable(
+                f"the connection to PostgreSQL was lost ({first_line(exc)}): the write in"
+                " progress was not acknowledged; retry it (with its Idempotency-Key a retry is"
+                " never stored twice)"
+            )
         if "cannot contain NUL" in str(exc):
             # SQLite keeps a NUL character in text; PostgreSQL's text cannot hold one. The
             # write is refused whole, saying why, rather than stored without it.

@@ -49,7 +49,7 @@ def connect(url: str, *, autocommit: bool = True) -> Any:
     try:
         conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=10)
     except psycopg.Error as exc:
-        raise StoreUnavailable(f"cannot connect to PostgreSQL at {masked(url)}: {_first_line(exc)}") from exc
+        raise StoreUnavailable(f"cannot connect to PostgreSQL at {masked(url)}: {first_line(exc)}") from exc
     return conn
 
 
@@ -88,5 +88,5 @@ def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

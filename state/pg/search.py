@@ -204,6 +204,7 @@ class PgSearchIndex:
         self.defer_vectors = False
         self.on_pending: Callable[[], None] | None = None
         self.changed_at = 0.0
+        self.ensure_vectors()
         self.fill_context()
 
     @property
@@ -239,19 +240,27 @@ class PgSearchIndex:
     # -- writes --------------------------------------------------------------------------
 
     def ensure_vectors(self) -> None:
-        """The vector table for this embedder's dimension, with its HNSW index."""
+        """The vector table for this embedder's dimension, with its HNSW index: made when the
+        index opens, in a transaction of its own under the write lock (processes starting
+        together make it once). Not inside a write, as it was: a first write rolled back (a
+        lost connection, a refused write) took the table with it, and every later write of
+        the process failed on the missing table."""
         if self._vectors_ready:
             return
         dimension = int(self.embedder.dimension)
-        self.conn.execute(
-            "create table if not exists memory_vectors (seq bigint primary key,"
-            f" namespace text not null, embedding vector({dimension}) not null)"
-        )
-        self.conn.execute(
-            "create index if not exists memory_vectors_hnsw on memory_vectors"
-            " using hnsw (embedding vector_cosine_ops)"
-        )
-        self.conn.execute("create index if not exists memory_vectors_namespace on memory_vectors (namespace)")
+        with self.conn.transaction():
+            self.conn.execute("select pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            self.conn.execute(
+                "create table if not exists memory_vectors (seq bigint primary key,"
+                f" namespace text not null, embedding vector({dimension}) not null)"
+            )
+            self.conn.execute(
+                "create index if not exists memory_vectors_hnsw on memory_vectors"
+                " using hnsw (embedding vector_cosine_ops)"
+            )
+            self.conn.execute(
+                "create index if not exists memory_vectors_namespace on memory_vectors (namespace)"
+            )
         self._vectors_ready = True
 
     def add(self, seq: int, namespace: str, text: str) -> None:
@@ -268,14 +277,12 @@ class PgSearchIndex:
         self._count(dict.fromkeys(row.terms, 1), 1, row.length)
         self._refresh_following(seq)
         if self.defer_vectors and self.writer is not None:
-            self.ensure_vectors()  # the writer's inserts need the table, made under the write lock
             self.writer.mark(seq)
             if self.on_pending is not None:
                 self.on_pending()
             return
         vector = self.vector_text(text)
         if vector is not None:
-            self.ensure_vectors()
             self.conn.execute(
                 "insert into memory_vectors (seq, namespace, embedding) values (%s, %s, %s::vector)",
                 (seq, namespace, vector),

@@ -40,7 +40,7 @@ class PgStore(Store):
     index_type = PgSearchIndex
 
     def search_index(self, conn: Any, settings: Settings) -> Any:
-        return super().search_index(conn.raw, settings)  # it speaks psycopg itself
+        return super().search_index(conn.live(), settings)  # it speaks psycopg itself
 
     @classmethod
     def open(cls, path: Any, settings: Settings | None = None) -> PgStore:

@@ -37,11 +37,12 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from state.search import record_text
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # How long the writer waits for a lock a write transaction holds before it leaves the record
 # for its next batch. Short: the write that holds it may hold the cluster's write lock too.
@@ -102,12 +103,7 @@ class VectorWriter:
         if not batch:
             return 0, False
         with self._working:
-            conn = self._connection()
-            try:
-                stored, done, kept = self._store(conn, batch)
-            except Exception:
-                self._drop_connection()
-                raise
+            stored, done, kept = self._with_connection(lambda conn: self._store(conn, batch))
         with self._lock:
             for seq in done:
                 if self._pending.get(seq) == batch[seq]:  # not marked again meanwhile
@@ -159,15 +155,14 @@ class VectorWriter:
         """Mark the indexed records without a vector (left by a process stopped before it
         made them); the number marked. One scan of both tables: the daemon runs it once, at
         start, in a worker thread."""
+
+        def scan(conn: Any) -> list[int]:
+            if not conn.execute("select to_regclass('memory_vectors') is not null").fetchone()[0]:
+                return []
+            return [row[0] for row in conn.execute(_MISSING)]
+
         with self._working:
-            conn = self._connection()
-            try:
-                if not conn.execute("select to_regclass('memory_vectors') is not null").fetchone()[0]:
-                    return 0
-                missing = [row[0] for row in conn.execute(_MISSING)]
-            except Exception:
-                self._drop_connection()
-                raise
+            missing = self._with_connection(scan)
         with self._lock:
             for seq in missing:
                 self._pending.setdefault(seq, next(self._generations))
@@ -175,10 +170,20 @@ class VectorWriter:
             log.info("%d records have no vector yet: making them", len(missing))
         return len(missing)
 
-    def _connection(self) -> Any:
-        if self._conn is None or self._conn.closed:
-            self._conn = self._connect()
-        return self._conn
+    def _with_connection(self, work: Callable[[Any], T]) -> T:
+        """``work`` on the writer's connection; once more on a new one if the server had
+        dropped it (a failover: each batch is one transaction, so nothing was half done)."""
+        for attempt in (1, 2):
+            if self._conn is None or self._conn.closed:
+                self._conn = self._connect()
+            try:
+                return work(self._conn)
+            except Exception:
+                lost = self._conn.closed
+                self._drop_connection()
+                if not lost or attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
     def _drop_connection(self) -> None:
         """After an error the connection may be broken: the next batch opens a new one."""
