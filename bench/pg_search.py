@@ -372,6 +372,11 @@ def main() -> int:
     parser.add_argument("--max-wait", type=float, default=600.0, help="at most this long (s) for --max-load")
     parser.add_argument("--random-seed", type=int, default=20241204)
     parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
+    parser.add_argument(
+        "--section",
+        default=SECTION,
+        help="the section of bench/RESULTS.md to write (another title keeps the default's figures)",
+    )
     args = parser.parse_args()
     if args.keep is not None and args.url is not None:
         parser.error("--keep keeps pgserver's databases: not with --url")
@@ -386,7 +391,7 @@ def main() -> int:
         rows += more_rows
         notes += more_notes
     log(f"all sizes in {(time.monotonic() - started) / 60:.1f} min")
-    text = f"""{SECTION}
+    text = f"""{args.section}
 
 Command: `{command}` (repository root). Date: {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}. Code: `{code_state()}`.
 Machine: {machine_line()}.
@@ -409,7 +414,7 @@ again from that definition in one build. Then VACUUM (ANALYZE) on PostgreSQL.
 """
     print(text)
     if args.write:
-        write_section(SECTION, text)
+        write_section(args.section, text)
     return 0
 
 
