@@ -18,7 +18,7 @@ from daemon.api.mcp_http import mcp_context
 from daemon.endpoints import wrap
 from daemon.jobs import jobs_context
 from daemon.middleware import commit_middleware, error_middleware, guard_middleware
-from daemon.rate_limit import KeyRateLimiter
+from daemon.rate_limit import KeyRateLimiter, share_counts
 from daemon.runtime.services import Services
 from state.config import Settings
 from state.group_commit import disable_group_commit, enable_group_commit
@@ -64,6 +64,23 @@ async def _feed_context(app: web.Application) -> AsyncIterator[None]:
             await listener.stop()
 
 
+async def _rate_context(app: web.Application) -> AsyncIterator[None]:
+    """The cloud role's request budget shared by the processes on one PostgreSQL database
+    (daemon/rate_limit.py); nothing to share on SQLite or with the limit off."""
+    limiter = app.get(keys.RATE_LIMITER)
+    counts = app[keys.STORE].rate_counts() if limiter is not None else None
+    if limiter is None or counts is None:
+        yield
+        return
+    task = asyncio.get_running_loop().create_task(share_counts(limiter, counts))
+    try:
+        yield
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await asyncio.to_thread(counts.close)
+
+
 async def _end_waiting_pulls(app: web.Application) -> None:
     app[keys.SERVICES].feed.waiters.close()
 
@@ -86,6 +103,7 @@ def create_app(settings: Settings, paths: Paths) -> web.Application:
         app.router.add_route(endpoint.method, endpoint.path, wrap(endpoint))
     app.cleanup_ctx.append(_store_context)
     app.cleanup_ctx.append(_feed_context)
+    app.cleanup_ctx.append(_rate_context)
     app.on_shutdown.append(_end_waiting_pulls)
     app.cleanup_ctx.append(jobs_context)
     app.cleanup_ctx.append(mcp_context)

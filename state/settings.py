@@ -66,7 +66,8 @@ class Settings(BaseModel):
         1200,
         "daemon",
         "The cloud role's budget of requests per agent key and minute (up to a minute's worth"
-        " at once; the owner is not limited; per daemon process); 0 turns it off. A local"
+        " at once; the owner is not limited; shared by the processes on one PostgreSQL"
+        " database); 0 turns it off. A local"
         " daemon has none.",
         ge=0,
         commented=True,

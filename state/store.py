@@ -105,6 +105,11 @@ class Store:
         (daemon/runtime/feed_waiters.py reads the newest cursor instead)."""
         return None
 
+    def rate_counts(self) -> Any:
+        """Where the processes serving this store count each caller's requests together
+        (daemon/rate_limit.py), or None: one SQLite file has one daemon process."""
+        return None
+
     def transaction(self):  # -> ContextManager[Connection]
         return transaction(self.conn)
 

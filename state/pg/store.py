@@ -15,6 +15,7 @@ from state.pg.engine import check_server, connect, masked
 from state.pg.engine import versions as server_versions
 from state.pg.feed_listener import FeedListener
 from state.pg.migrations import migrate
+from state.pg.rate_counts import RateCounts
 from state.pg.search import PgSearchIndex
 from state.pg.vector_writer import VectorWriter
 from state.store import Store
@@ -64,6 +65,10 @@ class PgStore(Store):
     def feed_listener(self, on_change: Callable[[str | None], None]) -> FeedListener:
         """LISTEN for the changes every process commits (NOTIFY of migration m0003)."""
         return FeedListener(self._dsn, on_change)
+
+    def rate_counts(self) -> RateCounts:
+        """Each caller's requests of the minute, counted by every process (migration m0005)."""
+        return RateCounts(lambda: connect(self._dsn))
 
     @contextmanager
     def run_once(self, job: str) -> Iterator[bool]:
