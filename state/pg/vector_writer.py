@@ -15,10 +15,12 @@ as with the SQLite engine's deferred vectors.
 
 What keeps a vector true to its record's current text:
 
-* The text is read in the writer's own transaction with the record's row locked (``for
-  update skip locked``): a write of that record in progress holds the row, so the record
-  is skipped and kept pending (that write marks it pending again anyway); a write that
-  starts meanwhile waits until this transaction has stored the vector, then replaces it.
+* The texts are read and embedded with no lock held (a model may take tens of milliseconds a
+  text); then, in one transaction, each record's row is locked (``for update skip locked``)
+  and its text read again, and the vector is stored only if the text is still the one
+  embedded. A record a write holds is skipped and kept pending (that write marks it pending
+  again anyway); a write that starts meanwhile waits until this short transaction has
+  stored the vector, then replaces it.
 * ``lock_timeout``: the writer never waits long on a lock a write transaction holds (which
   would keep the write lock held meanwhile), and can never deadlock with one.
 * A record this transaction cannot see is either not committed yet (its ``seq`` is above the
@@ -48,10 +50,11 @@ T = TypeVar("T")
 # for its next batch. Short: the write that holds it may hold the cluster's write lock too.
 LOCK_TIMEOUT_MS = 200
 
-_READ_LOCKED = (
+_READ = (
     "select seq, namespace, title, content, triggers from memory_records"
-    " where seq = any(%s) and deleted_at is null for update skip locked"
+    " where seq = any(%s) and deleted_at is null"
 )
+_READ_LOCKED = f"{_READ} for update skip locked"
 _STORE = (
     "insert into memory_vectors (seq, namespace, embedding)"
     " select s, n, e::vector from unnest(%s::bigint[], %s::text[], %s::text[]) as u(s, n, e)"
@@ -111,45 +114,52 @@ class VectorWriter:
         return stored, bool(kept)
 
     def _store(self, conn: Any, batch: dict[int, int]) -> tuple[int, set[int], set[int]]:
-        """(vectors stored, records done with, records kept pending) for ``batch``."""
+        """(vectors stored, records done with, records kept pending) for ``batch``: the texts
+        read and embedded first, with no lock held (a model may take tens of milliseconds a
+        text), then stored in one transaction for the records whose text is still that one."""
         import psycopg
 
         seqs = sorted(batch)
+        rows = conn.execute(_READ, (seqs,)).fetchall()
+        kept = self._not_committed(conn, sorted(set(seqs) - {row[0] for row in rows}))
+        texts = {
+            seq: (namespace, record_text(title, content, json.loads(triggers)))
+            for seq, namespace, title, content, triggers in rows
+            if content
+        }
+        made = {}
+        for seq, (namespace, text) in texts.items():
+            vector = self._embed(text)
+            if vector is not None:
+                made[seq] = (namespace, text, vector)
+        if not made:
+            return 0, set(seqs) - kept, kept
         try:
             with conn.transaction():
                 conn.execute(f"set local lock_timeout = {LOCK_TIMEOUT_MS}")
-                rows = conn.execute(_READ_LOCKED, (seqs,)).fetchall()
-                unseen = sorted(set(seqs) - {row[0] for row in rows})
-                kept: set[int] = set()
-                if unseen:
-                    kept = self._not_yet_seen(conn, unseen)
-                made = []
-                for seq, namespace, title, content, triggers in rows:
-                    vector = (
-                        self._embed(record_text(title, content, json.loads(triggers))) if content else None
-                    )
-                    if vector is not None:
-                        made.append((seq, namespace, vector))
-                if made:
-                    ids = [seq for seq, _, _ in made]
+                current = {
+                    seq: record_text(title, content, json.loads(triggers))
+                    for seq, _, title, content, triggers in conn.execute(_READ_LOCKED, (sorted(made),))
+                }
+                ids = [seq for seq in sorted(made) if current.get(seq) == made[seq][1]]
+                if ids:
                     conn.execute("delete from memory_vectors where seq = any(%s)", (ids,))
-                    conn.execute(_STORE, (ids, [n for _, n, _ in made], [v for _, _, v in made]))
+                    conn.execute(_STORE, (ids, [made[i][0] for i in ids], [made[i][2] for i in ids]))
         except psycopg.errors.LockNotAvailable:
-            return 0, set(), set(seqs)  # a write holds one of them: the next batch
-        return len(made), set(seqs) - kept, kept
+            ids = []  # a write holds one of them: the next batch
+        # Not stored: held by a write, changed or deleted since the read: the next batch
+        # reads them again (and a change marked them again anyway).
+        kept |= set(made) - set(ids)
+        return len(ids), set(seqs) - kept, kept
 
     @staticmethod
-    def _not_yet_seen(conn: Any, unseen: list[int]) -> set[int]:
-        """Of records the locking read did not return: those a write holds now (live but
-        locked), and those not committed yet (above the highest committed ``seq``)."""
-        locked = {
-            row[0]
-            for row in conn.execute(
-                "select seq from memory_records where seq = any(%s) and deleted_at is null", (unseen,)
-            )
-        }
+    def _not_committed(conn: Any, unseen: list[int]) -> set[int]:
+        """Of records the read did not find, those not committed yet (above the highest
+        committed ``seq``): the others are gone (deleted, or their write rolled back)."""
+        if not unseen:
+            return set()
         newest = conn.execute("select coalesce(max(seq), 0) from memory_records").fetchone()[0]
-        return locked | {seq for seq in unseen if seq > newest}
+        return {seq for seq in unseen if seq > newest}
 
     def find_missing(self) -> int:
         """Mark the indexed records without a vector (left by a process stopped before it

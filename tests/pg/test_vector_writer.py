@@ -138,3 +138,24 @@ def test_outside_the_daemon_each_write_embeds_at_once(pg_url: str) -> None:
     finally:
         opened.close()
     assert _vector(pg_url, memory["seq"]) is not None
+
+
+def test_a_text_changed_while_it_was_embedded_is_not_stored(store: PgStore, pg_url: str) -> None:
+    memory = _create(store, "the text as it was read")
+    writer = store.search.writer
+    assert writer is not None
+    embed = writer._embed
+    changed: list[bool] = []
+
+    def embed_while_it_changes(text: str) -> str | None:
+        if not changed:  # no lock is held while embedding: another write goes through
+            changed.append(True)
+            with store.transaction():
+                store.memories.update(memory["id"], content="the text as it is now")
+        return embed(text)
+
+    writer._embed = embed_while_it_changes
+    assert store.search.make_vectors(10) == (0, True)
+    assert _vector(pg_url, memory["seq"]) is None
+    assert store.search.make_vectors(10) == (1, False)
+    assert _vector(pg_url, memory["seq"]) == _expected(store, "the text as it is now")
