@@ -10,9 +10,12 @@ libpq URL may, but the daemon never writes it anywhere). Errors are this package
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from state.errors import StoreUnavailable
+
+T = TypeVar("T")
 
 # The oldest server and pgvector the migrations are written for: HNSW indexes came with
 # pgvector 0.5; PostgreSQL 13 is the oldest release its 0.6 line builds on that is still kept.
@@ -90,3 +93,35 @@ def _version_tuple(text: str) -> tuple[int, ...]:
 
 def first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+class OwnConnection:
+    """A connection of its own, for work a daemon does in a worker thread beside its request
+    connection (the vector writer, the shared request counts): opened at first use, and a
+    ``run`` that finds it dropped by the server (a failover, a restart) runs once more on a
+    new one. Each ``run`` should be one transaction, so that nothing is ever half done; one
+    ``run`` at a time (the caller's lock)."""
+
+    def __init__(self, connect: Callable[[], Any]) -> None:
+        self._connect = connect
+        self._conn: Any = None
+
+    def run(self, work: Callable[[Any], T]) -> T:
+        for attempt in (1, 2):
+            if self._conn is None or self._conn.closed:
+                self._conn = self._connect()
+            try:
+                return work(self._conn)
+            except Exception:
+                lost = self._conn.closed
+                self.close()  # after any error the connection may be broken: a new one next
+                if not lost or attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None

@@ -8,6 +8,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from state.pg.engine import OwnConnection
+
 _ADD = (
     "insert into rate_counts (identity_id, minute, used)"
     " select i, %s, n from unnest(%s::text[], %s::int[]) as u(i, n)"
@@ -20,8 +22,7 @@ class RateCounts:
     """``add`` this process's admitted requests of a minute, and learn every process's."""
 
     def __init__(self, connect: Callable[[], Any]) -> None:
-        self._connect = connect
-        self._conn: Any = None
+        self._conn = OwnConnection(connect)
         self._lock = threading.Lock()
 
     def add(self, minute: int, used: dict[str, int]) -> dict[str, int]:
@@ -31,29 +32,17 @@ class RateCounts:
         if not used:
             return {}
         ids = sorted(used)  # the same order in every process: upserts never deadlock
-        with self._lock:
-            for attempt in (1, 2):
-                if self._conn is None or self._conn.closed:
-                    self._conn = self._connect()
-                try:
-                    with self._conn.transaction():
-                        rows = self._conn.execute(_ADD, (minute, ids, [used[i] for i in ids])).fetchall()
-                        self._conn.execute("delete from rate_counts where minute < %s", (minute - 1,))
-                    return {identity: int(total) for identity, total in rows}
-                except Exception:
-                    lost = self._conn.closed
-                    self._close()
-                    if not lost or attempt == 2:
-                        raise
-        raise AssertionError("unreachable")
 
-    def _close(self) -> None:
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            finally:
-                self._conn = None
+        def add(conn: Any) -> list[Any]:
+            with conn.transaction():
+                rows = conn.execute(_ADD, (minute, ids, [used[i] for i in ids])).fetchall()
+                conn.execute("delete from rate_counts where minute < %s", (minute - 1,))
+            return rows
+
+        with self._lock:
+            rows = self._conn.run(add)
+        return {identity: int(total) for identity, total in rows}
 
     def close(self) -> None:
         with self._lock:
-            self._close()
+            self._conn.close()

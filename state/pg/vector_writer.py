@@ -39,12 +39,12 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
+from state.pg.engine import OwnConnection
 from state.search import record_text
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 # How long the writer waits for a lock a write transaction holds before it leaves the record
 # for its next batch. Short: the write that holds it may hold the cluster's write lock too.
@@ -72,9 +72,8 @@ class VectorWriter:
     turns a record's text into pgvector's text form (None for no vector)."""
 
     def __init__(self, connect: Callable[[], Any], embed: Callable[[str], str | None]) -> None:
-        self._connect = connect
+        self._conn = OwnConnection(connect)
         self._embed = embed
-        self._conn: Any = None
         self._pending: dict[int, int] = {}  # seq -> the generation of its latest mark
         self._generations = itertools.count(1)
         self._lock = threading.Lock()  # the marks: writes mark on the loop, batches clear
@@ -106,7 +105,7 @@ class VectorWriter:
         if not batch:
             return 0, False
         with self._working:
-            stored, done, kept = self._with_connection(lambda conn: self._store(conn, batch))
+            stored, done, kept = self._conn.run(lambda conn: self._store(conn, batch))
         with self._lock:
             for seq in done:
                 if self._pending.get(seq) == batch[seq]:  # not marked again meanwhile
@@ -172,7 +171,7 @@ class VectorWriter:
             return [row[0] for row in conn.execute(_MISSING)]
 
         with self._working:
-            missing = self._with_connection(scan)
+            missing = self._conn.run(scan)
         with self._lock:
             for seq in missing:
                 self._pending.setdefault(seq, next(self._generations))
@@ -180,29 +179,6 @@ class VectorWriter:
             log.info("%d records have no vector yet: making them", len(missing))
         return len(missing)
 
-    def _with_connection(self, work: Callable[[Any], T]) -> T:
-        """``work`` on the writer's connection; once more on a new one if the server had
-        dropped it (a failover: each batch is one transaction, so nothing was half done)."""
-        for attempt in (1, 2):
-            if self._conn is None or self._conn.closed:
-                self._conn = self._connect()
-            try:
-                return work(self._conn)
-            except Exception:
-                lost = self._conn.closed
-                self._drop_connection()
-                if not lost or attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
-
-    def _drop_connection(self) -> None:
-        """After an error the connection may be broken: the next batch opens a new one."""
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            finally:
-                self._conn = None
-
     def close(self) -> None:
         with self._working:
-            self._drop_connection()
+            self._conn.close()

@@ -4,12 +4,17 @@ start from an empty database, to see what migrating it does."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from state.config import set_setting
+from state.paths import resolve_paths
 from tests.conftest import new_database
+from tests.e2e.conftest import DaemonProcess, free_port
 
 
 @pytest.fixture
@@ -31,3 +36,16 @@ def pg_conn(pg_empty_url: str) -> Iterator[Any]:
         yield conn
     finally:
         conn.close()
+
+
+def team_process(home: Path, pg_url: str, **more_env: str) -> DaemonProcess:
+    """A cloud daemon with a home of its own (as on another machine) on the shared database
+    (``more_env``: settings of its environment)."""
+    home.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "MEMORYCLOUD_HOME": str(home), **more_env}
+    config = resolve_paths(env).config_file
+    set_setting(config, "role", "cloud")
+    set_setting(config, "database_url", pg_url)
+    process = DaemonProcess(free_port(), home, env=env)
+    process.start()
+    return process

@@ -13,12 +13,11 @@ import httpx
 import pytest
 
 from daemon.rate_limit import KeyRateLimiter
-from state.config import set_setting
 from state.errors import RateLimited
-from state.paths import resolve_paths
 from state.pg.engine import connect
 from state.pg.rate_counts import RateCounts
-from tests.e2e.conftest import DaemonProcess, cli, free_port
+from tests.e2e.conftest import cli
+from tests.pg.conftest import team_process
 
 MID_MINUTE = 1_800_000_030.0  # 30 s into a minute
 
@@ -56,19 +55,11 @@ def test_two_processes_share_one_budget_per_key(pg_url: str) -> None:
             each.close()
 
 
-def _process(home: Path, pg_url: str) -> DaemonProcess:
-    home.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "MEMORYCLOUD_HOME": str(home), "MEMORYCLOUD_RATE_LIMIT_PER_MINUTE": "20"}
-    config = resolve_paths(env).config_file
-    set_setting(config, "role", "cloud")
-    set_setting(config, "database_url", pg_url)
-    process = DaemonProcess(free_port(), home, env=env)
-    process.start()
-    return process
-
-
 def test_a_key_past_its_budget_through_two_processes_is_refused_by_both(pg_url: str, tmp_path: Path) -> None:
-    processes = [_process(tmp_path / "host-a", pg_url), _process(tmp_path / "host-b", pg_url)]
+    processes = [
+        team_process(tmp_path / host, pg_url, MEMORYCLOUD_RATE_LIMIT_PER_MINUTE="20")
+        for host in ("host-a", "host-b")
+    ]
     try:
         env = {**os.environ, "MEMORYCLOUD_HOME": str(processes[0].home)}
         key = json.loads(cli("agent", "add", "busy-agent", "--runtime", "codex", "--json", env=env).stdout)[

@@ -112,3 +112,25 @@ def test_a_daemon_serves_again_after_its_connections_were_dropped(pg_url: str, i
             assert len(found) == answers.count(200) + 1, found
     finally:
         daemon.stop()
+
+
+def test_an_own_connection_runs_again_once_on_a_new_connection_after_a_loss(pg_url: str) -> None:
+    from state.pg.engine import OwnConnection, connect
+
+    opened: list[int] = []
+
+    def connect_counted() -> object:
+        opened.append(1)
+        return connect(pg_url)
+
+    own = OwnConnection(connect_counted)
+    try:
+        assert own.run(lambda conn: conn.execute("select 1").fetchone()[0]) == 1
+        _drop_connections(pg_url)  # the vector writer's and the request counts' connections too
+        assert own.run(lambda conn: conn.execute("select 2").fetchone()[0]) == 2
+        assert len(opened) == 2
+        with pytest.raises(psycopg.errors.UndefinedTable):  # not a loss: not run again
+            own.run(lambda conn: conn.execute("select * from no_such_table"))
+        assert len(opened) == 2
+    finally:
+        own.close()

@@ -16,23 +16,10 @@ import psycopg
 import pytest
 
 from daemon.upstream.registration import solve_proof_of_work
-from state.config import set_setting
-from state.paths import resolve_paths
-from tests.e2e.conftest import DaemonProcess, cli, free_port
+from tests.e2e.conftest import cli
+from tests.pg.conftest import team_process
 
 WRITES_PER_PROCESS = 60
-
-
-def _team_process(home: Path, pg_url: str) -> DaemonProcess:
-    """A cloud daemon with a home of its own (as on another machine) on the shared database."""
-    home.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "MEMORYCLOUD_HOME": str(home)}
-    config = resolve_paths(env).config_file
-    set_setting(config, "role", "cloud")
-    set_setting(config, "database_url", pg_url)
-    process = DaemonProcess(free_port(), home, env=env)
-    process.start()
-    return process
 
 
 class Writer:
@@ -85,8 +72,8 @@ def _pull_all(url: str, key: str, cursor: int = 0) -> tuple[list[str], int]:
 
 @pytest.fixture
 def team(pg_url: str, tmp_path: Path):
-    first = _team_process(tmp_path / "host-a", pg_url)
-    second = _team_process(tmp_path / "host-b", pg_url)
+    first = team_process(tmp_path / "host-a", pg_url)
+    second = team_process(tmp_path / "host-b", pg_url)
     env = {**os.environ, "MEMORYCLOUD_HOME": str(first.home)}
     key = json.loads(cli("agent", "add", "team-agent", "--runtime", "codex", "--json", env=env).stdout)[
         "api_key"
