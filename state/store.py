@@ -141,7 +141,9 @@ def open_store(paths: Paths, settings: Settings) -> Store:
     """The store these settings name: the PostgreSQL database of ``database_url`` (the cloud
     role's, state/pg/store.py), else the SQLite file of ``paths``."""
     if settings.database_url:
+        from state.pg.engine import database_password
         from state.pg.store import PgStore  # psycopg is an optional dependency
 
-        return PgStore.open(settings.database_url, settings)
+        password = database_password(settings.database_url, paths.secrets_file)
+        return PgStore.open(settings.database_url, settings, password)
     return Store.open(paths.database, settings)

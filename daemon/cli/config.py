@@ -5,10 +5,13 @@ config.toml, and what every setting means. All three read the settings model
 from __future__ import annotations
 
 import argparse
+import getpass
+import sys
 from typing import Any
 
 from daemon.cli.context import add_command, emit
 from state.config import SECTIONS, environment_overrides, environment_variable, load_settings, set_setting
+from state.errors import InvalidRequest
 from state.paths import Paths
 from state.settings import describe_settings
 
@@ -55,6 +58,33 @@ def cmd_config_describe(args: argparse.Namespace, paths: Paths) -> int:
     return 0
 
 
+def cmd_config_set_database_password(args: argparse.Namespace, paths: Paths) -> int:
+    """The team server's PostgreSQL password into the secret store (never config.toml): read
+    without echo at a terminal, else the first line of stdin (for scripts)."""
+    from state.pg.engine import DATABASE_PASSWORD_SECRET
+    from state.secrets import open_secret_store
+
+    secrets = open_secret_store(paths.secrets_file)
+    if args.clear:
+        secrets.delete(DATABASE_PASSWORD_SECRET)
+        emit(args, {"stored": False}, f"database password removed from {secrets.describe()}")
+        return 0
+    if sys.stdin.isatty():
+        password = getpass.getpass("PostgreSQL password (not shown): ")
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    if not password:
+        raise InvalidRequest("no password given: type it at the prompt, or pipe it on stdin")
+    secrets.set(DATABASE_PASSWORD_SECRET, password)
+    emit(
+        args,
+        {"stored": True, "where": secrets.describe()},
+        f"database password stored in {secrets.describe()}: used when neither database_url nor"
+        " PGPASSWORD has one (before ~/.pgpass); restart the daemon to apply",
+    )
+    return 0
+
+
 def add_commands(sub: Any) -> None:
     """Register ``config show|set|describe``."""
     config = sub.add_parser("config", help="show or change settings")
@@ -63,6 +93,14 @@ def add_commands(sub: Any) -> None:
     p = add_command(csub, "set", cmd_config_set, "change one setting in config.toml (comments are kept)")
     p.add_argument("key", choices=sorted(SECTIONS))
     p.add_argument("value")
+    p = add_command(
+        csub,
+        "set-database-password",
+        cmd_config_set_database_password,
+        "store the team server's PostgreSQL password in the keyring (else the secrets file),"
+        " never in config.toml: typed at a prompt, or the first line of stdin",
+    )
+    p.add_argument("--clear", action="store_true", help="remove the stored password")
     add_command(
         csub,
         "describe",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from daemon import __version__
@@ -68,16 +69,17 @@ def startup_items(store: Any) -> list[dict[str, Any]]:
     ]
 
 
-def check_postgres(url: str) -> tuple[dict[str, Any], list[str]]:
+def check_postgres(url: str, secrets_file: Path) -> tuple[dict[str, Any], list[str]]:
     """A team server's PostgreSQL, read only: can we connect, are the server and pgvector new
     enough, and which migrations the database holds. (report, problems)."""
     from state.errors import StoreUnavailable
-    from state.pg.engine import check_server, connect, masked, versions
+    from state.pg.engine import check_server, connect, database_password, masked, versions
     from state.pg.migrations import schema_state
 
     report: dict[str, Any] = {"database": masked(url)}
     problems: list[str] = []
-    conn = connect(url)  # StoreUnavailable (the password masked) when it cannot
+    # StoreUnavailable (the password masked) when it cannot
+    conn = connect(url, password=database_password(url, secrets_file))
     try:
         report.update(versions(conn))
         try:
@@ -97,8 +99,8 @@ def check_postgres(url: str) -> tuple[dict[str, Any], list[str]]:
     return report, problems
 
 
-def _cmd_doctor_postgres(args: argparse.Namespace) -> int:
-    report, problems = check_postgres(args.database)
+def _cmd_doctor_postgres(args: argparse.Namespace, paths: Paths) -> int:
+    report, problems = check_postgres(args.database, paths.secrets_file)
     schema = report["schema"]
     lines = [
         f"{'database':<16}  {report['database']}",
@@ -121,7 +123,7 @@ def cmd_doctor(args: argparse.Namespace, paths: Paths) -> int:
             raise MemoryCloudError(
                 "--repair rebuilds this machine's SQLite store; it does not go with --database"
             )
-        return _cmd_doctor_postgres(args)
+        return _cmd_doctor_postgres(args, paths)
     from state.doctor import check_indexes, integrity_check, only_search_index_damaged, rebuild_indexes
     from state.rebuild import status as index_status
     from state.secrets import open_secret_store

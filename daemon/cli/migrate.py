@@ -17,7 +17,7 @@ from state.paths import Paths
 
 def cmd_migrate_store(args: argparse.Namespace, paths: Paths) -> int:
     from state.pg.copy_store import StoreCopy, TableCopy
-    from state.pg.engine import masked
+    from state.pg.engine import database_password, masked
     from state.pg.store import PgStore
     from state.store import Store
 
@@ -33,7 +33,7 @@ def cmd_migrate_store(args: argparse.Namespace, paths: Paths) -> int:
     settings = load_settings(paths.config_file)
     source = Store.open(source_path, settings)
     try:
-        target = PgStore.open(args.to, settings)
+        target = PgStore.open(args.to, settings, database_password(args.to, paths.secrets_file))
         try:
             shown: dict[str, int] = {}
 

@@ -147,8 +147,11 @@ class PgConnection:
         self._errors = _error_map()
 
     @classmethod
-    def open(cls, url: str) -> PgConnection:
-        return cls(connect(url, autocommit=True), reconnect=lambda: connect(url, autocommit=True))
+    def open(cls, url: str, password: str | None = None) -> PgConnection:
+        def opened() -> Any:
+            return connect(url, autocommit=True, password=password)
+
+        return cls(opened(), reconnect=opened)
 
     @property
     def raw(self) -> Any:

@@ -1,16 +1,19 @@
 """Connections to PostgreSQL (psycopg 3).
 
 A URL names the server and the database (``postgresql://USER@HOST:PORT/DB``, or with
-``?host=/path`` for a Unix socket). The password never comes from the config file: libpq
-reads ``PGPASSWORD`` or ``~/.pgpass`` itself (MEMORYCLOUD_DATABASE_URL may carry one, as any
-libpq URL may, but the daemon never writes it anywhere). Errors are this package's
+``?host=/path`` for a Unix socket). The password never comes from the config file: from the
+URL of MEMORYCLOUD_DATABASE_URL (as any libpq URL may carry one; never written anywhere), else
+``PGPASSWORD``, else the secret store (`memorycloud config set-database-password`: the
+keyring, or the secrets file readable by its owner only), else libpq's ``~/.pgpass``. Errors are this package's
 :class:`StoreUnavailable` with the URL's password masked, in words a person can act on.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from state.errors import StoreUnavailable
@@ -45,12 +48,33 @@ def psycopg_module() -> Any:
     return psycopg
 
 
-def connect(url: str, *, autocommit: bool = True) -> Any:
+# The name of the team server's database password in the secret store (the keyring, else the
+# secrets file): `memorycloud config set-database-password`.
+DATABASE_PASSWORD_SECRET = "database_password"
+
+
+def database_password(url: str, secrets_file: Path) -> str | None:
+    """The password stored for the database (`config set-database-password`), when neither
+    ``url`` nor PGPASSWORD carries one; else None (libpq then reads ~/.pgpass itself)."""
+    if has_password(url) or os.environ.get("PGPASSWORD"):
+        return None
+    from state.secrets import open_secret_store
+
+    return open_secret_store(secrets_file).get(DATABASE_PASSWORD_SECRET) or None
+
+
+def password_options(password: str | None) -> dict[str, str]:
+    """psycopg's connect() keywords for ``password`` (none when there is none)."""
+    return {"password": password} if password else {}
+
+
+def connect(url: str, *, autocommit: bool = True, password: str | None = None) -> Any:
     """A psycopg connection to ``url``, pgvector's types known to it. Autocommit by default:
-    a caller groups statements with ``with conn.transaction():``."""
+    a caller groups statements with ``with conn.transaction():``. ``password``: the stored
+    one (:func:`database_password`), if any."""
     psycopg = psycopg_module()
     try:
-        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=10)
+        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=10, **password_options(password))
     except psycopg.Error as exc:
         raise StoreUnavailable(f"cannot connect to PostgreSQL at {masked(url)}: {first_line(exc)}") from exc
     return conn

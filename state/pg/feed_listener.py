@@ -15,7 +15,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 
-from state.pg.engine import masked, psycopg_module
+from state.pg.engine import masked, password_options, psycopg_module
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +27,11 @@ class FeedListener:
     """Calls ``on_change(namespace)`` for each notified change; ``on_change(None)`` when
     changes may have been missed (the connection was lost and is back)."""
 
-    def __init__(self, url: str, on_change: Callable[[str | None], None]) -> None:
+    def __init__(
+        self, url: str, on_change: Callable[[str | None], None], password: str | None = None
+    ) -> None:
         self.url = url
+        self._password = password
         self.on_change = on_change
         self.listening = asyncio.Event()  # set while LISTEN is in effect (tests wait for it)
         self._task: asyncio.Task[None] | None = None
@@ -49,7 +52,9 @@ class FeedListener:
         failures = 0
         while True:
             try:
-                conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True, connect_timeout=10)
+                conn = await psycopg.AsyncConnection.connect(
+                    self.url, autocommit=True, connect_timeout=10, **password_options(self._password)
+                )
             except psycopg.Error as exc:
                 failures += 1
                 await self._pause(failures, f"cannot connect: {exc}")

@@ -33,6 +33,7 @@ class PgStore(Store):
     engine = "postgresql"
     url = ""  # the database's URL, its password masked
     _dsn = ""  # the URL as given (a password in MEMORYCLOUD_DATABASE_URL included)
+    _password: str | None = None  # the stored password, if the URL and PGPASSWORD have none
     vectors: VectorWriter | None = None  # its connection is closed with the store's
 
     def location(self) -> str:
@@ -44,10 +45,11 @@ class PgStore(Store):
         return super().search_index(conn.live(), settings)  # it speaks psycopg itself
 
     @classmethod
-    def open(cls, path: Any, settings: Settings | None = None) -> PgStore:
-        """Connect to the database at URL ``path``, check the server and migrate it (refused,
-        with what to do, when a newer release migrated it)."""
-        conn = PgConnection.open(str(path))
+    def open(cls, path: Any, settings: Settings | None = None, password: str | None = None) -> PgStore:
+        """Connect to the database at URL ``path`` (``password``: the stored one, when neither
+        the URL nor PGPASSWORD has one: state/pg/engine.py), check the server and migrate it
+        (refused, with what to do, when a newer release migrated it)."""
+        conn = PgConnection.open(str(path), password)
         try:
             check_server(conn.raw)
             migrate(conn.raw)
@@ -57,18 +59,23 @@ class PgStore(Store):
             raise
         store.url = masked(str(path))
         store._dsn = str(path)
+        store._password = password
         index = store.search
         assert isinstance(index, PgSearchIndex)
-        store.vectors = index.writer = VectorWriter(lambda: connect(str(path)), index.vector_text)
+        store.vectors = index.writer = VectorWriter(store.connect_apart, index.vector_text)
         return store
+
+    def connect_apart(self) -> Any:
+        """A connection of its own to this store's database (for work beside the requests)."""
+        return connect(self._dsn, password=self._password)
 
     def feed_listener(self, on_change: Callable[[str | None], None]) -> FeedListener:
         """LISTEN for the changes every process commits (NOTIFY of migration m0003)."""
-        return FeedListener(self._dsn, on_change)
+        return FeedListener(self._dsn, on_change, self._password)
 
     def rate_counts(self) -> RateCounts:
         """Each caller's requests of the minute, counted by every process (migration m0005)."""
-        return RateCounts(lambda: connect(self._dsn))
+        return RateCounts(self.connect_apart)
 
     @contextmanager
     def run_once(self, job: str) -> Iterator[bool]:
