@@ -17,8 +17,8 @@ from daemon import keys
 from daemon.request_models import RequestModel
 from daemon.response_models import ResponseModel, check, wire_schema
 from daemon.validation import Query, read_json_object
-from state.errors import Forbidden, Unauthorized
-from state.group_commit import in_unit
+from state.errors import Forbidden, Unauthorized, WriteLockBusy
+from state.group_commit import first_write_waits_apart, in_unit, open_group_when_free
 from state.identities import IdentityRecord
 from state.json_text import compact_bytes
 
@@ -166,6 +166,10 @@ def with_warnings(result: Any, ignored: list[str]) -> web.StreamResponse:
 
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
+# How often a request's first write gives way to another process's on PostgreSQL (run_handler)
+# before it waits for the lock where it runs, as every write did before: a request whose
+# handler awaits between reading and writing may find the lock taken again each time.
+FIRST_WRITE_TRIES = 3
 
 
 def _idempotency_key(request: web.Request, identity: IdentityRecord | None) -> str | None:
@@ -213,6 +217,31 @@ async def run_idempotent(request: web.Request, call: Call, endpoint: Endpoint, k
     return result
 
 
+async def _run_once(request: web.Request, call: Call, endpoint: Endpoint, key: str | None) -> Any:
+    # in_unit, not conn.in_transaction: with group commit the connection is inside other
+    # requests' shared transaction most of the time, which is not a caller's one.
+    if key is not None and not in_unit(request.app[keys.STORE].conn):
+        return await run_idempotent(request, call, endpoint, key)
+    return await endpoint.handler(request, call)
+
+
+async def run_handler(request: web.Request, call: Call, endpoint: Endpoint, key: str | None) -> Any:
+    """The handler's result. On PostgreSQL a request whose first write finds another process
+    writing waits for the write lock with the event loop free, then runs again (nothing of
+    the first run was written: state/group_commit.py, first_write_waits_apart); the event
+    loop serves the other requests meanwhile instead of standing still in the driver."""
+    store = request.app[keys.STORE]
+    if store.engine != "postgresql":
+        return await _run_once(request, call, endpoint, key)
+    with first_write_waits_apart():
+        for _ in range(FIRST_WRITE_TRIES):
+            try:
+                return await _run_once(request, call, endpoint, key)
+            except WriteLockBusy:
+                await open_group_when_free(store.conn, store.conn.try_begin)
+    return await _run_once(request, call, endpoint, key)  # waits for the lock, as before
+
+
 def check_answer(endpoint: Endpoint, response: web.StreamResponse) -> None:
     """Check mode (setting ``check_responses``): a JSON answer that differs from the endpoint's
     model is a ResponseMismatch (a 500 naming the field) instead of a wrong answer; answers
@@ -254,12 +283,7 @@ def wrap(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResp
             and (texts := endpoint.search_text(call))
         ):
             await call.services.search.prepare_query_vectors([texts] if isinstance(texts, str) else texts)
-        # in_unit, not conn.in_transaction: with group commit the connection is inside other
-        # requests' shared transaction most of the time, which is not a caller's one.
-        if key is not None and not in_unit(request.app[keys.STORE].conn):
-            result = await run_idempotent(request, call, endpoint, key)
-        else:
-            result = await endpoint.handler(request, call)
+        result = await run_handler(request, call, endpoint, key)
         response = with_warnings(result, ignored)
         if request.app[keys.SETTINGS].check_responses:
             check_answer(endpoint, response)

@@ -103,3 +103,11 @@ class StorageFull(MemoryCloudError):
     """The disk (or the database's size limit) is full: the write was not stored."""
 
     code = "insufficient_storage"
+
+
+class WriteLockBusy(BaseException):
+    """A request's first write found another process writing (PostgreSQL's write lock taken)
+    and did not wait for it on the event loop: nothing was written; the daemon waits for the
+    lock without blocking and runs the request again (state/group_commit.py
+    ``first_write_waits_apart``). A BaseException, so that no handler's ``except Exception``
+    mistakes it for a failure."""

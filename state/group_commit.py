@@ -157,6 +157,7 @@ class GroupCommit:
                 yield
             return
         committed, first = self._join()
+        _written()  # a later write of this request waits for the lock (see _FIRST_WRITE_APART)
         # The first unit of a group needs no SAVEPOINT: if it fails, rolling the whole
         # transaction back undoes nothing else. That keeps a lone writer's cost what it was
         # (a SAVEPOINT journals the original of every page it changes: ~0.2 ms a delta).
@@ -287,6 +288,56 @@ class GroupCommit:
             callback()
             return
         self.after_commit.append(callback)
+
+
+# A request's first write on PostgreSQL, while another process holds the write lock, does not
+# wait for it on the event loop (psycopg's calls are synchronous: the whole process would
+# stand still, reads included, until the other process commits): the connection raises
+# WriteLockBusy instead, the daemon waits for the lock with the loop free (open_group_when_free)
+# and runs the request again. Only the first: once a request has written, a later write of
+# it waits as before, so no write is ever made twice. Set per request task by
+# daemon/endpoints.py; jobs and the CLI wait as they always did.
+_FIRST_WRITE_APART: ContextVar[list[bool] | None] = ContextVar("first_write_apart", default=None)
+
+
+@contextmanager
+def first_write_waits_apart() -> Iterator[None]:
+    """Within this block (one request), the first write may raise WriteLockBusy rather than
+    wait for another process's write lock (see _FIRST_WRITE_APART)."""
+    token = _FIRST_WRITE_APART.set([True])
+    try:
+        yield
+    finally:
+        _FIRST_WRITE_APART.reset(token)
+
+
+def may_wait_for_write_lock() -> bool:
+    """Whether a write transaction starting now may wait for the write lock where it runs."""
+    armed = _FIRST_WRITE_APART.get()
+    return not (armed and armed[0])
+
+
+def _written() -> None:
+    armed = _FIRST_WRITE_APART.get()
+    if armed:
+        armed[0] = False
+
+
+async def open_group_when_free(conn: Connection, try_begin: Callable[[], bool]) -> None:
+    """Open ``conn``'s group transaction once the write lock is free (``try_begin``: begin and
+    take the lock without waiting, True if taken), polling with the event loop free; or
+    return as soon as another request of this process has opened one (the retry joins it)."""
+    group = group_of(conn)
+    if group is None:
+        return
+    delay = 0.0005
+    while group.committed is None:
+        if try_begin():
+            group.committed = group.loop.create_future()
+            group.loop.call_soon(group.flush)
+            return
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.02)
 
 
 def _current_task() -> asyncio.Task[Any] | None:

@@ -29,7 +29,8 @@ from functools import lru_cache
 from typing import Any
 
 from state.db import sqlite_module
-from state.errors import InvalidRequest, StoreUnavailable
+from state.errors import InvalidRequest, StoreUnavailable, WriteLockBusy
+from state.group_commit import may_wait_for_write_lock
 from state.pg.engine import connect, first_line
 
 log = logging.getLogger(__name__)
@@ -219,9 +220,30 @@ class PgConnection:
     @staticmethod
     def _begin(raw: Any) -> PgCursor:
         """``begin`` (and SQLite's ``begin immediate``): a transaction that writes after every
-        other process's write transaction (see the module's docstring)."""
+        other process's write transaction (see the module's docstring). A request's first
+        write does not wait for the lock here, on the event loop: WriteLockBusy, nothing
+        begun (state/group_commit.py, _FIRST_WRITE_APART)."""
         raw.execute("begin")
-        return PgCursor(raw.execute("select pg_advisory_xact_lock(%s)", (WRITE_LOCK,)))
+        if may_wait_for_write_lock():
+            return PgCursor(raw.execute("select pg_advisory_xact_lock(%s)", (WRITE_LOCK,)))
+        cursor = raw.execute("select pg_try_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        if not cursor.fetchone()[0]:
+            raw.execute("rollback")
+            raise WriteLockBusy()
+        return PgCursor(cursor)
+
+    def try_begin(self) -> bool:
+        """Begin a write transaction if no other process holds the write lock (True), else
+        nothing (False): never waits."""
+        raw = self.raw
+        try:
+            raw.execute("begin")
+            if raw.execute("select pg_try_advisory_xact_lock(%s)", (WRITE_LOCK,)).fetchone()[0]:
+                return True
+            raw.execute("rollback")
+            return False
+        except self._errors.psycopg_error as exc:
+            raise self._errors.sqlite_error(exc, lost=self._raw.closed) from exc
 
     def close(self) -> None:
         self._raw.close()
