@@ -297,30 +297,37 @@ class GroupCommit:
 # and runs the request again. Only the first: once a request has written, a later write of
 # it waits as before, so no write is ever made twice. Set per request task by
 # daemon/endpoints.py; jobs and the CLI wait as they always did.
-_FIRST_WRITE_APART: ContextVar[list[bool] | None] = ContextVar("first_write_apart", default=None)
+# The request's task and whether its first write is still to come. The task is kept because
+# tasks and callbacks started from the request inherit this context: their writes wait for
+# the lock as always (nothing would run them again).
+_FIRST_WRITE_APART: ContextVar[list[Any] | None] = ContextVar("first_write_apart", default=None)
 
 
 @contextmanager
 def first_write_waits_apart() -> Iterator[None]:
-    """Within this block (one request), the first write may raise WriteLockBusy rather than
-    wait for another process's write lock (see _FIRST_WRITE_APART)."""
-    token = _FIRST_WRITE_APART.set([True])
+    """Within this block (one request's task), the first write may raise WriteLockBusy rather
+    than wait for another process's write lock (see _FIRST_WRITE_APART)."""
+    token = _FIRST_WRITE_APART.set([_current_task(), True])
     try:
         yield
     finally:
         _FIRST_WRITE_APART.reset(token)
 
 
+def _armed() -> list[Any] | None:
+    state = _FIRST_WRITE_APART.get()
+    return state if state is not None and state[1] and state[0] is _current_task() else None
+
+
 def may_wait_for_write_lock() -> bool:
     """Whether a write transaction starting now may wait for the write lock where it runs."""
-    armed = _FIRST_WRITE_APART.get()
-    return not (armed and armed[0])
+    return _armed() is None
 
 
 def _written() -> None:
-    armed = _FIRST_WRITE_APART.get()
-    if armed:
-        armed[0] = False
+    state = _armed()
+    if state is not None:
+        state[1] = False
 
 
 async def open_group_when_free(conn: Connection, try_begin: Callable[[], bool]) -> None:
