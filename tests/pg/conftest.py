@@ -49,3 +49,19 @@ def team_process(home: Path, pg_url: str, **more_env: str) -> DaemonProcess:
     process = DaemonProcess(free_port(), home, env=env)
     process.start()
     return process
+
+
+def assert_counts_kept(raw: Any) -> None:
+    """The document frequencies and totals PostgreSQL's search index keeps (state/pg/search.py)
+    equal a recount of its rows (``raw``: a psycopg connection to the database)."""
+    kept = dict(raw.execute("select term, docs from search_terms where docs > 0").fetchall())
+    recount = dict(
+        raw.execute(
+            "select lexeme, count(*) from memory_search, unnest(tsvector_to_array(tokens)) lexeme group by lexeme"
+        ).fetchall()
+    )
+    assert kept == recount
+    totals = raw.execute("select docs, tokens from search_totals").fetchone()
+    assert tuple(totals) == tuple(
+        raw.execute("select count(*), coalesce(sum(doc_length), 0) from memory_search").fetchone()
+    )

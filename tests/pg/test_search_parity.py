@@ -24,6 +24,7 @@ from state.pg.search import PgSearchIndex
 from state.search import record_text
 from state.store import Store
 from state.turn_context import SPEAKER
+from tests.pg.conftest import assert_counts_kept
 
 DATA = (
     Path(__file__).resolve().parents[2] / "bench" / "data" / "conversations" / "companion-conversations.json"
@@ -176,13 +177,4 @@ def test_removing_a_record_takes_it_and_its_counts_out(engines, pg_conn):
     assert index.search("getUserName", ["notes"], limit=3) == [] or all(
         hit.seq != seq for hit in index.search("getUserName", ["notes"], limit=3)
     )
-    # The kept counts equal a recount of the index.
-    kept = dict(pg_conn.execute("select term, docs from search_terms where docs > 0").fetchall())
-    recount = dict(
-        pg_conn.execute(
-            "select lexeme, count(*) from memory_search, unnest(tsvector_to_array(tokens)) lexeme group by lexeme"
-        ).fetchall()
-    )
-    assert kept == recount
-    docs, tokens = pg_conn.execute("select docs, tokens from search_totals").fetchone()
-    assert (docs, tokens) == pg_conn.execute("select count(*), sum(doc_length) from memory_search").fetchone()
+    assert_counts_kept(pg_conn)  # the kept counts equal a recount of the index

@@ -39,6 +39,7 @@ from state.search import record_text
 from state.store import Store
 from state.turn_context import CONTEXT_WEIGHT
 from tests.conftest import new_database
+from tests.pg.conftest import assert_counts_kept
 
 DATA = Path(__file__).resolve().parents[2] / "bench" / "data" / "conversations"
 WITH_SESSIONS = "companion-conversations.json"
@@ -198,24 +199,8 @@ def _assert_rows_alike(engines: Engines) -> int:
     for key, (freqs, length) in sqlite.items():
         assert pg[key][1] == length, key
         assert pg[key][0] == pytest.approx(freqs, rel=1e-9), key
-    _assert_counts_kept(engines.pg)
+    assert_counts_kept(engines.pg.conn.raw)
     return sum(1 for seq, columns in _fts_rows(engines.sqlite).items() if any(columns[1:]))
-
-
-def _assert_counts_kept(store: Store) -> None:
-    """The document frequencies and totals PostgreSQL keeps equal a recount of its rows."""
-    raw = store.conn.raw
-    kept = dict(raw.execute("select term, docs from search_terms where docs > 0").fetchall())
-    recount = dict(
-        raw.execute(
-            "select lexeme, count(*) from memory_search, unnest(tsvector_to_array(tokens)) lexeme group by lexeme"
-        ).fetchall()
-    )
-    assert kept == recount
-    totals = raw.execute("select docs, tokens from search_totals").fetchone()
-    assert tuple(totals) == tuple(
-        raw.execute("select count(*), coalesce(sum(doc_length), 0) from memory_search").fetchone()
-    )
 
 
 def test_turn_rows_hold_the_turns_before_them_as_on_sqlite(conversations):
@@ -471,7 +456,7 @@ def test_turns_indexed_before_the_migration_get_their_context_when_it_opens(pg_u
             assert (length, tokens) == made[seq][1:], seq
             assert freqs == pytest.approx(made[seq][0], rel=1e-9), seq
         assert raw.execute("select count(*) from memory_search where context_pending").fetchone()[0] == 0
-        _assert_counts_kept(store)
+        assert_counts_kept(store.conn.raw)
         assert store.search.fill_context() == 0  # once
     finally:
         store.close()
