@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,14 +96,21 @@ def start_cloud(tmp: Path, name: str, url: str) -> Daemon:
     return daemon
 
 
-async def agent_loop(port: int, agent: dict[str, Any], load: Load, until: float, rng: random.Random) -> None:
+async def agent_loop(
+    port: int,
+    agent: dict[str, Any],
+    load: Load,
+    until: float,
+    rng: random.Random,
+    ops: tuple[str, ...] = ("write", "search"),
+) -> None:
     client = await RawClient(port, agent["api_key"]).connect()
     try:
         receipt = (await client.json("POST", "/api/agent/bootstrap/context", {"reason": "agent_startup"}))[
             "receipt_id"
         ]
         while time.perf_counter() < until:
-            for op in ("write", "search"):
+            for op in ops:
                 if op == "write":
                     raw = client.encode(
                         "POST", "/api/agent/memory-delta", delta_body(rng), {"X-AMP-Context-Receipt": receipt}
@@ -123,8 +131,20 @@ async def agent_loop(port: int, agent: dict[str, Any], load: Load, until: float,
         await client.close()
 
 
-def run_load(tmp: Path, admin_url: str, processes: int, agents: int, seconds: float, seed: int) -> Load:
-    url = new_database(admin_url)
+def run_load(
+    tmp: Path,
+    admin_url: str,
+    processes: int,
+    agents: int,
+    seconds: float,
+    seed: int,
+    daemon_url: Callable[[str], str] = lambda url: url,
+    ops_of: Callable[[int], tuple[str, ...]] = lambda agent: ("write", "search"),
+) -> Load:
+    """``agents`` agents through ``processes`` cloud daemons on a new database (reached at
+    ``daemon_url(its URL)``: bench/pg_rtt.py puts a delaying proxy in between); agent ``i``
+    repeats ``ops_of(i)``."""
+    url = daemon_url(new_database(admin_url))
     daemons = [start_cloud(tmp, f"p{processes}-{n}", url) for n in range(processes)]
     load = Load(processes)
     try:
@@ -136,7 +156,14 @@ def run_load(tmp: Path, admin_url: str, processes: int, agents: int, seconds: fl
             until = started + seconds
             await asyncio.gather(
                 *(
-                    agent_loop(daemons[i % processes].port, agent, load, until, random.Random(rng.random()))
+                    agent_loop(
+                        daemons[i % processes].port,
+                        agent,
+                        load,
+                        until,
+                        random.Random(rng.random()),
+                        ops_of(i),
+                    )
                     for i, agent in enumerate(made)
                 )
             )

@@ -40,6 +40,9 @@ async def _store_context(app: web.Application) -> AsyncIterator[None]:
     # COMMIT, and answers wait for it (commit_middleware). Only here, in the daemon: the CLI
     # and direct users of Store commit each transaction as it ends.
     enable_group_commit(store.conn, asyncio.get_running_loop())
+    # On PostgreSQL, searches and feed reads wait for the database in worker threads on a
+    # pool of their own (state/pg/read_pool.py); nothing on SQLite.
+    store.open_read_pool(app[keys.SETTINGS].database_read_connections)
     try:
         yield
     finally:

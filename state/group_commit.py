@@ -356,6 +356,27 @@ def _current_task() -> asyncio.Task[Any] | None:
 
 _GROUPS: dict[int, GroupCommit] = {}
 
+# A read running beside the event loop on a connection of its own (PostgreSQL's read pool,
+# state/pg/read_pool.py): the connection, for the repositories' statements to run on. Such a
+# read sees what is committed and never the open group, so group_of answers None there:
+# nothing deferred to the group's COMMIT runs on (or is read from) the wrong connection.
+_READ_APART: ContextVar[Any] = ContextVar("read_apart", default=None)
+
+
+def read_apart_connection() -> Any:
+    """The connection of the read running apart in this context (None on the event loop)."""
+    return _READ_APART.get()
+
+
+@contextmanager
+def reading_apart(raw: Any) -> Iterator[None]:
+    """Within this block (a worker thread's read), statements run on ``raw``."""
+    token = _READ_APART.set(raw)
+    try:
+        yield
+    finally:
+        _READ_APART.reset(token)
+
 
 def enable_group_commit(conn: Connection, loop: asyncio.AbstractEventLoop) -> GroupCommit:
     """Put ``conn`` in group mode (the daemon's request connection; see :class:`GroupCommit`)."""
@@ -372,6 +393,8 @@ def disable_group_commit(conn: Connection) -> None:
 
 
 def group_of(conn: Connection) -> GroupCommit | None:
+    if _READ_APART.get() is not None:
+        return None
     group = _GROUPS.get(id(conn))
     return group if group is not None and group.conn is conn else None
 

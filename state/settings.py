@@ -81,6 +81,16 @@ class Settings(BaseModel):
         ' (README, "Team server on PostgreSQL").',
         commented=True,
     )
+    database_read_connections: int = _setting(
+        4,
+        "daemon",
+        "With database_url: the connections (and worker threads) of each daemon process's"
+        " pool for searches and feed reads, which wait for the database beside the event loop"
+        " instead of on it; 0 reads on the request connection.",
+        ge=0,
+        le=64,
+        commented=True,
+    )
 
     # [search]
     embedder: str = _setting(

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from state.amp_records import AmpRecords
 from state.config import Settings
@@ -31,6 +31,7 @@ from state.update_records import UpdateRecords
 from state.upstream_records import UpstreamRecords
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class Store:
@@ -112,6 +113,16 @@ class Store:
 
     def transaction(self):  # -> ContextManager[Connection]
         return transaction(self.conn)
+
+    def open_read_pool(self, size: int) -> None:
+        """Let :meth:`read` run reads apart from the event loop, on ``size`` connections of
+        their own: nothing to do on SQLite, whose statements never wait for a network."""
+
+    async def read(self, work: Callable[[], T]) -> T:
+        """``work()``, which only reads: here, at once (a SQLite read holds the event loop for
+        microseconds); on PostgreSQL, with a read pool open, in a worker thread on a pooled
+        connection (state/pg/read_pool.py), seeing committed rows only."""
+        return work()
 
     def versions(self) -> dict[str, str]:
         return versions(self.conn)

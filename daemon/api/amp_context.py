@@ -148,9 +148,9 @@ async def search_everywhere(request: web.Request, call: Call) -> dict[str, Any]:
     query = _search_text(call)
     if not query:
         raise InvalidRequest("query parameter 'q' is required and must not be empty")
-    namespaces = call.services.search.readable_namespaces(identity, SEARCH_NAMESPACES.read(request))
-    limit = SEARCH_LIMIT.read(request)
-    return call.services.search.everywhere(query, namespaces, limit, call.base_url)
+    return await call.services.search.everywhere(
+        identity, query, SEARCH_NAMESPACES.read(request), SEARCH_LIMIT.read(request), call.base_url
+    )
 
 
 ENDPOINTS = [

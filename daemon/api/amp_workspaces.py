@@ -37,7 +37,7 @@ def _query_text(call: Call) -> str:
 
 async def memory_query(request: web.Request, call: Call) -> dict[str, Any]:
     """What retrieval handles point to; newest first without ``q``."""
-    return _reads(call).query(
+    return await _reads(call).query(
         call.require_identity(),
         request.match_info["workspace_id"],
         q=_query_text(call),

@@ -73,7 +73,20 @@ class MemorySearch:
             raise Forbidden(f"no access to namespace {refused[0]}")
         return namespaces
 
-    def everywhere(self, query: str, namespaces: list[str], limit: int, base_url: str) -> dict[str, Any]:
-        """amp.memory-search.v1 over namespaces already checked (readable_namespaces)."""
-        items = search_namespaces(self.store, query, namespaces, limit, base_url)
-        return {"schema": "amp.memory-search.v1", "query": query, "namespaces": namespaces, "items": items}
+    async def everywhere(
+        self, identity: IdentityRecord, query: str, asked: list[str], limit: int, base_url: str
+    ) -> dict[str, Any]:
+        """amp.memory-search.v1 over the namespaces ``asked`` (readable_namespaces), read
+        apart from the event loop where the store can (Store.read)."""
+
+        def read() -> dict[str, Any]:
+            namespaces = self.readable_namespaces(identity, asked)
+            items = search_namespaces(self.store, query, namespaces, limit, base_url)
+            return {
+                "schema": "amp.memory-search.v1",
+                "query": query,
+                "namespaces": namespaces,
+                "items": items,
+            }
+
+        return await self.store.read(read)

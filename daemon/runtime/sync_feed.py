@@ -86,9 +86,10 @@ class SyncFeed:
 
     async def follow(self, identity: IdentityRecord, cursor: int, limit: int, wait: float) -> dict[str, Any]:
         """:meth:`feed`; when it has nothing after ``cursor``, the feed as soon as a change
-        of the caller's workspace commits, or empty after ``wait`` seconds."""
+        of the caller's workspace commits, or empty after ``wait`` seconds. Read apart from
+        the event loop where the store can (Store.read: committed rows only)."""
         if wait <= 0:
-            return self.feed(identity, cursor, limit)
+            return await self.store.read(lambda: self.feed(identity, cursor, limit))
         workspace = self._workspace(identity)
         deadline = asyncio.get_running_loop().time() + min(wait, MAX_WAIT_SECONDS)
         with self.waiters.watch(workspace) as woken:
@@ -96,7 +97,7 @@ class SyncFeed:
                 woken.clear()  # before the read: a change after it sets it again
                 # Committed writes only: one still in this turn's group could yet fail.
                 flush_now(self.store.conn)
-                answer = self.feed(identity, cursor, limit)
+                answer = await self.store.read(lambda: self.feed(identity, cursor, limit))
                 left = deadline - asyncio.get_running_loop().time()
                 if answer["changes"] or left <= 0 or self.waiters.closing:
                     return answer

@@ -122,7 +122,7 @@ class WorkspaceReads:
 
     # -- the memory query ----------------------------------------------------------------------
 
-    def query(
+    async def query(
         self,
         identity: IdentityRecord,
         workspace_id: str,
@@ -134,7 +134,22 @@ class WorkspaceReads:
         base_url: str,
     ) -> dict[str, Any]:
         """Hybrid search with ``q``; without it the workspace's newest records. ``memory_type``
-        filters exactly; ``limit`` is clamped to 1..30 as the reference does."""
+        filters exactly; ``limit`` is clamped to 1..30 as the reference does. Read apart from
+        the event loop where the store can (Store.read)."""
+        return await self.store.read(
+            lambda: self._query(identity, workspace_id, q, memory_type, project_key, limit, base_url)
+        )
+
+    def _query(
+        self,
+        identity: IdentityRecord,
+        workspace_id: str,
+        q: str,
+        memory_type: str | None,
+        project_key: str | None,
+        limit: int,
+        base_url: str,
+    ) -> dict[str, Any]:
         workspace = resolve_workspace(self.store, identity, workspace_id)
         if len(q) > MAX_QUERY_CHARS:
             raise InvalidRequest(f"query parameter 'q' must be at most {MAX_QUERY_CHARS} characters")

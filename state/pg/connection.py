@@ -30,7 +30,7 @@ from typing import Any
 
 from state.db import sqlite_module
 from state.errors import InvalidRequest, StoreUnavailable, WriteLockBusy
-from state.group_commit import may_wait_for_write_lock
+from state.group_commit import may_wait_for_write_lock, read_apart_connection
 from state.pg.engine import connect, first_line
 
 log = logging.getLogger(__name__)
@@ -157,7 +157,11 @@ class PgConnection:
     @property
     def raw(self) -> Any:
         """The psycopg connection: a new one if the server dropped the last (raises
-        StoreUnavailable while the server cannot be reached)."""
+        StoreUnavailable while the server cannot be reached); in a read running apart, that
+        read's connection (state/pg/read_pool.py)."""
+        apart = read_apart_connection()
+        if apart is not None:
+            return apart
         if self._reconnect is not None and self._raw.closed:
             log.warning("the connection to PostgreSQL was lost: connecting again")
             self._raw = self._reconnect()
@@ -172,9 +176,11 @@ class PgConnection:
     def in_transaction(self) -> bool:
         from psycopg.pq import TransactionStatus
 
-        if self._raw.closed:  # whatever was open is gone with the connection
+        apart = read_apart_connection()
+        raw = self._raw if apart is None else apart
+        if raw.closed:  # whatever was open is gone with the connection
             return False
-        return bool(self._raw.info.transaction_status != TransactionStatus.IDLE)
+        return bool(raw.info.transaction_status != TransactionStatus.IDLE)
 
     def cursor(self) -> _TupleCursor:
         """A cursor whose rows are plain tuples (``cursor.row_factory = None`` on SQLite)."""
@@ -183,6 +189,10 @@ class PgConnection:
     def execute(self, sql: str, params: Sequence[Any] | None = None, *, tuples: bool = False) -> PgCursor:
         head = sql.lstrip()[:16].lower()
         if head.startswith("begin"):
+            if read_apart_connection() is not None:
+                # A read apart sees committed rows only and must not write: its connection
+                # holds no write lock, and its caller answers before anything would commit.
+                raise RuntimeError("a write inside a read that runs apart from the event loop")
             return self._run(self._begin)
         factory = None if tuples else _row_factory
 
@@ -205,7 +215,14 @@ class PgConnection:
         """``run`` on the connection, psycopg's errors as SQLite's. A statement outside a
         transaction that meets a lost connection runs again on a new one (it was a read, or a
         transaction's ``begin``: nothing of it took effect); inside one, the transaction is
-        lost and the error says so."""
+        lost and the error says so. A read apart runs on its own connection, and its pool
+        runs it again (state/pg/read_pool.py)."""
+        apart = read_apart_connection()
+        if apart is not None:
+            try:
+                return run(apart)
+            except self._errors.psycopg_error as exc:
+                raise self._errors.sqlite_error(exc, lost=apart.closed) from exc
         idle = not self.in_transaction
         try:
             return run(self.raw)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from state.config import Settings
 from state.pg.connection import PgConnection
@@ -16,9 +16,12 @@ from state.pg.engine import versions as server_versions
 from state.pg.feed_listener import FeedListener
 from state.pg.migrations import migrate
 from state.pg.rate_counts import RateCounts
+from state.pg.read_pool import ReadPool
 from state.pg.search import PgSearchIndex
 from state.pg.vector_writer import VectorWriter
 from state.store import Store
+
+T = TypeVar("T")
 
 # pg_try_advisory_lock's first key for "a scheduled job" (the letters MCJB); the second is
 # the job name's CRC-32, as a signed 32-bit number.
@@ -35,6 +38,7 @@ class PgStore(Store):
     _dsn = ""  # the URL as given (a password in MEMORYCLOUD_DATABASE_URL included)
     _password: str | None = None  # the stored password, if the URL and PGPASSWORD have none
     vectors: VectorWriter | None = None  # its connection is closed with the store's
+    reads: ReadPool | None = None  # the daemon's, for reads apart (open_read_pool)
 
     def location(self) -> str:
         return self.url
@@ -73,6 +77,18 @@ class PgStore(Store):
         """LISTEN for the changes every process commits (NOTIFY of migration m0003)."""
         return FeedListener(self._dsn, on_change, self._password)
 
+    def open_read_pool(self, size: int) -> None:
+        """Reads apart from the event loop on psycopg's pool of ``size`` connections (the
+        daemon's; see :meth:`Store.read`); 0: none, reads run on the request connection."""
+        if size > 0 and self.reads is None:
+            self.reads = ReadPool(self._dsn, self._password, size)
+            self.reads.open()
+
+    async def read(self, work: Callable[[], T]) -> T:
+        if self.reads is None:
+            return work()
+        return await self.reads.run(work)
+
     def rate_counts(self) -> RateCounts:
         """Each caller's requests of the minute, counted by every process (migration m0005)."""
         return RateCounts(self.connect_apart)
@@ -100,6 +116,8 @@ class PgStore(Store):
         """Nothing to do: PostgreSQL checkpoints by itself."""
 
     def close(self) -> None:
+        if self.reads is not None:
+            self.reads.close()
         if self.vectors is not None:
             self.vectors.close()
         self.conn.close()
