@@ -40,9 +40,10 @@ async def _store_context(app: web.Application) -> AsyncIterator[None]:
     # COMMIT, and answers wait for it (commit_middleware). Only here, in the daemon: the CLI
     # and direct users of Store commit each transaction as it ends.
     enable_group_commit(store.conn, asyncio.get_running_loop())
-    # On PostgreSQL, searches and feed reads wait for the database in worker threads on a
-    # pool of their own (state/pg/read_pool.py); nothing on SQLite.
-    store.open_read_pool(app[keys.SETTINGS].database_read_connections)
+    # On PostgreSQL, searches, pulls and the busiest writes wait for the database in worker
+    # threads on pools of their own (state/pg/apart_pool.py); nothing on SQLite.
+    settings = app[keys.SETTINGS]
+    store.open_apart_pools(settings.database_read_connections, settings.database_write_connections)
     try:
         yield
     finally:

@@ -7,7 +7,7 @@ what the server enforces.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,6 +71,10 @@ class Endpoint:
     # Honours Idempotency-Key: the write and its remembered answer commit together, and a
     # retry gets that answer. Only for handlers that do not await while writing.
     idempotent: bool = False
+    # Its handler awaits nothing: on PostgreSQL it runs whole in a worker thread, its
+    # statements on a connection of the write pool, off the event loop (run_handler). For the
+    # busiest writes of a team server, whose ~15 round trips would each hold the loop.
+    runs_apart: bool = False
 
     @property
     def response_schema(self) -> str | None:
@@ -225,14 +229,29 @@ async def _run_once(request: web.Request, call: Call, endpoint: Endpoint, key: s
     return await endpoint.handler(request, call)
 
 
+def run_to_end(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """The result of a coroutine that awaits nothing, run here (in a worker thread); one that
+    does await is closed (its transactions roll back) and is a programming error."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise RuntimeError("a handler marked runs_apart awaited: it cannot run in a worker thread")
+
+
 async def run_handler(request: web.Request, call: Call, endpoint: Endpoint, key: str | None) -> Any:
-    """The handler's result. On PostgreSQL a request whose first write finds another process
-    writing waits for the write lock with the event loop free, then runs again (nothing of
-    the first run was written: state/group_commit.py, first_write_waits_apart); the event
-    loop serves the other requests meanwhile instead of standing still in the driver."""
+    """The handler's result. On PostgreSQL an endpoint that runs apart runs whole in a worker
+    thread (Endpoint.runs_apart), and there waits for the write lock as long as it must. Any
+    other request whose first write finds another process writing waits for the write lock
+    with the event loop free, then runs again (nothing of the first run was written:
+    state/group_commit.py, first_write_waits_apart); the event loop serves the other requests
+    meanwhile instead of standing still in the driver."""
     store = request.app[keys.STORE]
     if store.engine != "postgresql":
         return await _run_once(request, call, endpoint, key)
+    if endpoint.runs_apart and store.writes_apart:
+        return await store.write(lambda: run_to_end(_run_once(request, call, endpoint, key)))
     with first_write_waits_apart():
         for _ in range(FIRST_WRITE_TRIES):
             try:

@@ -356,26 +356,54 @@ def _current_task() -> asyncio.Task[Any] | None:
 
 _GROUPS: dict[int, GroupCommit] = {}
 
-# A read running beside the event loop on a connection of its own (PostgreSQL's read pool,
-# state/pg/read_pool.py): the connection, for the repositories' statements to run on. Such a
-# read sees what is committed and never the open group, so group_of answers None there:
-# nothing deferred to the group's COMMIT runs on (or is read from) the wrong connection.
-_READ_APART: ContextVar[Any] = ContextVar("read_apart", default=None)
+# Work running beside the event loop on a connection of its own (PostgreSQL's pools,
+# state/pg/apart_pool.py): a read (a search, a feed page) or a request's whole write. The
+# repositories' statements run on that connection; a read may not write. Such work sees what is
+# committed and never the open group, so group_of answers None there: nothing deferred to the
+# group's COMMIT runs on (or is read from) the wrong connection. What must run on the event
+# loop (waking the vector worker or waiting pulls, after_commit's callbacks) is kept for it,
+# and runs there once the work is done (its transactions committed).
 
 
-def read_apart_connection() -> Any:
-    """The connection of the read running apart in this context (None on the event loop)."""
-    return _READ_APART.get()
+@dataclass
+class Apart:
+    """The connection of work running apart, whether it may write, what to run on the
+    event loop when it is done, and whether it began a transaction (until then, nothing of
+    it was written, and a lost connection may run it again on another)."""
+
+    raw: Any
+    writes: bool
+    on_loop: list[Callable[[], None]]
+    began: bool = False
+
+
+_APART: ContextVar[Apart | None] = ContextVar("apart", default=None)
+
+
+def apart() -> Apart | None:
+    """The work running apart in this context (None on the event loop)."""
+    return _APART.get()
 
 
 @contextmanager
-def reading_apart(raw: Any) -> Iterator[None]:
-    """Within this block (a worker thread's read), statements run on ``raw``."""
-    token = _READ_APART.set(raw)
+def working_apart(raw: Any, *, writes: bool) -> Iterator[Apart]:
+    """Within this block (a worker thread's work), statements run on ``raw``."""
+    state = Apart(raw, writes, [])
+    token = _APART.set(state)
     try:
-        yield
+        yield state
     finally:
-        _READ_APART.reset(token)
+        _APART.reset(token)
+
+
+def later_on_loop(callback: Callable[[], None]) -> bool:
+    """In work running apart, keep ``callback`` for the event loop (run when the work is
+    done) and answer True; elsewhere False (the caller runs it)."""
+    state = _APART.get()
+    if state is None:
+        return False
+    state.on_loop.append(callback)
+    return True
 
 
 def enable_group_commit(conn: Connection, loop: asyncio.AbstractEventLoop) -> GroupCommit:
@@ -393,7 +421,7 @@ def disable_group_commit(conn: Connection) -> None:
 
 
 def group_of(conn: Connection) -> GroupCommit | None:
-    if _READ_APART.get() is not None:
+    if _APART.get() is not None:
         return None
     group = _GROUPS.get(id(conn))
     return group if group is not None and group.conn is conn else None
@@ -442,7 +470,10 @@ def flush_now(conn: Connection) -> None:
 
 
 def after_commit(conn: Connection, callback: Callable[[], None]) -> None:
-    """Run ``callback`` once the writes so far are committed: now outside group mode."""
+    """Run ``callback`` once the writes so far are committed: now outside group mode; in
+    work running apart, on the event loop once the work is done."""
+    if later_on_loop(callback):
+        return
     group = group_of(conn)
     if group is None:
         callback()

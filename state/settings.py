@@ -85,10 +85,21 @@ class Settings(BaseModel):
         4,
         "daemon",
         "With database_url: the connections (and worker threads) of each daemon process's"
-        " pool for searches and feed reads, which wait for the database beside the event loop"
-        " instead of on it; 0 reads on the request connection.",
+        " pool for searches, memory queries and pulls, which wait for the database beside the"
+        " event loop instead of on it; 0 reads on the request connection.",
         ge=0,
         le=64,
+        commented=True,
+    )
+    database_write_connections: int = _setting(
+        2,
+        "daemon",
+        "With database_url: the connections (and worker threads) of each daemon process's"
+        " pool for the busiest writes (memory deltas, pushes from local daemons), which then"
+        " wait for the database beside the event loop; writes still take turns across the"
+        " team server. 0 writes on the request connection.",
+        ge=0,
+        le=16,
         commented=True,
     )
 

@@ -114,14 +114,26 @@ class Store:
     def transaction(self):  # -> ContextManager[Connection]
         return transaction(self.conn)
 
-    def open_read_pool(self, size: int) -> None:
-        """Let :meth:`read` run reads apart from the event loop, on ``size`` connections of
-        their own: nothing to do on SQLite, whose statements never wait for a network."""
+    def open_apart_pools(self, reads: int, writes: int) -> None:
+        """Let :meth:`read` and :meth:`write` run work apart from the event loop, on ``reads``
+        and ``writes`` connections of their own: nothing to do on SQLite, whose statements
+        never wait for a network."""
 
     async def read(self, work: Callable[[], T]) -> T:
         """``work()``, which only reads: here, at once (a SQLite read holds the event loop for
-        microseconds); on PostgreSQL, with a read pool open, in a worker thread on a pooled
-        connection (state/pg/read_pool.py), seeing committed rows only."""
+        microseconds); on PostgreSQL, with pools open, in a worker thread on a pooled
+        connection (state/pg/apart_pool.py), seeing committed rows only."""
+        return work()
+
+    @property
+    def writes_apart(self) -> bool:
+        """Whether :meth:`write` runs work in a worker thread (PostgreSQL with pools open)."""
+        return False
+
+    async def write(self, work: Callable[[], T]) -> T:
+        """``work()``, which may write (its transactions are committed when it returns): here,
+        at once, in the daemon's group commit; on PostgreSQL, with pools open, in a worker
+        thread on a pooled connection (state/pg/apart_pool.py)."""
         return work()
 
     def versions(self) -> dict[str, str]:

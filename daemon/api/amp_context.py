@@ -199,6 +199,7 @@ ENDPOINTS = [
         response=MemoryDeltaAnswer,
         query=(RECEIPT,),
         idempotent=True,
+        runs_apart=True,
     ),
     Endpoint(
         "GET",

@@ -118,6 +118,7 @@ ENDPOINTS = [
         request=SyncRecordCreate,
         response=SyncRecordAnswer,
         idempotent=True,
+        runs_apart=True,
     ),
     Endpoint(
         "POST",
@@ -128,6 +129,7 @@ ENDPOINTS = [
         request=SyncRecordChange,
         response=SyncRecordChangeAnswer,
         idempotent=True,
+        runs_apart=True,
     ),
     Endpoint(
         "POST",
@@ -138,5 +140,6 @@ ENDPOINTS = [
         request=SyncRecordRedact,
         response=SyncRedactionAnswer,
         idempotent=True,
+        runs_apart=True,
     ),
 ]

@@ -30,7 +30,7 @@ from typing import Any
 
 from state.db import sqlite_module
 from state.errors import InvalidRequest, StoreUnavailable, WriteLockBusy
-from state.group_commit import may_wait_for_write_lock, read_apart_connection
+from state.group_commit import apart, may_wait_for_write_lock
 from state.pg.engine import connect, first_line
 
 log = logging.getLogger(__name__)
@@ -157,11 +157,11 @@ class PgConnection:
     @property
     def raw(self) -> Any:
         """The psycopg connection: a new one if the server dropped the last (raises
-        StoreUnavailable while the server cannot be reached); in a read running apart, that
-        read's connection (state/pg/read_pool.py)."""
-        apart = read_apart_connection()
-        if apart is not None:
-            return apart
+        StoreUnavailable while the server cannot be reached); in work running apart, that
+        work's connection (state/pg/apart_pool.py)."""
+        elsewhere = apart()
+        if elsewhere is not None:
+            return elsewhere.raw
         if self._reconnect is not None and self._raw.closed:
             log.warning("the connection to PostgreSQL was lost: connecting again")
             self._raw = self._reconnect()
@@ -176,8 +176,8 @@ class PgConnection:
     def in_transaction(self) -> bool:
         from psycopg.pq import TransactionStatus
 
-        apart = read_apart_connection()
-        raw = self._raw if apart is None else apart
+        elsewhere = apart()
+        raw = self._raw if elsewhere is None else elsewhere.raw
         if raw.closed:  # whatever was open is gone with the connection
             return False
         return bool(raw.info.transaction_status != TransactionStatus.IDLE)
@@ -189,11 +189,16 @@ class PgConnection:
     def execute(self, sql: str, params: Sequence[Any] | None = None, *, tuples: bool = False) -> PgCursor:
         head = sql.lstrip()[:16].lower()
         if head.startswith("begin"):
-            if read_apart_connection() is not None:
-                # A read apart sees committed rows only and must not write: its connection
-                # holds no write lock, and its caller answers before anything would commit.
+            elsewhere = apart()
+            if elsewhere is None:
+                return self._run(self._begin)
+            if not elsewhere.writes:
+                # A read apart must not write: its caller took it for a read (a search, a
+                # feed page), and it runs beside writes it would then race.
                 raise RuntimeError("a write inside a read that runs apart from the event loop")
-            return self._run(self._begin)
+            begun = self._run(self._begin)
+            elsewhere.began = True
+            return begun
         factory = None if tuples else _row_factory
 
         def run(raw: Any) -> PgCursor:
@@ -215,14 +220,14 @@ class PgConnection:
         """``run`` on the connection, psycopg's errors as SQLite's. A statement outside a
         transaction that meets a lost connection runs again on a new one (it was a read, or a
         transaction's ``begin``: nothing of it took effect); inside one, the transaction is
-        lost and the error says so. A read apart runs on its own connection, and its pool
-        runs it again (state/pg/read_pool.py)."""
-        apart = read_apart_connection()
-        if apart is not None:
+        lost and the error says so. Work apart runs on its own connection, and its pool runs
+        a read again (state/pg/apart_pool.py)."""
+        elsewhere = apart()
+        if elsewhere is not None:
             try:
-                return run(apart)
+                return run(elsewhere.raw)
             except self._errors.psycopg_error as exc:
-                raise self._errors.sqlite_error(exc, lost=apart.closed) from exc
+                raise self._errors.sqlite_error(exc, lost=elsewhere.raw.closed) from exc
         idle = not self.in_transaction
         try:
             return run(self.raw)

@@ -10,13 +10,13 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from state.config import Settings
+from state.pg.apart_pool import ApartPool
 from state.pg.connection import PgConnection
 from state.pg.engine import check_server, connect, masked
 from state.pg.engine import versions as server_versions
 from state.pg.feed_listener import FeedListener
 from state.pg.migrations import migrate
 from state.pg.rate_counts import RateCounts
-from state.pg.read_pool import ReadPool
 from state.pg.search import PgSearchIndex
 from state.pg.vector_writer import VectorWriter
 from state.store import Store
@@ -38,7 +38,8 @@ class PgStore(Store):
     _dsn = ""  # the URL as given (a password in MEMORYCLOUD_DATABASE_URL included)
     _password: str | None = None  # the stored password, if the URL and PGPASSWORD have none
     vectors: VectorWriter | None = None  # its connection is closed with the store's
-    reads: ReadPool | None = None  # the daemon's, for reads apart (open_read_pool)
+    reads: ApartPool | None = None  # the daemon's, for work apart (open_apart_pools)
+    writes: ApartPool | None = None
 
     def location(self) -> str:
         return self.url
@@ -77,17 +78,30 @@ class PgStore(Store):
         """LISTEN for the changes every process commits (NOTIFY of migration m0003)."""
         return FeedListener(self._dsn, on_change, self._password)
 
-    def open_read_pool(self, size: int) -> None:
-        """Reads apart from the event loop on psycopg's pool of ``size`` connections (the
-        daemon's; see :meth:`Store.read`); 0: none, reads run on the request connection."""
-        if size > 0 and self.reads is None:
-            self.reads = ReadPool(self._dsn, self._password, size)
+    def open_apart_pools(self, reads: int, writes: int) -> None:
+        """Reads and writes apart from the event loop on psycopg's pools of ``reads`` and
+        ``writes`` connections (the daemon's; see :meth:`Store.read`); 0: that kind runs on
+        the request connection."""
+        if reads > 0 and self.reads is None:
+            self.reads = ApartPool(self._dsn, self._password, reads, writes=False)
             self.reads.open()
+        if writes > 0 and self.writes is None:
+            self.writes = ApartPool(self._dsn, self._password, writes, writes=True)
+            self.writes.open()
 
     async def read(self, work: Callable[[], T]) -> T:
         if self.reads is None:
             return work()
         return await self.reads.run(work)
+
+    @property
+    def writes_apart(self) -> bool:
+        return self.writes is not None
+
+    async def write(self, work: Callable[[], T]) -> T:
+        if self.writes is None:
+            return work()
+        return await self.writes.run(work)
 
     def rate_counts(self) -> RateCounts:
         """Each caller's requests of the minute, counted by every process (migration m0005)."""
@@ -116,8 +130,9 @@ class PgStore(Store):
         """Nothing to do: PostgreSQL checkpoints by itself."""
 
     def close(self) -> None:
-        if self.reads is not None:
-            self.reads.close()
+        for pool in (self.reads, self.writes):
+            if pool is not None:
+                pool.close()
         if self.vectors is not None:
             self.vectors.close()
         self.conn.close()

@@ -99,12 +99,13 @@ def test_a_stored_password_serves_the_cli_and_every_connection_of_the_daemon(
                 json={"summary": "the team server's password lives in the secret store"},
             )
             assert answer.status_code == 200, answer.text
-        # The request connection, the vector writer's, LISTEN's and the request counts': all
-        # four signed in with the stored password (the vector is made on its own connection).
+        # The request connection, the vector writer's, LISTEN's, the request counts' and the
+        # first of each pool's (reads and writes apart): all six signed in with the stored
+        # password (the vector is made on its own connection).
         deadline = time.monotonic() + 10
-        while _sessions(url, password) < 4 and time.monotonic() < deadline:
+        while _sessions(url, password) < 6 and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert _sessions(url, password) == 4
+        assert _sessions(url, password) == 6
         with psycopg.connect(url, password=password) as conn:
             assert conn.execute("select count(*) from memory_vectors").fetchone()[0] == 1
     finally:

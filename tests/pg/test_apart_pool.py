@@ -1,7 +1,9 @@
-"""Searches and feed reads of a team server on PostgreSQL wait for the database beside the
-event loop, on psycopg's pool (issue #18; state/pg/read_pool.py): a read held up in the
-database holds up nothing else of the process, several reads are in flight at once, a read
-sees committed rows only, and a pool connection the server dropped is replaced."""
+"""Searches, pulls and the busiest writes of a team server on PostgreSQL wait for the database
+beside the event loop, on psycopg's pools (issue #18; state/pg/apart_pool.py): a read or a
+write held up in the database holds up nothing else of the process, several reads are in
+flight at once, a read sees committed rows only and may not write, what a write apart leaves
+for the event loop (waking pulls, the vector worker) runs there, and a pool connection the
+server dropped is replaced."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import psycopg
 import pytest
 
 from state.config import Settings
-from state.pg.read_pool import APPLICATION_NAME
+from state.pg.apart_pool import APPLICATION_NAMES
 from state.pg.store import PgStore
 from tests.e2e.conftest import cli
 from tests.pg.conftest import team_process
@@ -92,7 +94,7 @@ def test_a_read_after_its_pool_lost_every_connection_is_answered(pg_url: str, tm
         with psycopg.connect(pg_url, autocommit=True) as admin:
             dropped = admin.execute(
                 "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = %s",
-                (APPLICATION_NAME,),
+                (APPLICATION_NAMES[False],),
             ).fetchone()[0]
         assert dropped >= 1  # what a failover does to the pool
         answer = search()
@@ -104,7 +106,7 @@ def test_a_read_after_its_pool_lost_every_connection_is_answered(pg_url: str, tm
 async def test_a_read_apart_sees_committed_rows_and_may_not_write(pg_url: str) -> None:
     store = PgStore.open(pg_url, Settings(role="cloud"))
     try:
-        store.open_read_pool(2)
+        store.open_apart_pools(2, 0)
         with store.transaction():
             store.identities.create_workspace("committed", owner_id=None)
         store.conn.execute("begin")
@@ -132,3 +134,77 @@ async def test_a_read_apart_sees_committed_rows_and_may_not_write(pg_url: str) -
         assert len(set(pids)) == 2
     finally:
         store.close()
+
+
+def test_a_write_held_up_in_the_database_holds_up_nothing_else(pg_url: str, tmp_path: Path) -> None:
+    """A memory delta (a handler that runs apart) waits for a lock in the database in a
+    worker thread; the process answers meanwhile; then the delta is stored once, a pull
+    waiting on the same process is woken by it, and its vector is made."""
+    process = team_process(tmp_path / "host", pg_url)
+    try:
+        headers, receipt = _agent(process)
+        cursor = httpx.get(f"{process.url}/api/sync/info", headers=headers, timeout=10).json()[
+            "latest_cursor"
+        ]
+        answers: dict[str, httpx.Response] = {}
+
+        def pull() -> None:
+            answers["pull"] = httpx.get(
+                f"{process.url}/api/sync/changes",
+                params={"cursor": cursor, "wait": 20},
+                headers=headers,
+                timeout=30,
+            )
+
+        def write() -> None:
+            answers["write"] = httpx.post(
+                f"{process.url}/api/agent/memory-delta",
+                headers={**headers, "X-AMP-Context-Receipt": receipt, "Idempotency-Key": "delta-1"},
+                json={"summary": "the release train leaves on thursdays"},
+                timeout=30,
+            )
+
+        puller = threading.Thread(target=pull)
+        puller.start()
+        with psycopg.connect(pg_url) as other:
+            other.execute("lock table search_totals in access exclusive mode")  # every index write needs it
+            writer = threading.Thread(target=write)
+            writer.start()
+            time.sleep(0.5)
+            assert "write" not in answers  # waiting in the database
+            started = time.monotonic()
+            info = httpx.get(f"{process.url}/api/sync/info", headers=headers, timeout=5)
+            assert info.status_code == 200 and time.monotonic() - started < 2.0
+            other.rollback()
+        writer.join(timeout=20)
+        puller.join(timeout=20)
+        assert answers["write"].status_code == 200, answers["write"].text
+        assert answers["pull"].status_code == 200
+        assert [c["content"] for c in answers["pull"].json()["changes"]] == [
+            "the release train leaves on thursdays"
+        ]
+        again = httpx.post(  # its Idempotency-Key: the first answer, not a second record
+            f"{process.url}/api/agent/memory-delta",
+            headers={**headers, "X-AMP-Context-Receipt": receipt, "Idempotency-Key": "delta-1"},
+            json={"summary": "the release train leaves on thursdays"},
+            timeout=30,
+        )
+        assert again.headers.get("Idempotent-Replayed") == "true"
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            assert (
+                conn.execute(
+                    "select count(*) from memory_records where content like 'the release train%'"
+                ).fetchone()[0]
+                == 1
+            )
+            deadline = time.monotonic() + 15
+            while not conn.execute("select count(*) from memory_vectors").fetchone()[0]:
+                assert time.monotonic() < deadline, "the vector worker was never woken"
+                time.sleep(0.1)
+            statements = conn.execute(
+                "select count(*) from pg_stat_activity where application_name = %s",
+                (APPLICATION_NAMES[True],),
+            ).fetchone()[0]
+        assert statements >= 1  # the write ran on the write pool's connection
+    finally:
+        process.stop()
