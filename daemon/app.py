@@ -43,7 +43,7 @@ async def _store_context(app: web.Application) -> AsyncIterator[None]:
     # On PostgreSQL, searches, pulls and the busiest writes wait for the database in worker
     # threads on pools of their own (state/pg/apart_pool.py); nothing on SQLite.
     settings = app[keys.SETTINGS]
-    store.open_apart_pools(settings.database_read_connections, settings.database_write_connections)
+    store.open_apart_pools(settings.database_read_connections, settings.database_writes_apart)
     try:
         yield
     finally:

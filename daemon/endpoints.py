@@ -71,9 +71,10 @@ class Endpoint:
     # Honours Idempotency-Key: the write and its remembered answer commit together, and a
     # retry gets that answer. Only for handlers that do not await while writing.
     idempotent: bool = False
-    # Its handler awaits nothing: on PostgreSQL it runs whole in a worker thread, its
-    # statements on a connection of the write pool, off the event loop (run_handler). For the
-    # busiest writes of a team server, whose ~15 round trips would each hold the loop.
+    # Its handler awaits nothing: on PostgreSQL it runs whole in the writer's thread, in a
+    # batch of writes on a connection of their own, off the event loop (run_handler,
+    # state/pg/apart_pool.py). For the busiest writes of a team server, whose ~15 round trips
+    # would each hold the loop.
     runs_apart: bool = False
 
     @property
@@ -241,8 +242,8 @@ def run_to_end(coroutine: Coroutine[Any, Any, Any]) -> Any:
 
 
 async def run_handler(request: web.Request, call: Call, endpoint: Endpoint, key: str | None) -> Any:
-    """The handler's result. On PostgreSQL an endpoint that runs apart runs whole in a worker
-    thread (Endpoint.runs_apart), and there waits for the write lock as long as it must. Any
+    """The handler's result. On PostgreSQL an endpoint that runs apart runs whole in the
+    writer's thread (Endpoint.runs_apart), whose batch waits for the write lock there. Any
     other request whose first write finds another process writing waits for the write lock
     with the event loop free, then runs again (nothing of the first run was written:
     state/group_commit.py, first_write_waits_apart); the event loop serves the other requests

@@ -26,7 +26,7 @@ from typing import Any
 import sqlite_vec
 
 from state.errors import MemoryCloudError, StorageFull, StoreUnavailable
-from state.group_commit import group_of, savepoint
+from state.group_commit import apart, group_of, savepoint
 
 Connection = Any  # sqlite3.Connection or sqlean.Connection: same API
 
@@ -157,12 +157,22 @@ def transaction(conn: Connection) -> Iterator[Connection]:
 
     On a connection in group mode (state/group_commit.py, the daemon's) the outermost use
     is a unit of the shared transaction instead: its own SAVEPOINT, committed later with the
-    other units of the same event-loop turn.
+    other units of the same event-loop turn; likewise in a batch of writes apart on
+    PostgreSQL (state/pg/apart_pool.py).
     """
     group = group_of(conn)
     if group is not None:
         with group.unit():
             yield conn
+        return
+    batch = apart()
+    if batch is not None and batch.batch:  # one write of a batch apart: a SAVEPOINT in it
+        batch.units += 1
+        try:
+            with savepoint(conn):
+                yield conn
+        finally:
+            batch.units -= 1
         return
     if conn.in_transaction:
         with savepoint(conn):

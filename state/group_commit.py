@@ -369,12 +369,18 @@ _GROUPS: dict[int, GroupCommit] = {}
 class Apart:
     """The connection of work running apart, whether it may write, what to run on the
     event loop when it is done, and whether it began a transaction (until then, nothing of
-    it was written, and a lost connection may run it again on another)."""
+    it was written, and a lost connection may run it again on another).
+
+    ``batch``: a write of a batch (state/pg/apart_pool.py, WriteBatches), whose transaction
+    is open around it: its outermost ``transaction()`` is a SAVEPOINT in it (``units`` counts
+    the open ones), committed with the batch."""
 
     raw: Any
     writes: bool
     on_loop: list[Callable[[], None]]
     began: bool = False
+    batch: bool = False
+    units: int = 0
 
 
 _APART: ContextVar[Apart | None] = ContextVar("apart", default=None)
@@ -386,9 +392,9 @@ def apart() -> Apart | None:
 
 
 @contextmanager
-def working_apart(raw: Any, *, writes: bool) -> Iterator[Apart]:
+def working_apart(raw: Any, *, writes: bool, batch: bool = False) -> Iterator[Apart]:
     """Within this block (a worker thread's work), statements run on ``raw``."""
-    state = Apart(raw, writes, [])
+    state = Apart(raw, writes, [], batch=batch)
     token = _APART.set(state)
     try:
         yield state
@@ -430,6 +436,9 @@ def group_of(conn: Connection) -> GroupCommit | None:
 def in_unit(conn: Connection) -> bool:
     """Whether a caller's write transaction is open (``conn.in_transaction`` in group mode
     also means other callers' committed-soon units)."""
+    state = _APART.get()
+    if state is not None and state.batch:  # the batch's transaction is not the caller's
+        return state.units > 0
     group = group_of(conn)
     return bool(group.depth) if group is not None else conn.in_transaction
 

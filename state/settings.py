@@ -91,15 +91,13 @@ class Settings(BaseModel):
         le=64,
         commented=True,
     )
-    database_write_connections: int = _setting(
-        2,
+    database_writes_apart: bool = _setting(
+        True,
         "daemon",
-        "With database_url: the connections (and worker threads) of each daemon process's"
-        " pool for the busiest writes (memory deltas, pushes from local daemons), which then"
-        " wait for the database beside the event loop; writes still take turns across the"
-        " team server. 0 writes on the request connection.",
-        ge=0,
-        le=16,
+        "With database_url: the busiest writes (memory deltas, pushes from local daemons) run"
+        " in a writer thread on a connection of their own, in batches that share a transaction,"
+        " so that their round trips to the database do not hold the event loop; false: on the"
+        " request connection.",
         commented=True,
     )
 

@@ -114,10 +114,10 @@ class Store:
     def transaction(self):  # -> ContextManager[Connection]
         return transaction(self.conn)
 
-    def open_apart_pools(self, reads: int, writes: int) -> None:
-        """Let :meth:`read` and :meth:`write` run work apart from the event loop, on ``reads``
-        and ``writes`` connections of their own: nothing to do on SQLite, whose statements
-        never wait for a network."""
+    def open_apart_pools(self, reads: int, writes: bool) -> None:
+        """Let :meth:`read` and :meth:`write` run work apart from the event loop, on
+        connections of their own (``reads`` of them for reads): nothing to do on SQLite,
+        whose statements never wait for a network."""
 
     async def read(self, work: Callable[[], T]) -> T:
         """``work()``, which only reads: here, at once (a SQLite read holds the event loop for
@@ -131,9 +131,9 @@ class Store:
         return False
 
     async def write(self, work: Callable[[], T]) -> T:
-        """``work()``, which may write (its transactions are committed when it returns): here,
-        at once, in the daemon's group commit; on PostgreSQL, with pools open, in a worker
-        thread on a pooled connection (state/pg/apart_pool.py)."""
+        """``work()``, which may write (answered once its transactions are committed): here,
+        at once, in the daemon's group commit; on PostgreSQL, with pools open, in the writer's
+        thread, in a batch of writes (state/pg/apart_pool.py)."""
         return work()
 
     def versions(self) -> dict[str, str]:

@@ -145,7 +145,7 @@ class PgConnection:
     def __init__(self, raw: Any, reconnect: Callable[[], Any] | None = None) -> None:
         self._raw = raw
         self._reconnect = reconnect
-        self._errors = _error_map()
+        self._errors = error_map()
 
     @classmethod
     def open(cls, url: str, password: str | None = None) -> PgConnection:
@@ -328,5 +328,5 @@ class _ErrorMap:
 
 
 @lru_cache(maxsize=1)
-def _error_map() -> _ErrorMap:
+def error_map() -> _ErrorMap:
     return _ErrorMap()

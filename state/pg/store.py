@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from state.config import Settings
-from state.pg.apart_pool import ApartPool
+from state.pg.apart_pool import ReadPool, WriteBatches
 from state.pg.connection import PgConnection
 from state.pg.engine import check_server, connect, masked
 from state.pg.engine import versions as server_versions
@@ -38,8 +38,8 @@ class PgStore(Store):
     _dsn = ""  # the URL as given (a password in MEMORYCLOUD_DATABASE_URL included)
     _password: str | None = None  # the stored password, if the URL and PGPASSWORD have none
     vectors: VectorWriter | None = None  # its connection is closed with the store's
-    reads: ApartPool | None = None  # the daemon's, for work apart (open_apart_pools)
-    writes: ApartPool | None = None
+    reads: ReadPool | None = None  # the daemon's, for work apart (open_apart_pools)
+    writes: WriteBatches | None = None
 
     def location(self) -> str:
         return self.url
@@ -78,15 +78,15 @@ class PgStore(Store):
         """LISTEN for the changes every process commits (NOTIFY of migration m0003)."""
         return FeedListener(self._dsn, on_change, self._password)
 
-    def open_apart_pools(self, reads: int, writes: int) -> None:
-        """Reads and writes apart from the event loop on psycopg's pools of ``reads`` and
-        ``writes`` connections (the daemon's; see :meth:`Store.read`); 0: that kind runs on
-        the request connection."""
+    def open_apart_pools(self, reads: int, writes: bool) -> None:
+        """Reads apart from the event loop on psycopg's pool of ``reads`` connections (0:
+        none), and ``writes`` apart, in batches on a connection of their own (the daemon's;
+        see :meth:`Store.read`, :meth:`Store.write`)."""
         if reads > 0 and self.reads is None:
-            self.reads = ApartPool(self._dsn, self._password, reads, writes=False)
+            self.reads = ReadPool(self._dsn, self._password, reads)
             self.reads.open()
-        if writes > 0 and self.writes is None:
-            self.writes = ApartPool(self._dsn, self._password, writes, writes=True)
+        if writes and self.writes is None:
+            self.writes = WriteBatches(self._dsn, self._password)
             self.writes.open()
 
     async def read(self, work: Callable[[], T]) -> T:

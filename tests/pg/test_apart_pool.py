@@ -1,9 +1,10 @@
 """Searches, pulls and the busiest writes of a team server on PostgreSQL wait for the database
 beside the event loop, on psycopg's pools (issue #18; state/pg/apart_pool.py): a read or a
 write held up in the database holds up nothing else of the process, several reads are in
-flight at once, a read sees committed rows only and may not write, what a write apart leaves
-for the event loop (waking pulls, the vector worker) runs there, and a pool connection the
-server dropped is replaced."""
+flight at once, a read sees committed rows only and may not write, writes queued together
+share a transaction and one that fails is undone alone, what a write apart leaves for the
+event loop (waking pulls, the vector worker) runs there, and a pool connection the server
+dropped is replaced."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import psycopg
 import pytest
 
 from state.config import Settings
-from state.pg.apart_pool import APPLICATION_NAMES
+from state.pg.apart_pool import READS_NAME, WRITES_NAME
 from state.pg.store import PgStore
 from tests.e2e.conftest import cli
 from tests.pg.conftest import team_process
@@ -94,7 +95,7 @@ def test_a_read_after_its_pool_lost_every_connection_is_answered(pg_url: str, tm
         with psycopg.connect(pg_url, autocommit=True) as admin:
             dropped = admin.execute(
                 "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = %s",
-                (APPLICATION_NAMES[False],),
+                (READS_NAME,),
             ).fetchone()[0]
         assert dropped >= 1  # what a failover does to the pool
         answer = search()
@@ -106,7 +107,7 @@ def test_a_read_after_its_pool_lost_every_connection_is_answered(pg_url: str, tm
 async def test_a_read_apart_sees_committed_rows_and_may_not_write(pg_url: str) -> None:
     store = PgStore.open(pg_url, Settings(role="cloud"))
     try:
-        store.open_apart_pools(2, 0)
+        store.open_apart_pools(2, False)
         with store.transaction():
             store.identities.create_workspace("committed", owner_id=None)
         store.conn.execute("begin")
@@ -203,8 +204,55 @@ def test_a_write_held_up_in_the_database_holds_up_nothing_else(pg_url: str, tmp_
                 time.sleep(0.1)
             statements = conn.execute(
                 "select count(*) from pg_stat_activity where application_name = %s",
-                (APPLICATION_NAMES[True],),
+                (WRITES_NAME,),
             ).fetchone()[0]
         assert statements >= 1  # the write ran on the write pool's connection
     finally:
         process.stop()
+
+
+async def test_writes_queued_together_share_a_batch_and_a_failed_one_is_undone_alone(
+    aiohttp_client: Any, paths: Any, pg_url: str
+) -> None:
+    from daemon import keys
+    from state.pg.connection import WRITE_LOCK
+    from tests.conftest import start_api
+
+    api = await start_api(
+        aiohttp_client, paths, settings=Settings(check_responses=True, role="cloud", database_url=pg_url)
+    )
+    writes = api.client.app[keys.STORE].writes
+    assert writes is not None
+    answer = await api.client.post("/api/agent/bootstrap/context", headers=api.auth(), json={})
+    receipt = (await answer.json())["receipt_id"]
+
+    async def delta(text: str) -> int:
+        answer = await api.client.post(
+            "/api/agent/memory-delta",
+            headers={**api.auth(), "X-AMP-Context-Receipt": receipt},
+            json={"summary": text},
+        )
+        return answer.status
+
+    texts = [f"batched write number {n}" for n in range(5)]
+    with psycopg.connect(pg_url, autocommit=True) as other:  # another process, writing
+        other.execute("select pg_advisory_lock(%s)", (WRITE_LOCK,))
+        pending = asyncio.gather(
+            *(delta(t) for t in [*texts[:2], "a NUL \u0000 cannot be stored", *texts[2:]])
+        )
+        await asyncio.sleep(0.5)  # all queued behind the lock by now
+        other.execute("select pg_advisory_unlock(%s)", (WRITE_LOCK,))
+        statuses = await pending
+    assert statuses == [200, 200, 400, 200, 200, 200], statuses
+    assert writes.batches < writes.writes  # some of them shared a transaction
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        stored = [
+            r[0]
+            for r in conn.execute(
+                "select content from memory_records where content like 'batched%' order by content"
+            )
+        ]
+        assert stored == texts
+        assert (
+            conn.execute("select count(*) from memory_records where content like 'a NUL%'").fetchone()[0] == 0
+        )
