@@ -118,6 +118,8 @@ def main() -> int:
                         f" search p50 {load.pct('search', 0.5):.1f} ms, errors {len(load.errors)}",
                         file=sys.stderr,
                     )
+                    for error in load.errors[:3]:
+                        print(f"  error: {error}", file=sys.stderr)
         finally:
             proxy.kill()
             server.cleanup()

@@ -180,7 +180,12 @@ class WriteBatches:
                     stop = True
                     break
                 batch.append(more)
-            self._write(batch)
+            try:
+                self._write(batch)
+            except BaseException:  # never leave the queue without its writer
+                log.exception("the writer's thread failed on a batch")
+                self._fail(batch, StoreUnavailable("the write failed in the daemon; nothing was stored"))
+                self._answer(batch)
             if stop:
                 return
 
@@ -215,8 +220,15 @@ class WriteBatches:
             self._fail(batch, _unreachable(self._url, exc))
         except Exception as exc:  # the batch's transaction: nothing of it was stored
             self._fail(batch, exc)
+        self._answer(batch)
+
+    def _answer(self, batch: list[_Write]) -> None:
+        """Each write's outcome to its request, on its event loop."""
         for write in batch:
-            write.loop.call_soon_threadsafe(self._settle, write)
+            try:
+                write.loop.call_soon_threadsafe(self._settle, write)
+            except RuntimeError:  # its loop is closed: the daemon stopped, nobody waits
+                pass
 
     @staticmethod
     def _one(raw: Any, write: _Write) -> None:

@@ -168,6 +168,7 @@ def tsquery_literal(terms: list[str]) -> str:
 
 def idf(documents: int, holding: int) -> float:
     """FTS5's IDF of a term held by ``holding`` of ``documents`` records."""
+    holding = min(holding, documents)  # never more (see PgSearchIndex._statistics)
     value = math.log((documents - holding + 0.5) / (holding + 0.5))
     return value if value > 0 else 1e-6
 
@@ -411,13 +412,21 @@ class PgSearchIndex:
         """(token -> records holding it, records): the index statistics a query vector is
         weighted with (state/search.py TermStatistics is the SQLite engine's)."""
         wanted = sorted(tokens)
-        found = dict(
-            self.conn.execute(
-                "select term, docs from search_terms where term = any(%s)", (wanted,)
-            ).fetchall()
-        )
-        documents = self.conn.execute("select docs from search_totals where id = 1").fetchone()[0]
+        documents, _, found = self._statistics(wanted)
         return {token: found.get(token, 0) for token in wanted}, documents
+
+    def _statistics(self, terms: list[str]) -> tuple[int, int, dict[str, int]]:
+        """(records, tokens, term -> records holding it) in one statement, so one snapshot:
+        read one after the other, a write committed between them (a search runs beside the
+        writes: state/pg/apart_pool.py) could count more records holding a term than records,
+        and BM25's IDF of that has no logarithm. One round trip instead of two, too."""
+        documents, tokens, holding = self.conn.execute(
+            "select t.docs, t.tokens, coalesce(jsonb_object_agg(s.term, s.docs)"
+            " filter (where s.term is not null), '{}'::jsonb) from search_totals t"
+            " left join search_terms s on s.term = any(%s) where t.id = 1 group by t.docs, t.tokens",
+            (terms,),
+        ).fetchone()
+        return documents, tokens, holding
 
     def _has_vectors(self) -> bool:
         if self._vectors_ready:
@@ -436,12 +445,9 @@ class PgSearchIndex:
         """(seq, BM25 score) of the best ``limit`` records for ``terms``, best first."""
         if not terms:
             return []
-        documents, total = self.conn.execute("select docs, tokens from search_totals where id = 1").fetchone()
+        documents, total, holding = self._statistics(terms)
         if not documents:
             return []
-        holding = dict(
-            self.conn.execute("select term, docs from search_terms where term = any(%s)", (terms,)).fetchall()
-        )
         params = {
             "k1": K1,
             "b": B,

@@ -178,3 +178,13 @@ def test_removing_a_record_takes_it_and_its_counts_out(engines, pg_conn):
         hit.seq != seq for hit in index.search("getUserName", ["notes"], limit=3)
     )
     assert_counts_kept(pg_conn)  # the kept counts equal a recount of the index
+
+
+def test_idf_of_a_term_counted_after_the_records_is_defined() -> None:
+    """Statistics read in two snapshots (a write committed between them) could count more
+    records holding a term than records: its IDF is then the smallest, not a math error
+    (a search answered 500 under concurrent writes before PgSearchIndex read both at once)."""
+    from state.pg.search import idf
+
+    assert idf(3, 4) == idf(3, 3) == 1e-6
+    assert idf(100, 1) > idf(100, 10) > 0
