@@ -136,46 +136,36 @@ class WorkspaceReads:
         """Hybrid search with ``q``; without it the workspace's newest records. ``memory_type``
         filters exactly; ``limit`` is clamped to 1..30 as the reference does. Read apart from
         the event loop where the store can (Store.read)."""
-        return await self.store.read(
-            lambda: self._query(identity, workspace_id, q, memory_type, project_key, limit, base_url)
-        )
 
-    def _query(
-        self,
-        identity: IdentityRecord,
-        workspace_id: str,
-        q: str,
-        memory_type: str | None,
-        project_key: str | None,
-        limit: int,
-        base_url: str,
-    ) -> dict[str, Any]:
-        workspace = resolve_workspace(self.store, identity, workspace_id)
-        if len(q) > MAX_QUERY_CHARS:
-            raise InvalidRequest(f"query parameter 'q' must be at most {MAX_QUERY_CHARS} characters")
-        limit = clamp(limit, QUERY_LIMIT)
-        if q:
-            items = self._search(
-                workspace["id"], q, limit, base_url, kind=memory_type, project_key=project_key
-            )
-        else:
-            items = [
-                contract_item(m, base_url)
-                for m in self.records.newest(
-                    [workspace["id"]], limit=limit, kind=memory_type, project_key=project_key
+        def read() -> dict[str, Any]:
+            workspace = resolve_workspace(self.store, identity, workspace_id)
+            if len(q) > MAX_QUERY_CHARS:
+                raise InvalidRequest(f"query parameter 'q' must be at most {MAX_QUERY_CHARS} characters")
+            clamped = clamp(limit, QUERY_LIMIT)
+            if q:
+                items = self._search(
+                    workspace["id"], q, clamped, base_url, kind=memory_type, project_key=project_key
                 )
-            ]
-        return {
-            "schema": "amp.memory-search.v1",
-            "query": q,
-            "workspace_id": workspace["id"],
-            "project_key": project_key,
-            "memory_type": memory_type,
-            "items": items,
-            "context": "\n\n---\n\n".join(item["compiled_markdown"] for item in items),
-            "active_memory_view": None,  # no memory branch graphs here (README, "Upstream")
-            "call_instructions": CALL_INSTRUCTIONS,
-        }
+            else:
+                items = [
+                    contract_item(m, base_url)
+                    for m in self.records.newest(
+                        [workspace["id"]], limit=clamped, kind=memory_type, project_key=project_key
+                    )
+                ]
+            return {
+                "schema": "amp.memory-search.v1",
+                "query": q,
+                "workspace_id": workspace["id"],
+                "project_key": project_key,
+                "memory_type": memory_type,
+                "items": items,
+                "context": "\n\n---\n\n".join(item["compiled_markdown"] for item in items),
+                "active_memory_view": None,  # no memory branch graphs here (README, "Upstream")
+                "call_instructions": CALL_INSTRUCTIONS,
+            }
+
+        return await self.store.read(read)
 
     def _search(
         self,
