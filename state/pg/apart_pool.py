@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 
 from state.errors import StoreUnavailable
 from state.group_commit import working_apart
-from state.pg.connection import WRITE_LOCK, error_map
+from state.pg.connection import WRITE_LOCK, PgConnection, error_map
 from state.pg.engine import first_line, masked, password_options
 
 T = TypeVar("T")
@@ -206,14 +206,7 @@ class WriteBatches:
                         # connection, the pool's idle dead ones replaced first.
                         log.warning("the writer's PostgreSQL connection was lost: connecting again")
                     else:
-                        for write in batch:
-                            write.context.run(self._one, raw, write)
-                        try:
-                            raw.execute("commit")
-                        except errors.psycopg_error as exc:
-                            raise errors.sqlite_error(exc, lost=raw.closed) from exc
-                        self.batches += 1
-                        self.writes += len(batch)
+                        self._run_batch(raw, batch)
                         break
                 self._pool.check()
         except PoolTimeout as exc:
@@ -221,6 +214,36 @@ class WriteBatches:
         except Exception as exc:  # the batch's transaction: nothing of it was stored
             self._fail(batch, exc)
         self._answer(batch)
+
+    def _run_batch(self, raw: Any, batch: list[_Write]) -> None:
+        """Each write of the batch, then the COMMIT. A write whose failed statement was not
+        inside a ``store.transaction()`` of its own (a read with a NUL character, say) aborts
+        the whole transaction, and PostgreSQL would then answer COMMIT with a ROLLBACK: so
+        after each write the transaction's state is looked at (no round trip); if it is
+        aborted, what the batch wrote so far is rolled back, its earlier writes answer 503
+        (not stored: their clients retry them), and the rest go on in a new transaction."""
+        from psycopg.pq import TransactionStatus
+
+        done: list[_Write] = []
+        for write in batch:
+            write.context.run(self._one, raw, write)
+            if raw.info.transaction_status != TransactionStatus.INERROR:
+                done.append(write)
+                continue
+            log.warning("a write aborted its batch's transaction: its batch is written again without it")
+            raw.execute("rollback")
+            if write.error is None:
+                write.error = StoreUnavailable("the write failed in the database; nothing was stored")
+            for earlier in done:
+                earlier.error = StoreUnavailable(
+                    "another write of the same batch failed, so this one was not stored: send it again"
+                )
+            done = []
+            raw.execute("begin")
+            raw.execute("select pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        PgConnection(raw).execute("commit")  # an aborted transaction's ROLLBACK raises
+        self.batches += 1
+        self.writes += len(done)
 
     def _answer(self, batch: list[_Write]) -> None:
         """Each write's outcome to its request, on its event loop."""

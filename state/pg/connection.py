@@ -199,6 +199,8 @@ class PgConnection:
             begun = self._run(self._begin)
             elsewhere.began = True
             return begun
+        if head.startswith("commit"):
+            return self._run(_commit)
         factory = None if tuples else _row_factory
 
         def run(raw: Any) -> PgCursor:
@@ -269,6 +271,21 @@ class PgConnection:
 
     def close(self) -> None:
         self._raw.close()
+
+
+def _commit(raw: Any) -> PgCursor:
+    """COMMIT, or an error if the transaction had failed: PostgreSQL answers the COMMIT of a
+    transaction that one failed statement aborted with a ROLLBACK, and no error, so a write
+    would be answered as stored when nothing of it was (SQLite rolls back only the failed
+    statement). A statement outside every SAVEPOINT of the group's writes (a read that failed
+    while the group's transaction was open) can do that to a group commit."""
+    cursor = raw.execute("commit")
+    if (cursor.statusmessage or "").upper() == "ROLLBACK":
+        raise StoreUnavailable(
+            "a statement failed inside this write's transaction, which the database then rolled"
+            " back: nothing was stored; send the write again"
+        )
+    return PgCursor(cursor)
 
 
 class LiveConnection:

@@ -256,3 +256,71 @@ async def test_writes_queued_together_share_a_batch_and_a_failed_one_is_undone_a
         assert (
             conn.execute("select count(*) from memory_records where content like 'a NUL%'").fetchone()[0] == 0
         )
+
+
+async def test_a_write_that_aborts_its_batch_takes_no_acknowledged_write_with_it(pg_url: str) -> None:
+    """A write whose failed statement is outside a transaction of its own aborts the batch's
+    transaction, which PostgreSQL then answers COMMIT to with a ROLLBACK: the writes before it
+    in the batch answer 503 (stored: none of them), the ones after it are stored."""
+    from state.errors import StoreUnavailable
+    from state.pg.connection import WRITE_LOCK
+
+    store = PgStore.open(pg_url, Settings(role="cloud"))
+    try:
+        store.open_apart_pools(1, True)
+        store.conn.execute("create table probe (name text)")
+
+        def insert(name: str) -> Any:
+            def work() -> str:
+                with store.transaction():
+                    store.conn.execute("insert into probe values (?)", (name,))
+                return name
+
+            return work
+
+        def broken() -> None:
+            store.conn.execute("select 1 / 0")  # not in a store.transaction()
+
+        with psycopg.connect(pg_url, autocommit=True) as other:  # another process, writing
+            other.execute("select pg_advisory_lock(%s)", (WRITE_LOCK,))
+            first = asyncio.ensure_future(store.write(insert("first")))  # its batch waits for the lock
+            await asyncio.sleep(0.3)
+            rest = [
+                asyncio.ensure_future(store.write(w)) for w in (insert("second"), broken, insert("third"))
+            ]
+            await asyncio.sleep(0.3)  # queued together: the next batch
+            other.execute("select pg_advisory_unlock(%s)", (WRITE_LOCK,))
+        outcomes = await asyncio.gather(first, *rest, return_exceptions=True)
+        assert outcomes[0] == "first"
+        assert isinstance(outcomes[1], StoreUnavailable), outcomes[1]
+        assert "division by zero" in str(outcomes[2])
+        assert outcomes[3] == "third"
+        stored = sorted(r[0] for r in store.conn.execute("select name from probe").fetchall())
+        assert stored == ["first", "third"]
+    finally:
+        store.close()
+
+
+async def test_a_group_commit_whose_transaction_a_failed_read_aborted_acknowledges_nothing(
+    pg_url: str,
+) -> None:
+    """On the event loop's group commit too: a statement that fails outside every unit while
+    the group's transaction is open aborts it, and its COMMIT must not pass for one."""
+    from state.errors import StoreUnavailable
+    from state.group_commit import collect_commits, disable_group_commit, enable_group_commit, wait_commits
+
+    store = PgStore.open(pg_url, Settings(role="cloud"))
+    try:
+        enable_group_commit(store.conn, asyncio.get_running_loop())
+        store.conn.execute("create table probe (name text)")
+        with collect_commits() as pending:
+            with store.transaction():
+                store.conn.execute("insert into probe values ('written')")
+            with pytest.raises(Exception, match="division by zero"):
+                store.conn.execute("select 1 / 0")  # a read, while the group is open
+            with pytest.raises(StoreUnavailable, match="nothing was stored"):
+                await wait_commits(pending)
+        disable_group_commit(store.conn)
+        assert store.conn.execute("select count(*) from probe").fetchone()[0] == 0
+    finally:
+        store.close()
