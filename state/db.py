@@ -166,7 +166,7 @@ def transaction(conn: Connection) -> Iterator[Connection]:
             yield conn
         return
     batch = apart()
-    if batch is not None and batch.batch:  # one write of a batch apart: a SAVEPOINT in it
+    if batch is not None and batch.writes:  # one write of a batch apart: a SAVEPOINT in it
         batch.units += 1
         try:
             with savepoint(conn):

@@ -367,19 +367,14 @@ _GROUPS: dict[int, GroupCommit] = {}
 
 @dataclass
 class Apart:
-    """The connection of work running apart, whether it may write, what to run on the
-    event loop when it is done, and whether it began a transaction (until then, nothing of
-    it was written, and a lost connection may run it again on another).
-
-    ``batch``: a write of a batch (state/pg/apart_pool.py, WriteBatches), whose transaction
-    is open around it: its outermost ``transaction()`` is a SAVEPOINT in it (``units`` counts
-    the open ones), committed with the batch."""
+    """The connection of work running apart, whether it is a write (one of a batch, whose
+    transaction is open around it: its outermost ``transaction()`` is a SAVEPOINT in it,
+    ``units`` counts the open ones, and it is committed with the batch) or a read (which
+    may not write), and what to run on the event loop when it is done."""
 
     raw: Any
     writes: bool
     on_loop: list[Callable[[], None]]
-    began: bool = False
-    batch: bool = False
     units: int = 0
 
 
@@ -392,9 +387,9 @@ def apart() -> Apart | None:
 
 
 @contextmanager
-def working_apart(raw: Any, *, writes: bool, batch: bool = False) -> Iterator[Apart]:
+def working_apart(raw: Any, *, writes: bool) -> Iterator[Apart]:
     """Within this block (a worker thread's work), statements run on ``raw``."""
-    state = Apart(raw, writes, [], batch=batch)
+    state = Apart(raw, writes, [])
     token = _APART.set(state)
     try:
         yield state
@@ -437,7 +432,7 @@ def in_unit(conn: Connection) -> bool:
     """Whether a caller's write transaction is open (``conn.in_transaction`` in group mode
     also means other callers' committed-soon units)."""
     state = _APART.get()
-    if state is not None and state.batch:  # the batch's transaction is not the caller's
+    if state is not None and state.writes:  # the batch's transaction is not the caller's
         return state.units > 0
     group = group_of(conn)
     return bool(group.depth) if group is not None else conn.in_transaction

@@ -41,7 +41,7 @@ from typing import Any, TypeVar
 from state.errors import StoreUnavailable
 from state.group_commit import working_apart
 from state.pg.connection import WRITE_LOCK, PgConnection, error_map
-from state.pg.engine import first_line, masked, password_options
+from state.pg.engine import connect_options, unreachable
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -62,21 +62,12 @@ def _pool(url: str, password: str | None, size: int, name: str) -> Any:
 
     return ConnectionPool(
         url,
-        kwargs={
-            "autocommit": True,
-            "connect_timeout": 10,
-            "application_name": name,  # for pg_stat_activity
-            **password_options(password),
-        },
+        kwargs={**connect_options(password), "application_name": name},  # for pg_stat_activity
         min_size=1,
         max_size=size,
         open=False,
         name=name,
     )
-
-
-def _unreachable(url: str, exc: Exception) -> StoreUnavailable:
-    return StoreUnavailable(f"cannot connect to PostgreSQL at {masked(url)}: {first_line(exc)}")
 
 
 def _run_all(callbacks: list[Callable[[], None]]) -> None:
@@ -93,7 +84,6 @@ class ReadPool:
     never waits for a connection it could not get."""
 
     def __init__(self, url: str, password: str | None, size: int) -> None:
-        self.size = size
         self._url = url
         self._pool = _pool(url, password, size, READS_NAME)
         self._threads = ThreadPoolExecutor(max_workers=size, thread_name_prefix=READS_NAME)
@@ -123,7 +113,7 @@ class ReadPool:
                         # round trip each) and the dead replaced.
                         self._pool.check()
             except PoolTimeout as exc:
-                raise _unreachable(self._url, exc) from exc
+                raise unreachable(self._url, exc) from exc
         raise AssertionError("unreachable")
 
     def close(self) -> None:
@@ -210,7 +200,7 @@ class WriteBatches:
                         break
                 self._pool.check()
         except PoolTimeout as exc:
-            self._fail(batch, _unreachable(self._url, exc))
+            self._fail(batch, unreachable(self._url, exc))
         except Exception as exc:  # the batch's transaction: nothing of it was stored
             self._fail(batch, exc)
         self._answer(batch)
@@ -257,7 +247,7 @@ class WriteBatches:
     def _one(raw: Any, write: _Write) -> None:
         """One write of the batch (in the request's context): its ``store.transaction()`` is a
         SAVEPOINT in the batch's transaction (state/db.py), so a failed one is undone alone."""
-        with working_apart(raw, writes=True, batch=True) as state:
+        with working_apart(raw, writes=True) as state:
             try:
                 write.result = write.work()
             except Exception as exc:

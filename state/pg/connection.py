@@ -189,16 +189,12 @@ class PgConnection:
     def execute(self, sql: str, params: Sequence[Any] | None = None, *, tuples: bool = False) -> PgCursor:
         head = sql.lstrip()[:16].lower()
         if head.startswith("begin"):
-            elsewhere = apart()
-            if elsewhere is None:
-                return self._run(self._begin)
-            if not elsewhere.writes:
-                # A read apart must not write: its caller took it for a read (a search, a
-                # feed page), and it runs beside writes it would then race.
-                raise RuntimeError("a write inside a read that runs apart from the event loop")
-            begun = self._run(self._begin)
-            elsewhere.began = True
-            return begun
+            if apart() is not None:
+                # A read apart must not write (its caller took it for a read, and it runs
+                # beside the writes it would race); a write apart is inside its batch's
+                # transaction already (state/db.py makes its transaction a SAVEPOINT).
+                raise RuntimeError("a transaction begun in work that runs apart from the event loop")
+            return self._run(self._begin)
         if head.startswith("commit"):
             return self._run(_commit)
         factory = None if tuples else _row_factory
@@ -222,8 +218,8 @@ class PgConnection:
         """``run`` on the connection, psycopg's errors as SQLite's. A statement outside a
         transaction that meets a lost connection runs again on a new one (it was a read, or a
         transaction's ``begin``: nothing of it took effect); inside one, the transaction is
-        lost and the error says so. Work apart runs on its own connection, and its pool runs
-        a read again (state/pg/apart_pool.py)."""
+        lost and the error says so. Work apart runs on its own connection, whose pool runs a
+        read again (state/pg/apart_pool.py)."""
         elsewhere = apart()
         if elsewhere is not None:
             try:

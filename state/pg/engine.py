@@ -63,9 +63,22 @@ def database_password(url: str, secrets_file: Path) -> str | None:
     return open_secret_store(secrets_file).get(DATABASE_PASSWORD_SECRET) or None
 
 
-def password_options(password: str | None) -> dict[str, str]:
-    """psycopg's connect() keywords for ``password`` (none when there is none)."""
-    return {"password": password} if password else {}
+# How long a connection attempt waits for the server before it is given up.
+CONNECT_TIMEOUT_SECONDS = 10
+
+
+def connect_options(password: str | None) -> dict[str, Any]:
+    """psycopg's connect() keywords every connection of the daemon uses: autocommit, the
+    connect timeout and ``password`` (the stored one, if any)."""
+    options: dict[str, Any] = {"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_SECONDS}
+    if password:
+        options["password"] = password
+    return options
+
+
+def unreachable(url: str, exc: Exception) -> StoreUnavailable:
+    """The error for a server that cannot be reached at ``url`` (its password masked)."""
+    return StoreUnavailable(f"cannot connect to PostgreSQL at {masked(url)}: {first_line(exc)}")
 
 
 def connect(url: str, *, autocommit: bool = True, password: str | None = None) -> Any:
@@ -74,9 +87,9 @@ def connect(url: str, *, autocommit: bool = True, password: str | None = None) -
     one (:func:`database_password`), if any."""
     psycopg = psycopg_module()
     try:
-        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=10, **password_options(password))
+        conn = psycopg.connect(url, **{**connect_options(password), "autocommit": autocommit})
     except psycopg.Error as exc:
-        raise StoreUnavailable(f"cannot connect to PostgreSQL at {masked(url)}: {first_line(exc)}") from exc
+        raise unreachable(url, exc) from exc
     return conn
 
 

@@ -15,7 +15,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 
-from state.pg.engine import masked, password_options, psycopg_module
+from state.pg.engine import connect_options, masked, psycopg_module
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +52,7 @@ class FeedListener:
         failures = 0
         while True:
             try:
-                conn = await psycopg.AsyncConnection.connect(
-                    self.url, autocommit=True, connect_timeout=10, **password_options(self._password)
-                )
+                conn = await psycopg.AsyncConnection.connect(self.url, **connect_options(self._password))
             except psycopg.Error as exc:
                 failures += 1
                 await self._pause(failures, f"cannot connect: {exc}")

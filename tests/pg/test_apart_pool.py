@@ -122,7 +122,7 @@ async def test_a_read_apart_sees_committed_rows_and_may_not_write(pg_url: str) -
             with store.transaction():
                 store.identities.create_workspace("from a read", owner_id=None)
 
-        with pytest.raises(RuntimeError, match="a write inside a read"):
+        with pytest.raises(RuntimeError, match="a transaction begun in work that runs apart"):
             await store.read(write)
         assert "from a read" not in [w["name"] for w in store.identities.workspaces()]
         # Reads run at once, each on its own connection.
