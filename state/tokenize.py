@@ -26,9 +26,10 @@ child, picture -> photo), and add answer cues (state/answer_cues.py: a "when" qu
 the texts that say when share a term). The hashing embedder reads plain ``tokens`` (its
 vectors did not change with tokenizer 3).
 
-``TOKENIZER_VERSION`` names this scheme: a store built with another version rebuilds its
-derived indexes in the background (the previous schemes are kept in state/tokenize_v1.py and
-state/tokenize_v2.py to answer meanwhile).
+``TOKENIZER_VERSION`` names this scheme and the full-text index's format: a store built with
+another version rebuilds its derived indexes in the background (the previous schemes are kept
+in state/tokenize_v1.py and state/tokenize_v2.py to answer meanwhile; 3 made the tokens 4
+makes).
 """
 
 from __future__ import annotations
@@ -44,7 +45,10 @@ import Stemmer
 from state.answer_cues import index_cues, query_cues
 from state.lemmas import LEMMAS
 
-TOKENIZER_VERSION = 3
+# 4: the tokens of 3; a turn stored without a session id whose text starts with a time stamp
+# before its speaker ("[2023-05-08] Caroline: ...") now gets its context columns too
+# (state/turn_context.py SPEAKER), so a store indexed by 3 rebuilds its index to give them.
+TOKENIZER_VERSION = 4
 # FTS5 splits our space-separated tokens only at ASCII non-alphanumerics ('_' is kept):
 # every non-ASCII character is part of a token, so a Devanagari or Thai token stays whole.
 FTS_TOKENIZER = "ascii tokenchars '_'"

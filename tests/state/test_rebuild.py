@@ -36,6 +36,9 @@ FIXTURE = Path(__file__).parent.parent / "fixtures" / "prev_release_store.db"
 # The same memories written by the release before tokenizer 3 (commit 7f3ab18: tokenizer 2,
 # hashing-v3 vectors with the coarse codes, at 16 dimensions).
 FIXTURE_V2 = Path(__file__).parent.parent / "fixtures" / "prev_release_store_v2.db"
+# The same memories and a conversation stored one delta per turn with time stamps, written by
+# the last release with tokenizer 3 (commit c8f26da), whose turns got no context.
+FIXTURE_V3 = Path(__file__).parent.parent / "fixtures" / "prev_release_store_v3.db"
 CURRENT = wanted_tokenizer()  # the tokenizer this code indexes with
 CYRILLIC = "Встреча перенесена на пятницу"  # tokenizer 1 keeps no word of it
 
@@ -475,5 +478,37 @@ def test_a_store_made_by_the_release_with_tokenizer_2(paths):
         shared = [ref for ref, row in live.items() if "shared a photo" in row[1]]
         # Tokenizer 3's lemmas now reach the old memories: "share a picture" meets "shared a photo".
         assert shared and live[shared[0]][1] in _words(store, "pictures", live[shared[0]][0])
+    finally:
+        store.close()
+
+
+def test_a_store_made_by_the_release_with_tokenizer_3_gives_its_stamped_turns_context(paths):
+    """Tokenizer 3's tokens are 4's: the old index answers meanwhile with the same terms, and
+    the rebuild gives the turns stored as "[time] speaker: text" the turns before them."""
+    shutil.copyfile(FIXTURE_V3, paths.database)
+    store = Store.open(paths.database, Settings(dimension=16))
+    try:
+        builds = read_builds(store.conn)
+        assert (builds[FTS].built_with, builds[FTS].target) == ("tokenizer-3", CURRENT)
+        assert builds[VECTORS].target is None
+        turns = store.conn.execute(
+            "select seq, namespace, content from memory_records where kind = 'observation' order by seq"
+        ).fetchall()
+        assert [row[2].split("] ")[1].split(":")[0] for row in turns] == ["Jonah", "Maya", "Jonah"]
+        (ask, ask_ns, question), (reply, _, answer), _ = turns
+
+        def context(seq: int) -> tuple[str, str]:
+            row = store.conn.execute("select before1, before2 from memory_fts where rowid = ?", (seq,)).fetchone()
+            return tuple(row)
+
+        assert context(reply) == ("", "")  # tokenizer 3 left it without
+        assert _words(store, "navy pier", ask_ns) == [answer]  # the old index answers meanwhile
+        rebuild_now(store, force=False)
+        assert read_builds(store.conn)[FTS].built_with == CURRENT
+        own = store.conn.execute("select tokens from memory_fts where rowid = ?", (ask,)).fetchone()[0]
+        assert context(reply)[0] == own
+        # The reply is found by the words of the question it answers.
+        assert answer in _words(store, "bread festival", ask_ns)[:2]
+        assert all(report.ok for report in check_indexes(store.conn).values())
     finally:
         store.close()

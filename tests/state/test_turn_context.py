@@ -5,10 +5,13 @@ every write, update, deletion and redaction, inside one session only."""
 
 from __future__ import annotations
 
+import pytest
+
 from state.doctor import check_indexes
 from state.memories import NewMemory
 from state.rebuild import rebuild_now
 from state.tokenize import index_text
+from state.turn_context import is_loose_turn
 
 SESSION = [
     ("Jonah", "When is the bread festival exactly?"),
@@ -250,3 +253,45 @@ def test_a_record_before_a_loose_turn_that_is_deleted_or_redacted_leaves_its_con
     assert "4417" not in " ".join(_row(store, turn))
     assert _words_only(store, "safe code 4417") == []
     assert all(report.ok for report in check_indexes(store.conn).values())
+
+
+@pytest.mark.parametrize(
+    "start",
+    [
+        "[2023-05-08] Caroline: I went to the support group",
+        "[2023-05-08 19:02] Jonah: When is the bread festival?",
+        "2023-05-08T19:12 Maya: Saturday the 29th",
+        "2023-05-08T19:12:05+02:00 Maya: yes",
+        "(1:56 pm on 8 May, 2023) Caroline: yes",
+        "1:56 pm on 8 May, 2023 Caroline: yes",
+        "May 8th, 2023 - Dr. Lee: the results are in",
+        "8/5/2023 14:02 Bob: hey",
+        "[2023年5月8日] 小明：你好",
+        "Caroline: no stamp at all",
+    ],
+)
+def test_a_turn_may_start_with_a_time_stamp_before_its_speaker(start):
+    assert is_loose_turn("observation", start)
+
+
+@pytest.mark.parametrize(
+    "start",
+    [
+        "2023-05-08 the deploy went fine",
+        "[note] fix the build before Friday",
+        "(see the runbook) restart the worker",
+        "8 May 2023 we moved the database",
+    ],
+)
+def test_a_time_stamp_without_a_speaker_is_no_turn(start):
+    assert not is_loose_turn("observation", start)
+
+
+def test_turns_stored_with_a_time_stamp_and_no_session_id_get_their_context(store):
+    """One AMP delta per turn, "[time] speaker: text": the turns before it are its context,
+    as without the stamp (the reply is found by the words of the question it answers)."""
+    stamped = [(f"[2023-05-08 19:0{n}] {speaker}", text) for n, (speaker, text) in enumerate(SESSION)]
+    a, b, c = _turns(store, stamped, session=None, kind="observation")
+    assert _row(store, b)["before1"] == _row(store, a)["tokens"]
+    assert (_row(store, c)["before1"], _row(store, c)["before2"]) == (_row(store, b)["tokens"], _row(store, a)["tokens"])
+    assert _words_only(store, "when is the bread festival")[:2] == [a, b]

@@ -1,0 +1,79 @@
+"""How a harness may store one memory per turn, each with the Porter baseline over the same
+strings, for bench/retrieval_turns.py:
+
+    python bench/retrieval_turns.py DATASET --split tune --ideas bench/ideas/harness_styles.py
+
+The shipped bench stores ``"{speaker}: {text}"`` as kind ``message`` with the session id in
+its provenance. An outside harness may not: one AMP memory delta per turn has no session id
+(kind: its delta type, here ``observation``; the title the content's start), and its text
+may carry the session's date before the speaker, or no speaker at all. Styles:
+
+* ``speaker``: ``"{speaker}: {text}"``;
+* ``stamped``: ``"[{date}] {speaker}: {text}"`` (the session's date and time);
+* ``text``: ``"{text}"`` alone.
+
+Each with ``[shares a photo: ...]`` when the turn shares one, stored as ``message`` with
+its session id and as ``observation`` deltas without. Run it on two trees to compare them
+(bench/RESULTS.md, "turns stored with a time stamp": c8f26da against tokenizer 4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import retrieval_turns as rt
+from retrieval_turns import Config, namespace, porter_rank
+from turns_dataset import Turn
+
+from state.memories import NewMemory
+from state.store import Store
+
+
+def _photo(turn: Turn) -> str:
+    return f" [shares a photo: {turn.image_caption}]" if turn.image_caption else ""
+
+
+STYLES: dict[str, Callable[[Turn], str]] = {
+    "speaker": lambda t: f"{t.speaker}: {t.text}{_photo(t)}",
+    "stamped": lambda t: f"[{t.date}] {t.speaker}: {t.text}{_photo(t)}",
+    "text": lambda t: f"{t.text}{_photo(t)}",
+}
+
+
+def ingest_as(kind: str, with_session: bool) -> Callable[[Store, Sequence[Turn]], dict[int, tuple[str, str]]]:
+    """rt.ingest with the turn's text from rt.memory_text (patched per style); without the
+    session, each turn as a memory delta stores it (title = the content's start)."""
+
+    def ingest(store: Store, turns: Sequence[Turn]) -> dict[int, tuple[str, str]]:
+        keys: dict[int, tuple[str, str]] = {}
+        with store.transaction():
+            for turn in turns:
+                content = rt.memory_text(turn)
+                record = store.memories.create(
+                    NewMemory(
+                        namespace=namespace(turn.conversation),
+                        kind=kind,
+                        content=content,
+                        source="bench" if with_session else "memory_delta",
+                        title="" if with_session else content[:200],
+                        provenance={"session_id": turn.session}
+                        if with_session
+                        else {"delta_id": f"mdelta_{turn.conversation}_{turn.id}"},
+                        metadata={"turn_id": turn.id},
+                    )
+                )
+                keys[record["seq"]] = (turn.conversation, turn.id)
+        return keys
+
+    return ingest
+
+
+def ideas() -> list[Config]:
+    found = []
+    for style, text in STYLES.items():
+        for kind, with_session in (("message", True), ("observation", False)):
+            patches = ((rt, "memory_text", text), (rt, "ingest", ingest_as(kind, with_session)))
+            tag = f"{style}, {kind}{' + session' if with_session else ''}"
+            found.append(Config(f"baseline: {tag}", rank=porter_rank, patches=patches))
+            found.append(Config.shipped(f"default: {tag}", patches=patches))
+    return found
