@@ -715,6 +715,18 @@ def fuse(
     return [SearchHit(seq, s, b, v) for seq, (s, b, v) in ordered[:limit]]
 
 
+def best_score(hits: list[SearchHit], bm25_weight: float, vector_weight: float) -> float:
+    """The fused score of a record first in every ranking that ``hits`` came from (see fuse):
+    what a score is measured against to say how good a hit is, 0..1. An English query ranks
+    by words alone (vector_mode ``auto``), so its best hit is first in one ranking only: over
+    both weights it would score 0.5 at best, and a client's threshold of 0.6 found nothing.
+    Weights of 0 mean the words ranked alone while the vectors were rebuilt (at weight 1)."""
+    used = (bm25_weight if any(h.bm25_rank for h in hits) else 0.0) + (
+        vector_weight if any(h.vector_rank for h in hits) else 0.0
+    )
+    return (used or 1.0) / (RRF_K + 1)
+
+
 def with_answers(conn: Connection, scored: list[Scored], share: float) -> list[Scored]:
     """BM25's ranking with each asking turn's reply lifted by ``share`` (the setting
     ``reply_lift``) of the question's score (see ANSWER_SHARE): the answer to "What did you

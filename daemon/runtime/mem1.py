@@ -35,6 +35,7 @@ from state.ids import new_id
 from state.mem1_records import SUMMARY_OF_SESSION as SUMMARY_OF_SESSION
 from state.mem1_records import Mem1Records
 from state.memories import MemoryRecord, NewMemory
+from state.search import best_score
 from state.store import Store
 
 FRAGMENT_TYPES = ("user_profile", "semantic_memory", "episodic_memory")
@@ -309,13 +310,14 @@ class Mem1Service:
     ) -> dict[str, Any]:
         hits = self.store.search.search(query, [ns], limit=max(num * 4, 20))
         records = self.store.memories.by_seqs([h.seq for h in hits])
-        best = (self.store.search.bm25_weight + self.store.search.vector_weight) / 61
+        best = best_score(hits, self.store.search.bm25_weight, self.store.search.vector_weight)
         results = []
         for hit in hits:
             memory = records.get(hit.seq)
             if memory is None or memory["kind"] not in kinds:
                 continue
-            # A rank-based score in 0..1 (1 = first in both rankings); threshold filters on it.
+            # A rank-based score in 0..1 (1 = first in every ranking the search used); the
+            # threshold filters on it.
             score = round(min(1.0, hit.score / best), 4)
             if threshold is not None and score < threshold:
                 continue

@@ -16,6 +16,28 @@ async def _add(api, who=ALICE, **extra):
     return await api.post("/add_messages/", body)
 
 
+async def test_the_best_match_scores_one_whichever_rankings_the_search_used(api):
+    """The score is measured against a hit first in every ranking the search used: an
+    English query ranks by words alone, and its best match scored 0.5 at most, so a client's
+    threshold above that (a cosine it is used to) found nothing."""
+    await _add(api)
+    # More matches than the search asks for (4 x num): the words alone rank, no vector scan
+    # fills in.
+    teas = [{"role": "user", "content": f"tea note {n}: the tea shop on street {n}"} for n in range(60)]
+    await api.post("/add_messages/", {**ALICE, "session_id": "s2", "messages": teas})
+    english = await api.post("/search_memory/", {**ALICE, "query": "green tea", "threshold": 0.9})
+    top = english["results"][0]  # before: none (0.5 at best)
+    assert top["score"] == 1.0 and "green tea" in top["content"]
+    assert all(r["score"] >= 0.9 for r in english["results"])
+    ranked = await api.post("/search_memory/", {**ALICE, "query": "green tea", "threshold": 0.0})
+    scores = [r["score"] for r in ranked["results"]]
+    assert len(scores) == 10 and scores == sorted(scores, reverse=True) and scores[-1] > 0.8
+    # A Chinese query ranks by words and vectors: first in both is 1 too.
+    chinese = await api.post("/search_memory/", {**ALICE, "query": "柏林工作", "threshold": 0.0})
+    assert chinese["results"][0]["score"] == 1.0 and "柏林" in chinese["results"][0]["content"]
+    assert all(0 < r["score"] <= 1 for r in chinese["results"])
+
+
 async def test_add_search_page_and_trace(api):
     added = await _add(api)
     assert added["status"] == "success" and len(added["message_ids"]) == 2
