@@ -10,6 +10,8 @@ may carry the session's date before the speaker, or no speaker at all. Styles:
 
 * ``speaker``: ``"{speaker}: {text}"``;
 * ``stamped``: ``"[{date}] {speaker}: {text}"`` (the session's date and time);
+* ``said on``: ``"On {date}, {speaker} said: {text}"``;
+* ``stamp after``: ``"{speaker} ({date}): {text}"``;
 * ``text``: ``"{text}"`` alone.
 
 Each with ``[shares a photo: ...]`` when the turn shares one, stored as ``message`` with
@@ -36,6 +38,8 @@ def _photo(turn: Turn) -> str:
 STYLES: dict[str, Callable[[Turn], str]] = {
     "speaker": lambda t: f"{t.speaker}: {t.text}{_photo(t)}",
     "stamped": lambda t: f"[{t.date}] {t.speaker}: {t.text}{_photo(t)}",
+    "said on": lambda t: f"On {t.date}, {t.speaker} said: {t.text}{_photo(t)}",
+    "stamp after": lambda t: f"{t.speaker} ({t.date}): {t.text}{_photo(t)}",
     "text": lambda t: f"{t.text}{_photo(t)}",
 }
 

@@ -498,7 +498,9 @@ def test_a_store_made_by_the_release_with_tokenizer_3_gives_its_stamped_turns_co
         (ask, ask_ns, question), (reply, _, answer), _ = turns
 
         def context(seq: int) -> tuple[str, str]:
-            row = store.conn.execute("select before1, before2 from memory_fts where rowid = ?", (seq,)).fetchone()
+            row = store.conn.execute(
+                "select before1, before2 from memory_fts where rowid = ?", (seq,)
+            ).fetchone()
             return tuple(row)
 
         assert context(reply) == ("", "")  # tokenizer 3 left it without

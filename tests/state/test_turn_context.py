@@ -267,6 +267,10 @@ def test_a_record_before_a_loose_turn_that_is_deleted_or_redacted_leaves_its_con
         "May 8th, 2023 - Dr. Lee: the results are in",
         "8/5/2023 14:02 Bob: hey",
         "[2023年5月8日] 小明：你好",
+        "On 8 May 2023, Caroline said: I went",
+        "At 1:56 pm on 8 May, 2023, Caroline said: I went",
+        "Caroline (8 May 2023): I went",
+        "Caroline [1:56 pm]: I went",
         "Caroline: no stamp at all",
     ],
 )
@@ -281,6 +285,8 @@ def test_a_turn_may_start_with_a_time_stamp_before_its_speaker(start):
         "[note] fix the build before Friday",
         "(see the runbook) restart the worker",
         "8 May 2023 we moved the database",
+        "On 8 May 2023 we moved the database",
+        "the deploy (staging) failed badly today",
     ],
 )
 def test_a_time_stamp_without_a_speaker_is_no_turn(start):
@@ -293,5 +299,8 @@ def test_turns_stored_with_a_time_stamp_and_no_session_id_get_their_context(stor
     stamped = [(f"[2023-05-08 19:0{n}] {speaker}", text) for n, (speaker, text) in enumerate(SESSION)]
     a, b, c = _turns(store, stamped, session=None, kind="observation")
     assert _row(store, b)["before1"] == _row(store, a)["tokens"]
-    assert (_row(store, c)["before1"], _row(store, c)["before2"]) == (_row(store, b)["tokens"], _row(store, a)["tokens"])
+    assert (_row(store, c)["before1"], _row(store, c)["before2"]) == (
+        _row(store, b)["tokens"],
+        _row(store, a)["tokens"],
+    )
     assert _words_only(store, "when is the bread festival")[:2] == [a, b]
