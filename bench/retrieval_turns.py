@@ -244,22 +244,38 @@ class Bench:
         return [self.keys[hit.seq] for hit in hits]
 
 
-def ingest(store: Store, turns: Sequence[Turn]) -> dict[int, TurnKey]:
-    """One memory per turn; record seq -> turn key."""
+def ingest(
+    store: Store,
+    turns: Sequence[Turn],
+    *,
+    kind: str = "message",
+    with_session: bool = True,
+    as_delta: bool = False,
+) -> dict[int, TurnKey]:
+    """One memory per turn (its text by :func:`memory_text`); record seq -> turn key.
+
+    The ideas store turns other ways (bench/ideas/no_session.py, harness_styles.py): without
+    ``with_session`` the provenance holds no session id, as an AMP delta's or a local
+    memory's; ``as_delta`` stores a turn as a memory delta does (a delta id, the title the
+    content's start)."""
     keys: dict[int, TurnKey] = {}
     with store.transaction():
         for turn in turns:
             metadata = {"turn_id": turn.id}
             if turn.date:
                 metadata["session_date"] = turn.date
+            content = memory_text(turn)
+            provenance: dict[str, str] = {"session_id": turn.session} if with_session else {}
+            if as_delta:
+                provenance["delta_id"] = f"mdelta_{turn.conversation}_{turn.id}"
             record = store.memories.create(
                 NewMemory(
                     namespace=namespace(turn.conversation),
-                    kind="message",
-                    content=memory_text(turn),
-                    source="bench",
-                    title="",
-                    provenance={"session_id": turn.session},
+                    kind=kind,
+                    content=content,
+                    source="memory_delta" if as_delta else "bench",
+                    title=content[:200] if as_delta else "",
+                    provenance=provenance,
                     metadata=metadata,
                 )
             )

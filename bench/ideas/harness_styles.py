@@ -21,14 +21,12 @@ its session id and as ``observation`` deltas without. Run it on two trees to com
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable
 
 import retrieval_turns as rt
-from retrieval_turns import Config, namespace, porter_rank
+from retrieval_turns import Config, porter_rank
 from turns_dataset import Turn
-
-from state.memories import NewMemory
-from state.store import Store
 
 
 def _photo(turn: Turn) -> str:
@@ -44,32 +42,13 @@ STYLES: dict[str, Callable[[Turn], str]] = {
 }
 
 
-def ingest_as(kind: str, with_session: bool) -> Callable[[Store, Sequence[Turn]], dict[int, tuple[str, str]]]:
-    """rt.ingest with the turn's text from rt.memory_text (patched per style); without the
-    session, each turn as a memory delta stores it (title = the content's start)."""
+_INGEST = rt.ingest  # the harness's own, before an idea patches it
 
-    def ingest(store: Store, turns: Sequence[Turn]) -> dict[int, tuple[str, str]]:
-        keys: dict[int, tuple[str, str]] = {}
-        with store.transaction():
-            for turn in turns:
-                content = rt.memory_text(turn)
-                record = store.memories.create(
-                    NewMemory(
-                        namespace=namespace(turn.conversation),
-                        kind=kind,
-                        content=content,
-                        source="bench" if with_session else "memory_delta",
-                        title="" if with_session else content[:200],
-                        provenance={"session_id": turn.session}
-                        if with_session
-                        else {"delta_id": f"mdelta_{turn.conversation}_{turn.id}"},
-                        metadata={"turn_id": turn.id},
-                    )
-                )
-                keys[record["seq"]] = (turn.conversation, turn.id)
-        return keys
 
-    return ingest
+def ingest_as(kind: str, with_session: bool) -> Callable[..., dict[int, tuple[str, str]]]:
+    """rt.ingest (the turn's text from rt.memory_text, patched per style); without the
+    session, each turn as a memory delta stores it."""
+    return functools.partial(_INGEST, kind=kind, with_session=with_session, as_delta=not with_session)
 
 
 def ideas() -> list[Config]:

@@ -27,46 +27,23 @@ to reproduce the figures, run them on that tree::
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 
 import retrieval_turns as rt
-from retrieval_turns import Config, namespace
-from turns_dataset import Turn
+from retrieval_turns import Config
 
 import state.turn_context as turn_context
 from state.db import Connection
-from state.memories import NewMemory
-from state.store import Store
+
+_INGEST = rt.ingest  # the harness's own, before an idea patches it
 
 
 def ingest_without_session(kind: str = "message", as_delta: bool = False):
     """rt.ingest, but the provenance carries no session id (an AMP delta's or a local
     memory's); ``as_delta``: the title is the content's start, as a memory delta's is."""
-
-    def ingest(store: Store, turns: Sequence[Turn]) -> dict[int, tuple[str, str]]:
-        keys: dict[int, tuple[str, str]] = {}
-        with store.transaction():
-            for turn in turns:
-                metadata = {"turn_id": turn.id}
-                if turn.date:
-                    metadata["session_date"] = turn.date
-                content = rt.memory_text(turn)
-                record = store.memories.create(
-                    NewMemory(
-                        namespace=namespace(turn.conversation),
-                        kind=kind,
-                        content=content,
-                        source="memory_delta" if as_delta else "bench",
-                        title=content[:200] if as_delta else "",
-                        provenance={"delta_id": f"mdelta_{turn.conversation}_{turn.id}"} if as_delta else {},
-                        metadata=metadata,
-                    )
-                )
-                keys[record["seq"]] = (turn.conversation, turn.id)
-        return keys
-
-    return ingest
+    return functools.partial(_INGEST, kind=kind, with_session=False, as_delta=as_delta)
 
 
 _SESSION = (
