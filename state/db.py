@@ -114,6 +114,15 @@ def _configure(conn: Connection, readonly: bool) -> None:
     # (430 MB): it matters again as the file grows. Mapped pages count in RSS as file-backed
     # memory, which the kernel reclaims as it needs.
     conn.execute("pragma mmap_size = 17179869184")
+    # Savepoint journals in memory, not in temporary files: every write of a group commit
+    # after its first is a SAVEPOINT (state/group_commit.py), whose journal of the pages it
+    # changes spilled to a file past 64 KiB, one pwrite() per page: 7 % of the daemon's
+    # samples under 8 clients' memory deltas (py-spy --native); in memory, 829-834 -> 868-897
+    # deltas a second (bench/RESULTS.md, "savepoint journals in memory"), and no old text of a
+    # redacted page lands in a temporary file. The journal holds a group's changed pages (a
+    # few hundred KiB); no statement here sorts or builds temporary tables of a size that
+    # would need a file.
+    conn.execute("pragma temp_store = memory")
     if not readonly:
         conn.execute("pragma journal_mode = wal")
         # NORMAL in WAL mode: a committed transaction survives the process being killed
