@@ -46,7 +46,13 @@ from state.errors import StoreUnavailable
 Connection = Any  # sqlite3.Connection or sqlean.Connection (state.db)
 log = logging.getLogger(__name__)
 
-_SAVEPOINTS = itertools.count()
+# Savepoint names come from a short cycle, not a counter: a name's SAVEPOINT and RELEASE are
+# then statements the connection has prepared before (its cache holds 128) instead of new ones
+# to parse for every write. Reuse is safe: ROLLBACK TO and RELEASE act on the most recent
+# savepoint of that name (SQLite and PostgreSQL alike), which is this one unless another of
+# the same name was opened inside it and is still open: SAVEPOINT_NAMES nested levels deep.
+SAVEPOINT_NAMES = 16
+_SAVEPOINTS = itertools.cycle(range(SAVEPOINT_NAMES))
 
 
 @contextmanager
@@ -161,7 +167,7 @@ class GroupCommit:
         # The first unit of a group needs no SAVEPOINT: if it fails, rolling the whole
         # transaction back undoes nothing else. That keeps a lone writer's cost what it was
         # (a SAVEPOINT journals the original of every page it changes: ~0.2 ms a delta).
-        name = None if first else f"unit_{next(_SAVEPOINTS)}"
+        name = None if first else "unit"  # units never nest: one name for all
         mark = self.mark()
         if name is not None:
             self.conn.execute(f"savepoint {name}")

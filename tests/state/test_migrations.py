@@ -143,3 +143,40 @@ def test_nested_transactions_are_savepoints(tmp_path):
         with transaction(conn):
             conn.execute(insert, ("wsp_b",))
     assert {r[0] for r in conn.execute("select id from workspaces")} == {"wsp_a", "wsp_b"}
+
+
+def test_savepoints_nested_deeper_than_their_names_roll_back_only_their_own(tmp_path):
+    """Savepoint names repeat (state/group_commit.py SAVEPOINT_NAMES, so that their
+    statements are prepared once): a savepoint nested deeper than there are names shares
+    its name with one outside it, and still rolls back only what was done inside it."""
+    from state.db import transaction
+    from state.group_commit import SAVEPOINT_NAMES
+
+    conn = connect(tmp_path / "db.sqlite")
+    migrate(conn)
+    insert = "insert into workspaces (id, name, created_at) values (?, 'x', 'now')"
+    depth = SAVEPOINT_NAMES + 4
+
+    def nest(level: int) -> None:
+        with transaction(conn):
+            conn.execute(insert, (f"wsp_{level}",))
+            if level == depth - 1:  # the innermost two fail: both roll back
+                with transaction(conn):
+                    conn.execute(insert, (f"wsp_{depth}",))
+                raise RuntimeError("inner fails")
+            try:
+                nest(level + 1)
+            except RuntimeError:
+                if level != depth - 2:
+                    raise
+
+    with transaction(conn):
+        nest(1)
+        # A sequence of savepoints opened and released inside this one, wrapping the names.
+        for n in range(SAVEPOINT_NAMES * 2):
+            with transaction(conn):
+                conn.execute(insert, (f"wsp_seq_{n}",))
+    kept = {r[0] for r in conn.execute("select id from workspaces")}
+    assert kept == {f"wsp_{level}" for level in range(1, depth - 1)} | {
+        f"wsp_seq_{n}" for n in range(SAVEPOINT_NAMES * 2)
+    }
