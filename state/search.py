@@ -653,13 +653,22 @@ class SearchIndex:
         return [seq for _, seq in ranked]
 
     def search(
-        self, query: str, namespaces: Iterable[str], *, limit: int = 10, candidates: int = 50
+        self,
+        query: str,
+        namespaces: Iterable[str],
+        *,
+        limit: int = 10,
+        candidates: int = 50,
+        page: int | None = None,
     ) -> list[SearchHit]:
         """Fused hits for ``query`` within ``namespaces``, best first.
 
         See the module docstring for ``vector_mode``. With ``bm25_weight`` 0 the vectors
         rank alone (a KNN scan); with ``vector_weight`` 0 BM25 does, and so it does while
-        the vectors are rebuilt (state/rebuild.py).
+        the vectors are rebuilt (state/rebuild.py). ``page``: how many hits the caller will
+        show, when it asks for more to filter them (default ``limit``); the vectors' scan
+        fills in when the words find fewer than that, so a longer list is the same ranking
+        continued, not one with vector neighbours mixed in.
         """
         namespaces = list(dict.fromkeys(namespaces))
         if not namespaces or not query.strip():
@@ -683,7 +692,7 @@ class SearchIndex:
         if vectors:
             mode = resolved_mode(self.vector_mode, tokenizer.query_terms(query), tokenizer)
             # A scan of the namespace when words find too few (or rank nothing), or always.
-            scan = len(bm25) < limit or bm25_weight <= 0 or mode == "always"
+            scan = len(bm25) < (page or limit) or bm25_weight <= 0 or mode == "always"
             if scan or mode == "rerank":
                 vector = self._query_vector(query)
                 if vector is not None:

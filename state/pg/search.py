@@ -536,7 +536,13 @@ class PgSearchIndex:
         return [t for t in terms if t not in common]
 
     def search(
-        self, query: str, namespaces: list[str], *, limit: int = 10, candidates: int = 50
+        self,
+        query: str,
+        namespaces: list[str],
+        *,
+        limit: int = 10,
+        candidates: int = 50,
+        page: int | None = None,
     ) -> list[SearchHit]:
         """Fused hits for ``query`` within ``namespaces``, best first (as
         :meth:`state.search.SearchIndex.search`)."""
@@ -552,7 +558,7 @@ class PgSearchIndex:
         knn: list[int] = []
         if self.vector_weight > 0:
             mode = resolved_mode(self.vector_mode, tokenize.query_terms(query), tokenize)
-            scan = len(bm25) < limit or self.bm25_weight <= 0 or mode == "always"
+            scan = len(bm25) < (page or limit) or self.bm25_weight <= 0 or mode == "always"
             if scan or mode == "rerank":
                 vector = self.query_vector(query)
                 if vector is not None:

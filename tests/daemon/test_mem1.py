@@ -38,6 +38,24 @@ async def test_the_best_match_scores_one_whichever_rankings_the_search_used(api)
     assert all(0 < r["score"] <= 1 for r in chinese["results"])
 
 
+async def test_search_ranks_as_the_store_does_and_fills_the_page_past_summaries(api):
+    """search_memory asked the index for 4 x num hits at once; a query with fewer word
+    matches than that also ranked by the vectors, which put "teal steam teapots" above the
+    notes that say "tea". It now asks for num (more only while summaries take places)."""
+    notes = [{"role": "user", "content": f"note {n}: we drank tea at the harbour"} for n in range(12)]
+    near = [{"role": "user", "content": f"entry {n}: the teal steam teapots team"} for n in range(40)]
+    for session, part in enumerate((notes[:4], notes[4:8], notes[8:] + near)):
+        await api.post("/add_messages/", {**ALICE, "session_id": f"s{session}", "messages": part})
+    found = await api.post("/search_memory/", {**ALICE, "query": "tea", "num": 10, "threshold": 0.0})
+    assert all(" tea " in r["content"] for r in found["results"]), [r["content"] for r in found["results"]]
+    assert len(found["results"]) == 10 and {r["type"] for r in found["results"]} == {"episodic_memory"}
+    # Each session's summary holds "tea" too and ranks among the notes: the page is still full.
+    summaries = await api.post("/search_user_history_summary/", {**ALICE, "query": "tea", "threshold": 0.0})
+    assert len(summaries["results"]) == 3
+    few = await api.post("/search_memory/", {**ALICE, "query": "tea harbour", "num": 4, "threshold": 0.0})
+    assert len(few["results"]) == 4 and all(" tea " in r["content"] for r in few["results"])
+
+
 async def test_add_search_page_and_trace(api):
     added = await _add(api)
     assert added["status"] == "success" and len(added["message_ids"]) == 2

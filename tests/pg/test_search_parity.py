@@ -161,6 +161,21 @@ def test_hybrid_search_agrees_within_the_stated_tolerance(engines):
     assert same >= 0.9 * len(shared)
 
 
+def test_a_longer_list_for_a_page_continues_the_pages_ranking_on_both_engines(engines):
+    """search(limit=L, page=P): the vectors' scan fills in only when the words find fewer
+    than P, so the first P hits are those of search(limit=P), on either engine (what
+    agent-memory1.0's search asks for when it filters kinds out)."""
+    store, index = engines
+    continued = 0
+    for search in (store.search.search, index.search):
+        for namespace, question in _questions():
+            short = [hit.seq for hit in search(question, [namespace], limit=5)]
+            longer = [hit.seq for hit in search(question, [namespace], limit=40, page=5)]
+            assert longer[:5] == short, question
+            continued += len(longer) > 5
+    assert continued > 100
+
+
 def test_every_script_is_found_on_postgresql(engines):
     store, index = engines
     for query in QUERIES:
