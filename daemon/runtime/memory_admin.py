@@ -34,7 +34,8 @@ class MemoryAdmin:
         if query:
             namespace = filters.get("namespace")
             namespaces = [namespace] if namespace else self.records.live_namespaces()
-            hits = self.store.search.search(query, namespaces, limit=limit * 4)
+            # More than the page, to filter; ranked as the page would be (state/search.py).
+            hits = self.store.search.search(query, namespaces, limit=limit * 4, page=limit)
             records = self.store.memories.by_seqs([h.seq for h in hits])
             allowed = self.records.matching_seqs(filters)
             memories = [records[h.seq] for h in hits if h.seq in records and h.seq in allowed][:limit]

@@ -178,9 +178,10 @@ class WorkspaceReads:
         project_key: str | None,
     ) -> list[dict[str, Any]]:
         """The best ``limit`` hits of ``q`` of that kind and project (as ``records.newest`` filters)."""
-        # Over-fetch when filtering so the filter does not starve the result list.
+        # Over-fetch when filtering so the filter does not starve the result list; ranked as
+        # the page would be, without vector neighbours for the extra hits (state/search.py).
         fetch = limit * 4 if (project_key or kind) else limit
-        hits = self.store.search.search(q, [workspace_id], limit=fetch)
+        hits = self.store.search.search(q, [workspace_id], limit=fetch, page=limit)
         by_seq = self.store.memories.by_seqs([h.seq for h in hits])
         items = []
         for hit in hits:
