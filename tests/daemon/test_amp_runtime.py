@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from state.memories import NewMemory
+from tests.daemon.neighbours import QUERY, only_matches, write_matches_and_neighbours
 
 # The conformance suite (issue #18): each test runs on SQLite and on PostgreSQL.
 pytestmark = pytest.mark.both_engines
@@ -281,16 +281,10 @@ async def test_a_filtered_memory_query_ranks_as_an_unfiltered_page_would(api):
     """Filtering by kind fetches 4 x the page; those extra hits are the same ranking
     continued (search(page=...)), not vector neighbours mixed into the first ten."""
     workspace = api.store.identities.default_workspace()["id"]
-    texts = [f"note {n}: we drank tea at the harbour" for n in range(12)]
-    texts += [f"entry {n}: the teal steam teapots team" for n in range(40)]
-    with api.store.transaction():
-        for text in texts:
-            api.store.memories.create(
-                NewMemory(namespace=workspace, kind="decision", content=text, source="test")
-            )
-    found = await api.get(f"/api/workspaces/{workspace}/memory/query?q=tea&memory_type=decision&limit=10")
-    assert len(found["items"]) == 10
-    assert all(" tea " in item["content"] for item in found["items"]), [i["content"] for i in found["items"]]
+    write_matches_and_neighbours(api.store, workspace)
+    found = await api.get(f"/api/workspaces/{workspace}/memory/query?q={QUERY}&memory_type=decision&limit=10")
+    contents = [item["content"] for item in found["items"]]
+    assert len(contents) == 10 and only_matches(contents), contents
 
 
 @pytest.mark.parametrize("code_ok", [True, False])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from state.memories import NewMemory
+from tests.daemon.neighbours import QUERY, only_matches, write_matches_and_neighbours
 
 
 async def _memory(api) -> tuple[str, str]:
@@ -34,16 +34,10 @@ async def test_a_search_ranks_its_page_as_the_index_does(api):
     """The browser fetches 4 x the page to filter; the extra hits continue the ranking
     (search(page=...)) instead of bringing vector neighbours into the page."""
     workspace = api.store.identities.default_workspace()["id"]
-    texts = [f"note {n}: we drank tea at the harbour" for n in range(12)]
-    texts += [f"entry {n}: the teal steam teapots team" for n in range(40)]
-    with api.store.transaction():
-        for text in texts:
-            api.store.memories.create(
-                NewMemory(namespace=workspace, kind="decision", content=text, source="test")
-            )
-    found = await api.get(f"/api/local/memories?q=tea&namespace={workspace}&limit=10", key=api.owner_key)
-    assert len(found["items"]) == 10
-    assert all(" tea " in item["content"] for item in found["items"]), [i["content"] for i in found["items"]]
+    write_matches_and_neighbours(api.store, workspace)
+    found = await api.get(f"/api/local/memories?q={QUERY}&namespace={workspace}&limit=10", key=api.owner_key)
+    contents = [item["content"] for item in found["items"]]
+    assert len(contents) == 10 and only_matches(contents), contents
 
 
 async def test_history_diff_revert_redact_delete(api):

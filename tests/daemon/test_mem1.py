@@ -6,6 +6,8 @@ from datetime import datetime
 
 import pytest
 
+from tests.daemon.neighbours import MATCHES, NEIGHBOURS, QUERY, only_matches
+
 ALICE = {"user_id": "alice", "scope_id": "edp_agent"}
 
 
@@ -42,12 +44,12 @@ async def test_search_ranks_as_the_store_does_and_fills_the_page_past_summaries(
     """search_memory asked the index for 4 x num hits at once; a query with fewer word
     matches than that also ranked by the vectors, which put "teal steam teapots" above the
     notes that say "tea". It now asks for num (more only while summaries take places)."""
-    notes = [{"role": "user", "content": f"note {n}: we drank tea at the harbour"} for n in range(12)]
-    near = [{"role": "user", "content": f"entry {n}: the teal steam teapots team"} for n in range(40)]
+    notes = [{"role": "user", "content": text} for text in MATCHES]
+    near = [{"role": "user", "content": text} for text in NEIGHBOURS]
     for session, part in enumerate((notes[:4], notes[4:8], notes[8:] + near)):
         await api.post("/add_messages/", {**ALICE, "session_id": f"s{session}", "messages": part})
-    found = await api.post("/search_memory/", {**ALICE, "query": "tea", "num": 10, "threshold": 0.0})
-    assert all(" tea " in r["content"] for r in found["results"]), [r["content"] for r in found["results"]]
+    found = await api.post("/search_memory/", {**ALICE, "query": QUERY, "num": 10, "threshold": 0.0})
+    assert only_matches([r["content"] for r in found["results"]]), [r["content"] for r in found["results"]]
     assert len(found["results"]) == 10 and {r["type"] for r in found["results"]} == {"episodic_memory"}
     # Each session's summary holds "tea" too and ranks among the notes: the page is still full.
     summaries = await api.post("/search_user_history_summary/", {**ALICE, "query": "tea", "threshold": 0.0})
