@@ -63,10 +63,11 @@ LOOSE_TURN_KIND = "message"
 # A time stamp a harness may put before the speaker: "[2023-05-08] Caroline: ...",
 # "2023-05-08T19:12 Maya: ...", "(1:56 pm on 8 May, 2023) Caroline: ...", "On May 8, 2023,
 # Dr. Lee said: ...": anything in brackets, an ISO or numeric date (and time), or a written
-# date with its time; or in brackets after the speaker, "Caroline (8 May 2023): ...". Turns stored that way without a session id got no context at all: on the
-# tuning halves, recall@10 0.604 / 0.666 / 0.829 against 0.808 / 0.795 / 0.907 with the
-# gate that sees the speaker behind the stamp, which is what the same turns get without a
-# stamp (bench/RESULTS.md, "turns stored with a time stamp").
+# date with its time; or in brackets after the speaker, "Caroline (8 May 2023): ...". Turns
+# stored that way without a session id got no context at all: on the tuning halves,
+# recall@10 0.604 / 0.666 / 0.829 against 0.808 / 0.795 / 0.907 with the gate that sees the
+# speaker behind the stamp, which is what the same turns get without a stamp
+# (bench/RESULTS.md, "turns stored with a time stamp").
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]{0,6}\.?"
 _STAMP = (
     r"(?:[\[(\uff08\u3010<][^\])\uff09\u3011>\n]{1,64}[\])\uff09\u3011>]"

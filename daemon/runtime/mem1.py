@@ -35,7 +35,7 @@ from state.ids import new_id
 from state.mem1_records import SUMMARY_OF_SESSION as SUMMARY_OF_SESSION
 from state.mem1_records import Mem1Records
 from state.memories import MemoryRecord, NewMemory
-from state.search import SearchHit, best_score
+from state.search import best_score
 from state.store import Store
 
 FRAGMENT_TYPES = ("user_profile", "semantic_memory", "episodic_memory")
@@ -306,27 +306,16 @@ class Mem1Service:
     # -- reading ---------------------------------------------------------------------------------
 
     def _search(
-        self, ns: str, query: str, num: int, threshold: float | None, kinds: tuple[str, ...], limit: int
+        self, ns: str, query: str, num: int, threshold: float | None, kinds: tuple[str, ...]
     ) -> dict[str, Any]:
-        """The best ``num`` records of ``kinds``: the index is asked for ``limit`` hits, and
-        for twice as many while records of other kinds took the places (up to 8 x ``num``).
-
-        The page is ``num``: a query with fewer word matches than that also ranks by the
-        vectors (state/search.py). Asked as a page of 4 x ``num`` (before), a query with
-        fewer matches than that brought vector neighbours into the first ten and on:
-        recall@10 of a conversation's turns 0.787 / 0.792 / 0.890 against 0.814 / 0.796 /
-        0.912 for the same search over the store (bench/RESULTS.md, "turns through
-        agent-memory1.0")."""
-        while True:
-            hits = self.store.search.search(query, [ns], limit=limit, page=num)
-            results = self._results(hits, num, threshold, kinds)
-            if len(results) >= num or len(hits) < limit or limit >= max(num * 8, 40):
-                return {"results": results}
-            limit *= 2
-
-    def _results(
-        self, hits: list[SearchHit], num: int, threshold: float | None, kinds: tuple[str, ...]
-    ) -> list[dict[str, Any]]:
+        """The best ``num`` records of ``kinds``. The index is asked for 4 x ``num`` hits,
+        to have enough left after the other kinds, ranked as a page of ``num`` (``page``:
+        the vectors fill in only when the words find fewer than ``num``). Ranked as a page
+        of 4 x ``num`` (before), a query with fewer matches than that brought vector
+        neighbours into the first ten and on: recall@10 of a conversation's turns 0.787 /
+        0.792 / 0.890 against 0.814 / 0.796 / 0.912 for the same search over the store
+        (bench/RESULTS.md, "turns through agent-memory1.0")."""
+        hits = self.store.search.search(query, [ns], limit=max(num * 4, 20), page=num)
         records = self.store.memories.by_seqs([h.seq for h in hits])
         best = best_score(hits, self.store.search.bm25_weight, self.store.search.vector_weight)
         results: list[dict[str, Any]] = []
@@ -344,7 +333,7 @@ class Mem1Service:
             )
             if len(results) >= num:
                 break
-        return results
+        return {"results": results}
 
     def search_memory(self, body: dict[str, Any]) -> dict[str, Any]:
         return self._search(
@@ -353,7 +342,6 @@ class Mem1Service:
             body["num"],
             body["threshold"],
             FRAGMENT_TYPES,
-            body["num"],
         )
 
     def search_summary(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -363,7 +351,6 @@ class Mem1Service:
             body["num"],
             body["threshold"],
             ("summary",),
-            max(body["num"] * 4, 20),  # one summary a session: most hits are turns
         )
 
     def page(self, body: dict[str, Any], *, with_total: bool) -> dict[str, Any]:

@@ -43,7 +43,7 @@ async def test_the_best_match_scores_one_whichever_rankings_the_search_used(api)
 async def test_search_ranks_as_the_store_does_and_fills_the_page_past_summaries(api):
     """search_memory asked the index for 4 x num hits at once; a query with fewer word
     matches than that also ranked by the vectors, which put "teal steam teapots" above the
-    notes that say "tea". It now asks for num (more only while summaries take places)."""
+    notes that say "tea". The longer list is now ranked as a page of num (search(page=...))."""
     notes = [{"role": "user", "content": text} for text in MATCHES]
     near = [{"role": "user", "content": text} for text in NEIGHBOURS]
     for session, part in enumerate((notes[:4], notes[4:8], notes[8:] + near)):
