@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Protocol
 
-from state import tokenize, tokenize_v1, tokenize_v2, turn_context
+from state import tokenize, tokenize_v1, tokenize_v2, tokenize_v4, turn_context
 from state.db import Connection
 from state.embedders import coarse_bits
 from state.group_commit import run_deferred
@@ -45,10 +45,9 @@ CONSTRUCTOR_TABLES = ("_config", "_info")
 # in the WAL in 0.14 s: ~19k pages/s, here with room to spare): empty_trash's budget unit.
 ZEROED_PAGES_PER_SECOND = 12_000
 
-# Tokenizers no longer current that a store's index may still be built with. Version 3 is
-# not here: its tokens are the current version's (4 changed only which turns get context),
-# so an index built with 3 is queried by the current module.
-FROZEN_TOKENIZERS: dict[int, ModuleType] = {1: tokenize_v1, 2: tokenize_v2}
+# Tokenizers no longer current that a store's index may still be built with. 3 and 4 share
+# one module: their tokens are the same (4 changed only which turns get context).
+FROZEN_TOKENIZERS: dict[int, ModuleType] = {1: tokenize_v1, 2: tokenize_v2, 3: tokenize_v4, 4: tokenize_v4}
 
 
 class Embedder(Protocol):

@@ -23,13 +23,16 @@ then each run of letters, marks, digits and underscores becomes tokens by its sc
 The full-text index and its queries (``index_text``, ``query_terms``; tokenizer 3) also map
 English word forms that Snowball keeps apart through state/lemmas.py (went -> go, children ->
 child, picture -> photo), and add answer cues (state/answer_cues.py: a "when" question and
-the texts that say when share a term). The hashing embedder reads plain ``tokens`` (its
-vectors did not change with tokenizer 3).
+the texts that say when share a term). Since tokenizer 5 they also fold the letters that have
+no decomposition to strip (``ł``, ``ø``, ``đ``, ``æ``, ``œ``, ``ı``: see LETTER_FOLDS), so
+"Łódź" meets "Lodz" and "đường" meets "duong"; a query keeps the unfolded form as well, which
+matches an index (or a PostgreSQL row) written before. The hashing embedder reads plain
+``tokens`` (its vectors did not change with tokenizers 3 and 5).
 
 ``TOKENIZER_VERSION`` names this scheme and the full-text index's format: a store built with
 another version rebuilds its derived indexes in the background (the previous schemes are kept
-in state/tokenize_v1.py and state/tokenize_v2.py to answer meanwhile; 3 made the tokens 4
-makes).
+in state/tokenize_v1.py, state/tokenize_v2.py and state/tokenize_v4.py to answer meanwhile;
+3 made the tokens 4 makes).
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ from state.lemmas import LEMMAS
 # 4: the tokens of 3; a turn stored without a session id whose text starts with a time stamp
 # before its speaker ("[2023-05-08] Caroline: ...") now gets its context columns too
 # (state/turn_context.py SPEAKER), so a store indexed by 3 rebuilds its index to give them.
-TOKENIZER_VERSION = 4
+# 5: letters without a decomposition folded (LETTER_FOLDS) in the index and its queries.
+TOKENIZER_VERSION = 5
 # FTS5 splits our space-separated tokens only at ASCII non-alphanumerics ('_' is kept):
 # every non-ASCII character is part of a token, so a Devanagari or Thai token stays whole.
 FTS_TOKENIZER = "ascii tokenchars '_'"
@@ -155,6 +159,16 @@ CJK_STOP = frozenset("的了是在我你他她它们吗呢吧啊呀哦嗯和也�
 _OPTIONAL_MARKS = regex.compile(r"[\u0300-\u036f\u0591-\u05c7\u064b-\u065f\u0670]")
 
 
+# Letters that no Unicode decomposition splits into a base and a mark, so stripping marks
+# leaves them, but that people write without their stroke or ligature on a keyboard that
+# lacks them: Polish ł (Łódź / Lodz), Danish and Norwegian ø, Vietnamese and Croatian đ,
+# Icelandic ð and þ, Maltese ħ, Sami ŧ, æ and œ (cœur / coeur), Turkish dotless ı. Lower
+# case only: words are case-folded first. ß needs nothing here (case folding makes it ss).
+LETTER_FOLDS = str.maketrans(
+    {"ł": "l", "ø": "o", "đ": "d", "ð": "d", "ħ": "h", "ŧ": "t", "þ": "th", "æ": "ae", "œ": "oe", "ı": "i"}
+)
+
+
 def _strip_diacritics(word: str) -> str:
     """``word`` without optional marks (é -> e, ё -> е, שָׁלוֹם -> שלום)."""
     if word.isascii():
@@ -168,10 +182,13 @@ def _stemmer_for(word: str) -> Stemmer.Stemmer | None:
 
 
 @lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    """One case-folded word as an index token: without diacritics, then stemmed (the
-    English stemmer leaves "grösse" whole but makes "grosse" "gross")."""
+def _stem(word: str, fold: bool = False) -> str:
+    """One case-folded word as an index token: without diacritics (and with ``fold``, its
+    LETTER_FOLDS folded), then stemmed (the English stemmer leaves "grösse" whole but makes
+    "grosse" "gross")."""
     word = _strip_diacritics(word)
+    if fold and not word.isascii():
+        word = word.translate(LETTER_FOLDS)
     if len(word) > 2 and not word.isdigit():
         stemmer = _stemmer_for(word)
         if stemmer is not None:
@@ -180,17 +197,29 @@ def _stem(word: str) -> str:
 
 
 @lru_cache(maxsize=65536)
-def _word_tokens(word: str, for_query: bool, lemmas: bool = False) -> tuple[str, ...]:
+def _word_tokens(word: str, for_query: bool, lemmas: bool = False, fold: bool = False) -> tuple[str, ...]:
     """The tokens of one word run (letters, marks, digits, underscores), see module docstring;
-    ``lemmas``: a word of state/lemmas.py is stemmed as its lemma (an identifier's parts are not)."""
+    ``lemmas``: a word of state/lemmas.py is stemmed as its lemma (an identifier's parts are
+    not); ``fold``: LETTER_FOLDS folded, and a query keeps the unfolded tokens too."""
     folded = word.casefold()
     parts = [p for piece in word.split("_") for p in _CAMEL.split(piece) if p]
     if len(parts) > 1:  # an identifier: the whole of it, and each part
         whole = _strip_diacritics(folded)
-        return (whole, *(_stem(p.casefold()) for p in parts if not (for_query and p.casefold() in STOPWORDS)))
-    if not parts or (for_query and folded in STOPWORDS):
+        if fold:
+            whole = whole.translate(LETTER_FOLDS)
+        out = (
+            whole,
+            *(_stem(p.casefold(), fold) for p in parts if not (for_query and p.casefold() in STOPWORDS)),
+        )
+    elif not parts or (for_query and folded in STOPWORDS):
         return ()
-    return (_stem(LEMMAS.get(folded, folded) if lemmas else folded),)
+    else:
+        out = (_stem(LEMMAS.get(folded, folded) if lemmas else folded, fold),)
+    if fold and for_query and not word.isascii():
+        # An index written before tokenizer 5 (a PostgreSQL store's older rows) holds the
+        # unfolded tokens: the query asks for both, and the one no row holds matches nothing.
+        out = (*out, *(t for t in _word_tokens(word, for_query, lemmas) if t not in out))
+    return out
 
 
 def _cjk_tokens(run: str) -> list[str]:
@@ -207,24 +236,25 @@ def _cluster_tokens(run: str) -> list[str]:
     return [clusters[i] + clusters[i + 1] for i in range(len(clusters) - 1)]
 
 
-def tokens(text: str, *, for_query: bool = False, lemmas: bool = False) -> list[str]:
+def tokens(text: str, *, for_query: bool = False, lemmas: bool = False, fold: bool = False) -> list[str]:
     """Split text into index tokens (see module docstring).
 
     With ``for_query`` stopwords are dropped (English words and CJK function characters).
     CJK single characters stay in queries: BM25's IDF weighs them, and they are how 绘画
     meets 画画 and 画作 (MADial-Bench zh MRR@10 +0.04 on both halves, bench/RESULTS.md).
-    ``lemmas``: words of state/lemmas.py become their lemma's token (the full-text index's
-    and its queries'; the embedder's tokens stay without).
+    ``lemmas``: words of state/lemmas.py become their lemma's token, and ``fold``: letters
+    of LETTER_FOLDS are folded (both the full-text index's and its queries'; the embedder's
+    tokens stay without).
     """
     out: list[str] = []
     for run in _ASCII_SPLIT.findall(text):
         if run.isascii():  # most runs: exactly one word, and NFKC leaves it as it is
-            out.extend(_word_tokens(run, for_query, lemmas))
+            out.extend(_word_tokens(run, for_query, lemmas))  # nothing to fold in ASCII
             continue
         for match in _RUN.finditer(unicodedata.normalize("NFKC", run)):
             kind = match.lastgroup
             if kind == "word":
-                out.extend(_word_tokens(match.group(), for_query, lemmas))
+                out.extend(_word_tokens(match.group(), for_query, lemmas, fold))
             elif kind == "cjk":
                 out.extend(_cjk_tokens(match.group()))
             else:
@@ -235,13 +265,17 @@ def tokens(text: str, *, for_query: bool = False, lemmas: bool = False) -> list[
 
 
 def index_text(text: str) -> str:
-    """The space-separated token string stored in the FTS5 table: lemmas and answer cues in."""
-    return " ".join([*tokens(text, lemmas=True), *index_cues(text)])
+    """The space-separated token string stored in the FTS5 table: lemmas, folded letters and
+    answer cues in."""
+    return " ".join([*tokens(text, lemmas=True, fold=True), *index_cues(text)])
 
 
 def query_terms(text: str, *, max_terms: int = 256) -> list[str]:
-    """The distinct query tokens of ``text`` (lemmas and answer cues in), at most ``max_terms``."""
-    return last_distinct([*tokens(text, for_query=True, lemmas=True), *query_cues(text)], max_terms)
+    """The distinct query tokens of ``text`` (lemmas, folded letters and answer cues in), at
+    most ``max_terms``."""
+    return last_distinct(
+        [*tokens(text, for_query=True, lemmas=True, fold=True), *query_cues(text)], max_terms
+    )
 
 
 def last_distinct(terms: list[str], max_terms: int) -> list[str]:

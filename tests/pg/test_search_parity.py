@@ -203,3 +203,32 @@ def test_idf_of_a_term_counted_after_the_records_is_defined() -> None:
 
     assert idf(3, 4) == idf(3, 3) == 1e-6
     assert idf(100, 1) > idf(100, 10) > 0
+
+
+def test_a_row_written_before_letters_were_folded_is_found_on_postgresql(tmp_path, pg_conn, monkeypatch):
+    """PostgreSQL rows are not re-indexed when the tokens change: a row written with
+    tokenizer 4's tokens ("łodzi") is still found by a query with the letters (which asks
+    for the folded and the unfolded form); a row written now by one without them too."""
+    from state import tokenize, tokenize_v4
+
+    store = Store.open(tmp_path / "fold.db", Settings())
+    index = PgSearchIndex(pg_conn, store.embedder)
+    try:
+        rows = {}
+        for text, tokens_of in (
+            ("Spotkanie w Łodzi przełożone", tokenize_v4.index_text),
+            ("Biuro w Łodzi zamknięte", tokenize.index_text),
+        ):
+            with monkeypatch.context() as patch, pg_conn.transaction():
+                patch.setattr(tokenize, "index_text", tokens_of)
+                record = store.memories.create(
+                    NewMemory(namespace="pl", kind="fact", content=text, source="test")
+                )
+                index.add(record["seq"], "pl", record_text(record["title"], record["content"], []))
+                rows[record["seq"]] = text
+        assert {rows[hit.seq] for hit in index.search("Łodzi", ["pl"], limit=5)} == set(rows.values())
+        assert [rows[hit.seq] for hit in index.search("lodzi", ["pl"], limit=5)] == [
+            "Biuro w Łodzi zamknięte"
+        ]
+    finally:
+        store.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from state import embedders, index_builds, tokenize, tokenize_v1, tokenize_v2
+from state import embedders, index_builds, tokenize, tokenize_v1, tokenize_v2, tokenize_v4
 from state.config import Settings
 from state.doctor import check_indexes, rebuild_indexes
 from state.index_builds import (
@@ -511,6 +511,40 @@ def test_a_store_made_by_the_release_with_tokenizer_3_gives_its_stamped_turns_co
         assert context(reply)[0] == own
         # The reply is found by the words of the question it answers.
         assert answer in _words(store, "bread festival", ask_ns)[:2]
+        assert all(report.ok for report in check_indexes(store.conn).values())
+    finally:
+        store.close()
+
+
+def test_a_store_indexed_by_tokenizer_4_rebuilds_to_fold_letters(paths, migrated_database, monkeypatch):
+    """Tokenizer 5 folds the letters no decomposition strips (state/tokenize.py LETTER_FOLDS).
+    A store indexed by 4 keeps answering with 4's terms (state/tokenize_v4.py) while it
+    rebuilds; then "Lodz" finds what was written as "Łódź"."""
+    seed_database(paths, migrated_database)
+    with monkeypatch.context() as patch:
+        patch.setattr(index_builds, "current_tokenizer", lambda: (4, tokenize_v4))
+        store = Store.open(paths.database, Settings(dimension=16))
+        with store.transaction():
+            for text in ("Spotkanie w Łodzi, Łukasz wie", "Søren flytter til København", "A plain note"):
+                store.memories.create(NewMemory(namespace="wsp_a", kind="fact", content=text, source="test"))
+        assert read_builds(store.conn)[FTS].built_with == "tokenizer-4"
+        store.close()
+    store = Store.open(paths.database, Settings(dimension=16))
+    try:
+        assert read_builds(store.conn)[FTS].target == CURRENT
+        assert "łodzi" in " ".join(_fts_rows(store).values())  # the old index, as 4 wrote it
+        assert _words(store, "Łodzi") == ["Spotkanie w Łodzi, Łukasz wie"]  # answers meanwhile
+        with store.transaction():  # a write meanwhile goes into the old index in 4's tokens
+            ferry = store.memories.create(
+                NewMemory(namespace="wsp_a", kind="fact", content="Ærø ferry", source="test")
+            )
+        assert _words(store, "Ærø") == ["Ærø ferry"]
+        assert _fts_rows(store)[ferry["seq"]].split()[0] == "ærø"  # 4's token, not 5's "aero"
+        rebuild_now(store, force=False)
+        assert read_builds(store.conn)[FTS].built_with == CURRENT
+        assert _words(store, "lodzi lukasz") == ["Spotkanie w Łodzi, Łukasz wie"]
+        assert _words(store, "Soren Kobenhavn") == ["Søren flytter til København"]
+        assert _words(store, "aero") == ["Ærø ferry"]
         assert all(report.ok for report in check_indexes(store.conn).values())
     finally:
         store.close()

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from state import tokenize_v4
 from state.memories import NewMemory
-from state.tokenize import STOPWORDS, tokens
+from state.tokenize import STOPWORDS, index_text, query_terms, tokens
 
 # (script, stored sentence with an identifier, query that must find it)
 SENTENCES = [
@@ -103,6 +104,49 @@ def test_word_forms_meet_after_folding():
     for left, right in same:
         assert tokens(left) == tokens(right), (left, right)
     assert tokens("use") == tokens("used")
+
+
+# Letters that no decomposition strips (tokenizer 5, state/tokenize.py LETTER_FOLDS): written
+# with them and without, as a keyboard that lacks them types them.
+UNDECOMPOSED = [
+    ("polish", "Spotkanie w Łodzi przełożone na piątek, Łukasz wie", "lodzi lukasz"),
+    ("danish", "Søren flytter til København efter sommerferien", "soren kobenhavn"),
+    ("vietnamese", "Đường đến Đà Nẵng bị ngập vì mưa lớn", "duong da"),
+    ("french-ligature", "Ma sœur a le cœur sur la main", "soeur coeur"),
+    ("turkish", "Yarınki toplantı iptal edildi, Işık haber verdi", "yarinki toplanti isik"),
+    ("icelandic", "Þórður fór til Ærøskøbing í gær", "thordur aeroskobing"),
+    ("ascii-typed", "Lodz office moves to Kobenhavn, says Soren", "Łódź København Søren"),
+]
+
+
+@pytest.mark.parametrize("language,sentence,query", UNDECOMPOSED, ids=[u[0] for u in UNDECOMPOSED])
+def test_letters_without_a_decomposition_are_found_without_them(store, language, sentence, query):
+    seqs: dict[int, str] = {}
+    with store.transaction():
+        for name, text, _ in UNDECOMPOSED:
+            seqs[
+                store.memories.create(
+                    NewMemory(namespace="wsp_scripts", kind="note", content=text, source="test")
+                )["seq"]
+            ] = name
+    assert _found(store, seqs, query)[:1] == [language], query
+
+
+def test_a_query_folds_letters_and_keeps_them_for_older_indexes():
+    """The index holds the folded form; a query asks for both, so an index written before
+    tokenizer 5 (state/tokenize_v4.py's tokens, a PostgreSQL store's older rows) still matches."""
+    assert index_text("Łódź København đường cœur toplantı").split() == [
+        "lodz",
+        "kobenhavn",
+        "duong",
+        "coeur",
+        "toplanti",
+    ]
+    assert query_terms("Łódź") == ["lodz", "łodz"]
+    assert query_terms("user_łódź") == ["user_lodz", "user", "lodz", "user_łodz", "łodz"]
+    assert tokenize_v4.index_text("Łódź cœur") == "łodz cœur"
+    assert tokenize_v4.query_terms("Łódź") == ["łodz"]
+    assert tokens("Łódź") == ["łodz"]  # the hashing embedder's tokens: its vectors unchanged
 
 
 def test_identifiers_keep_their_whole_and_their_parts():
