@@ -25,7 +25,8 @@ English word forms that Snowball keeps apart through state/lemmas.py (went -> go
 child, picture -> photo), and add answer cues (state/answer_cues.py: a "when" question and
 the texts that say when share a term). Since tokenizer 5 they also fold the letters that have
 no decomposition to strip (``ł``, ``ø``, ``đ``, ``æ``, ``œ``, ``ı``: see LETTER_FOLDS), so
-"Łódź" meets "Lodz" and "đường" meets "duong"; a query keeps the unfolded form as well, which
+"Łódź" meets "Lodz" and "đường" meets "duong", and other scripts' digits become 0-9 (٢٠٢٣ is
+2023); a query keeps the unfolded form as well, which
 matches an index (or a PostgreSQL row) written before. The hashing embedder reads plain
 ``tokens`` (its vectors did not change with tokenizers 3 and 5).
 
@@ -51,7 +52,8 @@ from state.lemmas import LEMMAS
 # 4: the tokens of 3; a turn stored without a session id whose text starts with a time stamp
 # before its speaker ("[2023-05-08] Caroline: ...") now gets its context columns too
 # (state/turn_context.py SPEAKER), so a store indexed by 3 rebuilds its index to give them.
-# 5: letters without a decomposition folded (LETTER_FOLDS) in the index and its queries.
+# 5: letters without a decomposition folded (LETTER_FOLDS), and other scripts' digits made
+# 0-9, in the index and its queries.
 TOKENIZER_VERSION = 5
 # FTS5 splits our space-separated tokens only at ASCII non-alphanumerics ('_' is kept):
 # every non-ASCII character is part of a token, so a Devanagari or Thai token stays whole.
@@ -169,6 +171,12 @@ LETTER_FOLDS = str.maketrans(
 )
 
 
+# Decimal digits of other scripts (Arabic-Indic ٢٠٢٣, Persian ۱۴۰۲, Devanagari २०२३, Thai
+# ๒๕๖๖, ...), which NFKC leaves as they are: folded to 0-9 with LETTER_FOLDS, so a year or a
+# number is found however it was typed.
+_OTHER_DIGIT = regex.compile(r"(?![0-9])\p{Nd}")
+
+
 def _strip_diacritics(word: str) -> str:
     """``word`` without optional marks (é -> e, ё -> е, שָׁלוֹם -> שלום)."""
     if word.isascii():
@@ -236,6 +244,24 @@ def _cluster_tokens(run: str) -> list[str]:
     return [clusters[i] + clusters[i + 1] for i in range(len(clusters) - 1)]
 
 
+def _ascii_digit(match: regex.Match[str]) -> str:
+    return str(unicodedata.digit(match.group()))
+
+
+def _run_tokens(run: str, for_query: bool, lemmas: bool, fold: bool) -> list[str]:
+    """The tokens of one NFKC-normalized run between ASCII separators, by script."""
+    out: list[str] = []
+    for match in _RUN.finditer(run):
+        kind = match.lastgroup
+        if kind == "word":
+            out.extend(_word_tokens(match.group(), for_query, lemmas, fold))
+        elif kind == "cjk":
+            out.extend(_cjk_tokens(match.group()))
+        else:
+            out.extend(_cluster_tokens(match.group()))
+    return out
+
+
 def tokens(text: str, *, for_query: bool = False, lemmas: bool = False, fold: bool = False) -> list[str]:
     """Split text into index tokens (see module docstring).
 
@@ -243,22 +269,21 @@ def tokens(text: str, *, for_query: bool = False, lemmas: bool = False, fold: bo
     CJK single characters stay in queries: BM25's IDF weighs them, and they are how 绘画
     meets 画画 and 画作 (MADial-Bench zh MRR@10 +0.04 on both halves, bench/RESULTS.md).
     ``lemmas``: words of state/lemmas.py become their lemma's token, and ``fold``: letters
-    of LETTER_FOLDS are folded (both the full-text index's and its queries'; the embedder's
-    tokens stay without).
+    of LETTER_FOLDS are folded and every script's decimal digits become 0-9 (both the
+    full-text index's and its queries'; the embedder's tokens stay without).
     """
     out: list[str] = []
     for run in _ASCII_SPLIT.findall(text):
         if run.isascii():  # most runs: exactly one word, and NFKC leaves it as it is
             out.extend(_word_tokens(run, for_query, lemmas))  # nothing to fold in ASCII
             continue
-        for match in _RUN.finditer(unicodedata.normalize("NFKC", run)):
-            kind = match.lastgroup
-            if kind == "word":
-                out.extend(_word_tokens(match.group(), for_query, lemmas, fold))
-            elif kind == "cjk":
-                out.extend(_cjk_tokens(match.group()))
-            else:
-                out.extend(_cluster_tokens(match.group()))
+        normal = unicodedata.normalize("NFKC", run)
+        if fold and _OTHER_DIGIT.search(normal):
+            out.extend(_run_tokens(_OTHER_DIGIT.sub(_ascii_digit, normal), for_query, lemmas, fold))
+            if for_query:  # as for LETTER_FOLDS: the digits as an older index holds them, too
+                out.extend(_run_tokens(normal, for_query, lemmas, False))
+            continue
+        out.extend(_run_tokens(normal, for_query, lemmas, fold))
     if for_query:
         out = [t for t in out if t not in CJK_STOP]
     return out

@@ -3,8 +3,8 @@
 Kept only to answer from an index built with them while that index is rebuilt in the
 background (state/rebuild.py), like state/tokenize_v1.py and state/tokenize_v2.py. Version 5
 changed only the folding of letters without a decomposition (state/tokenize.py
-LETTER_FOLDS), which these tokens leave as they are; 3 and 4 have the same tokens (4 changed
-which turns get context columns). So this is state/tokenize.py's ``tokens`` without
+LETTER_FOLDS) and of other scripts' digits, which these tokens leave as they are; 3 and 4
+have the same tokens (4 changed which turns get context columns). So this is state/tokenize.py's ``tokens`` without
 ``fold``, and must stay so: a change to ``tokens`` itself needs a version of its own.
 """
 

@@ -132,6 +132,27 @@ def test_letters_without_a_decomposition_are_found_without_them(store, language,
     assert _found(store, seqs, query)[:1] == [language], query
 
 
+DIGITS = [
+    ("arabic", "انتهى المشروع في عام ٢٠٢٣ بنجاح", "2023"),
+    ("persian", "قرارداد در سال ۱۴۰۲ امضا شد", "1402"),
+    ("devanagari", "यह परियोजना २०२१ में शुरू हुई", "2021"),
+    ("thai", "โครงการเริ่มในปี ๒๕๖๖", "2566"),
+    ("ascii", "The lease ends in 2027", "٢٠٢٧"),
+]
+
+
+@pytest.mark.parametrize("script,sentence,query", DIGITS, ids=[d[0] for d in DIGITS])
+def test_every_scripts_digits_meet_ascii_digits(store, script, sentence, query):
+    seqs: dict[int, str] = {}
+    with store.transaction():
+        for name, text, _ in DIGITS:
+            record = store.memories.create(
+                NewMemory(namespace="wsp_scripts", kind="note", content=text, source="test")
+            )
+            seqs[record["seq"]] = name
+    assert _found(store, seqs, query) == [script], query
+
+
 def test_a_query_folds_letters_and_keeps_them_for_older_indexes():
     """The index holds the folded form; a query asks for both, so an index written before
     tokenizer 5 (state/tokenize_v4.py's tokens, a PostgreSQL store's older rows) still matches."""
@@ -146,7 +167,10 @@ def test_a_query_folds_letters_and_keeps_them_for_older_indexes():
     assert query_terms("user_łódź") == ["user_lodz", "user", "lodz", "user_łodz", "łodz"]
     assert tokenize_v4.index_text("Łódź cœur") == "łodz cœur"
     assert tokenize_v4.query_terms("Łódź") == ["łodz"]
-    assert tokens("Łódź") == ["łodz"]  # the hashing embedder's tokens: its vectors unchanged
+    assert index_text("٢٠٢٣ ๒๕๖๖").split()[:2] == ["2023", "2566"]
+    assert query_terms("۱۴۰۲") == ["1402", "۱۴۰۲"]
+    assert tokenize_v4.query_terms("۱۴۰۲") == ["۱۴۰۲"]
+    assert tokens("Łódź ۱۴۰۲") == ["łodz", "۱۴۰۲"]  # the hashing embedder's tokens: its vectors unchanged
 
 
 def test_identifiers_keep_their_whole_and_their_parts():
