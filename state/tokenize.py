@@ -25,10 +25,10 @@ English word forms that Snowball keeps apart through state/lemmas.py (went -> go
 child, picture -> photo), and add answer cues (state/answer_cues.py: a "when" question and
 the texts that say when share a term). Since tokenizer 5 they also fold the letters that have
 no decomposition to strip (``ł``, ``ø``, ``đ``, ``æ``, ``œ``, ``ı``: see LETTER_FOLDS), so
-"Łódź" meets "Lodz" and "đường" meets "duong", and other scripts' digits become 0-9 (٢٠٢٣ is
-2023); a query keeps the unfolded form as well, which
-matches an index (or a PostgreSQL row) written before. The hashing embedder reads plain
-``tokens`` (its vectors did not change with tokenizers 3 and 5).
+"Łódź" meets "Lodz" and "đường" meets "duong", and make other scripts' digits 0-9 (٢٠٢٣ is
+2023); a query keeps the unfolded form as well, which matches an index (or a PostgreSQL row)
+written before. The hashing embedder reads plain ``tokens`` (its vectors did not change with
+tokenizers 3 and 5).
 
 ``TOKENIZER_VERSION`` names this scheme and the full-text index's format: a store built with
 another version rebuilds its derived indexes in the background (the previous schemes are kept
