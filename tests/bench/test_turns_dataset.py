@@ -310,3 +310,22 @@ def test_relative_difference_and_baseline_query() -> None:
     assert rt.baseline_query('What did Maya\'s dog do when it was "scared"?') == (
         '"maya\'s" OR "dog" OR "scared"'
     )
+
+
+def test_a_held_out_only_dataset_reports_its_held_out_half_alone(tmp_path: Path) -> None:
+    """A dataset whose conversations are all held out (bench/data/conversations/
+    long-conversations.json) is measured with --split all like the others, without rows
+    for an empty tuning half."""
+    data = canonical()
+    for conversation in data["conversations"]:
+        conversation["split"] = "report"
+    result = rt.run(load(write(tmp_path, data)), [rt.BASELINE], split="all")
+    assert result.splits == ["report"] and result.count(rt.BASELINE.label, "report") == 2
+    section = rt.section_markdown(result, "python bench/retrieval_turns.py x.json")
+    assert "nan" not in section and "Split `tune`" not in section and "Split `report`" in section
+
+
+def test_the_shipped_datasets_load() -> None:
+    for path in sorted((BENCH / "data" / "conversations").glob("*.json")):
+        dataset = load(path)
+        assert dataset.questions and not dataset.skipped, path.name
