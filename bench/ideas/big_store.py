@@ -42,7 +42,7 @@ import state.search as search_module  # noqa: E402
 
 PADDING_TURNS = 6000
 DATA = BENCH / "data" / "conversations"
-DATASETS = ("companion-conversations", "locomo-style-2", "assistant-chats")
+DATASETS = ("companion-conversations", "locomo-style-2", "assistant-chats", "long-conversations")
 SECTION = "## Retrieval quality: conversations in a store of 6,000 other turns"
 
 _INGEST = rt.ingest  # the harness's own, before a config patches it
@@ -114,12 +114,12 @@ def gains(results: dict[str, rt.RunResult], metric: str) -> dict[tuple[str, str]
         / results[n].mean(PADDED_BASELINE.label, s, metric)
         - 1
         for n in DATASETS
-        for s in ("tune", "report")
+        for s in results[n].splits
     }
 
 
 def section(results: dict[str, rt.RunResult], command: str) -> str:
-    columns = [(name, split) for name in DATASETS for split in ("tune", "report")]
+    columns = [(name, split) for name in DATASETS for split in results[name].splits]
     rows = [
         (f"Porter baseline, {name}", label, base)
         for name, label, base in (
