@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from state.errors import ConfigError
-from state.tokenize import STOP_TOKENS, is_cjk, tokens
+from state.tokenize import STOP_TOKENS, folded, is_cjk, tokens
 
 log = logging.getLogger(__name__)
 
@@ -126,11 +126,13 @@ class HashingEmbedder:
         for feature, weight, token in self._features(text):
             counts[feature] = counts.get(feature, 0.0) + weight
             sources[feature] = token
-        known, total = frequencies(set(sources.values()))
+        # The index holds "łodz" as "lodz" (tokenizer 5): a word's frequency by that form.
+        forms = {token: folded(token) for token in set(sources.values())}
+        known, total = frequencies(set(forms.values()))
         weights: dict[str, float] = {}
         for feature, weight in counts.items():
             token = sources[feature]
-            seen = known.get(token, 0)
+            seen = known.get(forms[token], 0)
             if feature == token:
                 if seen:
                     weights[feature] = _sublinear(weight) * _idf(seen, total)

@@ -177,6 +177,18 @@ LETTER_FOLDS = str.maketrans(
 _OTHER_DIGIT = regex.compile(r"(?![0-9])\p{Nd}")
 
 
+def _ascii_digit(match: regex.Match[str]) -> str:
+    return str(unicodedata.digit(match.group()))
+
+
+def folded(token: str) -> str:
+    """A token with LETTER_FOLDS and other scripts' digits folded: the form tokenizer 5's
+    index holds for it (the hashing embedder looks a query token's frequency up by it)."""
+    if token.isascii():
+        return token
+    return _OTHER_DIGIT.sub(_ascii_digit, token.translate(LETTER_FOLDS))
+
+
 def _strip_diacritics(word: str) -> str:
     """``word`` without optional marks (é -> e, ё -> е, שָׁלוֹם -> שלום)."""
     if word.isascii():
@@ -242,10 +254,6 @@ def _cluster_tokens(run: str) -> list[str]:
     if len(clusters) == 1:
         return clusters
     return [clusters[i] + clusters[i + 1] for i in range(len(clusters) - 1)]
-
-
-def _ascii_digit(match: regex.Match[str]) -> str:
-    return str(unicodedata.digit(match.group()))
 
 
 def _run_tokens(run: str, for_query: bool, lemmas: bool, fold: bool) -> list[str]:
