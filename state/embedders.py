@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from state.errors import ConfigError
-from state.tokenize import STOP_TOKENS, folded, is_cjk, tokens
+from state.tokenize import STOP_TOKENS, folded_forms, is_cjk, tokens
 
 log = logging.getLogger(__name__)
 
@@ -127,12 +127,13 @@ class HashingEmbedder:
             counts[feature] = counts.get(feature, 0.0) + weight
             sources[feature] = token
         # The index holds "łodz" as "lodz" (tokenizer 5): a word's frequency by that form.
-        forms = {token: folded(token) for token in set(sources.values())}
-        known, total = frequencies(set(forms.values()))
+        words = set(sources.values())
+        forms = folded_forms(text, words)
+        known, total = frequencies({forms.get(t, t) for t in words})
         weights: dict[str, float] = {}
         for feature, weight in counts.items():
             token = sources[feature]
-            seen = known.get(forms[token], 0)
+            seen = known.get(forms.get(token, token), 0)
             if feature == token:
                 if seen:
                     weights[feature] = _sublinear(weight) * _idf(seen, total)
