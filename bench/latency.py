@@ -350,11 +350,15 @@ class Daemon:
     def url(self) -> str:
         return f"http://{HOST}:{self.port}"
 
+    def command(self) -> list[str]:
+        """The daemon's command line (a benchmark may start it another way)."""
+        return [sys.executable, "-m", "daemon", "daemon", "run", "--host", HOST, "--port", str(self.port)]
+
     def start(self, timeout: float = 30.0) -> None:
         self.port = free_port()
         log = open(self.home / "daemon-stdout.log", "ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "daemon", "daemon", "run", "--host", HOST, "--port", str(self.port)],
+            self.command(),
             env=self.env,
             stdout=log,
             stderr=subprocess.STDOUT,
