@@ -202,13 +202,55 @@ class IndexRebuild(SteppedJob):
     requests get at least half of the loop, until nothing is left. A batch never spans an
     await, so it is a unit of the request connection's group commit, like a request's write;
     its group is committed at once, so that the COMMIT (writing the batch's pages to the WAL,
-    a good part of its cost) is counted in the batch's duration and paused after too."""
+    a good part of its cost) is counted in the batch's duration and paused after too.
+
+    On PostgreSQL the rows made by another tokenizer are made anew (state/pg/reindex.py), each
+    batch in a worker thread on a connection of the job's own: its round trips never hold the
+    event loop, and its transaction is never the requests' group."""
 
     def __init__(self, store: Store, settings: Settings) -> None:
         super().__init__()
         self.store = store
         self.settings = settings
         self.durations_ms: list[float] = []  # of the last run's batches (daemon status, bench)
+        self._apart: Any = None  # PostgreSQL: the job's own search index and connection
+
+    async def _batch(self) -> str | None:
+        """One batch: what it worked on, None when nothing is left."""
+        if self.store.engine == "sqlite":
+            kind = rebuild_step(
+                self.store,
+                max_records=self.settings.rebuild_batch_records,
+                budget_seconds=self.settings.rebuild_batch_ms / 1000,
+            )
+            if kind is not None:
+                flush_now(self.store.conn)
+            return kind
+        if not getattr(self.store.search, "reindexing", False):
+            return None  # planned when the index opened: nothing was, nothing is
+        return await asyncio.to_thread(self._pg_batch)
+
+    def _pg_batch(self) -> str | None:
+        from state.pg import reindex
+
+        store: Any = self.store  # a PgStore (state/pg/store.py)
+        if self._apart is None:
+            self._apart = store.index_type(store.connect_apart(), store.embedder)
+        kind = reindex.step(
+            self._apart,
+            max_records=self.settings.rebuild_batch_records,
+            budget_seconds=self.settings.rebuild_batch_ms / 1000,
+        )
+        if kind is None:
+            store.search.reindexing = False
+            self.close()
+        return kind
+
+    def close(self) -> None:
+        """Close the job's own connection (PostgreSQL), if it has one."""
+        if self._apart is not None:
+            self._apart.conn.close()
+            self._apart = None
 
     async def run(self) -> str:
         """Batches until the rebuild is done (or the daemon stops); what was done."""
@@ -218,14 +260,9 @@ class IndexRebuild(SteppedJob):
         try:
             while not self.stopping.is_set():
                 started = time.perf_counter()
-                kind = rebuild_step(
-                    self.store,
-                    max_records=self.settings.rebuild_batch_records,
-                    budget_seconds=self.settings.rebuild_batch_ms / 1000,
-                )
+                kind = await self._batch()
                 if kind is None:
                     break
-                flush_now(self.store.conn)
                 took = time.perf_counter() - started
                 self.durations_ms.append(round(took * 1000, 2))
                 kinds[kind] = kinds.get(kind, 0) + 1
@@ -359,7 +396,8 @@ def schedule_jobs(
     # notice), resume interrupted writes after the acks, push the outbox and pull changes.
     board.add("sync_upstream", services.upstream.sync, settings.sync_upstream_seconds, cluster_once=True)
     if rebuild is not None:
-        board.add("rebuild_search_index", rebuild.run, REBUILD_RETRY_SECONDS, now=True)
+        # One process of a team server at a time (another's batches would only wait for it).
+        board.add("rebuild_search_index", rebuild.run, REBUILD_RETRY_SECONDS, now=True, cluster_once=True)
     if merge is not None:
         board.add("merge_search_index", merge.run, settings.index_merge_seconds)
 
@@ -379,9 +417,9 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
     services.changes.subscribe(refresher.on_change)
     scheduler = AsyncIOScheduler()
     board = JobBoard(scheduler, store)
-    # The FTS5 index's rebuild and merge: the SQLite engine's (PostgreSQL's index is kept
-    # whole by each write and by the server's own maintenance).
-    rebuild = IndexRebuild(store, services.store.settings) if sqlite else None
+    # The search index's rebuild after a tokenizer change (both engines), and the FTS5 index's
+    # merge (PostgreSQL's index is kept whole by each write and by the server's maintenance).
+    rebuild = IndexRebuild(store, services.store.settings)
     merge = IndexMerge(store) if sqlite else None
     vectors = VectorWorker(store.search, conn=store.conn)
     vectors.start()
@@ -396,8 +434,9 @@ async def jobs_context(app: web.Application) -> AsyncIterator[None]:
         yield
     finally:
         refresher.cancel()
-        if rebuild is not None and merge is not None:
-            await rebuild.stop()  # before the store closes: a batch in progress ends first
+        await rebuild.stop()  # before the store closes: a batch in progress ends first
+        rebuild.close()
+        if merge is not None:
             await merge.stop()  # likewise a merge step
         await vectors.stop()  # the vectors still pending are made
         scheduler.shutdown(wait=False)

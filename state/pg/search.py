@@ -43,6 +43,7 @@ from typing import Any
 from state import tokenize, turn_context
 from state.embedders import Embedder, serialize
 from state.index_builds import has_context
+from state.pg import reindex
 from state.pg.connection import WRITE_LOCK, PgConnection
 from state.pg.vector_writer import VectorWriter
 from state.search import (
@@ -207,6 +208,8 @@ class PgSearchIndex:
         self.changed_at = 0.0
         self.ensure_vectors()
         self.fill_context()
+        # Rows made by another tokenizer are made anew in the background (state/pg/reindex.py).
+        self.reindexing = reindex.plan(conn)
 
     @property
     def embeds_queries_inline(self) -> bool:
@@ -353,9 +356,9 @@ class PgSearchIndex:
         if has_context(tokenize):
             later = turn_context.followers(self.sql, seq)
             if later:
-                self._remake(later)
+                self.remake(later)
 
-    def _remake(self, seqs: list[int]) -> int:
+    def remake(self, seqs: list[int]) -> int:
         """Make the rows of records ``seqs`` with their context as it is now, and the counts
         with them; a record without a row is left alone. The number of rows changed."""
         rows = self.conn.execute(
@@ -399,7 +402,7 @@ class PgSearchIndex:
                 seqs = [row[0] for row in self.conn.execute(pending, (FILL_BATCH,))]
                 if not seqs:
                     return made
-                made += self._remake(seqs)
+                made += self.remake(seqs)
                 self.conn.execute(
                     "update memory_search set context_pending = false where seq = any(%s)", (seqs,)
                 )

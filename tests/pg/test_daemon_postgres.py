@@ -15,6 +15,7 @@ import pytest
 from state.config import load_settings, set_setting
 from state.errors import ConfigError
 from state.paths import resolve_paths
+from state.search import record_text
 from tests.e2e.conftest import DaemonProcess, cli, free_port
 
 
@@ -143,3 +144,62 @@ def test_a_password_never_goes_into_the_config_file_nor_into_a_message(tmp_path:
     with pytest.raises(ConfigError) as refused:
         load_settings(tmp_path / "other.toml", {"MEMORYCLOUD_DATABASE_URL": "postgresql://u:hunter2@db/mc"})
     assert "hunter2" not in str(refused.value) and "***" in str(refused.value)
+
+
+def test_a_store_of_the_previous_release_is_reindexed_by_the_daemon(
+    pg_url: str, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #16, existing stores: a team store whose search rows hold tokenizer 4's tokens
+    (and no build row, as that release left it) is re-indexed by the daemon's job after a
+    start (state/pg/reindex.py): "Lodz" then finds what was written as "Łódź"."""
+    from state import tokenize, tokenize_v4
+    from state.config import Settings
+    from state.pg.store import PgStore
+
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    daemon = DaemonProcess(free_port(), isolated_home, extra_args=("--role", "cloud", "--database", pg_url))
+    daemon.start()
+    config = resolve_paths().config_file
+    set_setting(config, "role", "cloud")
+    set_setting(config, "database_url", pg_url)
+    try:
+        key = json.loads(cli("agent", "add", "team-agent", "--runtime", "codex", "--json").stdout)["api_key"]
+        _agent_write_and_search(daemon.url, key, "The offsite moves to Łódź, by the old factory.")
+    finally:
+        daemon.stop()
+    store = PgStore.open(pg_url, Settings())
+    try:
+        with monkeypatch.context() as patch, store.transaction():
+            patch.setattr(tokenize, "index_text", tokenize_v4.index_text)
+            for seq, namespace, title, content, triggers in store.conn.raw.execute(
+                "select seq, namespace, title, content, triggers from memory_records"
+            ).fetchall():
+                store.search.replace(seq, namespace, record_text(title, content, json.loads(triggers)))
+        store.conn.raw.execute("delete from index_builds")
+    finally:
+        store.close()
+
+    def words_find_it() -> bool:
+        """Whether BM25 finds the memory by "Lodz" (a vector match alone does not count)."""
+        store = PgStore.open(pg_url, Settings())
+        try:
+            namespaces = [
+                row[0] for row in store.conn.raw.execute("select distinct namespace from memory_records")
+            ]
+            return any(hit.bm25_rank is not None for hit in store.search.search("Lodz", namespaces, limit=5))
+        finally:
+            store.close()
+
+    assert not words_find_it()  # its open only plans the re-index: nothing runs it there
+    daemon.start()
+    try:
+        status = lambda: json.loads(cli("daemon", "status", "--json").stdout)["search_index"]  # noqa: E731
+        assert _eventually(lambda: status()["state"] == "current", 30)
+        assert status()["indexes"]["memory_fts"]["built_with"] == "tokenizer-5"
+        with httpx.Client(
+            base_url=daemon.url, headers={"Authorization": f"Bearer {key}"}, timeout=10
+        ) as http:
+            assert len(_search(http, "Lodz")) == 1
+    finally:
+        daemon.stop()
+    assert words_find_it()

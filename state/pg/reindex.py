@@ -1,0 +1,152 @@
+"""A PostgreSQL store's search rows made anew after a tokenizer change (issue #16).
+
+On SQLite a new tokenizer rebuilds the full-text table beside the old one (state/rebuild.py).
+Here each record's row of ``memory_search`` is made again in place, in seq order: its own
+tokens from the record's text by this code's tokenizer, then its context (the turns before
+it, whose rows are made already) and the document counts with them (state/pg/search.py
+``remake``). A row not reached yet answers as before: a query keeps each word's unfolded
+form beside the folded one (state/tokenize.py), so "Łódź" still finds a row written before
+tokenizer 5; what such a row lacks until it is made again is what the new tokenizer adds
+(an ASCII "Lodz" for it, a stamped turn's context: tokenizer 4).
+
+The progress is the ``memory_fts`` row of ``index_builds`` (the SQLite engine's table, kept
+on this engine for the code that reads it), so ``daemon status``, the TUI and ``doctor``
+show it as they show a SQLite rebuild (state/rebuild.py ``status``). Each batch is one write
+transaction, after every other process's write (the write lock), that makes its rows and
+moves the cursor: a kill loses at most the batch in progress, which runs again. Writes
+meanwhile index with this code's tokenizer; a record the copy has not reached is made again
+when it is (harmless: the same tokens).
+
+A database whose rows no build row describes (written before this module) is re-indexed once.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from state import tokenize
+from state.ids import now_iso
+from state.index_builds import FTS, IndexBuild, wanted_tokenizer
+from state.pg.connection import WRITE_LOCK
+from state.search import record_text
+
+if TYPE_CHECKING:
+    from state.pg.search import PgSearchIndex
+
+# A batch stops at whichever comes first (the daemon passes its [jobs] rebuild settings).
+# Rows are made CHUNK at a time, each chunk's context read per row (three lookups), so a
+# batch checks its budget between chunks.
+BATCH_RECORDS = 1000
+BATCH_SECONDS = 0.02
+CHUNK = 25
+
+
+def read_build(conn: Any) -> IndexBuild:
+    """The full-text index's build row (a default one when there is none)."""
+    row = conn.execute(
+        "select name, built_with, target, cursor, done, started_at, finished_at from index_builds"
+        " where name = %s",
+        (FTS,),
+    ).fetchone()
+    return IndexBuild(*row) if row else IndexBuild(FTS)
+
+
+def _save(conn: Any, build: IndexBuild) -> None:
+    conn.execute(
+        "insert into index_builds (name, built_with, target, cursor, done, started_at, finished_at)"
+        " values (%s, %s, %s, %s, %s, %s, %s) on conflict (name) do update set"
+        " built_with = excluded.built_with, target = excluded.target, cursor = excluded.cursor,"
+        " done = excluded.done, started_at = excluded.started_at, finished_at = excluded.finished_at",
+        (
+            build.name,
+            build.built_with,
+            build.target,
+            build.cursor,
+            build.done,
+            build.started_at,
+            build.finished_at,
+        ),
+    )
+
+
+def _settled(build: IndexBuild, wanted: str) -> bool | None:
+    """True: a re-index towards ``wanted`` is under way; False: the rows are ``wanted``'s;
+    None: neither (one must be planned)."""
+    if build.target == wanted:
+        return True
+    if build.target is None and build.built_with == wanted:
+        return False
+    return None
+
+
+def plan(conn: Any) -> bool:
+    """When the index opens: record a re-index if its rows were made by another tokenizer (or
+    by code before this module); an empty index is simply this code's. Whether a re-index is
+    under way. Cheap: one read when nothing is to do."""
+    wanted = wanted_tokenizer()
+    settled = _settled(read_build(conn), wanted)
+    if settled is not None:
+        return settled
+    with conn.transaction():
+        conn.execute("select pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        build = read_build(conn)  # another process may have planned it meanwhile
+        settled = _settled(build, wanted)
+        if settled is not None:
+            return settled
+        if conn.execute("select not exists (select 1 from memory_search)").fetchone()[0]:
+            _save(conn, replace(build, built_with=wanted, target=None, finished_at=now_iso()))
+            return False
+        _save(conn, replace(build, target=wanted, cursor=0, done=0, started_at=now_iso(), finished_at=None))
+        return True
+
+
+def step(
+    index: PgSearchIndex, *, max_records: int = BATCH_RECORDS, budget_seconds: float = BATCH_SECONDS
+) -> str | None:
+    """One batch of the re-index in its own transaction: ``"fts"`` (it made rows, or found
+    none left and finished), None when there is nothing to do. The connection must be
+    ``index``'s own, outside any transaction (the daemon gives the job one of its own)."""
+    conn = index.conn
+    wanted = wanted_tokenizer()
+    if read_build(conn).target != wanted:  # nothing under way (or another release's: its own)
+        return None
+    started = time.perf_counter()
+    with conn.transaction():
+        conn.execute("select pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        build = read_build(conn)  # under the lock: no other batch moves it now
+        if build.target != wanted:
+            return None
+        rows = conn.execute(
+            "select s.seq, r.title, r.content, r.triggers from memory_search s"
+            " join memory_records r on r.seq = s.seq where s.seq > %s order by s.seq limit %s",
+            (build.cursor, max_records),
+        ).fetchall()
+        if not rows:
+            _save(conn, replace(build, built_with=wanted, target=None, finished_at=now_iso()))
+            return "fts"
+        made = 0
+        for first in range(0, len(rows), CHUNK):
+            chunk = rows[first : first + CHUNK]
+            own = [
+                (tokenize.index_text(record_text(title, content, json.loads(triggers))), seq)
+                for seq, title, content, triggers in chunk
+            ]
+            # Own tokens first: the context of a turn further on reads them (seq order).
+            conn.cursor().executemany("update memory_search set own = %s where seq = %s", own)
+            index.remake([seq for _, seq in own])
+            made += len(chunk)
+            if time.perf_counter() - started >= budget_seconds:
+                break
+        _save(conn, replace(build, cursor=rows[made - 1][0], done=build.done + made))
+    return "fts"
+
+
+def run_to_end(index: PgSearchIndex) -> int:
+    """Every batch left at once (tests, ``doctor``): the rows made."""
+    before = read_build(index.conn).done
+    while step(index, budget_seconds=3600.0) is not None:
+        pass
+    return read_build(index.conn).done - before

@@ -1,0 +1,152 @@
+"""A PostgreSQL store made by the previous release gets its search rows made anew by this
+release's tokenizer (state/pg/reindex.py): in batches, resumable, found meanwhile, and in the
+end exactly what this code writes. The daemon's job: tests/pg/test_daemon_postgres.py."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from state import tokenize, tokenize_v4
+from state.config import Settings
+from state.index_builds import FTS, describe_identity, wanted_tokenizer
+from state.memories import NewMemory
+from state.pg import reindex
+from state.rebuild import status
+from state.search import record_text
+from tests.pg.conftest import assert_counts_kept
+
+pytest.importorskip("psycopg")
+
+OLD_TEXTS = [
+    ("pl", "fact", "Spotkanie zespołu w Łodzi przełożone na czwartek", {}),
+    ("dk", "fact", "Kontoret i København lukker kl. 16 om fredagen", {}),
+    ("chat", "message", "Where is the offsite this year?", {"session_id": "s1"}),
+    ("chat", "message", "In Łódź, at the old factory by the river.", {"session_id": "s1"}),
+    ("chat", "message", "Then book the train for Thursday morning.", {"session_id": "s1"}),
+    ("vi", "fact", "Cuộc họp ở đường Lê Lợi lúc 9 giờ", {}),
+]
+
+
+def _open(url: str) -> Any:
+    from state.pg.store import PgStore
+
+    return PgStore.open(url, Settings())
+
+
+def _write(store: Any, namespace: str, kind: str, text: str, provenance: dict) -> int:
+    with store.transaction():
+        record = store.memories.create(
+            NewMemory(namespace=namespace, kind=kind, content=text, source="test", provenance=provenance)
+        )
+    return record["seq"]
+
+
+def _previous_release_store(url: str, monkeypatch: pytest.MonkeyPatch) -> dict[int, str]:
+    """A database as the release before this module left it: rows made with tokenizer 4's
+    tokens, and no build row (that release wrote none). seq -> text."""
+    store = _open(url)
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr(tokenize, "index_text", tokenize_v4.index_text)
+            texts = {_write(store, ns, kind, text, prov): text for ns, kind, text, prov in OLD_TEXTS}
+        store.conn.raw.execute("delete from index_builds where name = %s", (FTS,))
+    finally:
+        store.close()
+    return texts
+
+
+def _found(store: Any, query: str, namespace: str) -> list[int]:
+    return [hit.seq for hit in store.search.search(query, [namespace], limit=5)]
+
+
+def _as_this_code_makes_them(store: Any) -> None:
+    """Every row holds this tokenizer's tokens of its record, its context is current (making
+    the rows again changes none), and the kept counts equal a recount."""
+    raw = store.conn.raw
+    rows = raw.execute(
+        "select s.own, r.title, r.content, r.triggers from memory_search s join memory_records r on r.seq = s.seq"
+    ).fetchall()
+    assert rows
+    for own, title, content, triggers in rows:
+        assert own == tokenize.index_text(record_text(title, content, json.loads(triggers)))
+    seqs = [row[0] for row in raw.execute("select seq from memory_search").fetchall()]
+    with raw.transaction():
+        assert store.search.remake(seqs) == 0
+    assert_counts_kept(raw)
+
+
+def test_a_new_database_is_this_tokenizers_from_the_start(pg_empty_url: str) -> None:
+    store = _open(pg_empty_url)
+    try:
+        assert store.search.reindexing is False
+        assert reindex.read_build(store.conn.raw).built_with == wanted_tokenizer()
+        assert status(store.conn)["state"] == "current"
+        assert reindex.step(store.search) is None
+    finally:
+        store.close()
+
+
+def test_rows_of_the_previous_release_are_made_anew_in_batches(
+    pg_empty_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = _previous_release_store(pg_empty_url, monkeypatch)
+    by_text = {text: seq for seq, text in texts.items()}
+    store = _open(pg_empty_url)
+    try:
+        assert store.search.reindexing is True
+        rebuilding = status(store.conn)
+        assert rebuilding["state"] == "rebuilding" and rebuilding["total"] == len(texts)
+        assert rebuilding["reason"] == describe_identity(wanted_tokenizer()), rebuilding
+        # Meanwhile: the old rows answer a query with the letters, not yet one without.
+        assert by_text[OLD_TEXTS[0][2]] in _found(store, "Łodzi", "pl")
+        assert _found(store, "Lodzi", "pl") == []
+        # A first batch of two, then the process stops (a kill between batches).
+        assert reindex.step(store.search, max_records=2) == "fts"
+        assert status(store.conn)["done"] == 2
+        assert _found(store, "Lodzi", "pl") == [by_text[OLD_TEXTS[0][2]]]
+    finally:
+        store.close()
+    store = _open(pg_empty_url)
+    try:
+        assert store.search.reindexing is True
+        assert status(store.conn)["done"] == 2  # resumed where it stopped, nothing done twice
+        # A write meanwhile gets this code's tokens at once.
+        new = _write(store, "dk", "fact", "Ny kantine i Aarhus åbner", {})
+        assert _found(store, "Aarhus", "dk") == [new]
+        assert reindex.run_to_end(store.search) == len(texts) - 2 + 1  # the new record too
+        assert reindex.step(store.search) is None
+        assert status(store.conn)["state"] == "current"
+        assert reindex.read_build(store.conn.raw).built_with == wanted_tokenizer()
+        assert _found(store, "Kobenhavn", "dk") == [by_text[OLD_TEXTS[1][2]]]
+        assert _found(store, "duong Le Loi", "vi") == [by_text[OLD_TEXTS[5][2]]]
+        # The turn after "Where is the offsite" holds it as context, with this code's tokens.
+        answer = by_text[OLD_TEXTS[3][2]]
+        assert answer in _found(store, "offsite Lodz", "chat")[:2]
+        _as_this_code_makes_them(store)
+    finally:
+        store.close()
+    store = _open(pg_empty_url)  # the next start finds nothing to do
+    try:
+        assert store.search.reindexing is False
+    finally:
+        store.close()
+
+
+def test_two_processes_never_make_the_same_batch(pg_empty_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each batch reads the cursor under the write lock: batches of two stores on one database
+    (two team-server processes) take turns and leave the rows as one would."""
+    texts = _previous_release_store(pg_empty_url, monkeypatch)
+    first, second = _open(pg_empty_url), _open(pg_empty_url)
+    try:
+        while True:
+            kinds = [reindex.step(first.search, max_records=1), reindex.step(second.search, max_records=1)]
+            if kinds == [None, None]:
+                break
+        assert reindex.read_build(first.conn.raw).done == len(texts)
+        _as_this_code_makes_them(first)
+    finally:
+        first.close()
+        second.close()
