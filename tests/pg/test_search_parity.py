@@ -206,9 +206,10 @@ def test_idf_of_a_term_counted_after_the_records_is_defined() -> None:
 
 
 def test_a_row_written_before_letters_were_folded_is_found_on_postgresql(tmp_path, pg_conn, monkeypatch):
-    """PostgreSQL rows are not re-indexed when the tokens change: a row written with
-    tokenizer 4's tokens ("łodzi") is still found by a query with the letters (which asks
-    for the folded and the unfolded form); a row written now by one without them too."""
+    """Until the re-index reaches it (state/pg/reindex.py, tests/pg/test_reindex.py), a row
+    written with tokenizer 4's tokens ("łodzi") is still found by a query with the letters
+    (which asks for the folded and the unfolded form); a row written now by one without
+    them too."""
     from state import tokenize, tokenize_v4
 
     store = Store.open(tmp_path / "fold.db", Settings())
