@@ -18,18 +18,27 @@ meanwhile index with this code's tokenizer; a record the copy has not reached is
 when it is (harmless: the same tokens).
 
 A database whose rows no build row describes (written before this module) is re-indexed once.
+
+**Vectors.** A vector table another embedder made (another name or dimension, as its
+``memory_vectors`` row of ``index_builds`` says) is dropped and made again for this one when
+the index opens (:func:`prepare_vectors`); the daemon's vector writer then makes every
+record's vector anew in the background (state/pg/vector_writer.py ``find_missing``, at its
+start), and until a record has its vector it ranks by its words, as a record whose vector is
+still pending always does on this engine. A table written before the identity was recorded is
+kept if its dimension is this embedder's (it cannot tell more), else made again.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from state import tokenize
 from state.ids import now_iso
-from state.index_builds import FTS, IndexBuild, wanted_tokenizer
+from state.index_builds import FTS, VECTORS, IndexBuild, wanted_tokenizer
 from state.pg.connection import WRITE_LOCK
 from state.search import record_text
 
@@ -44,14 +53,21 @@ BATCH_SECONDS = 0.02
 CHUNK = 25
 
 
-def read_build(conn: Any) -> IndexBuild:
-    """The full-text index's build row (a default one when there is none)."""
+# What this engine's vectors are: the embedder's int8-quantized values in pgvector's
+# vector(D), compared by cosine (no coarse codes: the SQLite identity's metric differs).
+VECTOR_LAYOUT = "int8-cosine"
+
+log = logging.getLogger(__name__)
+
+
+def read_build(conn: Any, name: str = FTS) -> IndexBuild:
+    """An index's build row (a default one when there is none)."""
     row = conn.execute(
         "select name, built_with, target, cursor, done, started_at, finished_at from index_builds"
         " where name = %s",
-        (FTS,),
+        (name,),
     ).fetchone()
-    return IndexBuild(*row) if row else IndexBuild(FTS)
+    return IndexBuild(*row) if row else IndexBuild(name)
 
 
 def _save(conn: Any, build: IndexBuild) -> None:
@@ -150,3 +166,36 @@ def run_to_end(index: PgSearchIndex) -> int:
     while step(index, budget_seconds=3600.0) is not None:
         pass
     return read_build(index.conn).done - before
+
+
+def vector_identity(embedder: Any) -> str:
+    """What made a vector table on this engine: the embedder's name and dimension."""
+    return f"{embedder.name}:{VECTOR_LAYOUT}:{embedder.dimension}"
+
+
+def prepare_vectors(conn: Any, embedder: Any) -> bool:
+    """Inside the transaction that makes the vector table (under the write lock): drop a
+    table another embedder made, and record this one's identity. True when a table was
+    dropped (its records' vectors are to be made anew)."""
+    identity = vector_identity(embedder)
+    build = read_build(conn, VECTORS)
+    if build.built_with == identity:
+        return False
+    exists = conn.execute("select to_regclass('memory_vectors') is not null").fetchone()[0]
+    if exists and build.built_with is None:
+        # Written before identities were recorded: pgvector keeps the dimension as the
+        # column's type modifier; another embedder of the same dimension cannot be told.
+        made = conn.execute(
+            "select atttypmod from pg_attribute where attrelid = 'memory_vectors'::regclass"
+            " and attname = 'embedding'"
+        ).fetchone()[0]
+        exists = made != int(embedder.dimension)
+    if exists:
+        log.warning(
+            "the vectors were made by another embedder (%s): making them anew for %s in the background",
+            build.built_with or "one of another dimension",
+            identity,
+        )
+        conn.execute("drop table memory_vectors")
+    _save(conn, IndexBuild(VECTORS, built_with=identity, finished_at=now_iso()))
+    return bool(exists)

@@ -254,6 +254,8 @@ class PgSearchIndex:
         dimension = int(self.embedder.dimension)
         with self.conn.transaction():
             self.conn.execute("select pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            # Another embedder's table is dropped: the vector writer makes them all anew.
+            reindex.prepare_vectors(self.conn, self.embedder)
             self.conn.execute(
                 "create table if not exists memory_vectors (seq bigint primary key,"
                 f" namespace text not null, embedding vector({dimension}) not null)"

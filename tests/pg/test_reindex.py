@@ -150,3 +150,43 @@ def test_two_processes_never_make_the_same_batch(pg_empty_url: str, monkeypatch:
     finally:
         first.close()
         second.close()
+
+
+def test_vectors_of_another_embedder_are_made_anew(pg_empty_url: str) -> None:
+    """A team server started with another dimension: its vector table is made again for it
+    (before, no vector could be stored in the old table's dimension), and the vector writer makes
+    every record's vector anew; a table of the same dimension written before identities were
+    recorded is kept."""
+    store = _open(pg_empty_url)
+    try:
+        seqs = [_write(store, "v", "fact", text, {}) for _, _, text, _ in OLD_TEXTS[:3]]
+        raw = store.conn.raw
+        assert raw.execute("select count(*) from memory_vectors").fetchone()[0] == 3
+        raw.execute("delete from index_builds where name = 'memory_vec'")  # as the previous release
+    finally:
+        store.close()
+    store = _open(pg_empty_url)  # the same dimension: kept, and its identity recorded
+    try:
+        raw = store.conn.raw
+        assert raw.execute("select count(*) from memory_vectors").fetchone()[0] == 3
+        assert reindex.read_build(raw, "memory_vec").built_with == reindex.vector_identity(store.embedder)
+    finally:
+        store.close()
+    from state.pg.store import PgStore
+
+    store = PgStore.open(pg_empty_url, Settings(dimension=256))
+    try:
+        raw = store.conn.raw
+        assert raw.execute("select count(*) from memory_vectors").fetchone()[0] == 0
+        assert reindex.read_build(raw, "memory_vec").built_with == reindex.vector_identity(store.embedder)
+        assert store.search.find_missing_vectors() == 3
+        assert store.search.make_vectors(10) == (3, False)
+        assert raw.execute("select count(*), min(vector_dims(embedding)) from memory_vectors").fetchone() == (
+            3,
+            256,
+        )
+        new = _write(store, "v", "fact", "Ny kantine i Aarhus åbner", {})  # a write with the new vectors
+        assert raw.execute("select count(*) from memory_vectors where seq = %s", (new,)).fetchone()[0] == 1
+        assert set(_found(store, "Spotkanie zespołu w Łodzi", "v")) >= {seqs[0]}
+    finally:
+        store.close()
