@@ -85,9 +85,11 @@ def read_builds(conn: Connection) -> dict[str, IndexBuild]:
 
 def save_build(conn: Connection, build: IndexBuild) -> None:
     """Write one row (call inside the transaction that did what it records)."""
-    conn.execute(
-        "insert or replace into index_builds (name, built_with, target, cursor, done,"
-        " started_at, finished_at) values (?,?,?,?,?,?,?)",
+    conn.execute(  # an upsert both engines take (PostgreSQL's too: state/pg/reindex.py)
+        "insert into index_builds (name, built_with, target, cursor, done, started_at, finished_at)"
+        " values (?,?,?,?,?,?,?) on conflict (name) do update set built_with = excluded.built_with,"
+        " target = excluded.target, cursor = excluded.cursor, done = excluded.done,"
+        " started_at = excluded.started_at, finished_at = excluded.finished_at",
         (
             build.name,
             build.built_with,

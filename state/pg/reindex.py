@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 from state import tokenize
 from state.ids import now_iso
-from state.index_builds import FTS, VECTORS, IndexBuild, wanted_tokenizer
-from state.pg.connection import WRITE_LOCK
+from state.index_builds import FTS, VECTORS, IndexBuild, read_builds, save_build, wanted_tokenizer
+from state.pg.connection import WRITE_LOCK, PgConnection
 from state.search import record_text
 
 if TYPE_CHECKING:
@@ -61,31 +61,12 @@ log = logging.getLogger(__name__)
 
 
 def read_build(conn: Any, name: str = FTS) -> IndexBuild:
-    """An index's build row (a default one when there is none)."""
-    row = conn.execute(
-        "select name, built_with, target, cursor, done, started_at, finished_at from index_builds"
-        " where name = %s",
-        (name,),
-    ).fetchone()
-    return IndexBuild(*row) if row else IndexBuild(name)
+    """An index's build row (a default one when there is none); ``conn``: psycopg's."""
+    return read_builds(PgConnection(conn))[name]
 
 
 def _save(conn: Any, build: IndexBuild) -> None:
-    conn.execute(
-        "insert into index_builds (name, built_with, target, cursor, done, started_at, finished_at)"
-        " values (%s, %s, %s, %s, %s, %s, %s) on conflict (name) do update set"
-        " built_with = excluded.built_with, target = excluded.target, cursor = excluded.cursor,"
-        " done = excluded.done, started_at = excluded.started_at, finished_at = excluded.finished_at",
-        (
-            build.name,
-            build.built_with,
-            build.target,
-            build.cursor,
-            build.done,
-            build.started_at,
-            build.finished_at,
-        ),
-    )
+    save_build(PgConnection(conn), build)
 
 
 def _settled(build: IndexBuild, wanted: str) -> bool | None:

@@ -39,14 +39,20 @@ def _search(http: httpx.Client, query: str) -> list[dict]:
     return found.json()["items"]
 
 
-def test_a_cloud_daemon_keeps_its_store_on_postgresql(pg_url: str, isolated_home: Path) -> None:
-    isolated_home.mkdir(parents=True, exist_ok=True)
-    daemon = DaemonProcess(free_port(), isolated_home, extra_args=("--role", "cloud", "--database", pg_url))
+def _cloud_daemon(pg_url: str, home: Path) -> DaemonProcess:
+    """A started cloud daemon on ``pg_url``, and the config that names it for the CLI."""
+    home.mkdir(parents=True, exist_ok=True)
+    daemon = DaemonProcess(free_port(), home, extra_args=("--role", "cloud", "--database", pg_url))
     daemon.start()
     # The CLI's own store commands find the database in the config (or the environment).
     config = resolve_paths().config_file
     set_setting(config, "role", "cloud")
     set_setting(config, "database_url", pg_url)
+    return daemon
+
+
+def test_a_cloud_daemon_keeps_its_store_on_postgresql(pg_url: str, isolated_home: Path) -> None:
+    daemon = _cloud_daemon(pg_url, isolated_home)
     try:
         key = json.loads(cli("agent", "add", "team-agent", "--runtime", "codex", "--json").stdout)["api_key"]
         items = _agent_write_and_search(
@@ -156,12 +162,7 @@ def test_a_store_of_the_previous_release_is_reindexed_by_the_daemon(
     from state.config import Settings
     from state.pg.store import PgStore
 
-    isolated_home.mkdir(parents=True, exist_ok=True)
-    daemon = DaemonProcess(free_port(), isolated_home, extra_args=("--role", "cloud", "--database", pg_url))
-    daemon.start()
-    config = resolve_paths().config_file
-    set_setting(config, "role", "cloud")
-    set_setting(config, "database_url", pg_url)
+    daemon = _cloud_daemon(pg_url, isolated_home)
     try:
         key = json.loads(cli("agent", "add", "team-agent", "--runtime", "codex", "--json").stdout)["api_key"]
         _agent_write_and_search(daemon.url, key, "The offsite moves to Łódź, by the old factory.")
