@@ -236,11 +236,15 @@ class IndexRebuild(SteppedJob):
         store: Any = self.store  # a PgStore (state/pg/store.py)
         if self._apart is None:
             self._apart = store.index_type(store.connect_apart(), store.embedder)
-        kind = reindex.step(
-            self._apart,
-            max_records=self.settings.rebuild_batch_records,
-            budget_seconds=self.settings.rebuild_batch_ms / 1000,
-        )
+        try:
+            kind = reindex.step(
+                self._apart,
+                max_records=self.settings.rebuild_batch_records,
+                budget_seconds=self.settings.rebuild_batch_ms / 1000,
+            )
+        except Exception:
+            self.close()  # its connection may be gone (a failover): the next run connects anew
+            raise
         if kind is None:
             store.search.reindexing = False
             self.close()

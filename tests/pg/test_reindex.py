@@ -190,3 +190,28 @@ def test_vectors_of_another_embedder_are_made_anew(pg_empty_url: str) -> None:
         assert set(_found(store, "Spotkanie zespołu w Łodzi", "v")) >= {seqs[0]}
     finally:
         store.close()
+
+
+async def test_the_daemons_job_reconnects_after_its_connection_is_lost(
+    pg_empty_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """daemon/jobs.py IndexRebuild on PostgreSQL: batches on a connection of the job's own; a
+    batch that finds it gone (a failover) fails, and the next run connects anew and finishes."""
+    from daemon.jobs import IndexRebuild
+
+    texts = _previous_release_store(pg_empty_url, monkeypatch)
+    store = _open(pg_empty_url)
+    rebuild = IndexRebuild(store, Settings(rebuild_batch_records=2, rebuild_pause_ms=1))
+    try:
+        assert await rebuild._batch() == "fts"
+        rebuild._apart.conn.close()
+        with pytest.raises(Exception, match="closed"):
+            await rebuild._batch()
+        assert rebuild._apart is None
+        assert "batches" in await rebuild.run()
+        assert store.search.reindexing is False and status(store.conn)["state"] == "current"
+        assert reindex.read_build(store.conn.raw).done == len(texts)
+        assert rebuild._apart is None  # closed once done
+    finally:
+        rebuild.close()
+        store.close()
