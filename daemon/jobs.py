@@ -245,9 +245,10 @@ class IndexRebuild(SteppedJob):
         except Exception:
             self.close()  # its connection may be gone (a failover): the next run connects anew
             raise
-        if kind is None:
-            store.search.reindexing = False
-            self.close()
+        if kind is None:  # nothing now; a vector refill may still wait for the vector writer
+            store.search.reindexing = reindex.under_way(self._apart.conn)
+            if not store.search.reindexing:
+                self.close()
         return kind
 
     def close(self) -> None:

@@ -242,7 +242,13 @@ def rebuild_now(
     }
 
 
-def status(conn: Connection) -> dict[str, Any]:
+# How far a rebuild is, for an engine that counts it otherwise than by its cursor (PostgreSQL's
+# vectors, made by its vector writer: state/pg/reindex.py): (done, total, what search does
+# meanwhile), or None for the cursor's count.
+Progress = Callable[[Connection, IndexBuild], "tuple[int, int, str] | None"]
+
+
+def status(conn: Connection, progress: Progress | None = None) -> dict[str, Any]:
     """How the search index stands, for ``daemon status``, the TUI and ``doctor``: the
     rebuild in progress (what for, records done of how many, since when), or current. The
     total is what is done plus the live records after the cursor, so records written during
@@ -262,26 +268,30 @@ def status(conn: Connection) -> dict[str, Any]:
     if active is None:
         out["text"] = "search index: current"
         return out
-    remaining = conn.execute(
-        "select count(*) from memory_records where seq > ? and deleted_at is null", (active.cursor,)
-    ).fetchone()[0]
-    total = active.done + remaining
-    percent = active.done * 100 // total if total else 100
+    counted = progress(conn, active) if progress is not None else None
+    if counted is None:
+        remaining = conn.execute(
+            "select count(*) from memory_records where seq > ? and deleted_at is null", (active.cursor,)
+        ).fetchone()[0]
+        done, total, meanwhile = active.done, active.done + remaining, "; search ranks by words until then"
+    else:
+        done, total, meanwhile = counted
+    percent = done * 100 // total if total else 100
     words = active.name == FTS
     text = (
         f"search index: rebuilding {'' if words else 'vectors '}for"
-        f" {describe_identity(active.target)} — {active.done:,} of {total:,} records"
+        f" {describe_identity(active.target)} — {done:,} of {total:,} records"
         f" ({percent} %), started {_clock(active.started_at)}"
     )
     if words and builds[VECTORS].rebuilding:
         text += "; the vectors follow"
     if not words:
-        text += "; search ranks by words until then"
+        text += meanwhile
     out.update(
         state="rebuilding",
         index="words" if words else "vectors",
         reason=describe_identity(active.target),
-        done=active.done,
+        done=done,
         total=total,
         percent=percent,
         started_at=active.started_at,

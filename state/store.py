@@ -23,6 +23,7 @@ from state.migrations import migrate
 from state.paths import Paths
 from state.projects import ProjectRepository
 from state.rebuild import plan as plan_rebuilds
+from state.rebuild import status as rebuild_status
 from state.redaction import stop_fts_secure_delete
 from state.search import SearchIndex
 from state.startup_records import StartupRecords
@@ -93,6 +94,10 @@ class Store:
         """Where the store is, for people: the SQLite file, or the database URL (masked)."""
         row = self.conn.execute("pragma database_list").fetchone()
         return str(row[2]) if row else ""
+
+    def index_status(self) -> dict[str, Any]:
+        """How the search index stands (state/rebuild.py ``status``): ``daemon status``, the TUI."""
+        return rebuild_status(self.conn)
 
     @contextmanager
     def run_once(self, job: str) -> Iterator[bool]:

@@ -9,7 +9,6 @@ from typing import Any
 from daemon.runtime.updates import UpdateService
 from daemon.upstream.service import UpstreamService
 from state.identities import IdentityRecord
-from state.rebuild import status as index_status
 from state.store import Store
 
 
@@ -51,7 +50,7 @@ class LocalAdmin:
             "store_bytes": store.size_bytes(),
             "versions": store.versions(),
             "embedder": {"name": store.embedder.name, "dimension": store.embedder.dimension},
-            "search_index": index_status(store.conn),
+            "search_index": store.index_status(),
         }
 
     def active_agents(self) -> list[IdentityRecord]:

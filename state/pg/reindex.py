@@ -19,13 +19,16 @@ when it is (harmless: the same tokens).
 
 A database whose rows no build row describes (written before this module) is re-indexed once.
 
-**Vectors.** A vector table another embedder made (another name or dimension, as its
-``memory_vectors`` row of ``index_builds`` says) is dropped and made again for this one when
-the index opens (:func:`prepare_vectors`); the daemon's vector writer then makes every
-record's vector anew in the background (state/pg/vector_writer.py ``find_missing``, at its
-start), and until a record has its vector it ranks by its words, as a record whose vector is
-still pending always does on this engine. A table written before the identity was recorded is
-kept if its dimension is this embedder's (it cannot tell more), else made again.
+**Vectors.** A vector table another embedder made (another name or dimension, as the
+``memory_vec`` row of ``index_builds`` says) is dropped and made again for this one when the
+index opens (:func:`prepare_vectors`), and the row's target says a refill is under way; the
+daemon's vector writer then makes every record's vector anew in the background
+(state/pg/vector_writer.py ``find_missing``, at its start), and until a record has its vector
+it ranks by its words, as a record whose vector is still pending always does on this engine.
+``daemon status`` counts the records that have theirs (:func:`progress`); the rebuild job
+records the refill as done once none is missing (:func:`step`). A table written before the
+identity was recorded is kept if its dimension is this embedder's (it cannot tell more), else
+made again.
 """
 
 from __future__ import annotations
@@ -53,6 +56,11 @@ BATCH_SECONDS = 0.02
 CHUNK = 25
 
 
+# Whether an indexed record has no vector (the vector writer's own query, state/pg/vector_writer.py).
+_ANY_MISSING = (
+    "select exists (select 1 from memory_search s where not exists"
+    " (select 1 from memory_vectors v where v.seq = s.seq))"
+)
 # What this engine's vectors are: the embedder's int8-quantized values in pgvector's
 # vector(D), compared by cosine (no coarse codes: the SQLite identity's metric differs).
 VECTOR_LAYOUT = "int8-cosine"
@@ -100,16 +108,26 @@ def plan(conn: Any) -> bool:
         return True
 
 
+def under_way(conn: Any) -> bool:
+    """Whether a re-index of the rows or a refill of the vectors is under way."""
+    return any(build.target is not None for build in read_builds(PgConnection(conn)).values())
+
+
 def step(
     index: PgSearchIndex, *, max_records: int = BATCH_RECORDS, budget_seconds: float = BATCH_SECONDS
 ) -> str | None:
     """One batch of the re-index in its own transaction: ``"fts"`` (it made rows, or found
-    none left and finished), None when there is nothing to do. The connection must be
-    ``index``'s own, outside any transaction (the daemon gives the job one of its own)."""
+    none left and finished), or ``"vectors"`` (the vector writer has made every vector of a
+    refill: it is recorded as done); None when there is nothing to do now. The connection
+    must be ``index``'s own, outside any transaction (the daemon gives the job one)."""
+    if read_build(index.conn).target == wanted_tokenizer():
+        return _make_rows(index, max_records, budget_seconds)
+    return _finish_vectors(index)
+
+
+def _make_rows(index: PgSearchIndex, max_records: int, budget_seconds: float) -> str | None:
     conn = index.conn
     wanted = wanted_tokenizer()
-    if read_build(conn).target != wanted:  # nothing under way (or another release's: its own)
-        return None
     started = time.perf_counter()
     with conn.transaction():
         conn.execute("select pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
@@ -149,6 +167,32 @@ def run_to_end(index: PgSearchIndex) -> int:
     return read_build(index.conn).done - before
 
 
+def _finish_vectors(index: PgSearchIndex) -> str | None:
+    """Record a refill of the vectors as done once every indexed record has its vector."""
+    conn = index.conn
+    identity = vector_identity(index.embedder)
+    if read_build(conn, VECTORS).target != identity or conn.execute(_ANY_MISSING).fetchone()[0]:
+        return None
+    with conn.transaction():
+        conn.execute("select pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        build = read_build(conn, VECTORS)
+        if build.target != identity or conn.execute(_ANY_MISSING).fetchone()[0]:
+            return None
+        made = conn.execute("select count(*) from memory_vectors").fetchone()[0]
+        _save(conn, replace(build, built_with=identity, target=None, done=made, finished_at=now_iso()))
+    return "vectors"
+
+
+def progress(conn: Any, build: IndexBuild) -> tuple[int, int, str] | None:
+    """A vector refill's progress for state/rebuild.py ``status`` (``conn``: the store's
+    SQLite-dialect connection): the indexed records that have their vector, of all of them."""
+    if build.name != VECTORS:
+        return None  # the rows' re-index counts by its cursor, as on SQLite
+    made = conn.execute("select count(*) from memory_vectors").fetchone()[0]
+    total = conn.execute("select count(*) from memory_search").fetchone()[0]
+    return min(made, total), total, "; until then a record ranks by its words"
+
+
 def vector_identity(embedder: Any) -> str:
     """What made a vector table on this engine: the embedder's name and dimension."""
     return f"{embedder.name}:{VECTOR_LAYOUT}:{embedder.dimension}"
@@ -160,10 +204,10 @@ def prepare_vectors(conn: Any, embedder: Any) -> bool:
     dropped (its records' vectors are to be made anew)."""
     identity = vector_identity(embedder)
     build = read_build(conn, VECTORS)
-    if build.built_with == identity:
-        return False
+    if identity in (build.built_with, build.target):
+        return False  # this embedder's, or being made for it
     exists = conn.execute("select to_regclass('memory_vectors') is not null").fetchone()[0]
-    if exists and build.built_with is None:
+    if exists and build.built_with is None and build.target is None:
         # Written before identities were recorded: pgvector keeps the dimension as the
         # column's type modifier; another embedder of the same dimension cannot be told.
         made = conn.execute(
@@ -178,5 +222,9 @@ def prepare_vectors(conn: Any, embedder: Any) -> bool:
             identity,
         )
         conn.execute("drop table memory_vectors")
-    _save(conn, IndexBuild(VECTORS, built_with=identity, finished_at=now_iso()))
-    return bool(exists)
+    refill = bool(exists) and conn.execute("select exists (select 1 from memory_search)").fetchone()[0]
+    if refill:  # done when every record has its vector again (_finish_vectors, the daemon's job)
+        _save(conn, IndexBuild(VECTORS, built_with=build.built_with, target=identity, started_at=now_iso()))
+    else:
+        _save(conn, IndexBuild(VECTORS, built_with=identity, finished_at=now_iso()))
+    return refill

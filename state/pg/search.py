@@ -208,8 +208,10 @@ class PgSearchIndex:
         self.changed_at = 0.0
         self.ensure_vectors()
         self.fill_context()
-        # Rows made by another tokenizer are made anew in the background (state/pg/reindex.py).
-        self.reindexing = reindex.plan(conn)
+        # Rows made by another tokenizer are made anew in the background, and vectors of
+        # another embedder (ensure_vectors) too (state/pg/reindex.py).
+        reindex.plan(conn)
+        self.reindexing = reindex.under_way(conn)
 
     @property
     def embeds_queries_inline(self) -> bool:

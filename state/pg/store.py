@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from state.config import Settings
+from state.pg import reindex
 from state.pg.apart_pool import ReadPool, WriteBatches
 from state.pg.connection import PgConnection
 from state.pg.engine import check_server, connect, masked
@@ -19,6 +20,7 @@ from state.pg.migrations import migrate
 from state.pg.rate_counts import RateCounts
 from state.pg.search import PgSearchIndex
 from state.pg.vector_writer import VectorWriter
+from state.rebuild import status as rebuild_status
 from state.store import Store
 
 T = TypeVar("T")
@@ -122,6 +124,10 @@ class PgStore(Store):
 
     def versions(self) -> dict[str, str]:
         return server_versions(self.conn.raw)
+
+    def index_status(self) -> dict[str, Any]:
+        """As on SQLite, with the vectors' refill counted as this engine makes them."""
+        return rebuild_status(self.conn, progress=reindex.progress)
 
     def size_bytes(self) -> int:
         return int(self.conn.raw.execute("select pg_database_size(current_database())").fetchone()[0])

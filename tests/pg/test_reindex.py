@@ -178,9 +178,30 @@ def test_vectors_of_another_embedder_are_made_anew(pg_empty_url: str) -> None:
     try:
         raw = store.conn.raw
         assert raw.execute("select count(*) from memory_vectors").fetchone()[0] == 0
-        assert reindex.read_build(raw, "memory_vec").built_with == reindex.vector_identity(store.embedder)
+        assert reindex.read_build(raw, "memory_vec").target == reindex.vector_identity(store.embedder)
+        assert store.search.reindexing
         assert store.search.find_missing_vectors() == 3
-        assert store.search.make_vectors(10) == (3, False)
+        assert store.search.make_vectors(1) == (1, False)
+        refilling = store.index_status()
+        assert (refilling["state"], refilling["index"], refilling["done"], refilling["total"]) == (
+            "rebuilding",
+            "vectors",
+            1,
+            3,
+        ), refilling
+        assert "embedder hashing-v3 (256 dimensions)" in refilling["text"]
+        assert reindex.step(store.search) is None  # two records still wait for their vector
+    finally:
+        store.close()
+    store = PgStore.open(pg_empty_url, Settings(dimension=256))  # a restart mid-refill keeps it
+    try:
+        raw = store.conn.raw
+        assert raw.execute("select count(*) from memory_vectors").fetchone()[0] == 1
+        assert store.search.find_missing_vectors() == 2
+        assert store.search.make_vectors(10) == (2, False)
+        assert reindex.step(store.search) == "vectors"
+        assert not reindex.under_way(raw) and store.index_status()["state"] == "current"
+        assert reindex.read_build(raw, "memory_vec").built_with == reindex.vector_identity(store.embedder)
         assert raw.execute("select count(*), min(vector_dims(embedding)) from memory_vectors").fetchone() == (
             3,
             256,
@@ -212,6 +233,32 @@ async def test_the_daemons_job_reconnects_after_its_connection_is_lost(
         assert store.search.reindexing is False and status(store.conn)["state"] == "current"
         assert reindex.read_build(store.conn.raw).done == len(texts)
         assert rebuild._apart is None  # closed once done
+    finally:
+        rebuild.close()
+        store.close()
+
+
+async def test_the_daemons_job_waits_for_the_vector_writer(pg_empty_url: str) -> None:
+    """A refill of the vectors is the vector writer's work: the job's runs find it under way
+    (and look again at their next run) until every vector is made, then record it done."""
+    from daemon.jobs import IndexRebuild
+    from state.pg.store import PgStore
+
+    store = _open(pg_empty_url)
+    try:
+        for namespace, kind, text, provenance in OLD_TEXTS[:2]:
+            _write(store, namespace, kind, text, provenance)
+    finally:
+        store.close()
+    store = PgStore.open(pg_empty_url, Settings(dimension=256))
+    rebuild = IndexRebuild(store, Settings(rebuild_pause_ms=1))
+    try:
+        assert "nothing" in await rebuild.run()
+        assert store.search.reindexing and store.index_status()["index"] == "vectors"
+        store.search.find_missing_vectors()
+        store.search.make_vectors(10)
+        assert "1 vectors" in await rebuild.run()
+        assert not store.search.reindexing and store.index_status()["state"] == "current"
     finally:
         rebuild.close()
         store.close()
