@@ -125,7 +125,6 @@ def cmd_doctor(args: argparse.Namespace, paths: Paths) -> int:
             )
         return _cmd_doctor_postgres(args, paths)
     from state.doctor import check_indexes, integrity_check, only_search_index_damaged, rebuild_indexes
-    from state.rebuild import status as index_status
     from state.secrets import open_secret_store
 
     running = find_running(paths)
@@ -167,7 +166,7 @@ def cmd_doctor(args: argparse.Namespace, paths: Paths) -> int:
                 "memories": store.memories.count(),
                 # A damaged FTS index only: its own report below says so, and --repair fixes it.
                 "integrity": "ok" if integrity == ["ok"] else "search index damaged",
-                "search_index": index_status(store.conn),
+                "search_index": store.index_status(),
                 "indexes": {name: index.describe() for name, index in indexes.items()},
                 "startup_items": startup_items(store),
             }
