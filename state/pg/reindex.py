@@ -41,7 +41,15 @@ from typing import TYPE_CHECKING, Any
 
 from state import tokenize
 from state.ids import now_iso
-from state.index_builds import FTS, VECTORS, IndexBuild, read_builds, save_build, wanted_tokenizer
+from state.index_builds import (
+    FTS,
+    VECTORS,
+    IndexBuild,
+    describe_identity,
+    read_builds,
+    save_build,
+    wanted_tokenizer,
+)
 from state.pg.connection import WRITE_LOCK, PgConnection
 from state.search import record_text
 
@@ -104,6 +112,11 @@ def plan(conn: Any) -> bool:
         if conn.execute("select not exists (select 1 from memory_search)").fetchone()[0]:
             _save(conn, replace(build, built_with=wanted, target=None, finished_at=now_iso()))
             return False
+        log.warning(
+            "the search rows were made by %s: making them anew for %s in the background",
+            describe_identity(build.built_with) if build.built_with else "an earlier release",
+            describe_identity(wanted),
+        )
         _save(conn, replace(build, target=wanted, cursor=0, done=0, started_at=now_iso(), finished_at=None))
         return True
 
