@@ -1,0 +1,216 @@
+"""A team store made by an earlier release's real code, opened by this one (issue #16, "Existing
+stores", on PostgreSQL): what the earlier daemon wrote is re-indexed by this daemon's job, and
+searches that the earlier tokens could not answer by words now can.
+
+1. ``git archive REV`` of the earlier release into a temporary directory, and a PostgreSQL 16
+   with pgvector (the ``pgserver`` wheel).
+2. That release's daemon (``--role cloud --database URL``, from its own code) gets an agent
+   and memory deltas over HTTP: texts with letters tokenizer 5 folds (Łódź, København,
+   Tromsø, đường) and two stamped conversation turns; each query is searched there.
+3. This code's daemon on the same database and home: the time until ``GET /api/local/status``
+   says the search index is current, then the same searches, and whether the document counts
+   the index keeps equal a recount of its rows.
+
+    python bench/pg_previous_release.py --old 21086db --write
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+from harness import ROOT, create_agents, daemon_env, machine_line, owner_key
+from latency import Daemon
+from results import write_section
+
+SECTION = "## Search on PostgreSQL: a store of an earlier release opened by this one (issue #16)"
+TEXTS = [
+    "The offsite moves to Łódź, by the old factory.",
+    "Kontoret i København lukker kl. 16 om fredagen.",
+    "[2023-05-08 19:02] Caroline: Where should we hold the retreat?",
+    "[2023-05-08 19:03] Maya: Somewhere by a lake, maybe near Tromsø.",
+    "Cuộc họp ở đường Lê Lợi lúc 9 giờ.",
+]
+# (query, the text it is about): the letters' words alone, written without the letters (what
+# tokenizer 5 folds), and one with them (found by words before and after).
+QUERIES = [
+    ("Lodz", TEXTS[0]),
+    ("Kobenhavn", TEXTS[1]),
+    ("Tromso", TEXTS[3]),
+    ("duong", TEXTS[4]),
+    ("Łódź", TEXTS[0]),
+]
+
+
+class TeamDaemon(Daemon):
+    """A cloud daemon on ``url``, run from the checkout ``code``."""
+
+    def __init__(self, home: Path, env: dict[str, str], code: Path, url: str) -> None:
+        super().__init__(home, {**env, "PYTHONPATH": str(code)})
+        self.code, self.database = code, url
+
+    def command(self) -> list[str]:
+        return [*super().command(), "--role", "cloud", "--database", self.database]
+
+    def start(self, timeout: float = 60.0) -> None:
+        cwd = os.getcwd()
+        os.chdir(self.code)  # ``python -m daemon`` imports from the working directory first
+        try:
+            super().start(timeout)
+        finally:
+            os.chdir(cwd)
+
+
+def word_ranks(url: str) -> dict[str, int | None]:
+    """query -> the BM25 rank of its memory in this code's search (None: words do not find
+    it). In process, on the database as it is: opening it only plans a re-index."""
+    from state.config import Settings
+    from state.pg.store import PgStore
+
+    store = PgStore.open(url, Settings())
+    try:
+        raw = store.conn.raw
+        namespaces = [row[0] for row in raw.execute("select distinct namespace from memory_records")]
+        seq_of = {content: seq for seq, content in raw.execute("select seq, content from memory_records")}
+        out = {}
+        for query, text in QUERIES:
+            hits = {hit.seq: hit for hit in store.search.search(query, namespaces, limit=10)}
+            hit = hits.get(seq_of[text])
+            out[query] = hit.bm25_rank if hit is not None else None
+        return out
+    finally:
+        store.close()
+
+
+def counts_kept(url: str) -> bool:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        kept = dict(conn.execute("select term, docs from search_terms where docs > 0").fetchall())
+        recount = dict(
+            conn.execute(
+                "select lexeme, count(*) from memory_search, unnest(tsvector_to_array(tokens)) lexeme"
+                " group by lexeme"
+            ).fetchall()
+        )
+    return kept == recount
+
+
+def run(old_rev: str, tmp: Path) -> dict[str, Any]:
+    import pgserver
+    import psycopg
+
+    old = tmp / "old"
+    old.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", old_rev], check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(old)], input=archive.stdout, check=True)
+    server = pgserver.get_server(tmp / "pgdata", cleanup_mode="stop")
+    try:
+        with psycopg.connect(server.get_uri(), autocommit=True) as admin:
+            admin.execute("create database team")
+        url = server.get_uri().replace("/postgres?", "/team?")
+        home = tmp / "home"
+        home.mkdir()
+        env = daemon_env(home)
+        daemon = TeamDaemon(home, env, old, url)
+        daemon.start()
+        try:
+            agent = asyncio.run(create_agents(daemon.port, owner_key(home), 1))[0]
+            with httpx.Client(
+                base_url=daemon.url, headers={"Authorization": f"Bearer {agent['api_key']}"}, timeout=10
+            ) as http:
+                receipt = http.post("/api/agent/bootstrap/context", json={"reason": "agent_startup"}).json()
+                for text in TEXTS:
+                    http.post(
+                        "/api/agent/memory-delta",
+                        headers={"X-AMP-Context-Receipt": receipt["receipt_id"]},
+                        json={"delta_type": "decision", "summary": text, "importance": 3},
+                    ).raise_for_status()
+        finally:
+            daemon.stop()
+        before = word_ranks(url)
+        daemon = TeamDaemon(home, env, ROOT, url)
+        started = time.perf_counter()
+        daemon.start()
+        try:
+            with httpx.Client(
+                base_url=daemon.url, headers={"Authorization": f"Bearer {owner_key(home)}"}, timeout=10
+            ) as http:
+                while (index := http.get("/api/local/status").json()["search_index"])["state"] != "current":
+                    if time.perf_counter() - started > 120:
+                        raise RuntimeError(f"the re-index did not finish: {index['text']}")
+                    time.sleep(0.1)
+            current = time.perf_counter() - started
+        finally:
+            daemon.stop()
+        after = word_ranks(url)
+        return {
+            "before": before,
+            "after": after,
+            "seconds": current,
+            "index": index,
+            "counts": counts_kept(url),
+        }
+    finally:
+        server.cleanup()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--old", required=True, help="the earlier release's commit (e.g. 21086db: tokenizer 4)"
+    )
+    parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
+    args = parser.parse_args(argv)
+    date = datetime.now(UTC)
+    with tempfile.TemporaryDirectory(prefix="mc-pg-previous-") as tmp:
+        got = run(args.old, Path(tmp))
+    new_rev = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    rows = [
+        "| query | its memory | BM25 rank, rows as the earlier release wrote them | after the re-index |",
+        "|---|---|---:|---:|",
+    ]
+    for query, text in QUERIES:
+        before, after = got["before"][query], got["after"][query]
+        rows.append(f"| {query} | {text[:40]} | {before or 'not found'} | {after or 'not found'} |")
+    command = "python bench/pg_previous_release.py " + shlex.join(argv if argv is not None else sys.argv[1:])
+    text = "\n".join(
+        [
+            SECTION,
+            "",
+            f"Command: `{command.strip()}` (repository root). Date: {date:%Y-%m-%d %H:%M} UTC. Earlier"
+            f" release: `{args.old}`; this release: `{new_rev}`.",
+            f"Machine: {machine_line()}.",
+            "",
+            f"The earlier release's daemon wrote {len(TEXTS)} memory deltas to a new team database"
+            " (PostgreSQL 16 + pgvector, pgserver); this release's daemon on the same database"
+            f" reported its search index current {got['seconds']:.1f} s after it was started"
+            f" (`{got['index']['indexes']['memory_fts']['built_with']}`), and the counts the index"
+            f" keeps {'equal' if got['counts'] else 'DO NOT equal'} a recount of its rows. Where"
+            " this code's search ranks each memory by its words (BM25, in process; before: the"
+            " rows as the earlier release wrote them, which a query with the letters still matches):",
+            "",
+            *rows,
+            "",
+        ]
+    )
+    print(text)
+    if args.write:
+        write_section(SECTION, text)
+    return 0 if got["counts"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
