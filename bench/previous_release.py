@@ -1,17 +1,21 @@
-"""A team store made by an earlier release's real code, opened by this one (issue #16, "Existing
-stores", on PostgreSQL): what the earlier daemon wrote is re-indexed by this daemon's job, and
-searches that the earlier tokens could not answer by words now can.
+"""A store made by an earlier release's real code, opened by this one (issue #16, "Existing
+stores"): what the earlier daemon wrote is re-indexed by this daemon's job, and searches that
+the earlier tokens could not answer by words now can. SQLite (a machine's store) or
+PostgreSQL (a team server's).
 
-1. ``git archive REV`` of the earlier release into a temporary directory, and a PostgreSQL 16
-   with pgvector (the ``pgserver`` wheel).
-2. That release's daemon (``--role cloud --database URL``, from its own code) gets an agent
-   and memory deltas over HTTP: texts with letters tokenizer 5 folds (Łódź, København,
-   Tromsø, đường) and two stamped conversation turns; each query is searched there.
-3. This code's daemon on the same database and home: the time until ``GET /api/local/status``
-   says the search index is current, then the same searches, and whether the document counts
-   the index keeps equal a recount of its rows.
+1. ``git archive REV`` of the earlier release into a temporary directory (and, for
+   ``--engine postgresql``, a PostgreSQL 16 with pgvector from the ``pgserver`` wheel).
+2. That release's daemon (from its own code; ``--role cloud --database URL`` on PostgreSQL)
+   gets an agent and memory deltas over HTTP: texts with letters tokenizer 5 folds (Łódź,
+   København, Tromsø, đường) and two stamped conversation turns.
+3. This code's daemon on the same home (and database): the time until ``GET
+   /api/local/status`` says the search index is current; where this code's search ranks each
+   memory by its words, before (the store as the earlier release left it: opening it only
+   plans the rebuild) and after; on PostgreSQL, whether the document counts the index keeps
+   equal a recount of its rows.
 
-    python bench/pg_previous_release.py --old 21086db --write
+    python bench/previous_release.py --old 21086db --engine sqlite --write
+    python bench/previous_release.py --old 21086db --engine postgresql --write
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from harness import ROOT, create_agents, daemon_env, machine_line, owner_key
 from latency import Daemon
 from results import write_section
 
-SECTION = "## Search on PostgreSQL: a store of an earlier release opened by this one (issue #16)"
+SECTION = "## Search: a store of an earlier release opened by this one (issue #16)"
 TEXTS = [
     "The offsite moves to Łódź, by the old factory.",
     "Kontoret i København lukker kl. 16 om fredagen.",
@@ -52,15 +56,17 @@ QUERIES = [
 ]
 
 
-class TeamDaemon(Daemon):
-    """A cloud daemon on ``url``, run from the checkout ``code``."""
+class CodeDaemon(Daemon):
+    """A daemon run from the checkout ``code``: on the home's SQLite store, or a cloud daemon
+    on the PostgreSQL database ``url``."""
 
-    def __init__(self, home: Path, env: dict[str, str], code: Path, url: str) -> None:
+    def __init__(self, home: Path, env: dict[str, str], code: Path, url: str | None) -> None:
         super().__init__(home, {**env, "PYTHONPATH": str(code)})
         self.code, self.database = code, url
 
     def command(self) -> list[str]:
-        return [*super().command(), "--role", "cloud", "--database", self.database]
+        extra = ["--role", "cloud", "--database", self.database] if self.database else []
+        return [*super().command(), *extra]
 
     def start(self, timeout: float = 60.0) -> None:
         cwd = os.getcwd()
@@ -71,17 +77,29 @@ class TeamDaemon(Daemon):
             os.chdir(cwd)
 
 
-def word_ranks(url: str) -> dict[str, int | None]:
-    """query -> the BM25 rank of its memory in this code's search (None: words do not find
-    it). In process, on the database as it is: opening it only plans a re-index."""
-    from state.config import Settings
+def open_store(home: Path, url: str | None) -> Any:
+    """This code's store on the home's SQLite file or the database ``url``."""
+    from state.config import Settings, load_settings
+    from state.paths import resolve_paths
+
+    if url is None:
+        from state.store import Store
+
+        paths = resolve_paths({"MEMORYCLOUD_HOME": str(home)})
+        return Store.open(paths.database, load_settings(paths.config_file))
     from state.pg.store import PgStore
 
-    store = PgStore.open(url, Settings())
+    return PgStore.open(url, Settings())
+
+
+def word_ranks(home: Path, url: str | None) -> dict[str, int | None]:
+    """query -> the BM25 rank of its memory in this code's search (None: words do not find
+    it). In process, on the store as it is: opening it only plans a rebuild."""
+    store = open_store(home, url)
     try:
-        raw = store.conn.raw
-        namespaces = [row[0] for row in raw.execute("select distinct namespace from memory_records")]
-        seq_of = {content: seq for seq, content in raw.execute("select seq, content from memory_records")}
+        conn = store.conn
+        namespaces = [row[0] for row in conn.execute("select distinct namespace from memory_records")]
+        seq_of = {content: seq for seq, content in conn.execute("select seq, content from memory_records")}
         out = {}
         for query, text in QUERIES:
             hits = {hit.seq: hit for hit in store.search.search(query, namespaces, limit=10)}
@@ -106,23 +124,25 @@ def counts_kept(url: str) -> bool:
     return kept == recount
 
 
-def run(old_rev: str, tmp: Path) -> dict[str, Any]:
-    import pgserver
-    import psycopg
-
+def run(old_rev: str, engine: str, tmp: Path) -> dict[str, Any]:
     old = tmp / "old"
     old.mkdir()
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", old_rev], check=True, capture_output=True)
     subprocess.run(["tar", "-x", "-C", str(old)], input=archive.stdout, check=True)
-    server = pgserver.get_server(tmp / "pgdata", cleanup_mode="stop")
-    try:
+    server, url = None, None
+    if engine == "postgresql":
+        import pgserver
+        import psycopg
+
+        server = pgserver.get_server(tmp / "pgdata", cleanup_mode="stop")
         with psycopg.connect(server.get_uri(), autocommit=True) as admin:
             admin.execute("create database team")
         url = server.get_uri().replace("/postgres?", "/team?")
+    try:
         home = tmp / "home"
         home.mkdir()
         env = daemon_env(home)
-        daemon = TeamDaemon(home, env, old, url)
+        daemon = CodeDaemon(home, env, old, url)
         daemon.start()
         try:
             agent = asyncio.run(create_agents(daemon.port, owner_key(home), 1))[0]
@@ -138,8 +158,8 @@ def run(old_rev: str, tmp: Path) -> dict[str, Any]:
                     ).raise_for_status()
         finally:
             daemon.stop()
-        before = word_ranks(url)
-        daemon = TeamDaemon(home, env, ROOT, url)
+        before = word_ranks(home, url)
+        daemon = CodeDaemon(home, env, ROOT, url)
         started = time.perf_counter()
         daemon.start()
         try:
@@ -148,21 +168,17 @@ def run(old_rev: str, tmp: Path) -> dict[str, Any]:
             ) as http:
                 while (index := http.get("/api/local/status").json()["search_index"])["state"] != "current":
                     if time.perf_counter() - started > 120:
-                        raise RuntimeError(f"the re-index did not finish: {index['text']}")
+                        raise RuntimeError(f"the rebuild did not finish: {index['text']}")
                     time.sleep(0.1)
             current = time.perf_counter() - started
         finally:
             daemon.stop()
-        after = word_ranks(url)
-        return {
-            "before": before,
-            "after": after,
-            "seconds": current,
-            "index": index,
-            "counts": counts_kept(url),
-        }
+        after = word_ranks(home, url)
+        counts = counts_kept(url) if url is not None else None
+        return {"before": before, "after": after, "seconds": current, "index": index, "counts": counts}
     finally:
-        server.cleanup()
+        if server is not None:
+            server.cleanup()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,37 +186,47 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--old", required=True, help="the earlier release's commit (e.g. 21086db: tokenizer 4)"
     )
+    parser.add_argument("--engine", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
     args = parser.parse_args(argv)
     date = datetime.now(UTC)
-    with tempfile.TemporaryDirectory(prefix="mc-pg-previous-") as tmp:
-        got = run(args.old, Path(tmp))
+    with tempfile.TemporaryDirectory(prefix="mc-previous-release-") as tmp:
+        got = run(args.old, args.engine, Path(tmp))
     new_rev = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
     rows = [
-        "| query | its memory | BM25 rank, rows as the earlier release wrote them | after the re-index |",
+        "| query | its memory | BM25 rank, the store as the earlier release left it | after the rebuild |",
         "|---|---|---:|---:|",
     ]
     for query, text in QUERIES:
         before, after = got["before"][query], got["after"][query]
         rows.append(f"| {query} | {text[:40]} | {before or 'not found'} | {after or 'not found'} |")
-    command = "python bench/pg_previous_release.py " + shlex.join(argv if argv is not None else sys.argv[1:])
+    where = (
+        "a new team database (PostgreSQL 16 + pgvector, pgserver)"
+        if args.engine == "postgresql"
+        else "a new home (its SQLite store)"
+    )
+    counts = (
+        f", and the counts its index keeps {'equal' if got['counts'] else 'DO NOT equal'} a recount of its rows"
+        if got["counts"] is not None
+        else ""
+    )
+    command = "python bench/previous_release.py " + shlex.join(argv if argv is not None else sys.argv[1:])
     text = "\n".join(
         [
-            SECTION,
+            f"{SECTION}, {args.engine}",
             "",
             f"Command: `{command.strip()}` (repository root). Date: {date:%Y-%m-%d %H:%M} UTC. Earlier"
             f" release: `{args.old}`; this release: `{new_rev}`.",
             f"Machine: {machine_line()}.",
             "",
-            f"The earlier release's daemon wrote {len(TEXTS)} memory deltas to a new team database"
-            " (PostgreSQL 16 + pgvector, pgserver); this release's daemon on the same database"
-            f" reported its search index current {got['seconds']:.1f} s after it was started"
-            f" (`{got['index']['indexes']['memory_fts']['built_with']}`), and the counts the index"
-            f" keeps {'equal' if got['counts'] else 'DO NOT equal'} a recount of its rows. Where"
-            " this code's search ranks each memory by its words (BM25, in process; before: the"
-            " rows as the earlier release wrote them, which a query with the letters still matches):",
+            f"The earlier release's daemon wrote {len(TEXTS)} memory deltas to {where}; this"
+            " release's daemon on the same store reported its search index current"
+            f" {got['seconds']:.1f} s after it was started"
+            f" (`{got['index']['indexes']['memory_fts']['built_with']}`){counts}. Where this code's"
+            " search ranks each memory by its words (BM25, in process; before: the store as the"
+            " earlier release left it, which a query with the letters still matches):",
             "",
             *rows,
             "",
@@ -208,8 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(text)
     if args.write:
-        write_section(SECTION, text)
-    return 0 if got["counts"] else 1
+        write_section(f"{SECTION}, {args.engine}", text)
+    return 1 if got["counts"] is False else 0
 
 
 if __name__ == "__main__":
