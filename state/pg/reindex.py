@@ -51,6 +51,7 @@ from state.index_builds import (
     wanted_tokenizer,
 )
 from state.pg.connection import WRITE_LOCK, PgConnection
+from state.pg.vector_writer import MISSING
 from state.search import record_text
 
 if TYPE_CHECKING:
@@ -66,11 +67,8 @@ BATCH_SECONDS = 0.02
 CHUNK = 25
 
 
-# Whether an indexed record has no vector (the vector writer's own query, state/pg/vector_writer.py).
-_ANY_MISSING = (
-    "select exists (select 1 from memory_search s where not exists"
-    " (select 1 from memory_vectors v where v.seq = s.seq))"
-)
+# Whether an indexed record has no vector yet (the vector writer's own query).
+_ANY_MISSING = f"select exists ({MISSING})"
 # What this engine's vectors are: the embedder's int8-quantized values in pgvector's
 # vector(D), compared by cosine (no coarse codes: the SQLite identity's metric differs).
 VECTOR_LAYOUT = "int8-cosine"

@@ -60,7 +60,7 @@ _STORE = (
     " select s, n, e::vector from unnest(%s::bigint[], %s::text[], %s::text[]) as u(s, n, e)"
 )
 # Indexed records (the full-text index holds every searchable one) without a vector.
-_MISSING = (
+MISSING = (
     "select s.seq from memory_search s where not exists (select 1 from memory_vectors v where v.seq = s.seq)"
 )
 
@@ -168,7 +168,7 @@ class VectorWriter:
         def scan(conn: Any) -> list[int]:
             if not conn.execute("select to_regclass('memory_vectors') is not null").fetchone()[0]:
                 return []
-            return [row[0] for row in conn.execute(_MISSING)]
+            return [row[0] for row in conn.execute(MISSING)]
 
         with self._working:
             missing = self._conn.run(scan)
