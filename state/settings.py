@@ -86,7 +86,9 @@ class Settings(BaseModel):
         "daemon",
         "With database_url: the connections (and worker threads) of each daemon process's"
         " pool for searches, memory queries and pulls, which wait for the database beside the"
-        " event loop instead of on it; 0 reads on the request connection.",
+        " event loop instead of on it; on SQLite, above 0: one connection and thread on which"
+        " a search ranks part of a long query beside the rest; 0 reads on the request"
+        " connection.",
         ge=0,
         le=64,
         commented=True,

@@ -26,6 +26,7 @@ from state.rebuild import plan as plan_rebuilds
 from state.rebuild import status as rebuild_status
 from state.redaction import stop_fts_secure_delete
 from state.search import SearchIndex
+from state.side_reads import SideReads
 from state.startup_records import StartupRecords
 from state.suite_records import SuiteRecords
 from state.update_records import UpdateRecords
@@ -121,8 +122,12 @@ class Store:
 
     def open_apart_pools(self, reads: int, writes: bool) -> None:
         """Let :meth:`read` and :meth:`write` run work apart from the event loop, on
-        connections of their own (``reads`` of them for reads): nothing to do on SQLite,
-        whose statements never wait for a network."""
+        connections of their own (``reads`` of them for reads). On SQLite, whose statements
+        never wait for a network, both run at once; with ``reads``, a search ranks part of
+        its full-text query on a second connection in a worker thread (state/side_reads.py)."""
+        location = self.location()
+        if reads > 0 and self.search.side_reads is None and location:  # not in memory
+            self.search.side_reads = SideReads(location)
 
     async def read(self, work: Callable[[], T]) -> T:
         """``work()``, which only reads: here, at once (a SQLite read holds the event loop for
@@ -154,6 +159,9 @@ class Store:
         self.conn.execute("pragma wal_autocheckpoint = 0")
 
     def close(self) -> None:
+        if self.search.side_reads is not None:
+            self.search.side_reads.close()
+            self.search.side_reads = None
         try:
             # Fold the WAL back so the database file alone is complete after a clean stop.
             self.conn.execute("pragma wal_checkpoint(truncate)")

@@ -125,3 +125,64 @@ def test_past_the_shipped_threshold_the_bound_applies_and_rare_terms_still_find(
     assert store.search.search("payroll export job", ["wsp_a"], limit=5)[0].seq == rare
     hits = store.search.search("export job", ["wsp_a"], limit=5)
     assert len(hits) == 5 and rare not in {h.seq for h in hits}
+
+
+def _queries_with_ties(store: Store) -> list[list[str]]:
+    """A bounded store whose common-terms part and rare-terms parts both rank, with equal
+    scores among identical texts (ties go to the newer record)."""
+    _fill(store, "wsp_a", ["zebra alpha", "zebra solo", "quokka alpha beta", "quokka"])
+    _fill(store, "wsp_a", [f"alpha report {i % 7}" for i in range(40)] + ["alpha beta"] * 6)
+    _fill(store, "wsp_b", [f"alpha beta elsewhere {i}" for i in range(30)])
+    return [["alpha", "zebra"], ["alpha", "beta", "quokka"], ["beta", "zebra", "alpha", "report"]]
+
+
+def test_the_common_part_ranked_on_the_side_connection_gives_the_same_ranking(store, bounded, monkeypatch):
+    queries = _queries_with_ties(store)
+    alone = [store.search._bm25_ranked(terms, ["wsp_a"], limit) for terms in queries for limit in (3, 12)]
+    store.open_apart_pools(1, False)
+    side = store.search.side_reads
+    assert side is not None
+    beside: list[str] = []
+    rows = side.rows
+    monkeypatch.setattr(side, "rows", lambda sql, params: beside.append(sql) or rows(sql, params))
+    together = [store.search._bm25_ranked(terms, ["wsp_a"], limit) for terms in queries for limit in (3, 12)]
+    assert len(beside) == len(together)  # each query's common part ran there
+    assert together == alone
+    store.close()
+    assert store.search.side_reads is None
+
+
+def test_an_uncommitted_write_is_ranked_on_the_request_connection(store, bounded):
+    queries = _queries_with_ties(store)
+    store.open_apart_pools(1, False)
+    with store.transaction():
+        newest = _fill(store, "wsp_a", ["okapi alpha beta", "alpha beta"])
+        # The side connection cannot see these records yet: the one statement here does, the
+        # rare term's record and the newest common one.
+        ranked = [seq for seq, _ in store.search._bm25_ranked(["okapi", *queries[0]], ["wsp_a"], 12)]
+        assert ranked[0] == newest[0] and newest[1] in ranked
+    store.close()
+
+
+def test_without_apart_pools_a_store_reads_on_its_one_connection(store):
+    store.open_apart_pools(0, False)
+    assert store.search.side_reads is None
+
+
+def test_sqlite_counts_no_allocations_so_threads_do_not_queue_on_its_mutex():
+    """state/db.py turns SQLite's memory statistics off in sqlean's SQLite: with them on, the
+    side connection's full-text query waited on the same mutex as the request connection's."""
+    import ctypes
+
+    from state.db import connect, sqlite_module
+
+    module = sqlite_module()
+    if module.__name__ != "sqlean":
+        pytest.skip("only sqlean's own SQLite is configured")
+    conn = connect(":memory:")
+    conn.execute("create virtual table t using fts5(x)")
+    conn.execute("insert into t values ('alpha beta gamma')")
+    library = ctypes.CDLL(module._sqlite3.__file__)
+    library.sqlite3_memory_used.restype = ctypes.c_int64
+    assert library.sqlite3_memory_used() == 0
+    conn.close()
