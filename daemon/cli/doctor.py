@@ -13,8 +13,9 @@ touches a file whose integrity check fails outside the search index: that needs 
 not a rebuild.
 
 ``--database URL`` checks a PostgreSQL database for a team server instead (issue #18): the
-connection, the server's and pgvector's versions, and which of this release's migrations the
-database holds (one a newer release made is a problem). It writes nothing.
+connection, the server's and pgvector's versions, which of this release's migrations the
+database holds (one a newer release made is a problem), and how its search index stands (a
+re-index under way or due at the next start: reported, not a failure). It writes nothing.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ def check_postgres(url: str, secrets_file: Path) -> tuple[dict[str, Any], list[s
     from state.errors import StoreUnavailable
     from state.pg.engine import check_server, connect, database_password, masked, versions
     from state.pg.migrations import schema_state
+    from state.pg.reindex import index_status
 
     report: dict[str, Any] = {"database": masked(url)}
     problems: list[str] = []
@@ -87,6 +89,8 @@ def check_postgres(url: str, secrets_file: Path) -> tuple[dict[str, Any], list[s
         except StoreUnavailable as exc:
             problems.append(exc.message)
         schema = schema_state(conn)
+        # Only on a database this release has migrated: before, its tables may not be there.
+        report["search_index"] = index_status(conn) if schema["applied"] and not schema["pending"] else None
     finally:
         conn.close()
     report["schema"] = schema
@@ -110,6 +114,11 @@ def _cmd_doctor_postgres(args: argparse.Namespace, paths: Paths) -> int:
         + (
             f"{len(schema['applied'])} of {len(schema['known'])} migrations applied"
             + (f"; {len(schema['pending'])} to apply at the first start" if schema["pending"] else "")
+        ),
+        *(
+            [f"{'search index':<16}  {report['search_index']['text'].removeprefix('search index: ')}"]
+            if report["search_index"]
+            else []
         ),
         *(f"{'PROBLEM':<16}  {problem}" for problem in problems),
     ]

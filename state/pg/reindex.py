@@ -52,6 +52,7 @@ from state.index_builds import (
 )
 from state.pg.connection import WRITE_LOCK, PgConnection
 from state.pg.vector_writer import MISSING
+from state.rebuild import status as rebuild_status
 from state.search import record_text
 
 if TYPE_CHECKING:
@@ -119,6 +120,27 @@ def plan(conn: Any) -> bool:
         )
         _save(conn, replace(build, target=wanted, cursor=0, done=0, started_at=now_iso(), finished_at=None))
         return True
+
+
+def index_status(conn: Any) -> dict[str, Any]:
+    """How the search index stands, without changing anything (``doctor --database``): as
+    state/rebuild.py ``status`` says, and, for rows no daemon of this release has looked at
+    yet (an earlier release's, or another tokenizer's), that the next start re-indexes them
+    (:func:`plan` records it then)."""
+    status = rebuild_status(PgConnection(conn), progress=progress)
+    build = read_build(conn)
+    wanted = wanted_tokenizer()
+    if (
+        _settled(build, wanted) is None
+        and conn.execute("select exists (select 1 from memory_search)").fetchone()[0]
+    ):
+        made_by = describe_identity(build.built_with) if build.built_with else "an earlier release"
+        status["state"] = "planned"
+        status["text"] = (
+            f"search index: its rows were made by {made_by}; the daemon's next start makes them"
+            f" anew for {describe_identity(wanted)} in the background (search answers meanwhile)"
+        )
+    return status
 
 
 def under_way(conn: Any) -> bool:

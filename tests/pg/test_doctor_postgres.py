@@ -70,3 +70,45 @@ def test_an_unreachable_server_is_named_without_its_password(isolated_home):
 def test_repair_does_not_go_with_a_database(isolated_home):
     result = cli("doctor", "--database", "postgresql://me@127.0.0.1:1/team", "--repair", check=False)
     assert result.returncode != 0 and "does not go with --database" in result.stderr + result.stdout
+
+
+def test_the_search_index_of_a_previous_release_is_reported_then_its_re_index(
+    pg_empty_url, isolated_home, monkeypatch
+):
+    """A database the previous release wrote (tokenizer 4's rows, no build row): the next
+    start will re-index it, which doctor says without planning it; then the re-index's
+    progress, then current."""
+    from state.index_builds import FTS
+    from state.pg import reindex
+    from tests.pg.test_reindex import OLD_TEXTS, _open, _previous_release_store
+
+    _previous_release_store(pg_empty_url, monkeypatch)
+    code, report = _doctor(pg_empty_url, isolated_home)
+    assert code == 0, report  # reported, not a failure
+    assert report["search_index"]["state"] == "planned", report["search_index"]
+    assert "an earlier release" in report["search_index"]["text"]
+    text = cli("doctor", "--database", pg_empty_url, check=False).stdout
+    assert "daemon's next start makes them anew" in text
+    conn = connect(pg_empty_url)
+    try:  # doctor wrote nothing: still no build row
+        assert conn.execute("select count(*) from index_builds where name = %s", (FTS,)).fetchone()[0] == 0
+    finally:
+        conn.close()
+    store = _open(pg_empty_url)  # a daemon's start plans it, and a first batch of two
+    try:
+        assert reindex.step(store.search, max_records=2) == "fts"
+        code, report = _doctor(pg_empty_url, isolated_home)
+        rebuilding = report["search_index"]
+        assert rebuilding["state"] == "rebuilding", rebuilding
+        assert (rebuilding["done"], rebuilding["total"]) == (2, len(OLD_TEXTS))
+        reindex.run_to_end(store.search)
+    finally:
+        store.close()
+    code, report = _doctor(pg_empty_url, isolated_home)
+    assert code == 0 and report["search_index"]["state"] == "current"
+    assert "search index" in cli("doctor", "--database", pg_empty_url, check=False).stdout
+
+
+def test_a_database_not_migrated_yet_has_no_search_index_to_report(pg_empty_url, isolated_home):
+    code, report = _doctor(pg_empty_url, isolated_home)
+    assert code == 0 and report["search_index"] is None
