@@ -186,3 +186,28 @@ def test_sqlite_counts_no_allocations_so_threads_do_not_queue_on_its_mutex():
     library.sqlite3_memory_used.restype = ctypes.c_int64
     assert library.sqlite3_memory_used() == 0
     conn.close()
+
+
+def test_a_rare_term_no_record_holds_is_left_out_with_the_same_ranking(store, bounded, monkeypatch):
+    """ "zzyzx" is held by no record: it matches nothing and adds nothing to a score, so the
+    ranking without it is the one with it; "alpha beta zzyzx" then has no rare term and is
+    one statement (nothing for the side connection), "alpha zebra zzyzx" still ranks its
+    common part beside."""
+    _queries_with_ties(store)
+    queries = [["alpha", "beta", "zzyzx"], ["alpha", "zebra", "zzyzx"]]
+    with_typo = []
+    for terms in queries:  # the three parts, the typo among the rare terms (as before)
+        frequencies, _ = store.search.terms(terms)
+        rare, common = split_rare_terms(terms, frequencies, search_module.RARE_TERMS_BUDGET)
+        assert "zzyzx" in rare
+        with_typo.append(store.search._bm25_bounded(rare, common, ["wsp_a"], 12))
+    store.open_apart_pools(1, False)
+    side = store.search.side_reads
+    beside: list[int] = []
+    rows = side.rows
+    for index, terms in enumerate(queries):
+        monkeypatch.setattr(side, "rows", lambda sql, params, i=index: beside.append(i) or rows(sql, params))
+        assert store.search._bm25_ranked(terms, ["wsp_a"], 12) == with_typo[index]
+    assert bounded[-2:] == ["alpha beta", "zebra alpha"]  # rare, then common terms: no zzyzx
+    assert beside == [1]
+    store.close()
