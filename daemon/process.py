@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,13 +105,29 @@ def not_our_daemon(pid: int, info: dict[str, Any]) -> str | None:
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process: an exited one its parent has not collected yet (a
+    zombie: a daemon started by a process of an earlier release that runs on) is not."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    return not _exited(pid)
+
+
+def _exited(pid: int) -> bool:
+    """Whether ``pid`` has exited (a zombie, or gone since it answered a signal): state Z in
+    /proc/PID/stat, the field after the command's closing parenthesis. Without /proc (macOS)
+    not known: a ``ps`` for every check would slow every CLI call, and the processes that
+    start the daemon collect it (start_detached)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return Path("/proc/self/stat").exists()  # gone since os.kill answered (Linux)
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
 def _healthy(url: str, timeout: float = 1.0) -> bool:
@@ -182,6 +199,10 @@ def start_detached(paths: Paths, settings: Settings, *, wait_seconds: float = 20
             raise RuntimeError(_log_tail(paths, offset) or f"daemon exited with code {child.returncode}")
         running = find_running(paths)
         if running is not None and running.pid == child.pid:
+            # The TUI starts the daemon and runs on: whenever the daemon exits (`daemon stop`
+            # from another terminal), this process must collect its exit status, or it stays a
+            # zombie that the stop took for a daemon still running ("did not stop within 15 s").
+            threading.Thread(target=child.wait, name="memorycloud-daemon-reaper", daemon=True).start()
             return running
         time.sleep(0.1)
     child.terminate()

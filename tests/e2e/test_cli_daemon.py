@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.e2e.conftest import cli, free_port
 
@@ -86,3 +92,66 @@ def test_connect_without_a_terminal_asks_nothing_and_writes_nothing(daemon, tmp_
     assert not (repo / "AGENTS.md").exists() and not (repo / ".amp").exists()
     pending = json.loads(cli("setup", "list", "--status", "pending_approval", "--json").stdout)
     assert [p["repo_root"] for p in pending] == [str(repo)]
+
+
+# The TUI (`memorycloud`) as far as the daemon is concerned: it starts the daemon and runs on.
+TUI_LIKE = """
+import sys, time
+from daemon.process import start_detached
+from state.config import load_settings
+from state.paths import resolve_paths
+import os
+paths = resolve_paths(os.environ)
+settings = load_settings(paths.config_file).model_copy(update={"port": int(sys.argv[1])})
+print(start_detached(paths, settings).pid, flush=True)
+time.sleep(120)
+"""
+
+
+def _state(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except FileNotFoundError:
+        return None
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+def test_a_daemon_started_by_a_process_that_runs_on_is_stopped_from_another_terminal(isolated_home):
+    """`daemon stop` in another terminal while the TUI that started the daemon runs on: the
+    daemon stops at once, and is not left a zombie of the TUI, which the stop took for a
+    daemon still running ("did not stop within 15 s", exit code 1)."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", TUI_LIKE, str(free_port())], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        pid = int(parent.stdout.readline())
+        started = time.monotonic()
+        stopped = json.loads(cli("daemon", "stop", "--json").stdout)
+        assert stopped == {"status": "stopped", "pid": pid}
+        assert time.monotonic() - started < 10
+        deadline = time.monotonic() + 5
+        while _state(pid) is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _state(pid) is None  # collected by the process that started it
+    finally:
+        parent.kill()
+        parent.wait()
+
+
+def test_a_zombie_is_not_a_running_daemon(tmp_path):
+    """A daemon that exited but that its parent has not collected yet is not alive."""
+    from daemon.process import _pid_alive
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 10
+    while _state(child.pid) != "Z" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        if not Path("/proc/self/stat").exists():
+            pytest.skip("reads process states from /proc")
+        assert _state(child.pid) == "Z"
+        assert not _pid_alive(child.pid)
+    finally:
+        child.wait()
+    assert not _pid_alive(child.pid)
+    assert _pid_alive(os.getpid())
