@@ -511,8 +511,8 @@ class SearchIndex:
             return self._bm25(match, namespaces, limit)
         # A term no record holds (a typo, a word never stored) matches nothing and adds 0 to
         # every score: left out, the same records rank with the same scores, and a query whose
-        # rare terms all are such is one part, not three (half of a brief's tasks at 100k: the
-        # side connection would have nothing to run beside).
+        # rare terms all are such is one part, not three (most of bench/scale.py's brief tasks
+        # at 100k: the side connection would have nothing to run beside).
         rare = [term for term in rare if frequencies.get(term)]
         return self._bm25_bounded(rare, common, namespaces, limit)
 
