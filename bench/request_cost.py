@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import re
 import statistics
 import subprocess
@@ -30,6 +31,7 @@ import time
 from pathlib import Path
 
 import harness  # noqa: F401  (puts MC_BENCH_CODE's checkout first on sys.path)
+import writes
 from aiohttp.test_utils import TestClient, TestServer
 
 from daemon import keys
@@ -59,6 +61,7 @@ async def measure(requests: int, repeat: int, only: str | None = None) -> dict[s
                 "/api/agent/memory-delta", json={"summary": summary}, headers=receipt
             )
             assert response.status == 200, await response.text()
+        turns = writes.Mem1Turns(random.Random(5), "bench")
         calls = {
             "GET /healthz": lambda: client.get("/healthz"),
             "GET /api/agent/search": lambda: client.get("/api/agent/search?q=WAL%20checkpoint", headers=auth),
@@ -68,6 +71,7 @@ async def measure(requests: int, repeat: int, only: str | None = None) -> dict[s
             "POST /api/agent/memory-delta": lambda: client.post(
                 "/api/agent/memory-delta", json={"summary": "one more note"}, headers=receipt
             ),
+            "POST /add_messages/": lambda: client.post("/add_messages/", json=turns.body(), headers=auth),
         }
         if only is not None:
             calls = {only: calls[only]}
@@ -90,6 +94,7 @@ KINDS = (
     "GET /api/agent/search",
     "POST /api/agent/bootstrap/context",
     "POST /api/agent/memory-delta",
+    "POST /add_messages/",
 )
 
 

@@ -59,8 +59,9 @@ def new_id(prefix: str) -> str:
 
 def iso_from_datetime(moment: datetime) -> str:
     """Format an aware datetime as RFC 3339 UTC with milliseconds."""
-    moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    # isoformat is C and ends in "+00:00" for UTC: ~2x faster than strftime, and a write
+    # stamps several rows (equal output: tests/state/test_ids.py).
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 def now_iso() -> str:

@@ -16,6 +16,7 @@ from state.errors import Conflict, NotFound
 from state.ids import new_id, now_iso
 from state.redaction import scrub_copies
 from state.search import SearchIndex, record_text
+from state.turn_context import ChainFields
 
 
 def sha256_text(text: str) -> str:
@@ -206,7 +207,14 @@ class MemoryRepository:
                 new.path,
             )
         )
-        self.index.add(seq, new.namespace, record_text(new.title, new.content, new.triggers))
+        self.index.add(
+            seq,
+            new.namespace,
+            record_text(new.title, new.content, new.triggers),
+            ChainFields.of(new.namespace, new.provenance, new.kind, new.content)
+            if _stored_as_given(new)
+            else None,
+        )
         if not _stored_as_given(new):
             return self.get(memory_id)
         # The row as a read would return it, without reading it back (one query less per

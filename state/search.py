@@ -404,21 +404,24 @@ class SearchIndex:
                 added += 1
         return added
 
-    def add(self, seq: int, namespace: str, text: str) -> None:
+    def add(self, seq: int, namespace: str, text: str, new: turn_context.ChainFields | None = None) -> None:
         """Index one record (call inside the caller's write transaction).
 
         During a rebuild the record also goes into the new FTS table if the copy has passed
         it (seq <= cursor); else the copy takes it, as it is then. The cursor is read in
         this same transaction, so no batch can move it in between. A conversation turn gets
-        the turns before it as its context (state/turn_context.py)."""
+        the turns before it as its context (state/turn_context.py). ``new``: the chain's
+        fields of a record just inserted (MemoryRepository.create), which is the newest
+        record (its seq was drawn under the write lock): nothing follows it, and its chain
+        is known without reading the record back (two statements less a write)."""
         builds = self.builds()
         self.changed_at = time.monotonic()
         for table, tokenizer, holds in self._fts_tables(builds, seq):
             if holds:
-                token_text = insert_fts_row(self.conn, table, tokenizer, seq, text)
+                token_text = insert_fts_row(self.conn, table, tokenizer, seq, text, new)
                 if table == FTS:
                     self.terms.counted(token_text, +1)
-            if has_context(tokenizer):  # usually no turn follows a new one
+            if has_context(tokenizer) and new is None:  # usually no turn follows a new one
                 turn_context.refresh_following(self.conn, table, seq)
         if self._wants_vector(seq, builds):
             if self.defer_vectors:
@@ -791,13 +794,21 @@ def resolved_mode(mode: str, terms: list[str], tokenizer: ModuleType) -> str:
     return "rerank" if mostly_cjk(terms, tokenizer) else "fallback"
 
 
-def insert_fts_row(conn: Connection, table: str, tokenizer: ModuleType, seq: int, text: str) -> str:
+def insert_fts_row(
+    conn: Connection,
+    table: str,
+    tokenizer: ModuleType,
+    seq: int,
+    text: str,
+    fields: turn_context.ChainFields | None = None,
+) -> str:
     """Write record ``seq``'s row into the FTS table ``table`` built by ``tokenizer``: its
-    tokens, and where the table has them the turns before it (state/turn_context.py). The
-    one definition for writes and the rebuild's copy; returns the record's own tokens."""
+    tokens, and where the table has them the turns before it (state/turn_context.py;
+    ``fields``: its chain's fields if the caller has them). The one definition for writes
+    and the rebuild's copy; returns the record's own tokens."""
     token_text = tokenizer.index_text(text)
     if has_context(tokenizer):
-        columns = turn_context.context_columns(conn, table, seq)
+        columns = turn_context.context_columns(conn, table, seq, fields)
         sql = (
             f"insert into {table} (rowid, {', '.join(tokenizer.FTS_COLUMNS)})"
             f" values (?, ?{', ?' * len(columns)})"

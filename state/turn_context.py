@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from state.db import Connection
 from state.group_commit import deferred_value, run_deferred
@@ -102,6 +103,34 @@ def chain_of(conn: Connection, seq: int, *, holders: bool = False) -> tuple[str,
     return _chain(*row, holders=holders)
 
 
+@dataclass(frozen=True)
+class ChainFields:
+    """What decides a record's chain (the values of _CHAIN_FIELDS), as the writer of a new
+    record has them: the chain of a record just written is known without reading it back."""
+
+    namespace: str
+    session: str | None  # provenance.session_id, when it is a string or absent
+    kind: str
+    content: str
+
+    @classmethod
+    def of(
+        cls, namespace: str, provenance: Mapping[str, object], kind: str, content: str
+    ) -> ChainFields | None:
+        """The fields of a record about to be written; None when its session id is not a
+        string (json_extract's reading of that is left to the database)."""
+        session = provenance.get("session_id")
+        if session is not None and not isinstance(session, str):
+            return None
+        return cls(namespace, session, kind, content[:80])  # substr(content, 1, 80)
+
+    def chain(self) -> tuple[str, tuple[str, str]] | None:
+        """What chain_of answers for the record."""
+        if self.kind == "summary":
+            return None
+        return _chain(self.namespace, self.session, self.kind, self.content)
+
+
 def _chain(
     namespace: str, session: object, kind: str, start: str | None, *, holders: bool = False
 ) -> tuple[str, tuple[str, str]] | None:
@@ -118,9 +147,10 @@ def is_loose_turn(kind: str, start: str | None) -> bool:
     return kind == LOOSE_TURN_KIND or SPEAKER.match(start or "") is not None
 
 
-def preceding(conn: Connection, seq: int) -> list[int]:
-    """The live turns before ``seq`` in its session, nearest first (at most CONTEXT_TURNS)."""
-    return _nearest(conn, seq, "<", "desc", chain_of(conn, seq))
+def preceding(conn: Connection, seq: int, fields: ChainFields | None = None) -> list[int]:
+    """The live turns before ``seq`` in its session, nearest first (at most CONTEXT_TURNS);
+    ``fields``: its chain's fields, if the caller has them (a record just written)."""
+    return _nearest(conn, seq, "<", "desc", chain_of(conn, seq) if fields is None else fields.chain())
 
 
 def following(conn: Connection, seq: int) -> list[int]:
@@ -149,17 +179,21 @@ def _nearest(
 TokensOf = Callable[[list[int]], Mapping[int, str]]
 
 
-def context_of(conn: Connection, seq: int, tokens_of: TokensOf) -> tuple[str, ...]:
+def context_of(
+    conn: Connection, seq: int, tokens_of: TokensOf, fields: ChainFields | None = None
+) -> tuple[str, ...]:
     """The context columns of record ``seq`` on any engine: the own tokens ``tokens_of``
     gives for each of the turns before it, nearest first ('' where there is none, or the
-    engine's index holds no tokens for it)."""
-    seqs = preceding(conn, seq)
+    engine's index holds no tokens for it). ``fields``: see preceding."""
+    seqs = preceding(conn, seq, fields)
     tokens = tokens_of(seqs) if seqs else {}
     columns = [tokens.get(s) or "" for s in seqs]
     return tuple(columns + [""] * (CONTEXT_TURNS - len(columns)))
 
 
-def context_columns(conn: Connection, table: str, seq: int) -> tuple[str, ...]:
+def context_columns(
+    conn: Connection, table: str, seq: int, fields: ChainFields | None = None
+) -> tuple[str, ...]:
     """The context columns of record ``seq`` in the FTS table ``table`` (see context_of); a
     turn without a row there is a redacted turn, or one a rebuild has not copied yet, which
     cannot happen as it copies in order."""
@@ -172,7 +206,7 @@ def context_columns(conn: Connection, table: str, seq: int) -> tuple[str, ...]:
         # A turn written in the same group may have its row still waiting for the COMMIT.
         return {s: found.get(s) or deferred_value(conn, (table, s)) or "" for s in seqs}
 
-    return context_of(conn, seq, tokens_of)
+    return context_of(conn, seq, tokens_of, fields)
 
 
 def followers(conn: Connection, seq: int) -> list[int]:

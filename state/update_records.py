@@ -110,6 +110,19 @@ class UpdateRecords:
         )
         return [_update(r) for r in rows]
 
+    def unacked_since(self, identity_id: str, created_at: str) -> list[UpdateRecord]:
+        """The live updates published after ``created_at`` that ``identity_id`` has not acked
+        at their own version: one statement, usually no row, so checking every agent write
+        costs no decoding of the updates it would skip (bench/RESULTS.md, issue #16)."""
+        rows = self.conn.execute(
+            "select * from platform_updates u where withdrawn_at is null and published_at > ?"
+            " and not exists (select 1 from update_acks a where a.identity_id = ?"
+            " and a.update_id = u.id and a.update_version = u.version)"
+            " order by published_at, id",
+            (created_at, identity_id),
+        )
+        return [_update(r) for r in rows]
+
     def update(self, update_id: str) -> UpdateRecord:
         row = self.conn.execute("select * from platform_updates where id = ?", (update_id,)).fetchone()
         if row is None:

@@ -150,21 +150,13 @@ class UpdateService:
         the identity was created."""
         if identity["kind"] == "owner":
             return []
-        updates = self.store.updates.updates()
-        if not updates:  # the usual case, checked before every agent's write: one read, not two
-            return []
-        acks = self.store.updates.acks(identity["id"])
         applied = set(applied)
-        out = []
-        for update in updates:
-            if (update["id"], update["version"]) in acks or update["id"] in applied:
-                continue
-            if update["published_at"] <= identity["created_at"]:
-                continue
-            if runtime_version and version_key(runtime_version) >= version_key(update["version"]):
-                continue
-            out.append(update)
-        return out
+        return [
+            update
+            for update in self.store.updates.unacked_since(identity["id"], identity["created_at"])
+            if update["id"] not in applied
+            and not (runtime_version and version_key(runtime_version) >= version_key(update["version"]))
+        ]
 
     def required_pending(self, identity: IdentityRecord) -> list[UpdateRecord]:
         return [u for u in self.pending(identity) if u["severity"] == "required"]

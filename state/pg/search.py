@@ -271,12 +271,14 @@ class PgSearchIndex:
             )
         self._vectors_ready = True
 
-    def add(self, seq: int, namespace: str, text: str) -> None:
+    def add(self, seq: int, namespace: str, text: str, new: turn_context.ChainFields | None = None) -> None:
         """Index one record: its tokens and, for a conversation turn, the turns before it as
-        context; the term counts and totals; its vector (or, in the daemon, its mark for the
-        vector writer). The turns after it, if any (it came out of order), get their context
-        anew."""
-        row = IndexRow.of(tokenize.index_text(text), self._context(seq))
+        context (``new``: a new record's chain fields, so its chain is not read back); the
+        term counts and totals; its vector (or, in the daemon, its mark for the vector
+        writer). The turns after it, if any, get their context anew: even a new record may
+        have some here, as another process's transaction may have drawn a later seq and
+        committed first."""
+        row = IndexRow.of(tokenize.index_text(text), self._context(seq, new))
         self.conn.execute(
             "insert into memory_search (seq, namespace, tokens, freqs, doc_length, own)"
             " values (%s, %s, array_to_tsvector(%s::text[]), %s::jsonb, %s, %s)",
@@ -341,12 +343,12 @@ class PgSearchIndex:
 
     # -- turn context --------------------------------------------------------------------
 
-    def _context(self, seq: int) -> tuple[str, ...]:
+    def _context(self, seq: int, fields: turn_context.ChainFields | None = None) -> tuple[str, ...]:
         """Record ``seq``'s context columns: the own tokens of the turns before it, if it is a
         conversation turn (state/turn_context.py), else empty ones."""
         if not has_context(tokenize):
             return ()
-        return turn_context.context_of(self.sql, seq, self._own_tokens)
+        return turn_context.context_of(self.sql, seq, self._own_tokens, fields)
 
     def _own_tokens(self, seqs: list[int]) -> dict[int, str]:
         """seq -> own tokens of those records of ``seqs`` that have a row (a redacted turn has

@@ -11,7 +11,7 @@ from state.doctor import check_indexes
 from state.memories import NewMemory
 from state.rebuild import rebuild_now
 from state.tokenize import index_text
-from state.turn_context import is_loose_turn
+from state.turn_context import ChainFields, chain_of, is_loose_turn
 
 SESSION = [
     ("Jonah", "When is the bread festival exactly?"),
@@ -304,3 +304,31 @@ def test_turns_stored_with_a_time_stamp_and_no_session_id_get_their_context(stor
         _row(store, a)["tokens"],
     )
     assert _words_only(store, "when is the bread festival")[:2] == [a, b]
+
+
+@pytest.mark.parametrize(
+    ("kind", "content", "provenance"),
+    [
+        ("message", "Maya: see you there", {"session_id": "s1"}),  # a session's turn
+        ("episodic_memory", "Jonah: loose turn", {}),  # a speaker, no session: the loose chain
+        ("message", "no speaker at all", {}),  # kind message: the loose chain
+        ("note", "[2023-05-08 19:02] Caroline: stamped", {}),
+        ("note", "Decision (no speaker): plain note" * 5, {}),  # gated out: no chain
+        ("summary", "Session s1:\nuser: hi", {"session_id": "s1"}),  # never a turn
+    ],
+)
+def test_a_new_records_chain_is_the_one_read_back(store, kind, content, provenance):
+    """MemoryRepository.create hands the index the chain's fields it wrote (ChainFields), so
+    a write reads nothing back: they must give what chain_of reads from the row."""
+    with store.transaction():
+        record = store.memories.create(
+            NewMemory(namespace="wsp_chat", kind=kind, content=content, source="test", provenance=provenance)
+        )
+    fields = ChainFields.of("wsp_chat", provenance, kind, content)
+    assert fields is not None
+    assert fields.chain() == chain_of(store.conn, record["seq"])
+
+
+def test_a_session_id_that_is_no_string_is_read_back_by_the_database():
+    assert ChainFields.of("wsp_chat", {"session_id": 7}, "message", "x") is None
+    assert ChainFields.of("wsp_chat", {"session_id": ["a"]}, "message", "x") is None
