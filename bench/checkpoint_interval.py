@@ -82,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
             )
     base = statistics.median(rate for rate, _ in runs[intervals[0]])
     lines = [
+        SECTION,
+        "",
         f"Command: `python bench/checkpoint_interval.py {shlex.join(sys.argv[1:] if argv is None else argv)}`"
         f" (repository root). Date: {started:%Y-%m-%d %H:%M} UTC. Code: `{code_state()}`.",
         machine_line(),

@@ -8,7 +8,7 @@ A real daemon process (fresh ``MEMORYCLOUD_HOME``). Read from ``/proc/<pid>`` (L
    packs and briefs, then idle for ``--idle`` seconds, measured the same way.
 
 "Idle CPU" is the daemon's CPU seconds over the idle period (its background jobs run on
-their intervals: WAL checkpoint every second, cache refresh, sync-intent expiry, ...), as a
+their intervals: WAL checkpoint every 5 s, cache refresh, sync-intent expiry, ...), as a
 share of one core, and the number of times it woke up (voluntary context switches).
 
     python bench/footprint.py --write

@@ -303,7 +303,7 @@ async def run(args: argparse.Namespace, home: Path) -> tuple[list[Level], list[t
             level = Level(size, seconds)
             level.db_bytes, level.wal_bytes = database_size(home)
             # Reads are measured on a settled store, as an agent session meets it: the
-            # daemon's checkpoint job (every second) first folds the ingest's WAL back into the
+            # daemon's checkpoint job (every 5 s) first folds the ingest's WAL back into the
             # file, instead of copying hundreds of MB while the reads are timed.
             await asyncio.sleep(args.settle)
             await measure(daemon.port, reader, level, rng, args)

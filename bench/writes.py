@@ -268,7 +268,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--settle",
         type=float,
         default=6.0,
-        help="pause before each measurement (the WAL checkpoint job runs every second)",
+        help="pause before each measurement (the WAL checkpoint job runs every 5 s)",
     )
     parser.add_argument("--max-load", type=float, default=1.5)
     parser.add_argument("--max-wait", type=float, default=0.0)

@@ -187,14 +187,7 @@ class Settings(BaseModel):
     )
 
     # [jobs]
-    # Every second, not every 5: under steady writes the WAL then holds ~1 s of frames, not
-    # ~5 s (~45,000 at 8 writers), and every page a request reads is first looked up in the
-    # WAL's hash tables, one per 4,096 frames not yet copied (walFindFrame was 3 % of a
-    # memory delta's instructions with a small WAL). 8 clients' memory deltas: 664 -> 731 a
-    # second, medians of 7 alternating runs (bench/RESULTS.md, "the WAL checkpoint every
-    # second"); every 0.5 s or 0.25 s was no better than 5, nor was restarting the WAL only
-    # past 16,384 frames. An idle WAL's checkpoint does nothing.
-    checkpoint_seconds: float = _setting(1.0, "jobs", "Interval of the WAL checkpoint job.", gt=0)
+    checkpoint_seconds: float = _setting(5.0, "jobs", "Interval of the WAL checkpoint job.", gt=0)
     refresh_startup_items_minutes: float = _setting(
         10.0, "jobs", "Interval of the job that refreshes context packs and fallback caches.", gt=0
     )

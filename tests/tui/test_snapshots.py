@@ -22,7 +22,7 @@ How the snapshots stay the same on every run and machine, without hiding anythin
   written in whole minutes, so a test may take up to a minute (from the daemon's start to the
   shot) without changing a character.
 * **Jobs** run on their configured intervals; the daemon here is configured with a WAL
-  checkpoint every hour instead of every second, so no job runs while a snapshot is taken (a run
+  checkpoint every hour instead of every 5 s, so no job runs while a snapshot is taken (a run
   would turn "not yet" into "just now" at a random moment). The test waits for the debounced
   startup-item refresh and the distill job before the TUI starts, so nothing changes under it.
 * **The cursor** of the focused search box blinks on a timer; the test stops the blinking
@@ -69,7 +69,7 @@ HOME = "/home/you"
 DEFAULT_URL = "http://127.0.0.1:8517"
 REFERENCE_STORE_BYTES = 4_700_000
 SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
-# Background jobs at their defaults, except the WAL checkpoint (every second): see the docstring.
+# Background jobs at their defaults, except the WAL checkpoint (5 s): see the docstring.
 QUIET = Settings(checkpoint_seconds=3600)
 
 
