@@ -4,18 +4,15 @@ validates) and its query parameters through their declarations (:class:`Query`).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from aiohttp import web
 
 from daemon.request_models import JSON_TYPES, at_least
 from state.errors import InvalidRequest, ValidationFailed
-
-_LONG_DIGITS = re.compile(rb"\d{19}")  # 2**63 has 19 digits
+from state.json_text import loads
 
 
 async def read_json_object(request: web.Request) -> dict[str, Any]:
@@ -27,27 +24,8 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
     """A request body as a JSON object, or InvalidRequest saying what is wrong with it."""
     if not raw.strip():
         return {}
-    # orjson parses a write's body ~4x faster than json; what it refuses (a malformed body,
-    # NaN, a lone surrogate escape, deep nesting, a byte order mark) goes to json, which
-    # accepts or answers it as before. So does a body with a long run of digits anywhere:
-    # orjson reads an integer beyond 64 bits as a float, json as the integer it is.
-    if _LONG_DIGITS.search(raw) is not None:
-        data = _json_loads(raw)
-    else:
-        try:
-            data = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            data = _json_loads(raw)
-    if not isinstance(data, dict):
-        name = "null" if data is None else JSON_TYPES.get(type(data), type(data).__name__)
-        raise InvalidRequest(f"request body must be a JSON object, got {name}")
-    return data
-
-
-def _json_loads(raw: bytes) -> Any:
-    """The standard library's reading of a body, with what is wrong with it said plainly."""
     try:
-        data = json.loads(raw)
+        data = loads(raw)  # orjson where it reads the body as json does (state/json_text.py)
     except UnicodeDecodeError:
         raise InvalidRequest("request body is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
@@ -57,6 +35,9 @@ def _json_loads(raw: bytes) -> Any:
         ) from None
     except RecursionError:
         raise InvalidRequest("JSON is nested too deeply") from None
+    if not isinstance(data, dict):
+        name = "null" if data is None else JSON_TYPES.get(type(data), type(data).__name__)
+        raise InvalidRequest(f"request body must be a JSON object, got {name}")
     # A \ud800-style escape decodes to a lone surrogate, which is not valid Unicode and
     # cannot be stored; refuse it here instead of failing deep inside SQLite.
     if b"\\ud" in raw.lower():

@@ -7,13 +7,13 @@ write such as "store a memory delta" is one atomic unit: delta row, record, vers
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypedDict, cast
 
 from state.db import Connection
 from state.errors import Conflict, NotFound
 from state.ids import new_id, now_iso
+from state.json_text import compact, loads
 from state.redaction import scrub_copies
 from state.search import SearchIndex, record_text
 from state.turn_context import ChainFields
@@ -87,7 +87,7 @@ def _decoded(text: str) -> Any:
         return []
     if text == "{}":
         return {}
-    return json.loads(text)
+    return loads(text)
 
 
 def _stored_as_given(new: NewMemory) -> bool:
@@ -166,9 +166,9 @@ class MemoryRepository:
         now = now_iso()
         memory_id = new_id("mem_")
         digest = sha256_text(new.content)
-        triggers = json.dumps(new.triggers, ensure_ascii=False)
-        provenance = json.dumps(new.provenance, ensure_ascii=False)
-        metadata = json.dumps(new.metadata, ensure_ascii=False)
+        triggers = compact(new.triggers)
+        provenance = compact(new.provenance)
+        metadata = compact(new.metadata)
         cursor = self.conn.execute(
             "insert into memory_records (id, namespace, project_key, path, kind, title, content,"
             " importance, triggers, provenance, source, identity_id, content_sha256, version,"
@@ -229,8 +229,8 @@ class MemoryRepository:
             "title": new.title,
             "content": new.content,
             "importance": new.importance,
-            "triggers": json.loads(triggers),
-            "provenance": json.loads(provenance),
+            "triggers": _decoded(triggers),
+            "provenance": _decoded(provenance),
             "source": new.source,
             "identity_id": new.identity_id,
             "content_sha256": digest,
@@ -238,7 +238,7 @@ class MemoryRepository:
             "created_at": now,
             "updated_at": now,
             "deleted_at": None,
-            "metadata": json.loads(metadata),
+            "metadata": _decoded(metadata),
         }
 
     def _add_version(self, version: _Version) -> None:
@@ -304,7 +304,7 @@ class MemoryRepository:
                 digest,
                 version,
                 now,
-                json.dumps(merged, ensure_ascii=False),
+                compact(merged),
                 memory_id,
             ),
         )
