@@ -10,7 +10,7 @@ from typing import Any, TypedDict, cast
 from state.db import Connection
 from state.errors import NotFound
 from state.ids import new_id, now_iso
-from state.json_text import compact, loads
+from state.json_text import compact
 
 
 class ContextPackRecord(TypedDict):
@@ -118,7 +118,7 @@ class AdaptiveRunRecord(TypedDict):
 
 def _event(row: Any) -> BriefEventRecord:
     event = dict(row)
-    event["payload"] = loads(event["payload"])
+    event["payload"] = json.loads(event["payload"])
     return cast(BriefEventRecord, event)
 
 
@@ -162,7 +162,7 @@ class AmpRecords:
         if row is None:
             raise NotFound(f"context pack {pack_id} not found")
         result = dict(row)
-        result["body"] = loads(result["body"])
+        result["body"] = json.loads(result["body"])
         return cast(ContextPackRecord, result)
 
     def count_packs(self) -> int:
@@ -279,9 +279,9 @@ class AmpRecords:
         if row is None:
             raise NotFound(f"memory brief {brief_id} not found")
         brief = dict(row)
-        brief["request"] = loads(brief["request"])
-        brief["source_counts"] = loads(brief["source_counts"])
-        brief["sources"] = loads(brief["sources"])
+        brief["request"] = json.loads(brief["request"])
+        brief["source_counts"] = json.loads(brief["source_counts"])
+        brief["sources"] = json.loads(brief["sources"])
         return cast(MemoryBriefRecord, brief)
 
     def insert_event(self, event: BriefEventRecord) -> None:

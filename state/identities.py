@@ -11,7 +11,6 @@ from typing import Any, TypedDict, cast
 from state.db import Connection
 from state.errors import Conflict, Gone, InvalidRequest, NotFound
 from state.ids import iso_from_datetime, new_id, now_iso, parse_iso
-from state.json_text import loads
 
 OWNER_SCOPES = ("owner", "memory:read", "memory:write", "agent:sync", "skill:install", "catalog:read")
 AGENT_SCOPES = ("memory:read", "memory:write", "agent:sync", "skill:install", "catalog:read")
@@ -62,7 +61,7 @@ class WorkspaceRecord(TypedDict):
 
 def _identity(row: Any) -> IdentityRecord:
     identity = dict(row)
-    identity["scopes"] = loads(identity["scopes"])
+    identity["scopes"] = json.loads(identity["scopes"])
     identity["auth_type"] = "human" if identity["kind"] == "owner" else "agent"
     return cast(IdentityRecord, identity)
 
