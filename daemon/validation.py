@@ -12,7 +12,6 @@ from aiohttp import web
 
 from daemon.request_models import JSON_TYPES, at_least
 from state.errors import InvalidRequest, ValidationFailed
-from state.json_text import loads
 
 
 async def read_json_object(request: web.Request) -> dict[str, Any]:
@@ -25,7 +24,7 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        data = loads(raw)  # orjson where it reads the body as json does (state/json_text.py)
+        data = json.loads(raw)
     except UnicodeDecodeError:
         raise InvalidRequest("request body is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
