@@ -208,15 +208,10 @@ class MemoryRepository:
                 new.path,
             )
         )
-        self.index.add(
-            seq,
-            new.namespace,
-            record_text(new.title, new.content, new.triggers),
-            ChainFields.of(new.namespace, new.provenance, new.kind, new.content)
-            if _stored_as_given(new)
-            else None,
-        )
-        if not _stored_as_given(new):
+        as_given = _stored_as_given(new)
+        chain = ChainFields.of(new.namespace, new.provenance, new.kind, new.content) if as_given else None
+        self.index.add(seq, new.namespace, record_text(new.title, new.content, new.triggers), chain)
+        if not as_given:
             return self.get(memory_id)
         # The row as a read would return it, without reading it back (one query less per
         # write): the values are what was inserted, the JSON columns decoded afresh.

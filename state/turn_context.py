@@ -117,8 +117,11 @@ class ChainFields:
     def of(
         cls, namespace: str, provenance: Mapping[str, object], kind: str, content: str
     ) -> ChainFields | None:
-        """The fields of a record about to be written; None when its session id is not a
-        string (json_extract's reading of that is left to the database)."""
+        """The fields of a record about to be written; None when its provenance is not an
+        object or its session id not a string (json_extract's reading of those is left to
+        the database)."""
+        if not isinstance(provenance, Mapping):
+            return None
         session = provenance.get("session_id")
         if session is not None and not isinstance(session, str):
             return None

@@ -332,3 +332,4 @@ def test_a_new_records_chain_is_the_one_read_back(store, kind, content, provenan
 def test_a_session_id_that_is_no_string_is_read_back_by_the_database():
     assert ChainFields.of("wsp_chat", {"session_id": 7}, "message", "x") is None
     assert ChainFields.of("wsp_chat", {"session_id": ["a"]}, "message", "x") is None
+    assert ChainFields.of("wsp_chat", ["not", "an", "object"], "message", "x") is None  # type: ignore[arg-type]
