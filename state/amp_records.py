@@ -309,7 +309,7 @@ class AmpRecords:
 
     def events(self, brief_id: str, limit: int = 200) -> list[BriefEventRecord]:
         rows = self.conn.execute(
-            "select * from brief_events where brief_id = ? order by created_at, id limit ?",
+            "select * from brief_events where brief_id = ? order by created_at, id limit cast(? as integer)",
             (brief_id, limit),
         ).fetchall()
         return [_event(row) for row in rows]
@@ -345,7 +345,7 @@ class AmpRecords:
             "select e.id, e.brief_id, e.event_type, e.summary, e.importance, e.created_at"
             " from brief_events e cross join memory_briefs b on b.id = e.brief_id"
             " where b.workspace_id = ? and (? is null or b.project_key = ? or b.project_key is null)"
-            " order by e.created_at desc, e.id desc limit ?",
+            " order by e.created_at desc, e.id desc limit cast(? as integer)",
             (workspace_id, project_key, project_key, limit),
         ).fetchall()
         return [cast(RecentBriefEvent, dict(r)) for r in rows]

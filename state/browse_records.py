@@ -50,6 +50,7 @@ class BrowseRecords:
         """The ids of the ``limit`` newest live records the filters let through."""
         where, params = _where(filters)
         rows = self.conn.execute(
-            f"select id from memory_records where {where} order by seq desc limit ?", (*params, limit)
+            f"select id from memory_records where {where} order by seq desc limit cast(? as integer)",
+            (*params, limit),
         ).fetchall()
         return [r[0] for r in rows]

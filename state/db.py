@@ -40,6 +40,19 @@ log = logging.getLogger(__name__)
 MIN_SQLITE = (3, 47, 0)
 
 
+# Prepared statements a connection keeps (its module's cache, least recently used out).
+# sqlean's module keeps 100 by default, fewer than the daemon's requests use: a mix of search,
+# bootstrap, memory-brief, memory deltas and mem1 turns ran ~156 distinct statements, so the
+# least recent were prepared again from scratch as the mix went on. A statement takes a few
+# KiB. What also makes SQLite plan a statement again at every run, cached or not, is a value
+# its planner reads: a LIMIT or OFFSET bound bare (written ``limit cast(? as integer)`` here,
+# which the planner cannot read) and an equality with a bound value where a partial index holds one with a
+# constant (``kind = ?`` against ``kind = 'summary'``: ``kind = cast(? as text)``). Planned
+# once, a search costs 0.89x the instructions, bootstrap 0.94x, a mem1 call 0.97x
+# (bench/RESULTS.md, "statements planned once"; tests/daemon/test_prepared_statements.py).
+STATEMENT_CACHE = 512
+
+
 @lru_cache(maxsize=1)
 def sqlite_module() -> ModuleType:
     """sqlean (the same SQLite everywhere), else a stdlib sqlite3 that is new enough."""
@@ -111,7 +124,13 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     if readonly and target != ":memory:":
         target = f"file:{target}?mode=ro"
     try:
-        conn = module.connect(target, isolation_level=None, check_same_thread=False, uri=readonly)
+        conn = module.connect(
+            target,
+            isolation_level=None,
+            check_same_thread=False,
+            uri=readonly,
+            cached_statements=STATEMENT_CACHE,
+        )
         conn.enable_load_extension(True)
         sqlite_vec.load(conn)
         conn.enable_load_extension(False)

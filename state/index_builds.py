@@ -256,7 +256,7 @@ def empty_trash(conn: Connection, budget_seconds: float) -> bool:
         while True:
             before = freed()
             deleted = conn.execute(
-                f'delete from "{table}" where rowid in (select rowid from "{table}" order by rowid limit ?)',
+                f'delete from "{table}" where rowid in (select rowid from "{table}" order by rowid limit cast(? as integer))',
                 (rows,),
             ).rowcount
             if deleted < rows:

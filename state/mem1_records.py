@@ -204,7 +204,7 @@ class Mem1Records:
         rows = self.conn.execute(
             "select id, kind, content, created_at, provenance from memory_records"
             f" where namespace = ? and deleted_at is null and kind in ({marks})"
-            " order by seq limit ? offset ?",
+            " order by seq limit cast(? as integer) offset cast(? as integer)",
             (ns, *kinds, limit, offset),
         ).fetchall()
         return [_page_record(r) for r in rows]

@@ -407,7 +407,7 @@ class MemoryRepository:
         rows = self._tuples(
             f"select {_COLUMNS} from memory_records where namespace = ? and deleted_at is null"
             f" and (project_key is null or project_key = ?) and source in ({marks})"
-            " order by importance desc, seq desc limit ?",
+            " order by importance desc, seq desc limit cast(? as integer)",
             (namespace, project_key, *sources, limit),
         ).fetchall()
         return [row_to_memory(row) for row in rows]

@@ -81,7 +81,7 @@ class MemoryStoreRecords:
     def after(self, store_id: str, limit: int) -> list[MemoryStoreRecord]:
         """Up to ``limit`` stores whose id sorts after ``store_id``, by id."""
         rows = self.conn.execute(
-            "select * from memory_stores where id > ? order by id limit ?", (store_id, limit)
+            "select * from memory_stores where id > ? order by id limit cast(? as integer)", (store_id, limit)
         ).fetchall()
         return [_store(r) for r in rows]
 
@@ -132,7 +132,9 @@ class MemoryStoreRecords:
         if path_prefix:
             query += " and substr(path, 1, ?) = ?"
             params += [len(path_prefix), path_prefix]
-        return [r[0] for r in self.conn.execute(query + " order by id limit ?", (*params, limit))]
+        return [
+            r[0] for r in self.conn.execute(query + " order by id limit cast(? as integer)", (*params, limit))
+        ]
 
     def versions(
         self, store_id: str, after: str, limit: int, memory_id: str | None
@@ -146,7 +148,9 @@ class MemoryStoreRecords:
         params: list[Any] = [store_id, after]
         if memory_id:
             query, params = query + " and v.memory_id = ?", [*params, memory_id]
-        rows = self.conn.execute(query + " order by v.id limit ?", (*params, limit)).fetchall()
+        rows = self.conn.execute(
+            query + " order by v.id limit cast(? as integer)", (*params, limit)
+        ).fetchall()
         return [row_to_version(r) for r in rows]
 
     def version(self, store_id: str, version_id: str) -> MemoryVersionRecord | None:

@@ -187,7 +187,9 @@ def _copy(
     started = time.perf_counter()
     # Read as the copy goes (SQLite steps the query row by row): a batch that stops at its
     # budget pays for no row it does not copy (reading 1,000 ahead cost 5 ms a batch).
-    rows = conn.execute(SEARCHABLE + " and r.seq > ? order by r.seq limit ?", (build.cursor, max_records))
+    rows = conn.execute(
+        SEARCHABLE + " and r.seq > ? order by r.seq limit cast(? as integer)", (build.cursor, max_records)
+    )
     cursor, copied = build.cursor, 0
     for seq, namespace, title, content, triggers in rows:
         write(seq, namespace, record_text(title, content, json.loads(triggers)))

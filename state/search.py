@@ -486,8 +486,8 @@ class SearchIndex:
         # Fast path: let FTS5 rank on its own (no join while scoring), then filter.
         rows = self.conn.execute(
             "select r.seq, -f.rank from (select rowid, rank from memory_fts where memory_fts match ?"
-            " order by rank, rowid desc limit ?) f join memory_records r on r.seq = f.rowid"
-            f" where r.namespace in ({marks}) and r.deleted_at is null order by f.rank, r.seq desc limit ?",
+            " order by rank, rowid desc limit cast(? as integer)) f join memory_records r on r.seq = f.rowid"
+            f" where r.namespace in ({marks}) and r.deleted_at is null order by f.rank, r.seq desc limit cast(? as integer)",
             (match, limit * FTS_OVERFETCH, *namespaces, limit),
         ).fetchall()
         if len(rows) < limit:
@@ -495,7 +495,7 @@ class SearchIndex:
             rows = self.conn.execute(
                 "select r.seq, -f.rank from memory_fts f join memory_records r on r.seq = f.rowid"
                 f" where memory_fts match ? and r.namespace in ({marks}) and r.deleted_at is null"
-                " order by f.rank, r.seq desc limit ?",
+                " order by f.rank, r.seq desc limit cast(? as integer)",
                 (match, *namespaces, limit),
             ).fetchall()
         return [(row[0], row[1]) for row in rows]
@@ -537,7 +537,7 @@ class SearchIndex:
         part = (
             "select * from (select r.seq, f.rank as score from memory_fts f"
             " cross join memory_records r on r.seq = f.rowid where memory_fts match ?"
-            f" and r.namespace in ({marks}) and r.deleted_at is null order by {{}} limit ?)"
+            f" and r.namespace in ({marks}) and r.deleted_at is null order by {{}} limit cast(? as integer))"
         )
         any_common = f"({fts_match(common)})"
         parts: list[str] = []
@@ -553,7 +553,7 @@ class SearchIndex:
         newest = part.format("f.rowid desc")
         newest_params = (only_common, *namespaces, NEWEST_COMMON_MATCHES)
         # bm25() is lower for better matches; ties go to the newer record, as in search().
-        best = " order by score, seq desc limit ?"
+        best = " order by score, seq desc limit cast(? as integer)"
         side = self.side_reads
         if side is None or not parts or self.conn.in_transaction:
             rows = self.conn.execute(

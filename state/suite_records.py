@@ -150,7 +150,7 @@ scored as (
 select s.* from scored join suites s on s.slug = scored.slug
 where true{filters}
 order by round(scored.score::numeric, 9) desc, s.updated_at desc, s.id desc
-limit ? offset ?
+limit cast(? as integer) offset cast(? as integer)
 """
 
 
@@ -370,13 +370,13 @@ class SuiteRecords:
             filters = "".join(f" and {w}" for w in where)
             rows = self.conn.execute(
                 "select s.* from suite_fts f join suites s on s.slug = f.slug"
-                f" where suite_fts match ?{filters} order by bm25(suite_fts) limit ? offset ?",
+                f" where suite_fts match ?{filters} order by bm25(suite_fts) limit cast(? as integer) offset cast(? as integer)",
                 (match, *params, limit, offset),
             )
         else:
             filters = f" where {' and '.join(where)}" if where else ""
             rows = self.conn.execute(
-                f"select s.* from suites s{filters} order by s.updated_at desc, s.id desc limit ? offset ?",
+                f"select s.* from suites s{filters} order by s.updated_at desc, s.id desc limit cast(? as integer) offset cast(? as integer)",
                 (*params, limit, offset),
             )
         return [_suite(r) for r in rows]
@@ -434,7 +434,7 @@ class SuiteRecords:
         rows = self.conn.execute(
             "select id, slug, title, version, memory_ids from installed_open_memories"
             " where workspace_id = ? and (project_key is null or ? is null or project_key = ?)"
-            " order by installed_at desc limit ?",
+            " order by installed_at desc limit cast(? as integer)",
             (workspace_id, project_key, project_key, limit),
         ).fetchall()
         lenses: list[InstalledLens] = []

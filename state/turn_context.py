@@ -52,7 +52,7 @@ _CHAIN = (
 # conversation) chains to the records before it in its namespace of the same kind that have
 # no session id either; matches the partial index of migration m0020.
 _LOOSE_CHAIN = (
-    "namespace = ? and kind = ? and json_extract(provenance, '$.session_id') is null"
+    "namespace = ? and kind = cast(? as text) and json_extract(provenance, '$.session_id') is null"
     " and deleted_at is null and kind != 'summary'"
 )
 # Which records without a session id are turns: kind "message", or a text that starts with a
@@ -171,7 +171,7 @@ def _nearest(
         return []
     where, params = chain
     rows = conn.execute(
-        f"select seq from memory_records where {where} and seq {side} ? order by seq {order} limit ?",
+        f"select seq from memory_records where {where} and seq {side} ? order by seq {order} limit cast(? as integer)",
         (*params, seq, CONTEXT_TURNS),
     )
     return [row[0] for row in rows]

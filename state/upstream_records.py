@@ -116,7 +116,7 @@ class UpstreamRecords:
     def due(self, now: str, limit: int = 100) -> list[OutboxEntryRecord]:
         rows = self.conn.execute(
             "select * from upstream_outbox where status = 'pending'"
-            " and (next_attempt_at is null or next_attempt_at <= ?) order by seq limit ?",
+            " and (next_attempt_at is null or next_attempt_at <= ?) order by seq limit cast(? as integer)",
             (now, limit),
         ).fetchall()
         return [_entry(r) for r in rows]
@@ -126,7 +126,9 @@ class UpstreamRecords:
         if status:
             query += " where status = ?"
             params.append(status)
-        rows = self.conn.execute(query + " order by seq desc limit ?", (*params, limit)).fetchall()
+        rows = self.conn.execute(
+            query + " order by seq desc limit cast(? as integer)", (*params, limit)
+        ).fetchall()
         return [_entry(r) for r in rows]
 
     def entry(self, seq: int) -> OutboxEntryRecord | None:
@@ -300,7 +302,7 @@ class UpstreamRecords:
             f" r.version as current_version"
             f" from sync_changelog c join memory_records r on r.id = c.memory_id"
             f" join memory_versions v on v.memory_id = c.memory_id and v.version = c.version"
-            f" where c.seq > ? and r.namespace in ({marks}) order by c.seq limit ?",
+            f" where c.seq > ? and r.namespace in ({marks}) order by c.seq limit cast(? as integer)",
             (cursor, *namespaces, limit),
         ).fetchall()
         out = []

@@ -39,7 +39,7 @@ class WorkspaceRecords:
             query += " and (project_key is null or project_key = ?)"
             params.append(project_key)
         rows = self.conn.execute(
-            query + " order by updated_at desc, seq desc limit ?", (*params, limit)
+            query + " order by updated_at desc, seq desc limit cast(? as integer)", (*params, limit)
         ).fetchall()
         return [row_to_memory(row) for row in rows]
 
@@ -64,6 +64,6 @@ class WorkspaceRecords:
             )
             params += [_like(text)] * 3
         rows = self.conn.execute(
-            query + " order by updated_at desc, seq desc limit ?", (*params, limit)
+            query + " order by updated_at desc, seq desc limit cast(? as integer)", (*params, limit)
         ).fetchall()
         return [row_to_memory(row) for row in rows]

@@ -176,7 +176,7 @@ class StoreCopy:
         return int(copied)
 
     def _batches(self, table: str, columns: list[str], after: int) -> Iterator[list[tuple[Any, ...]]]:
-        select = f"select rowid, {', '.join(columns)} from {table} where rowid > ? order by rowid limit ?"
+        select = f"select rowid, {', '.join(columns)} from {table} where rowid > ? order by rowid limit cast(? as integer)"
         while True:
             batch = [tuple(r) for r in self.source.conn.execute(select, (after, BATCH_ROWS)).fetchall()]
             if not batch:
