@@ -72,6 +72,9 @@ async def test_the_requests_hot_statements_are_planned_once(api, monkeypatch):
         await api.post(
             "/search_memory/", {"user_id": "alice", "scope_id": "edp_agent", "query": "Lisbon trip day"}
         )
+        # A workspace's newest records of one kind (``kind = ?`` met the summary index too).
+        workspace = pack["workspace"]["id"]
+        await api.get(f"/api/workspaces/{workspace}/memory/query?memory_type=project_state&limit=5")
     assert _replanned(conn) == []
     side = api.store.search.side_reads
     if side is not None:
