@@ -45,12 +45,13 @@ MIN_SQLITE = (3, 47, 0)
 # bootstrap, memory-brief, memory deltas and mem1 turns ran ~156 distinct statements, so the
 # least recent were prepared again from scratch as the requests alternated. Prepared, the
 # search's three-part statement takes ~14 KiB (RSS over 500 of them), so a full cache is at
-# most ~7 MB, and the mix above fills a third of it. What makes SQLite plan a statement again at every run, cached or not, is a value
-# its planner reads: a LIMIT or OFFSET bound bare (so written ``limit cast(? as integer)``
-# here, which it cannot read) and an equality with a bound value where a partial index holds
-# one with a constant (``kind = ?`` against ``kind = 'summary'``: ``kind = cast(? as text)``).
-# Planned once: a search 0.98x the instructions, bootstrap 0.95x, a mem1 call 0.97x; in a mix
-# of requests over HTTP bootstrap's p50 0.68x and memory-brief's ~0.87x (bench/RESULTS.md,
+# most ~7 MB, and the mix above fills a third of it.
+# What makes SQLite plan a statement again at every run, cached or not, is a value its planner
+# reads: a LIMIT or OFFSET bound bare (so written ``limit cast(? as integer)`` here, which it
+# cannot read) and an equality with a bound value where a partial index holds one with a
+# constant (``kind = ?`` against ``kind = 'summary'``: ``kind = cast(? as text)``). Planned
+# once: a search 0.98x the instructions, bootstrap 0.95x, a mem1 call 0.97x; in a mix of
+# requests over HTTP bootstrap's p50 0.68x and memory-brief's ~0.87x (bench/RESULTS.md,
 # "statements planned once"; tests/daemon/test_prepared_statements.py).
 STATEMENT_CACHE = 512
 

@@ -50,7 +50,9 @@ _CHAIN = (
 )
 # A turn stored without a session id (an AMP memory delta, a local memory: one namespace per
 # conversation) chains to the records before it in its namespace of the same kind that have
-# no session id either; matches the partial index of migration m0020.
+# no session id either; matches the partial index of migration m0020. The kind is cast so
+# that the planner does not compare it with another partial index's ``kind = 'summary'`` and
+# plan the lookup again at every run (state/db.py, STATEMENT_CACHE).
 _LOOSE_CHAIN = (
     "namespace = ? and kind = cast(? as text) and json_extract(provenance, '$.session_id') is null"
     " and deleted_at is null and kind != 'summary'"

@@ -33,7 +33,7 @@ class WorkspaceRecords:
         query = f"select {_COLUMNS} from memory_records where namespace in ({marks}) and deleted_at is null"
         params: list[Any] = list(namespaces)
         if kind is not None:
-            query += " and kind = cast(? as text)"  # a value the planner cannot read: state/db.py
+            query += " and kind = cast(? as text)"  # planned once: state/db.py STATEMENT_CACHE
             params.append(kind)
         if project_key is not None:
             query += " and (project_key is null or project_key = ?)"
