@@ -4,13 +4,12 @@ deltas, summary cards and adaptive memory runs. Plain data access; the rules liv
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypedDict, cast
 
 from state.db import Connection
 from state.errors import NotFound
 from state.ids import new_id, now_iso
-from state.json_text import compact
+from state.json_text import compact, loads
 
 
 class ContextPackRecord(TypedDict):
@@ -118,7 +117,7 @@ class AdaptiveRunRecord(TypedDict):
 
 def _event(row: Any) -> BriefEventRecord:
     event = dict(row)
-    event["payload"] = json.loads(event["payload"])
+    event["payload"] = loads(event["payload"])
     return cast(BriefEventRecord, event)
 
 
@@ -162,7 +161,7 @@ class AmpRecords:
         if row is None:
             raise NotFound(f"context pack {pack_id} not found")
         result = dict(row)
-        result["body"] = json.loads(result["body"])
+        result["body"] = loads(result["body"])
         return cast(ContextPackRecord, result)
 
     def count_packs(self) -> int:
@@ -279,9 +278,9 @@ class AmpRecords:
         if row is None:
             raise NotFound(f"memory brief {brief_id} not found")
         brief = dict(row)
-        brief["request"] = json.loads(brief["request"])
-        brief["source_counts"] = json.loads(brief["source_counts"])
-        brief["sources"] = json.loads(brief["sources"])
+        brief["request"] = loads(brief["request"])
+        brief["source_counts"] = loads(brief["source_counts"])
+        brief["sources"] = loads(brief["sources"])
         return cast(MemoryBriefRecord, brief)
 
     def insert_event(self, event: BriefEventRecord) -> None:
@@ -374,7 +373,7 @@ class AmpRecords:
             raise NotFound(f"memory form {run_id} not found")
         run = dict(row)
         for key in ("request", "selection", "memory_ids"):
-            run[key] = json.loads(run[key])
+            run[key] = loads(run[key])
         return cast(AdaptiveRunRecord, run)
 
     def mark_run_submitted(self, run_id: str, memory_ids: list[str]) -> None:

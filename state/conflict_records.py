@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypedDict, cast
 
 from state.db import Connection
 from state.errors import NotFound
 from state.ids import new_id, now_iso
-from state.json_text import compact
+from state.json_text import compact, loads
 
 
 class ConflictRecord(TypedDict):
@@ -78,7 +77,7 @@ class ConflictRecords:
         if row is None:
             raise NotFound(f"conflict {conflict_id} not found")
         conflict = dict(row)
-        conflict["detail"] = json.loads(conflict["detail"])
+        conflict["detail"] = loads(conflict["detail"])
         return cast(ConflictRecord, conflict)
 
     def conflicts(self, status: str | None = "open") -> list[ConflictRecord]:

@@ -15,7 +15,6 @@ the records copied so far, by design. ``--repair`` is that same rebuild, run to 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +22,7 @@ from typing import Any
 from state import turn_context
 from state.db import Connection
 from state.index_builds import FTS, VECTORS, has_context, read_builds, tokenizer_for
+from state.json_text import loads
 from state.rebuild import SEARCHABLE, rebuild_now
 from state.search import record_text
 
@@ -80,7 +80,7 @@ class IndexReport:
 def _searchable(conn: Connection) -> dict[int, tuple[str, str]]:
     """seq -> (namespace, indexed text) for every record the indexes should hold."""
     return {
-        seq: (namespace, record_text(title, content, json.loads(triggers)))
+        seq: (namespace, record_text(title, content, loads(triggers)))
         for seq, namespace, title, content, triggers in conn.execute(SEARCHABLE)
     }
 

@@ -11,6 +11,7 @@ from typing import Any, TypedDict, cast
 from state.db import Connection
 from state.errors import Conflict, Gone, InvalidRequest, NotFound
 from state.ids import iso_from_datetime, new_id, now_iso, parse_iso
+from state.json_text import loads
 
 OWNER_SCOPES = ("owner", "memory:read", "memory:write", "agent:sync", "skill:install", "catalog:read")
 AGENT_SCOPES = ("memory:read", "memory:write", "agent:sync", "skill:install", "catalog:read")
@@ -61,7 +62,7 @@ class WorkspaceRecord(TypedDict):
 
 def _identity(row: Any) -> IdentityRecord:
     identity = dict(row)
-    identity["scopes"] = json.loads(identity["scopes"])
+    identity["scopes"] = loads(identity["scopes"])
     identity["auth_type"] = "human" if identity["kind"] == "owner" else "agent"
     return cast(IdentityRecord, identity)
 
@@ -277,7 +278,7 @@ class IdentityRepository:
         if parse_iso(row["expires_at"]) <= datetime.now(UTC):
             raise Gone("this pairing code has expired: ask the owner for a new one")
         identity, key = self.create_agent(
-            row["name"], row["runtime"], scopes=json.loads(row["scopes"]), workspace_id=row["workspace_id"]
+            row["name"], row["runtime"], scopes=loads(row["scopes"]), workspace_id=row["workspace_id"]
         )
         self.conn.execute(
             "update pairing_codes set used_at = ?, identity_id = ? where code_hash = ?",

@@ -8,10 +8,10 @@ store's connection. A mem1 namespace is ``mem1:<user>:<scope>``.
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypedDict, cast
 
 from state.db import Connection
+from state.json_text import loads
 
 PENDING = "$.pending_message_id"  # provenance key: the summary still lacks turns up to this one
 # A session's summary record, found through its own index (migration m0010): every turn
@@ -61,7 +61,7 @@ def _session_line(row: Any) -> SessionLine:
 
 def _page_record(row: Any) -> Mem1PageRecord:
     record = dict(row)
-    record["provenance"] = json.loads(record["provenance"])
+    record["provenance"] = loads(record["provenance"])
     return cast(Mem1PageRecord, record)
 
 

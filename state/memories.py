@@ -7,14 +7,13 @@ write such as "store a memory delta" is one atomic unit: delta row, record, vers
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypedDict, cast
 
 from state.db import Connection
 from state.errors import Conflict, NotFound
 from state.ids import new_id, now_iso
-from state.json_text import compact
+from state.json_text import compact, loads
 from state.redaction import scrub_copies
 from state.search import SearchIndex, record_text
 from state.turn_context import ChainFields
@@ -88,7 +87,7 @@ def _decoded(text: str) -> Any:
         return []
     if text == "{}":
         return {}
-    return json.loads(text)
+    return loads(text)
 
 
 def _stored_as_given(new: NewMemory) -> bool:

@@ -10,6 +10,7 @@ import json
 from typing import Any, TypedDict, cast
 
 from state.db import Connection
+from state.json_text import loads
 from state.memories import MemoryVersionRecord, row_to_version
 
 
@@ -29,7 +30,7 @@ class MemoryStoreRecord(TypedDict):
 
 def _store(row: Any) -> MemoryStoreRecord:
     store = dict(row)
-    store["metadata"] = json.loads(store["metadata"])
+    store["metadata"] = loads(store["metadata"])
     return cast(MemoryStoreRecord, store)
 
 

@@ -11,6 +11,7 @@ from state.db import Connection
 from state.errors import InvalidRequest, NotFound
 from state.identities import normalize_runtime
 from state.ids import new_id, now_iso
+from state.json_text import loads
 
 
 class ProjectBindingRecord(TypedDict):
@@ -122,7 +123,7 @@ class ProjectRepository:
             )
         row = self.conn.execute("select * from runtime_profiles where id = ?", (profile_id,)).fetchone()
         profile = dict(row)
-        profile["capabilities"] = json.loads(profile["capabilities"])
+        profile["capabilities"] = loads(profile["capabilities"])
         profile["supports_files"] = bool(profile["supports_files"])
         return cast(RuntimeProfileRecord, profile)
 

@@ -26,7 +26,6 @@ Words go first (they find most), then vectors, then the discarded tables' trash
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -54,6 +53,7 @@ from state.index_builds import (
     vector_identity,
     wanted_tokenizer,
 )
+from state.json_text import loads
 from state.search import insert_fts_row, insert_vector, record_text
 
 # The records the indexes hold: live, and whose current version is not redacted.
@@ -192,7 +192,7 @@ def _copy(
     )
     cursor, copied = build.cursor, 0
     for seq, namespace, title, content, triggers in rows:
-        write(seq, namespace, record_text(title, content, json.loads(triggers)))
+        write(seq, namespace, record_text(title, content, loads(triggers)))
         cursor, copied = seq, copied + 1
         if time.perf_counter() - started >= budget_seconds:
             break

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from state.db import Connection, transaction
 from state.group_commit import after_commit
+from state.json_text import loads
 
 if TYPE_CHECKING:  # state/memories.py imports this module
     from state.memories import MemoryRecord, MemoryVersionRecord
@@ -157,7 +158,7 @@ def scrub_copies(conn: Connection, memory: MemoryRecord, version: MemoryVersionR
         (memory_id, *needles),
     ).fetchall()
     for pack_id, body in rows:
-        scrubbed = _scrub_json(json.loads(body), memory_id, needles)
+        scrubbed = _scrub_json(loads(body), memory_id, needles)
         conn.execute(
             "update context_packs set body = ? where id = ?",
             (json.dumps(scrubbed, ensure_ascii=False), pack_id),

@@ -56,6 +56,7 @@ from state.index_builds import (
     tokenizer_for,
     vector_identity,
 )
+from state.json_text import loads
 from state.redaction import merge_fts_index
 from state.side_reads import SideReads
 from state.tokenize import fts_match
@@ -364,7 +365,7 @@ class SearchIndex:
                 (
                     seq,
                     row["namespace"],
-                    record_text(row["title"], row["content"], json.loads(row["triggers"])),
+                    record_text(row["title"], row["content"], loads(row["triggers"])),
                 )
             )
         return texts
@@ -396,7 +397,7 @@ class SearchIndex:
                 if row is None or row["deleted_at"] or not self._wants_vector(seq, builds):
                     self.pending_vectors.discard(seq)
                     continue
-                if record_text(row["title"], row["content"], json.loads(row["triggers"])) != text:
+                if record_text(row["title"], row["content"], loads(row["triggers"])) != text:
                     continue
                 self.conn.execute("delete from memory_vec where rowid = ?", (seq,))
                 insert_vector(self.conn, seq, namespace, vector)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypedDict, cast
 
 from state.db import Connection
 from state.errors import NotFound
 from state.ids import now_iso
-from state.json_text import compact
+from state.json_text import compact, loads
 
 
 class StartupPlanRecord(TypedDict):
@@ -52,7 +51,7 @@ class HookRunRecord(TypedDict):
 
 def _plan(row: Any) -> StartupPlanRecord:
     plan = dict(row)
-    plan["body"] = json.loads(plan["body"])
+    plan["body"] = loads(plan["body"])
     return cast(StartupPlanRecord, plan)
 
 
@@ -137,8 +136,8 @@ class StartupRecords:
         ).fetchall()
         return {
             (r["path"], r["region_id"]): {
-                "record": json.loads(r["record"]),
-                "owners": json.loads(r["owners"]),
+                "record": loads(r["record"]),
+                "owners": loads(r["owners"]),
             }
             for r in rows
         }

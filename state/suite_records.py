@@ -10,6 +10,7 @@ from state import tokenize
 from state.db import Connection
 from state.errors import NotFound
 from state.ids import new_id, now_iso
+from state.json_text import loads
 from state.tokenize import fts_query, query_terms
 
 
@@ -115,7 +116,7 @@ _INSTALLED_JSON = ("provenance", "memory_ids", "conflict_ids", "steps", "retriev
 def _installed(row: Any) -> InstalledOpenMemoryRecord:
     installed = dict(row)
     for key in _INSTALLED_JSON:
-        installed[key] = json.loads(installed[key])
+        installed[key] = loads(installed[key])
     return cast(InstalledOpenMemoryRecord, installed)
 
 
@@ -156,7 +157,7 @@ limit cast(? as integer) offset cast(? as integer)
 
 def _suite(row: Any) -> SuiteRecord:
     suite = dict(row)
-    suite["tags"] = json.loads(suite["tags"])
+    suite["tags"] = loads(suite["tags"])
     return cast(SuiteRecord, suite)
 
 
@@ -315,7 +316,7 @@ class SuiteRecords:
         if row is None:
             raise NotFound(f"memory suite {suite['slug']} has no version {version}")
         result = dict(row)
-        result["manifest"] = json.loads(result["manifest"])
+        result["manifest"] = loads(result["manifest"])
         return cast(SuiteVersionRecord, result)
 
     def archive(self, version_id: str) -> bytes | None:
@@ -439,7 +440,7 @@ class SuiteRecords:
         ).fetchall()
         lenses: list[InstalledLens] = []
         for row in rows:
-            ids: list[str] = json.loads(row["memory_ids"])
+            ids: list[str] = loads(row["memory_ids"])
             marks = ",".join("?" * len(ids[:facts]))
             contents = (
                 [

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypedDict, cast
 
 from state.db import Connection
 from state.errors import NotFound
 from state.ids import now_iso
-from state.json_text import compact
+from state.json_text import compact, loads
 
 
 class UpdateRecord(TypedDict):
@@ -64,16 +63,16 @@ def _ack(row: Any) -> UpdateAckRecord:
 
 def _update(row: Any) -> UpdateRecord:
     update = dict(row)
-    update["requires_repull"] = json.loads(update["requires_repull"])
-    update["next_actions"] = json.loads(update["next_actions"])
+    update["requires_repull"] = loads(update["requires_repull"])
+    update["next_actions"] = loads(update["next_actions"])
     return cast(UpdateRecord, update)
 
 
 def _intent(row: Any) -> SyncIntentRecord:
     intent = dict(row)
     for key in ("path_params", "body", "blocking_updates", "headers"):
-        intent[key] = json.loads(intent[key])
-    intent["result"] = json.loads(intent["result"]) if intent["result"] else None
+        intent[key] = loads(intent[key])
+    intent["result"] = loads(intent["result"]) if intent["result"] else None
     return cast(SyncIntentRecord, intent)
 
 

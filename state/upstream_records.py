@@ -3,12 +3,11 @@ idempotent responses (see migrations m0009 and m0012)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypedDict, cast
 
 from state.db import Connection
 from state.ids import now_iso
-from state.json_text import compact
+from state.json_text import compact, loads
 
 
 class OutboxEntryRecord(TypedDict):
@@ -74,7 +73,7 @@ class ChangeRow(TypedDict):
 def _entry(row: Any) -> OutboxEntryRecord:
     entry = dict(row)
     for key in ("body", "result"):
-        entry[key] = json.loads(entry[key]) if entry[key] else None
+        entry[key] = loads(entry[key]) if entry[key] else None
     return cast(OutboxEntryRecord, entry)
 
 
@@ -308,8 +307,8 @@ class UpstreamRecords:
         out = []
         for row in rows:
             change = dict(row)
-            change["triggers"] = json.loads(change["triggers"])
-            change["provenance"] = json.loads(change["provenance"])
+            change["triggers"] = loads(change["triggers"])
+            change["provenance"] = loads(change["provenance"])
             out.append(cast(ChangeRow, change))
         return out
 
@@ -333,7 +332,7 @@ class UpstreamRecords:
             "select status, body from idempotent_responses where identity_id = ? and key = ?",
             (identity_id, key),
         ).fetchone()
-        return (row[0], json.loads(row[1])) if row else None
+        return (row[0], loads(row[1])) if row else None
 
     def remember_response(self, identity_id: str, key: str, status: int, body: Any) -> None:
         self.conn.execute(

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from state.errors import InvalidRequest, StoreUnavailable
+from state.json_text import loads
 from state.pg.migrations import known
 from state.pg.store import PgStore
 from state.search import record_text
@@ -190,7 +191,7 @@ class StoreCopy:
         for row in rows:
             if row[at["deleted_at"]] is not None:
                 continue
-            triggers = json.loads(row[at["triggers"]] or "[]")
+            triggers = loads(row[at["triggers"]] or "[]")
             self.target.search.add(
                 row[at["seq"]],
                 row[at["namespace"]],

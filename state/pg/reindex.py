@@ -33,7 +33,6 @@ made again.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import replace
@@ -50,6 +49,7 @@ from state.index_builds import (
     save_build,
     wanted_tokenizer,
 )
+from state.json_text import loads
 from state.pg.connection import WRITE_LOCK, PgConnection
 from state.pg.vector_writer import MISSING
 from state.rebuild import status as rebuild_status
@@ -181,7 +181,7 @@ def _make_rows(index: PgSearchIndex, max_records: int, budget_seconds: float) ->
         for first in range(0, len(rows), CHUNK):
             chunk = rows[first : first + CHUNK]
             own = [
-                (tokenize.index_text(record_text(title, content, json.loads(triggers))), seq)
+                (tokenize.index_text(record_text(title, content, loads(triggers))), seq)
                 for seq, title, content, triggers in chunk
             ]
             # Own tokens first: the context of a turn further on reads them (seq order).

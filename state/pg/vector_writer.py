@@ -35,12 +35,12 @@ What keeps a vector true to its record's current text:
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
+from state.json_text import loads
 from state.pg.engine import OwnConnection
 from state.search import record_text
 
@@ -122,7 +122,7 @@ class VectorWriter:
         rows = conn.execute(_READ, (seqs,)).fetchall()
         kept = self._not_committed(conn, sorted(set(seqs) - {row[0] for row in rows}))
         texts = {
-            seq: (namespace, record_text(title, content, json.loads(triggers)))
+            seq: (namespace, record_text(title, content, loads(triggers)))
             for seq, namespace, title, content, triggers in rows
             if content
         }
@@ -137,7 +137,7 @@ class VectorWriter:
             with conn.transaction():
                 conn.execute(f"set local lock_timeout = {LOCK_TIMEOUT_MS}")
                 current = {
-                    seq: record_text(title, content, json.loads(triggers))
+                    seq: record_text(title, content, loads(triggers))
                     for seq, _, title, content, triggers in conn.execute(_READ_LOCKED, (sorted(made),))
                 }
                 ids = [seq for seq in sorted(made) if current.get(seq) == made[seq][1]]
