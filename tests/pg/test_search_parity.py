@@ -14,7 +14,9 @@ pgvector may order exact ties otherwise.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +26,7 @@ from state.pg.search import PgSearchIndex
 from state.search import record_text
 from state.store import Store
 from state.turn_context import SPEAKER
+from tests.conftest import new_database
 from tests.pg.conftest import assert_counts_kept
 
 DATA = (
@@ -83,10 +86,9 @@ def _questions() -> list[tuple[str, str]]:
     ]
 
 
-@pytest.fixture
-def engines(tmp_path, pg_conn):
+def _fill(sqlite_path: Path, pg_conn: Any) -> tuple[Store, PgSearchIndex]:
     """The same records in a SQLite store and in PostgreSQL: (sqlite store, pg index)."""
-    store = Store.open(tmp_path / "parity.db", Settings())
+    store = Store.open(sqlite_path, Settings())
     index = PgSearchIndex(pg_conn, store.embedder)
     with store.transaction(), pg_conn.transaction():
         for namespace, text in _records():
@@ -94,6 +96,34 @@ def engines(tmp_path, pg_conn):
                 NewMemory(namespace=namespace, kind="fact", content=text, source="test")
             )
             index.add(record["seq"], namespace, record_text(record["title"], record["content"], []))
+    return store, index
+
+
+@pytest.fixture(scope="module")
+def engines(
+    pg_server: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Store, PgSearchIndex]]:
+    """Both engines filled once for the module's tests that only read (~7 s a fill here)."""
+    from state.pg.engine import connect
+    from state.pg.migrations import migrate
+
+    with new_database(pg_server) as url:
+        conn = connect(url)
+        try:
+            migrate(conn)
+            store, index = _fill(tmp_path_factory.mktemp("parity") / "parity.db", conn)
+            try:
+                yield store, index
+            finally:
+                store.close()
+        finally:
+            conn.close()
+
+
+@pytest.fixture
+def own_engines(tmp_path: Path, pg_conn: Any) -> Iterator[tuple[Store, PgSearchIndex]]:
+    """Both engines filled for one test that writes."""
+    store, index = _fill(tmp_path / "parity.db", pg_conn)
     try:
         yield store, index
     finally:
@@ -184,8 +214,8 @@ def test_every_script_is_found_on_postgresql(engines):
         assert hits[0].bm25_rank == 1, query
 
 
-def test_removing_a_record_takes_it_and_its_counts_out(engines, pg_conn):
-    store, index = engines
+def test_removing_a_record_takes_it_and_its_counts_out(own_engines, pg_conn):
+    store, index = own_engines
     seq = store.search.search("getUserName", ["notes"], limit=1)[0].seq
     with pg_conn.transaction():
         index.remove(seq)
