@@ -36,6 +36,10 @@ def describe(status: dict[str, Any]) -> str:
         f"pull          {_pull(status['pull'])}",
         f"last success  {status.get('last_success_at') or 'never'}",
     ]
+    if status.get("syncing"):
+        lines.append("round         running now")
+    elif status.get("sync_scheduled_at"):
+        lines.append(f"next round    {status['sync_scheduled_at']} (after local changes)")
     if status.get("last_error"):
         lines.append(f"last error    {status['last_error']} ({status['last_error_at']})")
     for update in status.get("pending_updates", []):

@@ -24,6 +24,8 @@ class UpstreamStatusFields(ResponseModel, title="UpstreamStatusFields"):
     sync_extension: bool | None = None
     connected_at: str | None = None
     last_sync_at: str | None = None
+    syncing: bool | None = None
+    sync_scheduled_at: str | None = None
     backlog: int | None = None
     outbox: dict[str, Any] | None = None
     finished: dict[str, Any] | None = None
@@ -62,6 +64,8 @@ class UpstreamConnectAnswer(ResponseModel, title="memorycloud.upstream-status.v1
     sync_extension: bool
     connected_at: str
     last_sync_at: str | None
+    syncing: bool
+    sync_scheduled_at: str | None
     last_success_at: str | None
     last_error: Any
     last_error_at: Any

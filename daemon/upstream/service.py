@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import socket
+import time
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,7 +32,7 @@ from daemon.upstream.registration import register
 from daemon.upstream.updates import UpdateFollower
 from state.config import Settings
 from state.errors import Conflict, InvalidRequest, NotFound
-from state.ids import now_iso, parse_iso
+from state.ids import iso_from_datetime, now_iso, parse_iso
 from state.secrets import SecretStore
 from state.store import Store
 from state.upstream_records import OutboxEntryRecord
@@ -69,6 +70,7 @@ class UpstreamService:
         self._client: UpstreamClient | None = None
         self._lock = asyncio.Lock()
         self._kick: asyncio.TimerHandle | None = None
+        self._kick_due = 0.0  # wall-clock time of the pending kick, for the status
         self._notices_handled = 0
         changes.subscribe(lambda workspace_id, project_key: self.kick())
         self.follower = FeedFollower(
@@ -201,6 +203,13 @@ class UpstreamService:
         except RuntimeError:
             return  # no loop (CLI process): the daemon's job picks the change up
         self._kick = loop.call_later(KICK_DELAY, self._kicked)
+        self._kick_due = time.time() + KICK_DELAY
+
+    def scheduled_at(self) -> str | None:
+        """When the round that local changes asked for starts (None: none is waiting)."""
+        if self._kick is None:
+            return None
+        return iso_from_datetime(datetime.fromtimestamp(self._kick_due, UTC))
 
     def _kicked(self) -> None:
         self._kick = None
@@ -391,6 +400,10 @@ class UpstreamService:
             "sync_extension": state.get("sync_extension") == "1",
             "connected_at": state.get("connected_at"),
             "last_sync_at": state.get("last_sync_at"),
+            # A round now, or one due soon after local changes: what a script waits out
+            # before it reads a settled state.
+            "syncing": self._lock.locked(),
+            "sync_scheduled_at": self.scheduled_at(),
             "last_success_at": state.get("last_success_at"),
             "last_error": state.get("last_error"),
             "last_error_at": state.get("last_error_at"),

@@ -152,7 +152,8 @@ async def settled(local: Side) -> None:
     upstream = local.services.upstream
     await asyncio.sleep(0.1)
     for _ in range(100):
-        if upstream._kick is None and not upstream._lock.locked():
+        status = upstream.status()
+        if status["sync_scheduled_at"] is None and not status["syncing"]:
             return
         await asyncio.sleep(0.1)
     raise AssertionError("the first sync round did not end")

@@ -4,6 +4,7 @@ tests/e2e/test_upstream.py; these cover each rule of the sync engine quickly."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +13,11 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from daemon import keys
 from daemon.app import create_app
+from daemon.cli.upstream import describe
 from daemon.upstream.registration import solve_proof_of_work
 from state.config import Settings
 from state.identities import AGENT_SCOPES, SYNC_SCOPE
+from state.ids import now_iso, parse_iso
 from state.paths import resolve_paths
 from state.secrets import open_secret_store
 from state.setup import OWNER_KEY_SECRET
@@ -111,6 +114,37 @@ async def test_writes_on_each_side_reach_the_other(pair):
     # The pulled memory is in the next local context pack.
     pack = await local.bootstrap()
     assert "CI cache is flaky" in pack["summary_markdown"]
+
+
+async def test_the_status_shows_a_round_running_and_the_one_local_writes_ask_for(pair):
+    """What a script (or the e2e tests) waits out before it reads a settled state."""
+    local, _cloud = pair
+    upstream = local.services.upstream
+    for _ in range(100):  # connecting asked for a first round a second later
+        status = await local.local("GET", "/api/local/upstream")
+        if not status["syncing"] and status["sync_scheduled_at"] is None:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the round connecting asked for did not end")
+    before = now_iso()
+    await write_delta(local, "a local write asks for a round a second later")
+    status = await local.local("GET", "/api/local/upstream")
+    due = parse_iso(status["sync_scheduled_at"])
+    assert 0.5 < (due - parse_iso(before)).total_seconds() < 1.5
+    assert status["syncing"] is False
+    async with upstream._lock:  # a round holds it while it runs
+        assert (await local.local("GET", "/api/local/upstream"))["syncing"] is True
+    for _ in range(100):
+        status = await local.local("GET", "/api/local/upstream")
+        if status["sync_scheduled_at"] is None and not status["syncing"]:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the round the write asked for did not end")
+    assert status["backlog"] == 0 and status["last_success_at"] >= status["last_sync_at"]
+    assert "next round" not in describe(status) and "running now" not in describe(status)
+    assert "next round    2026-" in describe({**status, "sync_scheduled_at": "2026-12-07T06:50:02.447Z"})
 
 
 async def test_edit_on_both_sides_is_one_conflict_and_nothing_is_lost(pair):

@@ -136,7 +136,7 @@ def connect_laptop(tmp_path: Path, cloud: Node, **settings: str) -> Node:
 def laptop(tmp_path: Path, cloud: Node) -> Iterator[Node]:
     """Syncs when told to (`memorycloud upstream sync`) or 1 s after a local AMP write, and
     does not follow the cloud's feed (a change there waits for the next sync: the edit-on-both
-    test needs the two edits to cross). Its
+    test needs the two edits to cross, and settles the laptop's own rounds first). Its
     requests may take 10 s: with connect_laptop's 1 s, a loaded machine (the whole suite on two
     workers) timed out the sync that a local write starts, and the change waited out its
     2 s backoff while the test's own syncs ran (the edit-on-both test found no conflict, once)."""
@@ -151,6 +151,17 @@ def sync(laptop: Node) -> dict[str, Any]:
     status = laptop.cli("upstream", "sync")
     assert status["last_error"] is None, status
     return status
+
+
+def settle(laptop: Node) -> None:
+    """Wait out the rounds the laptop's own writes and pulls asked for (each a second later):
+    one of them could otherwise pull the upstream's next change before the test's own step."""
+    wait_for(
+        lambda: (
+            (s := laptop.call("GET", "/api/local/upstream"))["sync_scheduled_at"] is None and not s["syncing"]
+        ),
+        "the laptop's scheduled sync rounds",
+    )
 
 
 def test_writes_on_each_side_reach_the_other_and_an_edit_on_both_is_one_conflict(cloud, laptop):
@@ -173,6 +184,9 @@ def test_writes_on_each_side_reach_the_other_and_an_edit_on_both_is_one_conflict
         {"path": "deploy.md", "content": "deploy: blue-green"},
     )
     sync(laptop)
+    # The edits below must cross: a round the writes above asked for, running after the
+    # teammate's edit, would pull it before the laptop's (CI saw it once: no conflict).
+    settle(laptop)
     changes = cloud.call("GET", "/api/sync/changes?cursor=0", teammate)["changes"]
     upstream_doc = next(c for c in changes if c["path"] == "deploy.md")
     # ... then the teammate edits it there while the laptop's agent edits it here.
