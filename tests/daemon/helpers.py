@@ -152,8 +152,13 @@ def fill(value: Any, world: dict[str, str]) -> Any:
     return value
 
 
+# All of them in one statement: one round trip to PostgreSQL instead of ~45 (a snapshot of
+# test_sync_api_errors.py's team server took 16 ms), and one statement for SQLite.
+ROW_COUNTS_SQL = "select " + ", ".join(f"({sql})" for sql in ROW_COUNTS.values())
+
+
 def row_counts(api) -> dict[str, Any]:
-    return {name: api.store.conn.execute(sql).fetchone()[0] for name, sql in ROW_COUNTS.items()}
+    return dict(zip(ROW_COUNTS, api.store.conn.execute(ROW_COUNTS_SQL).fetchone(), strict=True))
 
 
 def repo_files(root: str | Path) -> dict[str, bytes | None]:
