@@ -487,15 +487,15 @@ class SearchIndex:
         # Fast path: let FTS5 rank on its own (no join while scoring), then filter.
         rows = self.conn.execute(
             "select r.seq, -f.rank from (select rowid, rank from memory_fts where memory_fts match ?"
-            " order by rank, rowid desc limit cast(? as integer)) f join memory_records r on r.seq = f.rowid"
-            f" where r.namespace in ({marks}) and r.deleted_at is null order by f.rank, r.seq desc limit cast(? as integer)",
+            " order by rank, rowid desc limit cast(? as integer)) f join live_records r on r.seq = f.rowid"
+            f" where r.namespace in ({marks}) order by f.rank, r.seq desc limit cast(? as integer)",
             (match, limit * FTS_OVERFETCH, *namespaces, limit),
         ).fetchall()
         if len(rows) < limit:
             # Other namespaces crowded the top: rank only this namespace's matches.
             rows = self.conn.execute(
-                "select r.seq, -f.rank from memory_fts f join memory_records r on r.seq = f.rowid"
-                f" where memory_fts match ? and r.namespace in ({marks}) and r.deleted_at is null"
+                "select r.seq, -f.rank from memory_fts f cross join live_records r on r.seq = f.rowid"
+                f" where memory_fts match ? and r.namespace in ({marks})"
                 " order by f.rank, r.seq desc limit cast(? as integer)",
                 (match, *namespaces, limit),
             ).fetchall()
@@ -537,8 +537,8 @@ class SearchIndex:
         # sort leaves them, so the same records are kept.
         part = (
             "select * from (select r.seq, f.rank as score from memory_fts f"
-            " cross join memory_records r on r.seq = f.rowid where memory_fts match ?"
-            f" and r.namespace in ({marks}) and r.deleted_at is null order by {{}} limit cast(? as integer))"
+            " cross join live_records r on r.seq = f.rowid where memory_fts match ?"
+            f" and r.namespace in ({marks}) order by {{}} limit cast(? as integer))"
         )
         any_common = f"({fts_match(common)})"
         parts: list[str] = []
