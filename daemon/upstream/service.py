@@ -71,6 +71,7 @@ class UpstreamService:
         self._lock = asyncio.Lock()
         self._kick: asyncio.TimerHandle | None = None
         self._kick_due = 0.0  # wall-clock time of the pending kick, for the status
+        self._kicked_round: asyncio.Future[str] | None = None  # the round a kick started
         self._notices_handled = 0
         changes.subscribe(lambda workspace_id, project_key: self.kick())
         self.follower = FeedFollower(
@@ -211,9 +212,15 @@ class UpstreamService:
             return None
         return iso_from_datetime(datetime.fromtimestamp(self._kick_due, UTC))
 
+    def syncing(self) -> bool:
+        """A round runs, or a kick's round has started but not yet taken the lock (between
+        the two the status would otherwise show nothing running and nothing due)."""
+        started = self._kicked_round is not None and not self._kicked_round.done()
+        return self._lock.locked() or started
+
     def _kicked(self) -> None:
         self._kick = None
-        task = asyncio.ensure_future(self.sync())
+        task = self._kicked_round = asyncio.ensure_future(self.sync())
         task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
 
     async def sync(self) -> str:
@@ -402,7 +409,7 @@ class UpstreamService:
             "last_sync_at": state.get("last_sync_at"),
             # A round now, or one due soon after local changes: what a script waits out
             # before it reads a settled state.
-            "syncing": self._lock.locked(),
+            "syncing": self.syncing(),
             "sync_scheduled_at": self.scheduled_at(),
             "last_success_at": state.get("last_success_at"),
             "last_error": state.get("last_error"),

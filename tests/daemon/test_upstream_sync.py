@@ -135,6 +135,10 @@ async def test_the_status_shows_a_round_running_and_the_one_local_writes_ask_for
     assert status["syncing"] is False
     async with upstream._lock:  # a round holds it while it runs
         assert (await local.local("GET", "/api/local/upstream"))["syncing"] is True
+    # The kick fires: its round counts as running before it has taken the lock.
+    upstream._kick.cancel()
+    upstream._kicked()
+    assert upstream.status()["syncing"] is True and upstream.status()["sync_scheduled_at"] is None
     for _ in range(100):
         status = await local.local("GET", "/api/local/upstream")
         if status["sync_scheduled_at"] is None and not status["syncing"]:
