@@ -7,7 +7,11 @@ rebuilt at any time (``memorycloud doctor --repair``). Agreement means:
 * FTS holds exactly the records that are searchable (live, and whose current version is not
   redacted), each with the tokens of its current title, content and triggers, made by the
   tokenizer that built the table (``index_builds``);
-* the vector table holds exactly the same records, each in its record's namespace.
+* the vector table holds exactly the same records, each in its record's namespace;
+* ``live_records`` (migration 21: what every full-text match is filtered by) holds exactly the
+  live records, each with its namespace. Triggers keep it so; a store changed by hand (or by
+  a tool that dropped the triggers) could drift, and a record missing there is one no
+  search finds.
 
 While a rebuild fills the vector table (state/rebuild.py) it is not checked: it holds only
 the records copied so far, by design. ``--repair`` is that same rebuild, run to the end.
@@ -20,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from state import turn_context
-from state.db import Connection
+from state.db import Connection, transaction
 from state.index_builds import FTS, VECTORS, has_context, read_builds, tokenizer_for
 from state.json_text import loads
 from state.rebuild import SEARCHABLE, rebuild_now
@@ -131,16 +135,43 @@ def check_vectors(conn: Connection, expected: dict[int, tuple[str, str]]) -> Ind
     return report
 
 
+LIVE = "select seq, namespace from memory_records where deleted_at is null"
+
+
+def check_live_records(conn: Connection) -> IndexReport:
+    """``live_records`` against the records it mirrors (see the module docstring)."""
+    expected = dict(conn.execute(LIVE).fetchall())
+    rows = dict(conn.execute("select seq, namespace from live_records").fetchall())
+    report = IndexReport("live_records", len(expected), len(rows))
+    report.missing = sorted(set(expected) - set(rows))
+    report.stray = sorted(set(rows) - set(expected))
+    report.stale = sorted(seq for seq in set(rows) & set(expected) if rows[seq] != expected[seq])
+    return report
+
+
+def refill_live_records(conn: Connection) -> int:
+    """Make ``live_records`` equal to the live records again; how many it holds."""
+    with transaction(conn):
+        conn.execute("delete from live_records")
+        conn.execute(f"insert into live_records (seq, namespace) {LIVE}")
+    return conn.execute("select count(*) from live_records").fetchone()[0]
+
+
 def check_indexes(conn: Connection) -> dict[str, IndexReport]:
-    """Both indexes against the records."""
+    """Every derived index against the records."""
     expected = _searchable(conn)
-    return {"fts": check_fts(conn, expected), "vectors": check_vectors(conn, expected)}
+    return {
+        "fts": check_fts(conn, expected),
+        "vectors": check_vectors(conn, expected),
+        "live_records": check_live_records(conn),
+    }
 
 
 def rebuild_indexes(store: Any, progress: Callable[[str, int], None] | None = None) -> dict[str, int]:
-    """Rebuild FTS and vectors from the records, to the end (``doctor --repair``, the daemon
-    stopped): the background rebuild of state/rebuild.py, forced and run at once.
+    """Rebuild FTS, vectors and ``live_records`` from the records, to the end (``doctor
+    --repair``, the daemon stopped): the background rebuild of state/rebuild.py, forced and
+    run at once.
 
     ``store`` is a :class:`state.store.Store`; its embedder makes the vectors. The new FTS
     table is made afresh beside the old one, so a damaged old index cannot stop it."""
-    return rebuild_now(store, progress=progress)
+    return {**rebuild_now(store, progress=progress), "live_records": refill_live_records(store.conn)}

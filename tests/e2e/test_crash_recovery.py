@@ -193,9 +193,11 @@ def test_sigkill_during_concurrent_writes_loses_nothing(daemon, agent_key):
     damaged = conn.execute("select rowid from memory_fts limit 5").fetchall()
     conn.execute("delete from memory_fts where rowid in (select rowid from memory_fts limit 5)")
     conn.execute("delete from memory_vec where rowid = ?", (damaged[0][0],))
+    conn.execute("delete from live_records where seq = ?", (damaged[1][0],))
     conn.close()
     found = cli("doctor", check=False)
     assert found.returncode == 1 and "DISAGREES: 5 missing" in found.stdout, found.stdout
+    assert "index live_records  DISAGREES: 1 missing" in found.stdout, found.stdout
     repaired = json.loads(cli("doctor", "--repair", "--json").stdout)
-    assert repaired["indexes"]["fts"]["ok"] and repaired["indexes"]["vectors"]["ok"], repaired
+    assert all(repaired["indexes"][name]["ok"] for name in ("fts", "vectors", "live_records")), repaired
     assert_nothing_half_written(daemon.home / "data" / "memorycloud.db")

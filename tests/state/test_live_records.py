@@ -8,6 +8,7 @@ from pathlib import Path
 
 from state.config import Settings
 from state.db import connect
+from state.doctor import check_indexes, check_live_records, rebuild_indexes
 from state.memories import NewMemory
 from state.memory_store_records import MemoryStoreRecords
 from state.migrations import migrate
@@ -71,6 +72,31 @@ def test_search_finds_no_deleted_record_and_every_live_one(store: Store) -> None
         store.memories.delete(first["id"])
     assert [h.seq for h in store.search.search("write ahead log", ["wsp_a"])] == [second["seq"]]
     assert store.search.search("write ahead log", ["wsp_b"]) == []
+
+
+def test_the_doctor_finds_a_drifted_table_and_the_repair_mends_it(store: Store) -> None:
+    """A store edited behind the triggers' back: a live record missing from the table (no
+    search finds it), a deleted one still there, one under another namespace."""
+    store.search.vector_weight = 0.0
+    with store.transaction():
+        lost = store.memories.create(note("wsp_a", "the lost record about vacuum"))
+        moved = store.memories.create(note("wsp_a", "a record about vacuum too"))
+        gone = store.memories.create(note("wsp_a", "a deleted record"))
+    assert check_live_records(store.conn).ok
+    with store.transaction():
+        store.conn.execute("delete from live_records where seq = ?", (lost["seq"],))
+        store.conn.execute("update live_records set namespace = 'wsp_b' where seq = ?", (moved["seq"],))
+        store.conn.execute("drop trigger live_records_update")
+        store.conn.execute("update memory_records set deleted_at = updated_at where seq = ?", (gone["seq"],))
+    assert store.search.search("vacuum", ["wsp_a"]) == []
+    report = check_live_records(store.conn)
+    assert (report.missing, report.stray, report.stale) == ([lost["seq"]], [gone["seq"]], [moved["seq"]])
+    assert not check_indexes(store.conn)["live_records"].ok
+
+    assert rebuild_indexes(store)["live_records"] == 2
+    assert all(r.ok for r in check_indexes(store.conn).values()), check_indexes(store.conn)
+    assert live(store) == expected(store)
+    assert {h.seq for h in store.search.search("vacuum", ["wsp_a"])} == {lost["seq"], moved["seq"]}
 
 
 def test_a_store_of_the_previous_schema_gets_its_live_records(tmp_path: Path) -> None:
