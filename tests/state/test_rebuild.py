@@ -304,7 +304,7 @@ def test_doctor_repair_runs_the_same_rebuild_to_the_end(v1_store):
     try:
         step(store, max_records=10, budget_seconds=60)
         repaired = rebuild_indexes(store)
-        assert repaired == {"fts": 40, "vectors": 40}
+        assert repaired == {"fts": 40, "vectors": 40, "live_records": 40}
         builds = read_builds(store.conn)
         assert builds[FTS].built_with == CURRENT and not builds[FTS].rebuilding
         assert trash_tables(store.conn) == [] and not table_exists(store.conn, FTS_NEXT)
