@@ -30,6 +30,7 @@ from results import write_section
 SECTION = "## Startup-item launcher"
 TARGETS_MS = {"up": 150.0, "down": 100.0}
 PYTHON = "python3"
+SYSTEM_PYTHON = "/usr/bin/python3"
 
 
 def hook_command(repo: Path) -> str:
@@ -91,13 +92,32 @@ def setup_repo(home: Path, env: dict[str, str], daemon: Daemon) -> Path:
 
 
 def interpreters() -> list[str]:
-    """``python3`` as found on PATH, and the interpreter behind it when PATH holds a shim
-    (pyenv's costs a bash script per start, which the user's machine may or may not have)."""
+    """``python3`` as found on PATH, the interpreter behind it when PATH holds a shim
+    (pyenv's costs a bash script per start, which the user's machine may or may not have),
+    and the system's own :data:`SYSTEM_PYTHON` (Debian's, what a user without pyenv runs)
+    when it is another one."""
     real = subprocess.run(
         [PYTHON, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True
     ).stdout.strip()
-    found = shutil.which(PYTHON) or PYTHON
-    return [PYTHON] + ([real] if real and os.path.realpath(found) != os.path.realpath(real) else [])
+    found = [PYTHON] + ([real] if real and not same_file(PYTHON, real) else [])
+    if os.access(SYSTEM_PYTHON, os.X_OK) and not any(same_file(p, SYSTEM_PYTHON) for p in found):
+        found.append(SYSTEM_PYTHON)
+    return found
+
+
+def same_file(a: str, b: str) -> bool:
+    return os.path.realpath(shutil.which(a) or a) == os.path.realpath(shutil.which(b) or b)
+
+
+def is_shim(python: str) -> bool:
+    """Whether ``python`` (as PATH finds it) is a script that starts the interpreter (a
+    pyenv shim), not the interpreter itself."""
+    path = shutil.which(python)
+    try:
+        with open(path or python, "rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return False
 
 
 def section(
@@ -129,7 +149,8 @@ def section(
             f" fallback cache. {args.runs} runs after {args.warmup} warm-up, {args.repeat} repeats;"
             " figures are medians over repeats. On this machine `python3` on PATH is a pyenv shim"
             " (a bash script that adds ~60 ms to every start); the second interpreter row is the"
-            " same Python started directly, as on a machine without a shim.",
+            " same Python started directly, as on a machine without a shim, and the third the"
+            " system's own (Debian's), when there is one.",
             "",
             "| python3 | state | p50 ms | p95 ms | mean ms | p50 of each repeat | target p50 | met |",
             "|---|---|---:|---:|---:|---|---:|---|",

@@ -133,7 +133,8 @@ def summary(launch: dict, args: argparse.Namespace, command: str, started: float
     for (python, state), (p50, p95, load) in sorted(launch.items()):
         aim = launcher.TARGETS_MS[state]
         rows.append(
-            f"| launcher, daemon {state}, `{python}` | {p50:.0f} ms p50 / {p95:.0f} ms p95 | p50 <= {aim:.0f} ms |"
+            f"| launcher, daemon {state}, `{python}`{' (a pyenv shim on PATH)' if launcher.is_shim(python) else ''}"
+            f" | {p50:.0f} ms p50 / {p95:.0f} ms p95 | p50 <= {aim:.0f} ms |"
             f" {verdict(p50 <= aim)} | {load:.1f} |"
         )
     load_f = f"{f['load'][0]:.1f}-{f['load'][1]:.1f}"
