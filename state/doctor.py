@@ -9,9 +9,10 @@ rebuilt at any time (``memorycloud doctor --repair``). Agreement means:
   tokenizer that built the table (``index_builds``);
 * the vector table holds exactly the same records, each in its record's namespace;
 * ``live_records`` (migration 21: what every full-text match is filtered by) holds exactly the
-  live records, each with its namespace. Triggers keep it so; a store changed by hand (or by
-  a tool that dropped the triggers) could drift, and a record missing there is one no
-  search finds.
+  live records, each with its namespace, and its three triggers are there. The triggers keep
+  it so; a store changed by hand (or by a tool that dropped a trigger) could drift, and a
+  record missing there is one no search finds. ``--repair`` makes the triggers again and
+  refills the table.
 
 While a rebuild fills the vector table (state/rebuild.py) it is not checked: it holds only
 the records copied so far, by design. ``--repair`` is that same rebuild, run to the end.
@@ -24,9 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from state import turn_context
-from state.db import Connection, transaction
+from state.db import Connection
 from state.index_builds import FTS, VECTORS, has_context, read_builds, tokenizer_for
 from state.json_text import loads
+from state.migrations import m0021_live_records as m0021
 from state.rebuild import SEARCHABLE, rebuild_now
 from state.search import record_text
 
@@ -136,24 +138,38 @@ def check_vectors(conn: Connection, expected: dict[int, tuple[str, str]]) -> Ind
 
 
 LIVE = "select seq, namespace from memory_records where deleted_at is null"
+LIVE_TRIGGERS = ("live_records_insert", "live_records_update", "live_records_delete")
 
 
 def check_live_records(conn: Connection) -> IndexReport:
-    """``live_records`` against the records it mirrors (see the module docstring)."""
+    """``live_records`` and its triggers against the records it mirrors (see the module
+    docstring)."""
     expected = dict(conn.execute(LIVE).fetchall())
     rows = dict(conn.execute("select seq, namespace from live_records").fetchall())
     report = IndexReport("live_records", len(expected), len(rows))
     report.missing = sorted(set(expected) - set(rows))
     report.stray = sorted(set(rows) - set(expected))
     report.stale = sorted(seq for seq in set(rows) & set(expected) if rows[seq] != expected[seq])
+    present = {row[0] for row in conn.execute("select name from sqlite_master where type = 'trigger'")}
+    report.errors += [
+        f"trigger {name} is missing: writes would not keep the table"
+        for name in LIVE_TRIGGERS
+        if name not in present
+    ]
     return report
 
 
 def refill_live_records(conn: Connection) -> int:
-    """Make ``live_records`` equal to the live records again; how many it holds."""
-    with transaction(conn):
-        conn.execute("delete from live_records")
-        conn.execute(f"insert into live_records (seq, namespace) {LIVE}")
+    """Make ``live_records`` equal to the live records again, with its triggers as migration
+    21 made them, in one transaction; how many records it holds."""
+    drops = "".join(f"drop trigger if exists {name};\n" for name in LIVE_TRIGGERS)
+    refill = f"delete from live_records;\ninsert into live_records (seq, namespace) {LIVE};\n"
+    try:
+        conn.executescript(f"begin immediate;\n{drops}{m0021.TRIGGERS}{refill}commit;")
+    except Exception:
+        if conn.in_transaction:
+            conn.execute("rollback")
+        raise
     return conn.execute("select count(*) from live_records").fetchone()[0]
 
 

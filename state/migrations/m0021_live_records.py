@@ -13,7 +13,7 @@ this table; its other parts 1.81 -> 1.72 and 1.48 -> 1.35 ms, the same rows in t
 The triggers keep it equal to ``select seq, namespace from memory_records where deleted_at
 is null`` whatever writes the records (tests/state/test_live_records.py)."""
 
-SQL = """
+TABLE = """
 create table live_records (
     seq integer primary key,   -- memory_records.seq (its rowid)
     namespace text not null
@@ -21,7 +21,10 @@ create table live_records (
 insert into live_records (seq, namespace)
     select seq, namespace from memory_records where deleted_at is null;
 
-create trigger live_records_insert after insert on memory_records
+"""
+
+# The triggers alone: ``memorycloud doctor --repair`` makes them again (state/doctor.py).
+TRIGGERS = """create trigger live_records_insert after insert on memory_records
 when new.deleted_at is null
 begin
     insert or replace into live_records (seq, namespace) values (new.seq, new.namespace);
@@ -41,3 +44,5 @@ begin
     delete from live_records where seq = old.seq;
 end;
 """
+
+SQL = TABLE + TRIGGERS

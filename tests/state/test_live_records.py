@@ -91,12 +91,17 @@ def test_the_doctor_finds_a_drifted_table_and_the_repair_mends_it(store: Store) 
     assert store.search.search("vacuum", ["wsp_a"]) == []
     report = check_live_records(store.conn)
     assert (report.missing, report.stray, report.stale) == ([lost["seq"]], [gone["seq"]], [moved["seq"]])
+    assert report.errors == ["trigger live_records_update is missing: writes would not keep the table"]
     assert not check_indexes(store.conn)["live_records"].ok
 
     assert rebuild_indexes(store)["live_records"] == 2
     assert all(r.ok for r in check_indexes(store.conn).values()), check_indexes(store.conn)
     assert live(store) == expected(store)
     assert {h.seq for h in store.search.search("vacuum", ["wsp_a"])} == {lost["seq"], moved["seq"]}
+    # The trigger is back: a delete after the repair leaves the table again.
+    with store.transaction():
+        store.memories.delete(moved["id"])
+    assert live(store) == expected(store) == [(lost["seq"], "wsp_a")]
 
 
 def test_a_store_of_the_previous_schema_gets_its_live_records(tmp_path: Path) -> None:
