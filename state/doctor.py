@@ -137,7 +137,7 @@ def check_vectors(conn: Connection, expected: dict[int, tuple[str, str]]) -> Ind
     return report
 
 
-LIVE = "select seq, namespace from memory_records where deleted_at is null"
+LIVE = m0021.LIVE
 LIVE_TRIGGERS = ("live_records_insert", "live_records_update", "live_records_delete")
 
 

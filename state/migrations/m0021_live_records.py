@@ -13,13 +13,16 @@ this table; its other parts 1.81 -> 1.72 and 1.48 -> 1.35 ms, the same rows in t
 The triggers keep it equal to ``select seq, namespace from memory_records where deleted_at
 is null`` whatever writes the records (tests/state/test_live_records.py)."""
 
-TABLE = """
+# What the table holds: the one definition, which ``doctor`` checks and refills by too.
+LIVE = "select seq, namespace from memory_records where deleted_at is null"
+
+TABLE = f"""
 create table live_records (
     seq integer primary key,   -- memory_records.seq (its rowid)
     namespace text not null
 );
 insert into live_records (seq, namespace)
-    select seq, namespace from memory_records where deleted_at is null;
+    {LIVE};
 
 """
 
