@@ -9,7 +9,15 @@ group commit (state/group_commit.py) and waits for SQLite's write lock as it alw
 receipt) as fast as they are answered for ``--seconds``, first all to one daemon, then half
 to each, alternating for ``--rounds``: deltas per second and each daemon's CPU seconds.
 
+``--loop-free`` starts both daemons through this script's ``--serve``, which patches them the
+way PostgreSQL's team server already works (state/group_commit.py ``first_write_waits_apart``):
+a request's first write tries SQLite's write lock without waiting (``busy_timeout`` 0 for its
+``BEGIN IMMEDIATE``) and, finding it held, waits for it with the event loop free and runs
+again (open_group_when_free, polled every 0.5-2 ms), instead of standing still in SQLite's
+busy handler.
+
     python bench/ideas/two_processes.py --rounds 3 --seconds 12
+    python bench/ideas/two_processes.py --rounds 3 --seconds 12 --loop-free
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import argparse
 import asyncio
 import os
 import random
+import runpy
 import shutil
 import sys
 import tempfile
@@ -71,18 +80,87 @@ async def write_for(
     return done / wall, errors
 
 
-async def run(rounds: int, seconds: float) -> None:
+def patch_daemon() -> None:
+    """``--loop-free``: a request's first write on SQLite waits for another process's write
+    lock with the event loop free (see the module docstring); called in the daemon process."""
+    from daemon import endpoints
+    from state import group_commit
+    from state.errors import WriteLockBusy
+
+    def try_begin(conn) -> bool:  # noqa: ANN001
+        conn.execute("pragma busy_timeout = 0")
+        try:
+            conn.execute("begin immediate")
+            return True
+        except Exception as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                return False
+            raise
+        finally:
+            conn.execute("pragma busy_timeout = 5000")
+
+    original_join = group_commit.GroupCommit._join
+
+    def join(self):  # noqa: ANN001, ANN202
+        if self.committed is not None or self.conn.in_transaction:
+            return original_join(self)  # joins the open group, as shipped
+        first = False
+        if self.committed is None:
+            if not self.conn.in_transaction:
+                if group_commit.may_wait_for_write_lock():
+                    self.conn.execute("begin immediate")
+                elif not try_begin(self.conn):
+                    raise WriteLockBusy()
+                first = True
+            self.committed = self.loop.create_future()
+            self.loop.call_soon(self.flush)
+        return self.committed, first
+
+    async def run_handler(request, call, endpoint, key):  # noqa: ANN001, ANN202
+        store = request.app[endpoints.keys.STORE]
+        with group_commit.first_write_waits_apart():
+            for _ in range(endpoints.FIRST_WRITE_TRIES):
+                try:
+                    return await endpoints._run_once(request, call, endpoint, key)
+                except WriteLockBusy:
+                    await when_free(store.conn, lambda: try_begin(store.conn))
+        return await endpoints._run_once(request, call, endpoint, key)
+
+    async def when_free(conn, try_begin_now) -> None:  # noqa: ANN001
+        group = group_commit.group_of(conn)
+        delay = 0.0005
+        while group is not None and group.committed is None:
+            if try_begin_now():
+                group.committed = group.loop.create_future()
+                group.loop.call_soon(group.flush)
+                return
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.002)
+
+    group_commit.GroupCommit._join = join
+    endpoints.run_handler = run_handler
+
+
+class PatchedDaemon(Daemon):
+    """bench/harness.py's daemon, started through this script's ``--serve``."""
+
+    def command(self) -> list[str]:
+        return [sys.executable, __file__, "--serve", *super().command()[3:]]
+
+
+async def run(rounds: int, seconds: float, loop_free: bool) -> None:
     base = Path(tempfile.mkdtemp(prefix="mc-two-"))
     first, second = base / "a", base / "b"
     first.mkdir()
     second.mkdir()
-    one = Daemon(first, daemon_env(first))
+    kind = PatchedDaemon if loop_free else Daemon
+    one = kind(first, daemon_env(first))
     one.start()
     other = None
     try:
         agents = await create_agents(one.port, owner_key(first), 8)
         os.symlink(first / "data", second / "data")  # the same store, nothing else shared
-        other = Daemon(second, daemon_env(second))
+        other = kind(second, daemon_env(second))
         other.start()
         rng = random.Random(5)
         await write_for([one.port], agents, 3, rng)  # warm-up
@@ -109,10 +187,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=12.0)
+    parser.add_argument("--loop-free", action="store_true", help="wait for the write lock with the loop free")
     args = parser.parse_args()
-    asyncio.run(run(args.rounds, args.seconds))
+    asyncio.run(run(args.rounds, args.seconds, args.loop_free))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    if sys.argv[1:2] == ["--serve"]:
+        patch_daemon()
+        sys.argv = ["daemon", *sys.argv[2:]]
+        runpy.run_module("daemon", run_name="__main__")
+    else:
+        sys.exit(main())
