@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Protocol
 
-from state import tokenize, tokenize_v1, tokenize_v2, tokenize_v4, turn_context
+from state import tokenize, tokenize_v1, tokenize_v2, tokenize_v4, tokenize_v5, turn_context
 from state.db import Connection
 from state.embedders import coarse_bits
 from state.group_commit import run_deferred
@@ -47,7 +47,13 @@ ZEROED_PAGES_PER_SECOND = 12_000
 
 # Tokenizers no longer current that a store's index may still be built with. 3 and 4 share
 # one module: their tokens are the same (4 changed only which turns get context).
-FROZEN_TOKENIZERS: dict[int, ModuleType] = {1: tokenize_v1, 2: tokenize_v2, 3: tokenize_v4, 4: tokenize_v4}
+FROZEN_TOKENIZERS: dict[int, ModuleType] = {
+    1: tokenize_v1,
+    2: tokenize_v2,
+    3: tokenize_v4,
+    4: tokenize_v4,
+    5: tokenize_v5,
+}
 
 
 class Embedder(Protocol):

@@ -27,13 +27,18 @@ the texts that say when share a term). Since tokenizer 5 they also fold the lett
 no decomposition to strip (``ł``, ``ø``, ``đ``, ``æ``, ``œ``, ``ı``: see LETTER_FOLDS), so
 "Łódź" meets "Lodz" and "đường" meets "duong", and make other scripts' digits 0-9 (٢٠٢٣ is
 2023); a query keeps the unfolded form as well, which matches an index (or a PostgreSQL row)
-written before. The hashing embedder reads plain ``tokens`` (its vectors did not change with
-tokenizers 3 and 5).
+written before. Since tokenizer 6 they meet spellings that vary by keyboard or habit
+(``spelling``: see ARABIC_FOLDS and the notes after it): Hebrew words also without their
+one-letter prefixes (פגישה finds הפגישה), Arabic-script letters typed two ways (کتاب = كتاب,
+المدرسه = المدرسة), the Indic nukta and chandrabindu (फाइल = फ़ाइल), apostrophes inside
+Cyrillic words (пʼятниця = п'ятниця = пятниця) and words joined by a zero-width non-joiner
+(کتاب‌ها = کتابها); again a query keeps tokenizer 5's tokens as well. The hashing embedder
+reads plain ``tokens`` (its vectors did not change with tokenizers 3, 5 and 6).
 
 ``TOKENIZER_VERSION`` names this scheme and the full-text index's format: a store built with
 another version rebuilds its derived indexes in the background (the previous schemes are kept
-in state/tokenize_v1.py, state/tokenize_v2.py and state/tokenize_v4.py to answer meanwhile;
-3 made the tokens 4 makes).
+in state/tokenize_v1.py, state/tokenize_v2.py, state/tokenize_v4.py and state/tokenize_v5.py
+to answer meanwhile; 3 made the tokens 4 makes).
 """
 
 from __future__ import annotations
@@ -55,7 +60,10 @@ from state.lemmas import LEMMAS
 # (state/turn_context.py SPEAKER), so a store indexed by 3 rebuilds its index to give them.
 # 5: letters without a decomposition folded (LETTER_FOLDS), and other scripts' digits made
 # 0-9, in the index and its queries.
-TOKENIZER_VERSION = 5
+# 6: spellings that vary by keyboard or habit met (``spelling``): Hebrew words also without
+# their one-letter prefixes, Arabic-script letters typed two ways, Indic nukta and
+# chandrabindu, apostrophes inside Cyrillic words, words joined by a zero-width non-joiner.
+TOKENIZER_VERSION = 6
 # FTS5 splits our space-separated tokens only at ASCII non-alphanumerics ('_' is kept):
 # every non-ASCII character is part of a token, so a Devanagari or Thai token stays whole.
 FTS_TOKENIZER = "ascii tokenchars '_'"
@@ -172,6 +180,69 @@ LETTER_FOLDS = str.maketrans(
 )
 
 
+# Spellings that differ by keyboard or habit in scripts whose words are otherwise whole
+# (tokenizer 6, ``spelling``), found missing by searching real sentences the way people type
+# them (tests/state/test_tokenize_scripts.py SPELLINGS):
+#
+# * Arabic script: Persian and Urdu keyboards type ک, ی and ہ where Arabic ones type ك, ي and
+#   ه; ي at a word's end is often typed ى (فى for في), and ة as ه (المدرسه for المدرسة).
+#   Folded to one form before the (Arabic) stemmer, which knows ك and ي and strips ة after
+#   the article where it keeps a final ه: كتاب = کتاب, المدرسة = المدرسه, مستشفى = مستشفي.
+#   A final ه is made ة (the stemmer then treats both alike, and both sides of a search go
+#   the same way). Hamza on or under alef is a mark that _OPTIONAL_MARKS drops already:
+#   أحمد = احمد.
+# * Indic scripts: the nukta (फ़ाइल / फाइल, ज़रूरी / जरूरी) is left out as often as it is typed,
+#   and Devanagari's chandrabindu is written as anusvara (हाँ / हां), as Lucene's
+#   HindiNormalizer folds them.
+ARABIC_FOLDS = str.maketrans({"ک": "ك", "ی": "ي", "ى": "ي", "ہ": "ه", "ۃ": "ة"})
+_NUKTAS = "\u093c\u09bc\u0a3c\u0abc\u0b3c\u0cbc"
+_SPELLING_MARKS = regex.compile(rf"[\u0300-\u036f\u0591-\u05c7\u064b-\u065f\u0670{_NUKTAS}]")
+INDIC_FOLDS = str.maketrans({"\u0901": "\u0902"})
+# * Hebrew writes its conjunction, prepositions and article as one-letter prefixes of the
+#   next word (ו and, ב in, ל to, מ from, ה the, ש that, כ as): "הפגישה" is "the meeting",
+#   "בירושלים" "in Jerusalem". No stemmer here knows Hebrew, so a word that starts with up to
+#   three of them is indexed, and asked for, also without them while three letters are left:
+#   "פגישה" finds "הפגישה", "ירושלים" "בירושלים". Given up: a word whose own first letters
+#   are such (שלום also gives "לום") has an extra token that can meet another word's.
+HEBREW_PREFIXES = frozenset("ובלמהשכ")
+HEBREW_MAX_PREFIXES = 3
+HEBREW_MIN_LETTERS = 3
+# * Ukrainian and Belarusian write an apostrophe inside words (п'ятниця, об'єкт) as ', ’ or ʼ,
+#   and often not at all: inside a Cyrillic word it is dropped, so the three and "пятниця"
+#   meet (an ASCII one would otherwise split the word in two).
+_CYRILLIC_APOSTROPHE = regex.compile(r"(?<=\p{Cyrillic})['\u2019\u02bc](?=\p{Cyrillic})")
+# * A zero-width non-joiner keeps letters apart inside a word (Persian کتاب‌ها "books", می‌روم
+#   "I go"), and is typed as often as a space or nothing: such a word gives its parts and
+#   their joined form, as an identifier does.
+_ZWNJ_WORD = regex.compile(r"[\p{L}\p{M}]+(?:\u200c[\p{L}\p{M}]+)+")
+
+
+def _spelled(word: str) -> str:
+    """A case-folded word (already without its optional marks) with tokenizer 6's letter
+    folds: Arabic-script letters (a final ه as ة), Devanagari chandrabindu."""
+    word = word.translate(ARABIC_FOLDS).translate(INDIC_FOLDS)
+    return f"{word[:-1]}ة" if len(word) > 1 and word[-1] == "ه" else word
+
+
+def _hebrew_bare(word: str) -> list[str]:
+    """``word`` without each run of its leading Hebrew prefix letters (see HEBREW_PREFIXES)."""
+    bare = []
+    for count in range(1, HEBREW_MAX_PREFIXES + 1):
+        if len(word) - count < HEBREW_MIN_LETTERS or word[count - 1] not in HEBREW_PREFIXES:
+            break
+        bare.append(word[count:])
+    return bare
+
+
+def _respelled_text(text: str) -> str:
+    """``text`` with tokenizer 6's changes made before it is split into words: apostrophes
+    inside Cyrillic words dropped, and each word joined by zero-width non-joiners followed
+    by its joined form."""
+    if "\u200c" in text:
+        text = _ZWNJ_WORD.sub(lambda m: f"{m.group()} {m.group().replace(chr(0x200C), '')}", text)
+    return _CYRILLIC_APOSTROPHE.sub("", text)
+
+
 # Decimal digits of other scripts (Arabic-Indic ٢٠٢٣, Persian ۱۴۰۲, Devanagari २०२३, Thai
 # ๒๕๖๖, ...), which NFKC leaves as they are: folded to 0-9 with LETTER_FOLDS, so a year or a
 # number is found however it was typed.
@@ -182,26 +253,35 @@ def _ascii_digit(match: regex.Match[str]) -> str:
     return str(unicodedata.digit(match.group()))
 
 
-# Any character that LETTER_FOLDS or _OTHER_DIGIT would change, in either case.
-_FOLDABLE = regex.compile(r"[łøđðħŧþæœıŁØĐÐĦŦÞÆŒ]|(?![0-9])\p{Nd}")
+# Any character that LETTER_FOLDS, _OTHER_DIGIT or tokenizer 6's letter folds would change.
+_FOLDABLE = regex.compile(
+    rf"[łøđðħŧþæœıŁØĐÐĦŦÞÆŒکیىة\u0901{_NUKTAS}\u0958-\u095f\u09dc-\u09df\u0a59-\u0a5e\u0b5c\u0b5d]"
+    r"|(?![0-9])\p{Nd}"
+)
 
 
 def folded_forms(text: str, tokens_of_text: Collection[str]) -> dict[str, str]:
-    """Each of ``tokens_of_text`` that tokenizer 5's index holds folded -> that form (the
-    hashing embedder looks a query token's frequency up by it); none for the usual text
-    without such letters or digits, found by one scan (a query is embedded on every CJK
-    search: folding each token cost a long Chinese query 15 % more)."""
+    """Each of ``tokens_of_text`` that the index holds folded (tokenizers 5 and 6: letters,
+    digits, spellings) -> that form (the hashing embedder looks a query token's frequency up
+    by it); none for the usual text without such letters or digits, found by one scan (a
+    query is embedded on every CJK search: folding each token cost a long Chinese query 15 %
+    more)."""
     if text.isascii() or not _FOLDABLE.search(text):
         return {}
-    forms = {t: _OTHER_DIGIT.sub(_ascii_digit, t.translate(LETTER_FOLDS)) for t in tokens_of_text}
+    forms = {
+        t: _spelled(_strip_diacritics(_OTHER_DIGIT.sub(_ascii_digit, t.translate(LETTER_FOLDS)), True))
+        for t in tokens_of_text
+    }
     return {t: f for t, f in forms.items() if f != t}
 
 
-def _strip_diacritics(word: str) -> str:
-    """``word`` without optional marks (é -> e, ё -> е, שָׁלוֹם -> שלום)."""
+def _strip_diacritics(word: str, spelling: bool = False) -> str:
+    """``word`` without optional marks (é -> e, ё -> е, שָׁלוֹם -> שלום); with ``spelling``
+    the Indic nukta too (फ़ाइल -> फाइल)."""
     if word.isascii():
         return word
-    return unicodedata.normalize("NFC", _OPTIONAL_MARKS.sub("", unicodedata.normalize("NFD", word)))
+    marks = _SPELLING_MARKS if spelling else _OPTIONAL_MARKS
+    return unicodedata.normalize("NFC", marks.sub("", unicodedata.normalize("NFD", word)))
 
 
 def _stemmer_for(word: str) -> Stemmer.Stemmer | None:
@@ -210,13 +290,15 @@ def _stemmer_for(word: str) -> Stemmer.Stemmer | None:
 
 
 @lru_cache(maxsize=65536)
-def _stem(word: str, fold: bool = False) -> str:
+def _stem(word: str, fold: bool = False, spelling: bool = False) -> str:
     """One case-folded word as an index token: without diacritics (and with ``fold``, its
-    LETTER_FOLDS folded), then stemmed (the English stemmer leaves "grösse" whole but makes
-    "grosse" "gross")."""
-    word = _strip_diacritics(word)
+    LETTER_FOLDS folded; with ``spelling``, tokenizer 6's letter folds), then stemmed (the
+    English stemmer leaves "grösse" whole but makes "grosse" "gross")."""
+    word = _strip_diacritics(word, spelling)
     if fold and not word.isascii():
         word = word.translate(LETTER_FOLDS)
+    if spelling and not word.isascii():
+        word = _spelled(word)
     if len(word) > 2 and not word.isdigit():
         stemmer = _stemmer_for(word)
         if stemmer is not None:
@@ -225,24 +307,38 @@ def _stem(word: str, fold: bool = False) -> str:
 
 
 @lru_cache(maxsize=65536)
-def _word_tokens(word: str, for_query: bool, lemmas: bool = False, fold: bool = False) -> tuple[str, ...]:
+def _word_tokens(
+    word: str, for_query: bool, lemmas: bool = False, fold: bool = False, spelling: bool = False
+) -> tuple[str, ...]:
     """The tokens of one word run (letters, marks, digits, underscores), see module docstring;
     ``lemmas``: a word of state/lemmas.py is stemmed as its lemma (an identifier's parts are
-    not); ``fold``: LETTER_FOLDS folded, and a query keeps the unfolded tokens too."""
+    not); ``fold``: LETTER_FOLDS folded, and a query keeps the unfolded tokens too;
+    ``spelling``: tokenizer 6's spellings met (a query keeps tokenizer 5's tokens too)."""
     folded = word.casefold()
     parts = [p for piece in word.split("_") for p in _CAMEL.split(piece) if p]
     if len(parts) > 1:  # an identifier: the whole of it, and each part
-        whole = _strip_diacritics(folded)
+        whole = _strip_diacritics(folded, spelling)
         if fold:
             whole = whole.translate(LETTER_FOLDS)
+        if spelling and not whole.isascii():
+            whole = _spelled(whole)
         out = (
             whole,
-            *(_stem(p.casefold(), fold) for p in parts if not (for_query and p.casefold() in STOPWORDS)),
+            *(
+                _stem(p.casefold(), fold, spelling)
+                for p in parts
+                if not (for_query and p.casefold() in STOPWORDS)
+            ),
         )
     elif not parts or (for_query and folded in STOPWORDS):
         return ()
     else:
-        out = (_stem(LEMMAS.get(folded, folded) if lemmas else folded, fold),)
+        out = (_stem(LEMMAS.get(folded, folded) if lemmas else folded, fold, spelling),)
+        if spelling and out[0][:1] in HEBREW_PREFIXES:
+            out = (*out, *_hebrew_bare(out[0]))
+    if spelling and for_query and not word.isascii():
+        # An index (or a PostgreSQL row) written before tokenizer 6 holds tokenizer 5's tokens.
+        return (*out, *(t for t in _word_tokens(word, for_query, lemmas, fold) if t not in out))
     if fold and for_query and not word.isascii():
         # An index written before tokenizer 5 (a PostgreSQL store's older rows) holds the
         # unfolded tokens: the query asks for both, and the one no row holds matches nothing.
@@ -264,13 +360,13 @@ def _cluster_tokens(run: str) -> list[str]:
     return [clusters[i] + clusters[i + 1] for i in range(len(clusters) - 1)]
 
 
-def _run_tokens(run: str, for_query: bool, lemmas: bool, fold: bool) -> list[str]:
+def _run_tokens(run: str, for_query: bool, lemmas: bool, fold: bool, spelling: bool = False) -> list[str]:
     """The tokens of one NFKC-normalized run between ASCII separators, by script."""
     out: list[str] = []
     for match in _RUN.finditer(run):
         kind = match.lastgroup
         if kind == "word":
-            out.extend(_word_tokens(match.group(), for_query, lemmas, fold))
+            out.extend(_word_tokens(match.group(), for_query, lemmas, fold, spelling))
         elif kind == "cjk":
             out.extend(_cjk_tokens(match.group()))
         else:
@@ -278,7 +374,9 @@ def _run_tokens(run: str, for_query: bool, lemmas: bool, fold: bool) -> list[str
     return out
 
 
-def tokens(text: str, *, for_query: bool = False, lemmas: bool = False, fold: bool = False) -> list[str]:
+def tokens(
+    text: str, *, for_query: bool = False, lemmas: bool = False, fold: bool = False, spelling: bool = False
+) -> list[str]:
     """Split text into index tokens (see module docstring).
 
     With ``for_query`` stopwords are dropped (English words and CJK function characters).
@@ -286,8 +384,22 @@ def tokens(text: str, *, for_query: bool = False, lemmas: bool = False, fold: bo
     meets 画画 and 画作 (MADial-Bench zh MRR@10 +0.04 on both halves, bench/RESULTS.md).
     ``lemmas``: words of state/lemmas.py become their lemma's token, and ``fold``: letters
     of LETTER_FOLDS are folded and every script's decimal digits become 0-9 (both the
-    full-text index's and its queries'; the embedder's tokens stay without).
+    full-text index's and its queries'; the embedder's tokens stay without); ``spelling``:
+    tokenizer 6's spellings met (see ARABIC_FOLDS and the notes after it).
     """
+    if spelling and not text.isascii():
+        respelled = _respelled_text(text)
+        if respelled != text:
+            out = _split_tokens(respelled, for_query, lemmas, fold, spelling)
+            if for_query:  # tokenizer 5's tokens as well, as an older index holds them
+                had = set(out)
+                out += [t for t in _split_tokens(text, True, lemmas, fold, False) if t not in had]
+            return out
+    return _split_tokens(text, for_query, lemmas, fold, spelling)
+
+
+def _split_tokens(text: str, for_query: bool, lemmas: bool, fold: bool, spelling: bool) -> list[str]:
+    """:func:`tokens` of a text whose tokenizer-6 respelling (if any) is made."""
     out: list[str] = []
     for run in _ASCII_SPLIT.findall(text):
         if run.isascii():  # most runs: exactly one word, and NFKC leaves it as it is
@@ -295,27 +407,27 @@ def tokens(text: str, *, for_query: bool = False, lemmas: bool = False, fold: bo
             continue
         normal = unicodedata.normalize("NFKC", run)
         if fold and _OTHER_DIGIT.search(normal):
-            out.extend(_run_tokens(_OTHER_DIGIT.sub(_ascii_digit, normal), for_query, lemmas, fold))
+            out.extend(_run_tokens(_OTHER_DIGIT.sub(_ascii_digit, normal), for_query, lemmas, fold, spelling))
             if for_query:  # as for LETTER_FOLDS: the digits as an older index holds them, too
                 out.extend(_run_tokens(normal, for_query, lemmas, False))
             continue
-        out.extend(_run_tokens(normal, for_query, lemmas, fold))
+        out.extend(_run_tokens(normal, for_query, lemmas, fold, spelling))
     if for_query:
         out = [t for t in out if t not in CJK_STOP]
     return out
 
 
 def index_text(text: str) -> str:
-    """The space-separated token string stored in the FTS5 table: lemmas, folded letters and
-    answer cues in."""
-    return " ".join([*tokens(text, lemmas=True, fold=True), *index_cues(text)])
+    """The space-separated token string stored in the FTS5 table: lemmas, folded letters,
+    spellings met and answer cues in."""
+    return " ".join([*tokens(text, lemmas=True, fold=True, spelling=True), *index_cues(text)])
 
 
 def query_terms(text: str, *, max_terms: int = 256) -> list[str]:
-    """The distinct query tokens of ``text`` (lemmas, folded letters and answer cues in), at
-    most ``max_terms``."""
+    """The distinct query tokens of ``text`` (lemmas, folded letters, spellings met and
+    answer cues in), at most ``max_terms``."""
     return last_distinct(
-        [*tokens(text, for_query=True, lemmas=True, fold=True), *query_cues(text)], max_terms
+        [*tokens(text, for_query=True, lemmas=True, fold=True, spelling=True), *query_cues(text)], max_terms
     )
 
 

@@ -196,7 +196,7 @@ def test_a_store_of_the_previous_release_is_reindexed_by_the_daemon(
     try:
         status = lambda: json.loads(cli("daemon", "status", "--json").stdout)["search_index"]  # noqa: E731
         assert _eventually(lambda: status()["state"] == "current", 30)
-        assert status()["indexes"]["memory_fts"]["built_with"] == "tokenizer-5"
+        assert status()["indexes"]["memory_fts"]["built_with"] == f"tokenizer-{tokenize.TOKENIZER_VERSION}"
         with httpx.Client(
             base_url=daemon.url, headers={"Authorization": f"Bearer {key}"}, timeout=10
         ) as http:

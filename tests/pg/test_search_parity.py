@@ -263,3 +263,31 @@ def test_a_row_written_before_letters_were_folded_is_found_on_postgresql(tmp_pat
         ]
     finally:
         store.close()
+
+
+def test_a_row_written_before_spellings_were_met_is_found_on_postgresql(tmp_path, pg_conn, monkeypatch):
+    """Tokenizer 6 (spellings met) on PostgreSQL: a row written with tokenizer 5's tokens
+    ("הפגישה" whole) is still found by a query with the prefix (which asks for 5's token
+    too), and a row written now is found without it as well."""
+    from state import tokenize, tokenize_v5
+
+    store = Store.open(tmp_path / "spell.db", Settings())
+    index = PgSearchIndex(pg_conn, store.embedder)
+    try:
+        rows = {}
+        for text, tokens_of in (
+            ("הפגישה נדחתה", tokenize_v5.index_text),
+            ("הפגישה בוטלה", tokenize.index_text),
+        ):
+            with monkeypatch.context() as patch, pg_conn.transaction():
+                patch.setattr(tokenize, "index_text", tokens_of)
+                record = store.memories.create(
+                    NewMemory(namespace="he", kind="fact", content=text, source="test")
+                )
+                index.add(record["seq"], "he", record_text(record["title"], record["content"], []))
+                rows[record["seq"]] = text
+        assert {rows[hit.seq] for hit in index.search("הפגישה", ["he"], limit=5)} == set(rows.values())
+        index.vector_weight = 0.0  # words alone
+        assert [rows[hit.seq] for hit in index.search("פגישה", ["he"], limit=5)] == ["הפגישה בוטלה"]
+    finally:
+        store.close()

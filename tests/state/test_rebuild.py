@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from state import embedders, index_builds, tokenize, tokenize_v1, tokenize_v2, tokenize_v4
+from state import embedders, index_builds, tokenize, tokenize_v1, tokenize_v2, tokenize_v4, tokenize_v5
 from state.config import Settings
 from state.doctor import check_indexes, rebuild_indexes
 from state.index_builds import (
@@ -545,6 +545,42 @@ def test_a_store_indexed_by_tokenizer_4_rebuilds_to_fold_letters(paths, migrated
         assert _words(store, "lodzi lukasz") == ["Spotkanie w Łodzi, Łukasz wie"]
         assert _words(store, "Soren Kobenhavn") == ["Søren flytter til København"]
         assert _words(store, "aero") == ["Ærø ferry"]
+        assert all(report.ok for report in check_indexes(store.conn).values())
+    finally:
+        store.close()
+
+
+def test_a_store_indexed_by_tokenizer_5_rebuilds_to_meet_spellings(paths, migrated_database, monkeypatch):
+    """Tokenizer 6 meets spellings that differ by keyboard or habit (state/tokenize.py
+    ``spelling``). A store indexed by 5 keeps answering with 5's terms (state/tokenize_v5.py)
+    while it rebuilds; then "פגישה" finds what was written as "הפגישה" (the meeting) and
+    "کتاب" (Persian keyboard) what was written as "الكتاب"."""
+    seed_database(paths, migrated_database)
+    with monkeypatch.context() as patch:
+        patch.setattr(index_builds, "current_tokenizer", lambda: (5, tokenize_v5))
+        store = Store.open(paths.database, Settings(dimension=16))
+        with store.transaction():
+            for text in ("הפגישה נדחתה לשבוע הבא", "قرأت الكتاب أمس", "A plain note"):
+                store.memories.create(NewMemory(namespace="wsp_a", kind="fact", content=text, source="test"))
+        assert read_builds(store.conn)[FTS].built_with == "tokenizer-5"
+        store.close()
+    store = Store.open(paths.database, Settings(dimension=16))
+    try:
+        assert read_builds(store.conn)[FTS].target == CURRENT
+        assert "פגישה" not in " ".join(_fts_rows(store).values()).split()  # the old index, as 5 wrote it
+        assert _words(store, "הפגישה") == ["הפגישה נדחתה לשבוע הבא"]  # answers meanwhile
+        assert _words(store, "פגישה") == []  # not yet: 5 has no prefixes stripped
+        with store.transaction():  # a write meanwhile goes into the old index in 5's tokens
+            late = store.memories.create(
+                NewMemory(namespace="wsp_a", kind="fact", content="בירושלים יורד שלג", source="test")
+            )
+        assert _fts_rows(store)[late["seq"]].split()[0] == "בירושלים"
+        assert "ירושלים" not in _fts_rows(store)[late["seq"]].split()
+        rebuild_now(store, force=False)
+        assert read_builds(store.conn)[FTS].built_with == CURRENT
+        assert _words(store, "פגישה") == ["הפגישה נדחתה לשבוע הבא"]
+        assert _words(store, "ירושלים") == ["בירושלים יורד שלג"]
+        assert _words(store, "کتاب") == ["قرأت الكتاب أمس"]
         assert all(report.ok for report in check_indexes(store.conn).values())
     finally:
         store.close()

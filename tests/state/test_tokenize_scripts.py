@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from state import tokenize_v4
+from state import tokenize, tokenize_v4, tokenize_v5
 from state.memories import NewMemory
 from state.tokenize import STOPWORDS, index_text, query_terms, tokens
 
@@ -191,3 +191,69 @@ def test_query_stopwords_are_dropped_but_stored_words_are_kept():
     assert tokens("the plan for the release", for_query=True) == tokens("plan release")
     assert "the" in tokens("the plan")
     assert {"won", "let"}.isdisjoint(STOPWORDS)  # words of their own, not contraction pieces
+
+
+# Tokenizer 6: spellings that differ by keyboard or habit, each way round (a stored text, and
+# queries written another way that must find it). (case, stored sentence, queries)
+SPELLINGS = [
+    ("hebrew-article", "הפגישה עם הילדים נדחתה", ["פגישה", "ילדים"]),
+    ("hebrew-preposition", "נסענו בשבוע שעבר לירושלים", ["ירושלים", "שבוע"]),
+    ("hebrew-bare", "חורף קר מאוד השנה", ["בחורף", "והחורף"]),
+    ("persian-keyboard", "کتاب جدید را دیروز خواندم", ["كتاب جديد"]),
+    ("arabic-on-persian-keyboard", "سأرسل التقرير إلى المدير غدا", ["مدیر"]),
+    ("teh-marbuta", "المدرسة مغلقة اليوم بسبب العاصفة", ["المدرسه", "مدرسه"]),
+    ("alef-maksura", "ذهبنا إلى مستشفى المدينة", ["مستشفي"]),
+    ("zwnj", "کتاب‌ها روی میز هستند", ["کتابها", "کتاب‌ها"]),
+    ("zwnj-joined", "من هر روز به دفتر میروم", ["می‌روم"]),
+    ("nukta", "कृपया नई फ़ाइल अपलोड करें", ["फाइल"]),
+    ("nukta-bare", "जरूरी बैठक कल सुबह है", ["ज़रूरी"]),
+    ("chandrabindu", "मैं कल दफ्तर आऊँगा", ["आऊंगा"]),
+    ("ukrainian-apostrophe", "Зустріч перенесли на п’ятницю", ["пʼятницю", "п'ятницю", "пятницю"]),
+    ("ukrainian-modifier", "Об'єкт пʼятниці готовий", ["об’єкт", "обєкт", "пятниці"]),
+]
+
+
+@pytest.mark.parametrize(
+    "case,sentence,query",
+    [(c, s, q) for c, s, qs in SPELLINGS for q in qs],
+    ids=[f"{c}-{q}" for c, _, qs in SPELLINGS for q in qs],
+)
+def test_spellings_that_differ_by_keyboard_or_habit_meet(store, case, sentence, query):
+    seqs: dict[int, str] = {}
+    with store.transaction():
+        for name, text, _ in SPELLINGS:
+            seqs[
+                store.memories.create(
+                    NewMemory(namespace="wsp_scripts", kind="note", content=text, source="test")
+                )["seq"]
+            ] = name
+    assert _found(store, seqs, query)[:1] == [case], query
+
+
+def test_hebrew_prefixes_leave_three_letters_and_old_indexes_still_match():
+    """A word is also indexed without up to three leading prefix letters (ו ב ל מ ה ש כ) while
+    three letters are left; a query asks for tokenizer 5's tokens too, so an index (or a
+    PostgreSQL row) written before tokenizer 6 still matches."""
+    assert index_text("ובבית").split() == ["ובבית", "בבית", "בית"]
+    assert index_text("בית").split() == ["בית"]  # not "ית"
+    assert index_text("מים").split() == ["מים"]
+    assert index_text("שלום").split() == ["שלום", "לום"]  # given up: its own first letter
+    assert query_terms("הפגישה") == ["הפגישה", "פגישה"]
+    assert tokenize_v5.index_text("הפגישה") == "הפגישה"
+    assert query_terms("п’ятницю") == ["пятниц", "п", "ятниц"]  # 6's word, then 5's pieces
+    assert tokenize_v5.index_text("п’ятницю") == "п ятниц"
+    assert query_terms("کتاب") == ["كتاب", "کتاب"]
+    assert tokenize_v5.query_terms("کتاب") == ["کتاب"]
+    assert query_terms("फ़ाइल") == ["फाइल", "फ़ाइल"]
+
+
+def test_the_embedder_finds_the_index_form_of_a_respelled_word():
+    """The hashing embedder's plain tokens keep the spelling typed (its vectors unchanged);
+    it looks their document frequencies up by the form the index holds (folded_forms)."""
+    assert tokens("کتاب فى फ़ाइल") == ["کتاب", "فى", "फ़ाइल"]
+    assert tokenize.folded_forms("کتاب فى फ़ाइल", tokens("کتاب فى फ़ाइल")) == {
+        "کتاب": "كتاب",
+        "فى": "في",
+        "फ़ाइल": "फाइल",
+    }
+    assert tokenize.folded_forms("plain English", ["plain", "english"]) == {}
