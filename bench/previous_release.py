@@ -7,7 +7,8 @@ PostgreSQL (a team server's).
    ``--engine postgresql``, a PostgreSQL 16 with pgvector from the ``pgserver`` wheel).
 2. That release's daemon (from its own code; ``--role cloud --database URL`` on PostgreSQL)
    gets an agent and memory deltas over HTTP: texts with letters tokenizer 5 folds (Łódź,
-   København, Tromsø, đường) and two stamped conversation turns.
+   København, Tromsø, đường), two stamped conversation turns, and texts whose spellings
+   tokenizer 6 meets (a Hebrew prefix, Persian letters, a nukta, a Ukrainian apostrophe).
 3. This code's daemon on the same home (and database): the time until ``GET
    /api/local/status`` says the search index is current; where this code's search ranks each
    memory by its words, before (the store as the earlier release left it: opening it only
@@ -44,15 +45,24 @@ TEXTS = [
     "[2023-05-08 19:02] Caroline: Where should we hold the retreat?",
     "[2023-05-08 19:03] Maya: Somewhere by a lake, maybe near Tromsø.",
     "Cuộc họp ở đường Lê Lợi lúc 9 giờ.",
+    "הפגישה נדחתה לשבוע הבא",
+    "کتاب جدید را دیروز خواندم",
+    "कृपया नई फ़ाइल अपलोड करें",
+    "Зустріч перенесли на п’ятницю",
 ]
 # (query, the text it is about): the letters' words alone, written without the letters (what
-# tokenizer 5 folds), and one with them (found by words before and after).
+# tokenizer 5 folds), one with them (found by words before and after), and words spelt
+# another way than stored (what tokenizer 6 meets).
 QUERIES = [
     ("Lodz", TEXTS[0]),
     ("Kobenhavn", TEXTS[1]),
     ("Tromso", TEXTS[3]),
     ("duong", TEXTS[4]),
     ("Łódź", TEXTS[0]),
+    ("פגישה", TEXTS[5]),
+    ("كتاب", TEXTS[6]),
+    ("फाइल", TEXTS[7]),
+    ("пятницю", TEXTS[8]),
 ]
 
 
