@@ -47,17 +47,22 @@ IDENTIFIER_QUERIES = [
 ]
 
 
+def _stored(store, cases) -> dict[int, str]:
+    """One memory per ``(name, text, ...)`` case, all in one namespace: seq -> name."""
+    seqs: dict[int, str] = {}
+    with store.transaction():
+        for name, text, *_ in cases:
+            record = store.memories.create(
+                NewMemory(namespace="wsp_scripts", kind="note", content=text, source="test")
+            )
+            seqs[record["seq"]] = name
+    return seqs
+
+
 @pytest.fixture
 def filled(store):
     """The store with one memory per sentence, each in the same namespace, by script."""
-    seqs: dict[int, str] = {}
-    with store.transaction():
-        for script, sentence, _ in SENTENCES:
-            record = store.memories.create(
-                NewMemory(namespace="wsp_scripts", kind="note", content=sentence, source="test")
-            )
-            seqs[record["seq"]] = script
-    return store, seqs
+    return store, _stored(store, SENTENCES)
 
 
 def _found(store, seqs, query: str, limit: int = 3) -> list[str]:
@@ -121,15 +126,7 @@ UNDECOMPOSED = [
 
 @pytest.mark.parametrize("language,sentence,query", UNDECOMPOSED, ids=[u[0] for u in UNDECOMPOSED])
 def test_letters_without_a_decomposition_are_found_without_them(store, language, sentence, query):
-    seqs: dict[int, str] = {}
-    with store.transaction():
-        for name, text, _ in UNDECOMPOSED:
-            seqs[
-                store.memories.create(
-                    NewMemory(namespace="wsp_scripts", kind="note", content=text, source="test")
-                )["seq"]
-            ] = name
-    assert _found(store, seqs, query)[:1] == [language], query
+    assert _found(store, _stored(store, UNDECOMPOSED), query)[:1] == [language], query
 
 
 DIGITS = [
@@ -143,14 +140,7 @@ DIGITS = [
 
 @pytest.mark.parametrize("script,sentence,query", DIGITS, ids=[d[0] for d in DIGITS])
 def test_every_scripts_digits_meet_ascii_digits(store, script, sentence, query):
-    seqs: dict[int, str] = {}
-    with store.transaction():
-        for name, text, _ in DIGITS:
-            record = store.memories.create(
-                NewMemory(namespace="wsp_scripts", kind="note", content=text, source="test")
-            )
-            seqs[record["seq"]] = name
-    assert _found(store, seqs, query) == [script], query
+    assert _found(store, _stored(store, DIGITS), query) == [script], query
 
 
 def test_a_query_folds_letters_and_keeps_them_for_older_indexes():
@@ -219,15 +209,7 @@ SPELLINGS = [
     ids=[f"{c}-{q}" for c, _, qs in SPELLINGS for q in qs],
 )
 def test_spellings_that_differ_by_keyboard_or_habit_meet(store, case, sentence, query):
-    seqs: dict[int, str] = {}
-    with store.transaction():
-        for name, text, _ in SPELLINGS:
-            seqs[
-                store.memories.create(
-                    NewMemory(namespace="wsp_scripts", kind="note", content=text, source="test")
-                )["seq"]
-            ] = name
-    assert _found(store, seqs, query)[:1] == [case], query
+    assert _found(store, _stored(store, SPELLINGS), query)[:1] == [case], query
 
 
 def test_hebrew_prefixes_leave_three_letters_and_old_indexes_still_match():
