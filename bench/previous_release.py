@@ -8,7 +8,8 @@ PostgreSQL (a team server's).
 2. That release's daemon (from its own code; ``--role cloud --database URL`` on PostgreSQL)
    gets an agent and memory deltas over HTTP: texts with letters tokenizer 5 folds (Łódź,
    København, Tromsø, đường), two stamped conversation turns, and texts whose spellings
-   tokenizer 6 meets (a Hebrew prefix, Persian letters, a nukta, a Ukrainian apostrophe).
+   tokenizer 6 meets (a Hebrew prefix, Persian letters, a nukta, a Ukrainian apostrophe,
+   traditional Chinese).
 3. This code's daemon on the same home (and database): the time until ``GET
    /api/local/status`` says the search index is current; where this code's search ranks each
    memory by its words, before (the store as the earlier release left it: opening it only
@@ -49,6 +50,7 @@ TEXTS = [
     "کتاب جدید را دیروز خواندم",
     "कृपया नई फ़ाइल अपलोड करें",
     "Зустріч перенесли на п’ятницю",
+    "團隊會議改到週五下午",
 ]
 # (query, the text it is about): the letters' words alone, written without the letters (what
 # tokenizer 5 folds), one with them (found by words before and after), and words spelt
@@ -63,6 +65,7 @@ QUERIES = [
     ("كتاب", TEXTS[6]),
     ("फाइल", TEXTS[7]),
     ("пятницю", TEXTS[8]),
+    ("会议", TEXTS[9]),
 ]
 
 

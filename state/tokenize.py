@@ -31,8 +31,8 @@ written before. Since tokenizer 6 they meet spellings that vary by keyboard or h
 (``spelling``: see ARABIC_FOLDS and the notes after it): Hebrew words also without their
 one-letter prefixes (פגישה finds הפגישה), Arabic-script letters typed two ways (کتاب = كتاب,
 المدرسه = المدرسة), the Indic nukta and chandrabindu (फाइल = फ़ाइल), apostrophes inside
-Cyrillic words (пʼятниця = п'ятниця = пятниця) and words joined by a zero-width non-joiner
-(کتاب‌ها = کتابها); again a query keeps tokenizer 5's tokens as well. The hashing embedder
+Cyrillic words (пʼятниця = п'ятниця = пятниця), traditional and simplified Chinese
+characters (會議 = 会议) and words joined by a zero-width non-joiner (کتاب‌ها = کتابها); again a query keeps tokenizer 5's tokens as well. The hashing embedder
 reads plain ``tokens`` (its vectors did not change with tokenizers 3, 5 and 6).
 
 ``TOKENIZER_VERSION`` names this scheme and the full-text index's format: a store built with
@@ -53,6 +53,7 @@ import regex
 import Stemmer
 
 from state.answer_cues import index_cues, query_cues
+from state.han_variants import TO_SIMPLIFIED
 from state.lemmas import LEMMAS
 
 # 4: the tokens of 3; a turn stored without a session id whose text starts with a time stamp
@@ -62,7 +63,8 @@ from state.lemmas import LEMMAS
 # 0-9, in the index and its queries.
 # 6: spellings that vary by keyboard or habit met (``spelling``): Hebrew words also without
 # their one-letter prefixes, Arabic-script letters typed two ways, Indic nukta and
-# chandrabindu, apostrophes inside Cyrillic words, words joined by a zero-width non-joiner.
+# chandrabindu, apostrophes inside Cyrillic words, traditional Chinese characters as
+# simplified, words joined by a zero-width non-joiner.
 TOKENIZER_VERSION = 6
 # FTS5 splits our space-separated tokens only at ASCII non-alphanumerics ('_' is kept):
 # every non-ASCII character is part of a token, so a Devanagari or Thai token stays whole.
@@ -211,6 +213,9 @@ HEBREW_MIN_LETTERS = 3
 #   and often not at all: inside a Cyrillic word it is dropped, so the three and "пятниця"
 #   meet (an ASCII one would otherwise split the word in two).
 _CYRILLIC_APOSTROPHE = regex.compile(r"(?<=\p{Cyrillic})['\u2019\u02bc](?=\p{Cyrillic})")
+# * Chinese is written in traditional characters (Taiwan, Hong Kong) and simplified ones: each
+#   traditional character is made its simplified form (state/han_variants.py, from OpenCC's
+#   character table), so 會議 and 会议 meet. Characters only, not phrases: enough to search.
 # * A zero-width non-joiner keeps letters apart inside a word (Persian کتاب‌ها "books", می‌روم
 #   "I go"), and is typed as often as a space or nothing: such a word gives its parts and
 #   their joined form, as an identifier does.
@@ -268,10 +273,12 @@ def folded_forms(text: str, tokens_of_text: Collection[str]) -> dict[str, str]:
     by it); none for the usual text without such letters or digits, found by one scan (a
     query is embedded on every CJK search: folding each token cost a long Chinese query 15 %
     more)."""
-    if text.isascii() or not _FOLDABLE.search(text):
+    if text.isascii() or (not _FOLDABLE.search(text) and text.translate(TO_SIMPLIFIED) == text):
         return {}
     forms = {
-        t: _spelled(_strip_diacritics(_OTHER_DIGIT.sub(_ascii_digit, t.translate(LETTER_FOLDS)), True))
+        t: _spelled(
+            _strip_diacritics(_OTHER_DIGIT.sub(_ascii_digit, t.translate(LETTER_FOLDS)), True)
+        ).translate(TO_SIMPLIFIED)
         for t in tokens_of_text
     }
     return {t: f for t, f in forms.items() if f != t}
@@ -370,7 +377,11 @@ def _run_tokens(run: str, for_query: bool, lemmas: bool, fold: bool, spelling: b
         if kind == "word":
             out.extend(_word_tokens(match.group(), for_query, lemmas, fold, spelling))
         elif kind == "cjk":
-            out.extend(_cjk_tokens(match.group()))
+            han = match.group()
+            simplified = han.translate(TO_SIMPLIFIED) if spelling else han
+            out.extend(_cjk_tokens(simplified))
+            if for_query and simplified != han:  # tokenizer 5's, as an older index holds them
+                out.extend(_cjk_tokens(han))
         else:
             out.extend(_cluster_tokens(match.group()))
     return out

@@ -4,7 +4,8 @@ Kept only to answer from an index built with it while that index is rebuilt in t
 background (state/rebuild.py), like state/tokenize_v1.py, state/tokenize_v2.py and
 state/tokenize_v4.py. Version 6 changed only the spellings that ``spelling`` meets (state/
 tokenize.py ARABIC_FOLDS and the notes after it: Hebrew prefixes, Arabic-script letters,
-Indic nukta and chandrabindu, apostrophes in Cyrillic words, zero-width non-joiners), which
+Indic nukta and chandrabindu, apostrophes in Cyrillic words, traditional Chinese characters,
+zero-width non-joiners), which
 these tokens leave as they are. So this is state/tokenize.py's ``tokens`` with ``fold`` and
 without ``spelling``, and must stay so: a change to ``tokens`` itself needs a version of its
 own.

@@ -554,13 +554,13 @@ def test_a_store_indexed_by_tokenizer_5_rebuilds_to_meet_spellings(paths, migrat
     """Tokenizer 6 meets spellings that differ by keyboard or habit (state/tokenize.py
     ``spelling``). A store indexed by 5 keeps answering with 5's terms (state/tokenize_v5.py)
     while it rebuilds; then "פגישה" finds what was written as "הפגישה" (the meeting) and
-    "کتاب" (Persian keyboard) what was written as "الكتاب"."""
+    "کتاب" (Persian keyboard) what was written as "الكتاب", "会议" what was written "會議"."""
     seed_database(paths, migrated_database)
     with monkeypatch.context() as patch:
         patch.setattr(index_builds, "current_tokenizer", lambda: (5, tokenize_v5))
         store = Store.open(paths.database, Settings(dimension=16))
         with store.transaction():
-            for text in ("הפגישה נדחתה לשבוע הבא", "قرأت الكتاب أمس", "A plain note"):
+            for text in ("הפגישה נדחתה לשבוע הבא", "قرأت الكتاب أمس", "團隊會議改到週五", "A plain note"):
                 store.memories.create(NewMemory(namespace="wsp_a", kind="fact", content=text, source="test"))
         assert read_builds(store.conn)[FTS].built_with == "tokenizer-5"
         store.close()
@@ -581,6 +581,7 @@ def test_a_store_indexed_by_tokenizer_5_rebuilds_to_meet_spellings(paths, migrat
         assert _words(store, "פגישה") == ["הפגישה נדחתה לשבוע הבא"]
         assert _words(store, "ירושלים") == ["בירושלים יורד שלג"]
         assert _words(store, "کتاب") == ["قرأت الكتاب أمس"]
+        assert _words(store, "会议") == ["團隊會議改到週五"]
         assert all(report.ok for report in check_indexes(store.conn).values())
     finally:
         store.close()

@@ -200,6 +200,8 @@ SPELLINGS = [
     ("chandrabindu", "मैं कल दफ्तर आऊँगा", ["आऊंगा"]),
     ("ukrainian-apostrophe", "Зустріч перенесли на п’ятницю", ["пʼятницю", "п'ятницю", "пятницю"]),
     ("ukrainian-modifier", "Об'єкт пʼятниці готовий", ["об’єкт", "обєкт", "пятниці"]),
+    ("traditional-chinese", "團隊會議改到週五下午", ["会议", "周五"]),
+    ("simplified-chinese", "这个项目的发布时间推迟了", ["發佈", "項目"]),
 ]
 
 
@@ -227,11 +229,17 @@ def test_hebrew_prefixes_leave_three_letters_and_old_indexes_still_match():
     assert query_terms("کتاب") == ["كتاب", "کتاب"]
     assert tokenize_v5.query_terms("کتاب") == ["کتاب"]
     assert query_terms("फ़ाइल") == ["फाइल", "फ़ाइल"]
+    assert index_text("會議") == "会 议 会议"
+    assert query_terms("會議") == ["会", "议", "会议", "會", "議", "會議"]
+    assert query_terms("会议") == ["会", "议", "会议"]
+    assert tokenize_v5.index_text("會議") == "會 議 會議"
 
 
 def test_the_embedder_finds_the_index_form_of_a_respelled_word():
     """The hashing embedder's plain tokens keep the spelling typed (its vectors unchanged);
     it looks their document frequencies up by the form the index holds (folded_forms)."""
+    assert tokenize.folded_forms("團隊會議", tokens("團隊會議"))["會議"] == "会议"
+    assert tokenize.folded_forms("团队会议", tokens("团队会议")) == {}
     assert tokens("کتاب فى फ़ाइल") == ["کتاب", "فى", "फ़ाइल"]
     assert tokenize.folded_forms("کتاب فى फ़ाइल", tokens("کتاب فى फ़ाइल")) == {
         "کتاب": "كتاب",
