@@ -245,7 +245,9 @@ def _respelled_text(text: str) -> str:
     by its joined form."""
     if "\u200c" in text:
         text = _ZWNJ_WORD.sub(lambda m: f"{m.group()} {m.group().replace(chr(0x200C), '')}", text)
-    return _CYRILLIC_APOSTROPHE.sub("", text)
+    if "'" in text or "\u2019" in text or "\u02bc" in text:  # str's scan: most texts have none
+        text = _CYRILLIC_APOSTROPHE.sub("", text)
+    return text
 
 
 # Decimal digits of other scripts (Arabic-Indic ٢٠٢٣, Persian ۱۴۰۲, Devanagari २०२३, Thai
