@@ -11,6 +11,12 @@ Only characters are mapped, not phrases (OpenCC's TSPhrases): enough for a searc
 會議 and 会议, not for converting text to read.
 """
 
+from __future__ import annotations
+
+import sys
+from array import array
+from functools import cache
+
 TRADITIONAL = (
     "㑮㑯㑳㑶㒓㓄㓨㔋㖮㗲㗿㘉㘓㘔㘚㛝㜄㜏㜐㜗㜢㜷㞞㟺㠏㠣㢗㢝㥮㦎㦛㦞㨻㩋㩜㩳㩵㪎㯤㰙㵗㵾㶆㷍㷿㸇㹽㺏㺜㻶㿖㿗㿧䀉䀹䁪䁻䂎䃮䅐"
     "䅳䆉䉑䉙䉬䉲䉶䊭䊷䊺䋃䋔䋙䋚䋦䋹䋻䋼䋿䌈䌋䌖䌝䌟䌥䌰䍤䍦䍽䎙䎱䓣䕤䕳䖅䗅䗿䙔䙡䙱䚩䛄䛳䜀䜖䝭䝻䝼䞈䞋䞓䟃䟆䟐䠆䠱䡐䡩䡵䢨"
@@ -154,5 +160,18 @@ SIMPLIFIED = (
     "𪉌𪉎𪉐𪉏𫛻𫛹𪉔𪉒𫜂𫛾𪉕𱊜𫜊𫧮𫜓𫜕𫜟𪔭𪚏𪚐𫜯𠛾𣶭𫓷𫜫"
 )
 
-# One traditional character -> its simplified form, for str.translate.
-TO_SIMPLIFIED = str.maketrans(TRADITIONAL, SIMPLIFIED)
+
+@cache
+def to_simplified() -> str:
+    """For str.translate: the character at each code point of the Basic Multilingual Plane
+    (itself, or its simplified form); made at the first use (~4 ms), not at import. A dict
+    table raises and catches a lookup error for every character it does not hold: 5.2
+    against 1.9 us for a 39-character line of MADial-Bench zh (in process). Past the plane
+    a lookup error leaves a character as it is: the 354 traditional characters of the
+    supplementary planes (rare CJK extensions) are not folded, on either side of a search."""
+    codes = array("I", range(0x10000))  # 4-byte items on every platform CPython supports
+    for traditional, simplified in zip(TRADITIONAL, SIMPLIFIED, strict=True):
+        if ord(traditional) < 0x10000:
+            codes[ord(traditional)] = ord(simplified)
+    # Code points, not characters: the surrogates' positions are kept as they are.
+    return codes.tobytes().decode("utf-32-le" if sys.byteorder == "little" else "utf-32-be", "surrogatepass")

@@ -53,7 +53,7 @@ import regex
 import Stemmer
 
 from state.answer_cues import index_cues, query_cues
-from state.han_variants import TO_SIMPLIFIED
+from state.han_variants import to_simplified
 from state.lemmas import LEMMAS
 
 # 4: the tokens of 3; a turn stored without a session id whose text starts with a time stamp
@@ -275,12 +275,12 @@ def folded_forms(text: str, tokens_of_text: Collection[str]) -> dict[str, str]:
     by it); none for the usual text without such letters or digits, found by one scan (a
     query is embedded on every CJK search: folding each token cost a long Chinese query 15 %
     more)."""
-    if text.isascii() or (not _FOLDABLE.search(text) and text.translate(TO_SIMPLIFIED) == text):
+    if text.isascii() or (not _FOLDABLE.search(text) and text.translate(to_simplified()) == text):
         return {}
     forms = {
         t: _spelled(
             _strip_diacritics(_OTHER_DIGIT.sub(_ascii_digit, t.translate(LETTER_FOLDS)), True)
-        ).translate(TO_SIMPLIFIED)
+        ).translate(to_simplified())
         for t in tokens_of_text
     }
     return {t: f for t, f in forms.items() if f != t}
@@ -380,7 +380,7 @@ def _run_tokens(run: str, for_query: bool, lemmas: bool, fold: bool, spelling: b
             out.extend(_word_tokens(match.group(), for_query, lemmas, fold, spelling))
         elif kind == "cjk":
             han = match.group()
-            simplified = han.translate(TO_SIMPLIFIED) if spelling else han
+            simplified = han.translate(to_simplified()) if spelling else han
             out.extend(_cjk_tokens(simplified))
             if for_query and simplified != han:  # tokenizer 5's, as an older index holds them
                 out.extend(_cjk_tokens(han))
