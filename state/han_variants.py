@@ -1,9 +1,10 @@
 """Traditional Chinese characters and their simplified forms, for search (tokenizer 6).
 
-Derived from OpenCC's character table TSCharacters.txt (https://github.com/BYVoid/OpenCC,
-Copyright (c) 2010-2022 Carbo Kuo and contributors, Apache License 2.0, as this project), in
-the copy that opencc-python-reimplemented 0.1.7 ships: each traditional character with its
-first simplified candidate, where the two differ (4105 characters). Made by reading that file
+Derived from OpenCC's character table TSCharacters.txt (https://github.com/BYVoid/OpenCC, by
+Carbo Kuo (BYVoid) and its contributors; Apache License 2.0, as this project), in the copy
+that opencc-python-reimplemented 0.1.7 ships (Yichen Huang; Apache License 2.0): each
+traditional character with its first simplified candidate, where the two differ (4,105
+characters). Made by reading that file
 line by line (tab between a character and its candidates, a space between candidates); to
 make it again from a newer table, do the same.
 
