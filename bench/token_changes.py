@@ -29,7 +29,8 @@ from pathlib import Path
 from results import write_section
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTION = "## Search: which retrieval texts a tokenizer change tokenizes differently"
+SECTION = "## Search: which retrieval texts tokenizer {new} tokenizes differently from {old}"
+SHOWN = 5  # changed strings quoted per dataset, so a reader sees whether they are stored texts
 MADIAL = Path("/work/shared/eval/data/madial-bench")
 
 # Run in the subprocess, with the old tree first on sys.path: one JSON line per text, the
@@ -111,20 +112,24 @@ def main(argv: list[str] | None = None) -> int:
     rows = ["| dataset | texts | other index tokens | other query terms |", "|---|---:|---:|---:|"]
     changed = 0
     old_version = "?"
+    quoted: list[str] = []
     for name, texts in datasets().items():
         old_version, before = old_digests(args.old, texts)
         after = digests(texts)
+        differ = [t for t, b, a in zip(texts, before, after, strict=True) if b != a]
         index = sum(b[0] != a[0] for b, a in zip(before, after, strict=True))
         query = sum(b[1] != a[1] for b, a in zip(before, after, strict=True))
         changed += index + query
         rows.append(f"| {name} | {len(texts)} | {index} | {query} |")
+        quoted += [f"- {name}: {json.dumps(t[:100], ensure_ascii=False)}" for t in differ[:SHOWN]]
     new_rev = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
     ).stdout.strip()
     command = "python bench/token_changes.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    heading = SECTION.format(new=TOKENIZER_VERSION, old=old_version)
     text = "\n".join(
         [
-            SECTION,
+            heading,
             "",
             f"Command: `{command.strip()}` (repository root). Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC."
             f" Old: `{args.old}` (tokenizer {old_version}); new: `{new_rev}` (tokenizer {TOKENIZER_VERSION}).",
@@ -135,13 +140,16 @@ def main(argv: list[str] | None = None) -> int:
             "",
             "No text tokenizes differently: the recall figures measured before stand."
             if changed == 0
-            else "Some texts tokenize differently: measure the recall figures again.",
+            else "Some texts tokenize differently (the first of each dataset below): unless none of"
+            " them is a stored text or a question, measure the recall figures again.",
             "",
+            *quoted,
+            *([""] if quoted else []),
         ]
     )
     print(text)
     if args.write:
-        write_section(SECTION, text)
+        write_section(heading, text)
     return 0
 
 

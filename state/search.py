@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import wait
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -43,7 +43,7 @@ from types import ModuleType
 
 from state import turn_context
 from state.db import Connection, sqlite_module, transaction
-from state.embedders import Embedder, coarse_code, serialize
+from state.embedders import Embedder, Frequencies, coarse_code, serialize
 from state.group_commit import defer, run_deferred
 from state.index_builds import (
     FTS,
@@ -57,9 +57,10 @@ from state.index_builds import (
     vector_identity,
 )
 from state.json_text import loads
+from state.languages import TAG, held
 from state.redaction import merge_fts_index
 from state.side_reads import SideReads
-from state.tokenize import fts_match
+from state.tokenize import fts_match, language_forms
 
 log = logging.getLogger(__name__)
 
@@ -160,12 +161,7 @@ class TermStatistics:
         documents = self._current()
         missing = [t for t in terms if t not in self._frequencies]
         if missing:
-            if not self._vocab:
-                self.conn.execute(
-                    "create virtual table if not exists temp.memory_fts_vocab"
-                    " using fts5vocab(main, memory_fts, row)"
-                )
-                self._vocab = True
+            self._open_vocab()
             for start in range(0, len(missing), 500):
                 chunk = missing[start : start + 500]
                 found = dict(
@@ -178,6 +174,25 @@ class TermStatistics:
                 for term in chunk:
                     self._frequencies[term] = found.get(term, 0)
         return {t: self._frequencies[t] for t in terms}, documents
+
+    def _open_vocab(self) -> None:
+        if not self._vocab:
+            self.conn.execute(
+                "create virtual table if not exists temp.memory_fts_vocab using fts5vocab(main, memory_fts, row)"
+            )
+            self._vocab = True
+
+    def starting_with(self, character: str) -> list[str]:
+        """The index's tokens that start with ``character`` (one seek of the vocabulary: the
+        language markers, state/languages.py, are the only tokens that start with theirs)."""
+        self._open_vocab()
+        return [
+            row[0]
+            for row in self.conn.execute(
+                "select term from temp.memory_fts_vocab where term >= ? and term < ?",
+                (character, chr(ord(character) + 1)),
+            )
+        ]
 
     def _current(self) -> int:
         version = self.conn.execute("pragma data_version").fetchone()[0]
@@ -211,6 +226,22 @@ class TermStatistics:
         for token in set(token_text.split()):
             if token in self._frequencies:
                 self._frequencies[token] = max(0, self._frequencies[token] + change)
+
+
+def with_language_forms(frequencies: Frequencies, forms: Mapping[str, Sequence[str]]) -> Frequencies:
+    """``frequencies`` where a token of ``forms`` (tokenize.language_forms: a query word's
+    plain token -> its tagged stems) also counts the records holding those: a German text
+    holds "besprech·de", not "besprechung", and the hashing embedder weighs a query's words
+    by their document frequencies (a word no record holds is left out of its vector)."""
+    if not forms:
+        return frequencies
+
+    def counted(tokens: Collection[str]) -> tuple[dict[str, int], int]:
+        wanted = set(tokens).union(*(forms.get(t, ()) for t in tokens))
+        known, records = frequencies(wanted)
+        return {t: min(records, known[t] + sum(known[f] for f in forms.get(t, ()))) for t in tokens}, records
+
+    return counted
 
 
 def record_text(title: str, content: str, triggers: list[str]) -> str:
@@ -255,6 +286,9 @@ class SearchIndex:
         self.vector_weight = vector_weight
         self.vector_mode = vector_mode
         self.terms = TermStatistics(conn)
+        # The languages the index holds texts in, and the data_version they were read at.
+        self._languages: set[str] | None = None
+        self._languages_version: int | None = None
         self._terms_built_with: str | None = None  # the FTS table the cached counts are of
         # Records still without a vector: the embedder failed (see _insert_vector), or the
         # daemon leaves vectors to its worker (``defer_vectors``, daemon/vector_worker.py).
@@ -422,6 +456,8 @@ class SearchIndex:
                 token_text = insert_fts_row(self.conn, table, tokenizer, seq, text, new)
                 if table == FTS:
                     self.terms.counted(token_text, +1)
+                    if self._languages is not None and token_text and TAG in token_text:
+                        self._languages = self._languages | held(dict.fromkeys(token_text.split(), 1))
             if has_context(tokenizer) and new is None:  # usually no turn follows a new one
                 turn_context.refresh_following(self.conn, table, seq)
         if self._wants_vector(seq, builds):
@@ -584,6 +620,8 @@ class SearchIndex:
         single CJK characters that most records hold."""
         tokenizer = tokenizer or tokenizer_for(self.builds()[FTS].built_with)
         terms = tokenizer.query_terms(query)
+        if hasattr(tokenizer, "language_terms"):  # tokenizer 7 on: the text's own language
+            terms += tokenizer.language_terms(query, self.languages())
         chars = [t for t in terms if tokenizer.is_cjk_char(t)]
         if not chars:
             return terms
@@ -592,6 +630,17 @@ class SearchIndex:
             t for t, n in frequencies.items() if n > max(MAX_CJK_CHAR_SHARE * total, MIN_COMMON_RECORDS)
         }
         return [t for t in terms if t not in common] if common else terms
+
+    def languages(self) -> set[str]:
+        """The languages the index holds texts in (state/languages.py), by their markers: read
+        once, kept by this index's writes, read again when another connection has written
+        (``PRAGMA data_version``; TermStatistics' record count would cost a count of the
+        whole index on every search)."""
+        version = self.conn.execute("pragma data_version").fetchone()[0]
+        if self._languages is None or version != self._languages_version:
+            self._languages = held(dict.fromkeys(self.terms.starting_with(TAG), 1))
+            self._languages_version = version
+        return self._languages
 
     @property
     def embeds_queries_inline(self) -> bool:
@@ -614,13 +663,21 @@ class SearchIndex:
         embed_query = getattr(self.embedder, "embed_query", None)
         try:
             if embed_query is not None:
-                embedding = embed_query(query, self.terms)
+                embedding = embed_query(query, self._frequencies_for(query))
             else:
                 embedding = self.embedder.embed(query)
         except Exception as exc:
             log.warning("embedder %s failed on a query (%s): ranking by words only", self.embedder.name, exc)
             return None
         return serialize(embedding) if any(embedding) else None
+
+    def _frequencies_for(self, query: str) -> Frequencies:
+        """The document frequencies ``query``'s vector is weighted by: with its words' tagged
+        stems counted for an embedder that runs inline (read here, on this connection; an
+        embedder that runs in a worker thread weighs nothing by them and reads no store)."""
+        if not self.embeds_queries_inline:
+            return self.terms
+        return with_language_forms(self.terms, language_forms(query, self.languages()))
 
     def _knn(
         self, vector: bytes, namespaces: list[str], limit: int, candidates: int | None = None
@@ -709,6 +766,7 @@ class SearchIndex:
         fts = builds[FTS]
         if fts.built_with != self._terms_built_with:  # a rebuild swapped the FTS table
             self.terms.reset()
+            self._languages = None
             self._terms_built_with = fts.built_with
         # While the vectors are rebuilt the words rank alone, even if set to weigh nothing.
         vectors = self.vector_weight > 0 and self.vectors_ready(builds)

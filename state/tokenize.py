@@ -32,13 +32,17 @@ written before. Since tokenizer 6 they meet spellings that vary by keyboard or h
 one-letter prefixes (פגישה finds הפגישה), Arabic-script letters typed two ways (کتاب = كتاب,
 المدرسه = المدرسة), the Indic nukta and chandrabindu (फाइल = फ़ाइल), apostrophes inside
 Cyrillic words (пʼятниця = п'ятниця = пятниця), traditional and simplified Chinese
-characters (會議 = 会议) and words joined by a zero-width non-joiner (کتاب‌ها = کتابها); again a query keeps tokenizer 5's tokens as well. The hashing embedder
-reads plain ``tokens`` (its vectors did not change with tokenizers 3, 5 and 6).
+characters (會議 = 会议) and words joined by a zero-width non-joiner (کتاب‌ها = کتابها); again a query keeps tokenizer 5's tokens as well. Since
+tokenizer 7 a text whose function words say it is German, Dutch, French, Turkish, ... also
+holds its Latin-script words stemmed by that language's stemmer, tagged with it ("besprech·de":
+state/languages.py), and a query asks for its words' tagged stems in the languages the index
+holds (``language_terms``), so "Besprechung" finds "Besprechungen". The hashing embedder
+reads plain ``tokens`` (its vectors did not change with tokenizers 3, 5, 6 and 7).
 
 ``TOKENIZER_VERSION`` names this scheme and the full-text index's format: a store built with
 another version rebuilds its derived indexes in the background (the previous schemes are kept
-in state/tokenize_v1.py, state/tokenize_v2.py, state/tokenize_v4.py and state/tokenize_v5.py
-to answer meanwhile; 3 made the tokens 4 makes).
+in state/tokenize_v1.py, state/tokenize_v2.py, state/tokenize_v4.py, state/tokenize_v5.py and
+state/tokenize_v6.py to answer meanwhile; 3 made the tokens 4 makes).
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from functools import lru_cache
 import regex
 import Stemmer
 
+from state import languages
 from state.answer_cues import index_cues, query_cues
 from state.han_variants import to_simplified
 from state.lemmas import LEMMAS
@@ -65,7 +70,9 @@ from state.lemmas import LEMMAS
 # their one-letter prefixes, Arabic-script letters typed two ways, Indic nukta and
 # chandrabindu, apostrophes inside Cyrillic words, traditional Chinese characters as
 # simplified, words joined by a zero-width non-joiner.
-TOKENIZER_VERSION = 6
+# 7: a text whose function words say it is German, Dutch, French, ... (state/languages.py)
+# also holds its Latin-script words' stems in that language, tagged, and a marker token.
+TOKENIZER_VERSION = 7
 # FTS5 splits our space-separated tokens only at ASCII non-alphanumerics ('_' is kept):
 # every non-ASCII character is part of a token, so a Devanagari or Thai token stays whole.
 FTS_TOKENIZER = "ascii tokenchars '_'"
@@ -319,12 +326,19 @@ def _stem(word: str, fold: bool = False, spelling: bool = False) -> str:
 
 @lru_cache(maxsize=65536)
 def _word_tokens(
-    word: str, for_query: bool, lemmas: bool = False, fold: bool = False, spelling: bool = False
+    word: str,
+    for_query: bool,
+    lemmas: bool = False,
+    fold: bool = False,
+    spelling: bool = False,
+    language: str | None = None,
 ) -> tuple[str, ...]:
     """The tokens of one word run (letters, marks, digits, underscores), see module docstring;
     ``lemmas``: a word of state/lemmas.py is stemmed as its lemma (an identifier's parts are
     not); ``fold``: LETTER_FOLDS folded, and a query keeps the unfolded tokens too;
-    ``spelling``: tokenizer 6's spellings met (a query keeps tokenizer 5's tokens too)."""
+    ``spelling``: tokenizer 6's spellings met (a query keeps tokenizer 5's tokens too);
+    ``language``: the text's language (tokenizer 7), whose tagged stem a Latin-script word
+    of three letters or more gets instead of its English one (not an identifier's parts)."""
     folded = word.casefold()
     parts = [p for piece in word.split("_") for p in _CAMEL.split(piece) if p]
     if len(parts) > 1:  # an identifier: the whole of it, and each part
@@ -343,6 +357,8 @@ def _word_tokens(
         )
     elif not parts or (for_query and folded in STOPWORDS):
         return ()
+    elif language is not None and (stem := languages.tagged_stem(folded, language, LETTER_FOLDS)):
+        return (stem,)
     else:
         out = (_stem(LEMMAS.get(folded, folded) if lemmas else folded, fold, spelling),)
         if spelling and out[0][:1] in HEBREW_PREFIXES:
@@ -371,13 +387,15 @@ def _cluster_tokens(run: str) -> list[str]:
     return [clusters[i] + clusters[i + 1] for i in range(len(clusters) - 1)]
 
 
-def _run_tokens(run: str, for_query: bool, lemmas: bool, fold: bool, spelling: bool = False) -> list[str]:
+def _run_tokens(
+    run: str, for_query: bool, lemmas: bool, fold: bool, spelling: bool = False, language: str | None = None
+) -> list[str]:
     """The tokens of one NFKC-normalized run between ASCII separators, by script."""
     out: list[str] = []
     for match in _RUN.finditer(run):
         kind = match.lastgroup
         if kind == "word":
-            out.extend(_word_tokens(match.group(), for_query, lemmas, fold, spelling))
+            out.extend(_word_tokens(match.group(), for_query, lemmas, fold, spelling, language))
         elif kind == "cjk":
             han = match.group()
             simplified = han.translate(to_simplified()) if spelling else han
@@ -390,7 +408,13 @@ def _run_tokens(run: str, for_query: bool, lemmas: bool, fold: bool, spelling: b
 
 
 def tokens(
-    text: str, *, for_query: bool = False, lemmas: bool = False, fold: bool = False, spelling: bool = False
+    text: str,
+    *,
+    for_query: bool = False,
+    lemmas: bool = False,
+    fold: bool = False,
+    spelling: bool = False,
+    language: str | None = None,
 ) -> list[str]:
     """Split text into index tokens (see module docstring).
 
@@ -400,33 +424,41 @@ def tokens(
     ``lemmas``: words of state/lemmas.py become their lemma's token, and ``fold``: letters
     of LETTER_FOLDS are folded and every script's decimal digits become 0-9 (both the
     full-text index's and its queries'; the embedder's tokens stay without); ``spelling``:
-    tokenizer 6's spellings met (see ARABIC_FOLDS and the notes after it).
+    tokenizer 6's spellings met (see ARABIC_FOLDS and the notes after it); ``language``: the
+    text's language other than English, whose stems its Latin-script words get (tokenizer 7,
+    the index's tokens only: see ``index_text``).
     """
     if spelling and not text.isascii():
         respelled = _respelled_text(text)
         if respelled != text:
-            out = _split_tokens(respelled, for_query, lemmas, fold, spelling)
+            out = _split_tokens(respelled, for_query, lemmas, fold, spelling, language)
             if for_query:  # tokenizer 5's tokens as well, as an older index holds them
                 had = set(out)
                 out += [t for t in _split_tokens(text, True, lemmas, fold, False) if t not in had]
             return out
-    return _split_tokens(text, for_query, lemmas, fold, spelling)
+    return _split_tokens(text, for_query, lemmas, fold, spelling, language)
 
 
-def _split_tokens(text: str, for_query: bool, lemmas: bool, fold: bool, spelling: bool) -> list[str]:
+def _split_tokens(
+    text: str, for_query: bool, lemmas: bool, fold: bool, spelling: bool, language: str | None = None
+) -> list[str]:
     """:func:`tokens` of a text whose tokenizer-6 respelling (if any) is made."""
     out: list[str] = []
     for run in _ASCII_SPLIT.findall(text):
         if run.isascii():  # most runs: exactly one word, and NFKC leaves it as it is
-            out.extend(_word_tokens(run, for_query, lemmas))  # nothing to fold in ASCII
+            out.extend(_word_tokens(run, for_query, lemmas, language=language))  # nothing to fold in ASCII
             continue
         normal = unicodedata.normalize("NFKC", run)
         if fold and _OTHER_DIGIT.search(normal):
-            out.extend(_run_tokens(_OTHER_DIGIT.sub(_ascii_digit, normal), for_query, lemmas, fold, spelling))
+            out.extend(
+                _run_tokens(
+                    _OTHER_DIGIT.sub(_ascii_digit, normal), for_query, lemmas, fold, spelling, language
+                )
+            )
             if for_query:  # as for LETTER_FOLDS: the digits as an older index holds them, too
                 out.extend(_run_tokens(normal, for_query, lemmas, False))
             continue
-        out.extend(_run_tokens(normal, for_query, lemmas, fold, spelling))
+        out.extend(_run_tokens(normal, for_query, lemmas, fold, spelling, language))
     if for_query:
         out = [t for t in out if t not in CJK_STOP]
     return out
@@ -434,8 +466,64 @@ def _split_tokens(text: str, for_query: bool, lemmas: bool, fold: bool, spelling
 
 def index_text(text: str) -> str:
     """The space-separated token string stored in the FTS5 table: lemmas, folded letters,
-    spellings met and answer cues in."""
-    return " ".join([*tokens(text, lemmas=True, fold=True, spelling=True), *index_cues(text)])
+    spellings met, answer cues in, and a text in another language than English stemmed in
+    it (``text_language``)."""
+    language = text_language(text)
+    out = [*tokens(text, lemmas=True, fold=True, spelling=True, language=language), *index_cues(text)]
+    if language is not None:
+        out.append(languages.marker(language))
+    return " ".join(out)
+
+
+_ASCII_WORD = re.compile(r"[a-z]+")
+
+
+def _language_words(text: str) -> tuple[str, list[str]]:
+    """(``text`` NFKC-normalized, its case-folded words): what state/languages.py reads."""
+    if text.isascii():  # most texts: the standard re, as _ASCII_SPLIT does (~4x regex's speed)
+        return text, _ASCII_WORD.findall(text.lower())
+    normal = unicodedata.normalize("NFKC", text)
+    return normal, languages.words(normal)
+
+
+def text_language(text: str) -> str | None:
+    """The language other than English that ``text``'s function words (and letters) name
+    (state/languages.py ``detect``; of two that tie, the first of CODES), else None."""
+    codes = languages.detect(_language_words(text)[1], STOPWORDS)
+    return codes[0] if codes else None
+
+
+def language_terms(text: str, held: Collection[str], *, max_terms: int = 256) -> list[str]:
+    """A query's words as a text in each language of ``held`` indexes them (tokenizer 7:
+    the languages the index holds texts in, by their markers), asked beside
+    :func:`query_terms`: such a text holds its words' tagged stems instead of English ones,
+    so each word of a record meets one term of a query, not two. At most ``max_terms``
+    (the last, as last_distinct keeps)."""
+    if not held:
+        return []
+    normal, words = _language_words(text)
+    latin = words if normal.isascii() else languages.latin_words(normal)
+    codes = [code for code in languages.CODES if code in held]
+    return last_distinct(languages.stems(latin, codes, LETTER_FOLDS), max_terms)
+
+
+def language_forms(text: str, held: Collection[str]) -> dict[str, list[str]]:
+    """Each Latin-script word's plain token (as :func:`tokens` makes it for the hashing
+    embedder, and folded as the index folds it) -> its tagged stems in the languages of
+    ``held``: a text in such a language holds those instead, so a query word's document
+    frequency is theirs too (state/search.py ``with_language_forms``)."""
+    if not held:
+        return {}
+    normal, words = _language_words(text)
+    latin = words if normal.isascii() else languages.latin_words(normal)
+    codes = [code for code in languages.CODES if code in held]
+    forms: dict[str, list[str]] = {}
+    for word in dict.fromkeys(latin):
+        tagged = [t for code in codes if (t := languages.tagged_stem(word, code, LETTER_FOLDS))]
+        if tagged:
+            for plain in {_stem(word), _stem(word, True, True)}:
+                forms.setdefault(plain, []).extend(tagged)
+    return forms
 
 
 def query_terms(text: str, *, max_terms: int = 256) -> list[str]:

@@ -35,14 +35,16 @@ from __future__ import annotations
 import json
 import logging
 import math
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from state import tokenize, turn_context
-from state.embedders import Embedder, serialize
+from state.embedders import Embedder, Frequencies, serialize
 from state.index_builds import has_context
+from state.languages import MARKERS, TAG, held
 from state.pg import reindex
 from state.pg.connection import WRITE_LOCK, PgConnection
 from state.pg.vector_writer import VectorWriter
@@ -60,6 +62,7 @@ from state.search import (
     resolved_mode,
     split_rare_terms,
     with_answers,
+    with_language_forms,
 )
 
 log = logging.getLogger(__name__)
@@ -72,6 +75,10 @@ HNSW_EF_SEARCH = 100
 # Rows indexed before migration m0004 get their context this many to a transaction (each
 # holds the store's write lock, so other processes' writes go on between them).
 FILL_BATCH = 2000
+# How long the languages the index holds (their markers' counts, state/languages.py) are
+# taken as read: another process's first text in a new language is found by its words (its
+# tagged stems) at most this late; one round trip saved on every other search.
+LANGUAGES_TTL = 5.0
 
 # BM25 of the matching records of the namespaces, in SQL: the tsvector's GIN index finds
 # them, each query term's weighted frequency is read from the record's ``freqs``, and FTS5's
@@ -206,6 +213,8 @@ class PgSearchIndex:
         self.defer_vectors = False
         self.on_pending: Callable[[], None] | None = None
         self.changed_at = 0.0
+        self._languages: set[str] | None = None  # see languages()
+        self._languages_at = 0.0
         self.ensure_vectors()
         self.fill_context()
         # Rows made by another tokenizer are made anew in the background, and vectors of
@@ -322,6 +331,8 @@ class PgSearchIndex:
         # Terms in sorted order: two transactions counting the same terms lock their rows in
         # the same order, so they wait for each other instead of deadlocking.
         gained = sorted(term for term, change in changes.items() if change > 0)
+        if any(term.startswith(TAG) for term in gained):  # a marker: a text in a language
+            self._languages = None  # languages() reads them again
         if gained:
             self.conn.execute(
                 "insert into search_terms (term, docs) select t, n from unnest(%s::text[], %s::int[]) u(t, n)"
@@ -423,6 +434,16 @@ class PgSearchIndex:
         wanted = sorted(tokens)
         documents, _, found = self._statistics(wanted)
         return {token: found.get(token, 0) for token in wanted}, documents
+
+    def languages(self) -> set[str]:
+        """The languages the index holds texts in (state/languages.py), by their markers'
+        document counts: read again every LANGUAGES_TTL seconds (other processes write too)
+        and after this index counts a text in a language (a write, a re-index)."""
+        now = time.monotonic()
+        if self._languages is None or now - self._languages_at > LANGUAGES_TTL:
+            self._languages = held(self.frequencies(MARKERS)[0])
+            self._languages_at = now
+        return self._languages
 
     def _statistics(self, terms: list[str]) -> tuple[int, int, dict[str, int]]:
         """(records, tokens, term -> records holding it) in one statement, so one snapshot:
@@ -528,7 +549,10 @@ class PgSearchIndex:
         None when there is nothing to compare or the embedder failed: the words rank alone."""
         embed_query = getattr(self.embedder, "embed_query", None)
         try:
-            embedding = embed_query(query, self.frequencies) if embed_query else self.embedder.embed(query)
+            weights: Frequencies = self.frequencies
+            if self.embeds_queries_inline:  # its words' tagged stems counted (state/search.py)
+                weights = with_language_forms(weights, tokenize.language_forms(query, self.languages()))
+            embedding = embed_query(query, weights) if embed_query else self.embedder.embed(query)
         except Exception:
             return None
         return pgvector_text(embedding) if any(embedding) else None
@@ -536,7 +560,7 @@ class PgSearchIndex:
     def bm25_terms(self, query: str) -> list[str]:
         """The query's terms without single CJK characters that most records hold (as the
         SQLite engine leaves them out: state/search.py MAX_CJK_CHAR_SHARE)."""
-        terms = tokenize.query_terms(query)
+        terms = tokenize.query_terms(query) + tokenize.language_terms(query, self.languages())
         chars = [t for t in terms if tokenize.is_cjk_char(t)]
         if not chars:
             return terms

@@ -44,6 +44,8 @@ SCRIPTS = [
     "会議は金曜日に延期されました",
     "会议改到星期五，记忆云的原生记忆系统",
     "Rename user_id to account_id in src/memory/store.py and getUserName()",
+    "Spotkania z klientami przeniesiono na piątek, bo serwer nie działa",
+    "De vergaderingen met de klanten zijn verplaatst naar vrijdag",
 ]
 QUERIES = [
     "встреча в пятницу",
@@ -59,6 +61,8 @@ QUERIES = [
     "user_id",
     "getUserName",
     "store.py",
+    "spotkanie klient",
+    "vergadering klant",
 ]
 
 
@@ -289,5 +293,38 @@ def test_a_row_written_before_spellings_were_met_is_found_on_postgresql(tmp_path
         assert {rows[hit.seq] for hit in index.search("הפגישה", ["he"], limit=5)} == set(rows.values())
         index.vector_weight = 0.0  # words alone
         assert [rows[hit.seq] for hit in index.search("פגישה", ["he"], limit=5)] == ["הפגישה בוטלה"]
+    finally:
+        store.close()
+
+
+def test_a_row_written_before_languages_were_stemmed_is_found_on_postgresql(tmp_path, pg_conn, monkeypatch):
+    """Tokenizer 7 (a German text stemmed in German) on PostgreSQL: a row written with
+    tokenizer 6's tokens ("besprechungen" by the English stemmer) is still found by its word
+    (a query asks for its English stems as well), and a row written now is found by another
+    form of it; the index's languages are read again once it holds a German text."""
+    from state import tokenize, tokenize_v6
+
+    store = Store.open(tmp_path / "languages.db", Settings())
+    index = PgSearchIndex(pg_conn, store.embedder)
+    try:
+        assert index.languages() == set()
+        rows = {}
+        for text, tokens_of in (
+            ("Die Besprechungen mit den Kunden wurden verschoben", tokenize_v6.index_text),
+            ("Die Besprechungen mit dem Vorstand sind abgesagt", tokenize.index_text),
+        ):
+            with monkeypatch.context() as patch, pg_conn.transaction():
+                patch.setattr(tokenize, "index_text", tokens_of)
+                record = store.memories.create(
+                    NewMemory(namespace="de", kind="fact", content=text, source="test")
+                )
+                index.add(record["seq"], "de", record_text(record["title"], record["content"], []))
+                rows[record["seq"]] = text
+        assert index.languages() == {"de"}
+        index.vector_weight = 0.0  # words alone
+        assert {rows[hit.seq] for hit in index.search("Besprechungen", ["de"], limit=5)} == set(rows.values())
+        assert [rows[hit.seq] for hit in index.search("Besprechung", ["de"], limit=5)] == [
+            "Die Besprechungen mit dem Vorstand sind abgesagt"
+        ]
     finally:
         store.close()

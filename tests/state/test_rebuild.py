@@ -14,7 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from state import embedders, index_builds, tokenize, tokenize_v1, tokenize_v2, tokenize_v4, tokenize_v5
+from state import (
+    embedders,
+    index_builds,
+    tokenize,
+    tokenize_v1,
+    tokenize_v2,
+    tokenize_v4,
+    tokenize_v5,
+    tokenize_v6,
+)
 from state.config import Settings
 from state.doctor import check_indexes, rebuild_indexes
 from state.index_builds import (
@@ -582,6 +591,46 @@ def test_a_store_indexed_by_tokenizer_5_rebuilds_to_meet_spellings(paths, migrat
         assert _words(store, "ירושלים") == ["בירושלים יורד שלג"]
         assert _words(store, "کتاب") == ["قرأت الكتاب أمس"]
         assert _words(store, "会议") == ["團隊會議改到週五"]
+        assert all(report.ok for report in check_indexes(store.conn).values())
+    finally:
+        store.close()
+
+
+def test_a_store_indexed_by_tokenizer_6_rebuilds_to_stem_its_languages(paths, migrated_database, monkeypatch):
+    """Tokenizer 7 stems a German, Polish, ... text in its own language (state/languages.py).
+    A store indexed by 6 keeps answering with 6's terms (state/tokenize_v6.py) while it
+    rebuilds, and a write meanwhile goes in 6's tokens; then "Besprechung" finds what was
+    written "Besprechungen", and "spotkanie" what was written "Spotkania"."""
+    seed_database(paths, migrated_database)
+    german = "Die Besprechungen mit den Kunden wurden auf Freitag verschoben."
+    polish = "Spotkania z klientami przeniesiono na piątek, bo serwer nie działa."
+    with monkeypatch.context() as patch:
+        patch.setattr(index_builds, "current_tokenizer", lambda: (6, tokenize_v6))
+        store = Store.open(paths.database, Settings(dimension=16))
+        with store.transaction():
+            for text in (german, polish, "A plain note about the customers"):
+                store.memories.create(NewMemory(namespace="wsp_a", kind="fact", content=text, source="test"))
+        assert read_builds(store.conn)[FTS].built_with == "tokenizer-6"
+        store.close()
+    store = Store.open(paths.database, Settings(dimension=16))
+    try:
+        assert read_builds(store.conn)[FTS].target == CURRENT
+        assert "·de" not in " ".join(_fts_rows(store).values()).split()  # the old index, as 6 wrote it
+        assert _words(store, "Besprechungen") == [german]  # answers meanwhile
+        assert _words(store, "Besprechung") == []  # not yet: 6 stems German as English
+        with store.transaction():  # a write meanwhile goes into the old index in 6's tokens
+            late = store.memories.create(
+                NewMemory(
+                    namespace="wsp_a", kind="fact", content="Die Rechnungen sind noch offen.", source="test"
+                )
+            )
+        assert _fts_rows(store)[late["seq"]].split()[1] == "rechnungen"
+        rebuild_now(store, force=False)
+        assert read_builds(store.conn)[FTS].built_with == CURRENT
+        assert _words(store, "Besprechung Kunde") == [german]
+        assert _words(store, "spotkanie klient") == [polish]
+        assert _words(store, "Rechnung") == ["Die Rechnungen sind noch offen."]
+        assert _words(store, "customer") == ["A plain note about the customers"]  # English as before
         assert all(report.ok for report in check_indexes(store.conn).values())
     finally:
         store.close()

@@ -1,0 +1,323 @@
+"""Which Latin-script language a text is written in, and its words' stems in that language.
+
+The full-text index stems every Latin-script word with the English Snowball stemmer
+(state/tokenize.py): German "Besprechungen" and "Besprechung", Dutch "vergaderingen" and
+"vergadering", Polish "spotkania" and "spotkanie" stayed apart, and a query in one form found
+nothing stored in the other. Since tokenizer 7 a text whose function words (and letters: ş,
+ł, ő, ...) name another language (``detect``) is indexed in it: each Latin-script word of
+three letters or more, not a function word, gets its stem by that language's Snowball
+stemmer, tagged with the language (``tagged_stem``: "besprech·de"), instead of its English
+stem, and the text gets a marker token (``marker``: "·de"). So
+
+* a text in English, or one whose language is not told, is indexed exactly as before, and
+  an English query never meets a German stem by chance ("customers" is German "custom");
+* a query asks for its words' tagged stems in each language the index holds texts in (their
+  markers' document frequencies: ``held``), beside its English stems: an English-only store
+  queries as before, and each word of a record meets one term of a query, not two (a text
+  in German does not outrank an English one for holding a word twice over);
+* identifiers, short words and function words keep their English tokens in every text.
+
+The function words are frequent ones of each language, leaving out those that are English
+words too (ENGLISH_LOOKALIKES: "in", "for", "van", "come"), so a few foreign names in an
+English text do not make it foreign. Languages are those PyStemmer has a Snowball stemmer
+for and that are written in Latin script.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+
+import regex
+import Stemmer
+
+# Set apart from a stem by a character that no index token holds otherwise (the tokenizer
+# splits words at it: Catalan writes "l·l" but as two words here), and that FTS5's ascii
+# tokenizer keeps inside a token as every non-ASCII character.
+TAG = "\u00b7"
+
+# (code, Snowball stemmer, frequent function words; those that are English words as well are
+# left out when read: ENGLISH_LOOKALIKES)
+_LANGUAGES: tuple[tuple[str, str, str], ...] = (
+    (
+        "de",
+        "german",
+        "der die das den und ist nicht mit dem ein eine einen einem einer zu auf für von sich auch wir sie"
+        " ich wurde wurden haben sind noch nach bei aus wie oder aber wenn dass des werden wird"
+        " kann nur schon sehr über unter zum zur vom beim durch gegen ohne um dann jetzt heute",
+    ),
+    (
+        "nl",
+        "dutch",
+        "de het een van en ik je niet dat zijn op te met voor maar ook als bij nog naar dan wel"
+        " uit zijn wordt worden heeft hebben kan moet zou deze dit wij zij hij jij geen meer"
+        " omdat door over tegen onder waar vandaag morgen",
+    ),
+    (
+        "fr",
+        "french",
+        "de le la les un une des du et est sont pas que qui dans pour sur avec ce cette ces il elle"
+        " ils elles nous vous je tu mais ou donc ni car au aux leur leurs été être avoir avons ont"
+        " fait plus très aussi comme chez sans sous entre aujourd demain",
+    ),
+    (
+        "es",
+        "spanish",
+        "de el la los las un una unos unas del y es son que en con para por pero como más muy este"
+        " esta estos estas ese esa eso ya se lo le les su sus nos yo tú él ella ellos nosotros"
+        " fue fueron está están hay ha han sin sobre entre hasta desde cuando también hoy mañana",
+    ),
+    (
+        "it",
+        "italian",
+        "il lo la gli le un uno una del della dei delle degli e è sono che di da in con per su"
+        " tra fra non ma anche come più molto questo questa questi queste quello quella ci si"
+        " io tu lui lei noi voi loro stato stata stati state ha hanno oggi domani perché",
+    ),
+    (
+        "pt",
+        "portuguese",
+        "de o a os as um uma uns umas do da dos das e é são que em no na nos nas com para por mas"
+        " como mais muito este esta estes estas esse essa isso ele ela eles elas nós você foi"
+        " foram está estão não sem sobre entre até quando também hoje amanhã",
+    ),
+    (
+        "ca",
+        "catalan",
+        "de el la els les un una uns unes del dels i és són que en amb per però com més molt"
+        " aquest aquesta aquests aquestes això ell ella ells elles nosaltres vosaltres va van"
+        " està estan no sense sobre entre fins quan també avui demà",
+    ),
+    (
+        "sv",
+        "swedish",
+        "och att det som en ett är på för med av till den inte har om var jag vi de du han hon"
+        " men eller så kan ska skulle från här där också bara mycket efter under utan vid"
+        " när idag imorgon eftersom hade blev blir finns ingen inga alla redan detta dessa denna"
+        " sedan innan medan mellan hos vår våra deras",
+    ),
+    (
+        "da",
+        "danish",
+        "og at det som en et er på for med af til den ikke har om var jeg vi de du han hun men"
+        " eller så kan skal skulle fra her der også bare meget efter under uden ved når blev"
+        " bliver fordi havde ingen alle allerede denne dette disse siden mellem hos vores deres",
+    ),
+    (
+        "no",
+        "norwegian",
+        "og at det som en et er på for med av til den ikke har om var jeg vi de du han hun men"
+        " eller så kan skal skulle fra her der også bare mye etter under uten ved når ble blir"
+        " fordi hadde ingen alle allerede denne dette disse siden mellom hos vår våre deres",
+    ),
+    (
+        "fi",
+        "finnish",
+        "ja on ei se että oli ovat olla kun mutta tai myös tämä tuo nämä ne hän he me te minä"
+        " sinä jo vielä nyt sitten koska kanssa ilman mukaan jälkeen ennen tänään huomenna",
+    ),
+    (
+        "hu",
+        "hungarian",
+        "a az és egy hogy nem is van volt vagy de meg már csak még mint ezt azt ez az ki mi"
+        " ők mi ti ő én te lesz lett kell nagyon után előtt alatt között ma holnap",
+    ),
+    (
+        "tr",
+        "turkish",
+        "ve bir bu da de için ile çok daha ama ya gibi ne o şu ben sen biz siz onlar olan olarak"
+        " var yok değil mi kadar sonra önce bugün yarın her en",
+    ),
+    (
+        "ro",
+        "romanian",
+        "și în de la cu pe un o este sunt că nu se din pentru care mai dar ca au fost fi acest"
+        " această acesta aceasta ei ele noi voi eu tu el ea azi astăzi mâine",
+    ),
+    (
+        "id",
+        "indonesian",
+        "dan yang di ke dari ini itu dengan untuk tidak ada akan pada juga saya kami kita anda"
+        " mereka dia sudah belum bisa harus karena oleh atau tetapi hari besok",
+    ),
+    (
+        "pl",
+        "polish",
+        "i w z na się nie że do jest są to jak ale czy od po za przez dla tak też już jego jej"
+        " ich oraz lub był była było były został została zostały dziś jutro",
+    ),
+    (
+        "cs",
+        "czech",
+        "a v na se je že to s z do jsou jak ale by od po pro tak také už jeho její jejich nebo"
+        " byl byla bylo byly který která které dnes zítra",
+    ),
+)
+
+CODES: tuple[str, ...] = tuple(code for code, _, _ in _LANGUAGES)
+# Letters that only some of these languages write: a word holding one counts as a function
+# word of each (a short note has few function words: "Müşterilerle yapılan toplantılar
+# ertelendi" has none, but ş and ı). Romanian ş is the cedilla that keyboards type for ș.
+LETTERS: dict[str, tuple[str, ...]] = {
+    "ğ": ("tr",),
+    "ı": ("tr",),
+    "ş": ("tr", "ro"),
+    "ș": ("ro",),
+    "ț": ("ro",),
+    "ţ": ("ro",),
+    "ă": ("ro",),
+    "ł": ("pl",),
+    "ą": ("pl",),
+    "ę": ("pl",),
+    "ś": ("pl",),
+    "ź": ("pl",),
+    "ż": ("pl",),
+    "ń": ("pl",),
+    "ř": ("cs",),
+    "ů": ("cs",),
+    "ě": ("cs",),
+    "ő": ("hu",),
+    "ű": ("hu",),
+    "ã": ("pt",),
+    "õ": ("pt",),
+    "ñ": ("es",),
+    "ß": ("de",),
+    "ø": ("da", "no"),
+    "æ": ("da", "no"),
+    "å": ("sv", "da", "no"),
+}
+_LETTER_SET = frozenset(LETTERS)
+_STEMMERS = {code: Stemmer.Stemmer(name) for code, name, _ in _LANGUAGES}
+# The English stop list the tokenizer drops from queries decides "English" (state/tokenize.py
+# STOPWORDS is passed in by ``detect``'s callers: no import cycle).
+MIN_FUNCTION_WORDS = 2
+
+_LATIN_WORD = regex.compile(r"[\p{Latin}\p{M}]+")
+_WORD = regex.compile(r"[\p{L}\p{M}]+")
+_MARKS = regex.compile(r"\p{Mn}")
+
+
+def _bare(word: str) -> str:
+    """``word`` without its diacritics (the function words are matched typed either way)."""
+    if word.isascii():
+        return word
+    return unicodedata.normalize("NFC", _MARKS.sub("", unicodedata.normalize("NFD", word)))
+
+
+# Function words above that are English words as well (most of them English function words):
+# left out, or a few borrowed words would make an English text foreign.
+ENGLISH_LOOKALIKES = frozenset(
+    """a i in on is as at by do no to so he me we us her for men till var under over door
+    met car plus son con hay ha sin come state yo io ma per van sense mint care um vi er bare
+    ale pro en dag""".split()
+)
+
+
+def _function_words() -> dict[str, frozenset[str]]:
+    """Each function word (as written and without diacritics) -> the languages it is one of."""
+    languages: dict[str, set[str]] = {}
+    for code, _, words in _LANGUAGES:
+        for word in words.split():
+            # One letter says too little (Czech "s" is English "'s" too); Romanian "în" bare is "in".
+            for form in {word, _bare(word)} - ENGLISH_LOOKALIKES:
+                if len(form) > 1:
+                    languages.setdefault(form, set()).add(code)
+    return {word: frozenset(codes) for word, codes in languages.items()}
+
+
+FUNCTION_WORDS = _function_words()
+_FUNCTION_SET = frozenset(FUNCTION_WORDS)
+
+
+def marker(code: str) -> str:
+    """The token a text in language ``code`` holds once (how a query knows the index has one)."""
+    return f"{TAG}{code}"
+
+
+MARKERS: tuple[str, ...] = tuple(marker(code) for code in CODES)
+
+
+def held(frequencies: Mapping[str, int]) -> set[str]:
+    """The languages whose markers' document frequencies (``frequencies``, by marker) say
+    the index holds texts in them."""
+    return {code for code, mark in zip(CODES, MARKERS, strict=True) if frequencies.get(mark, 0)}
+
+
+def tagged(stem: str, code: str) -> str:
+    """A stem of language ``code`` as an index token."""
+    return f"{stem}{TAG}{code}"
+
+
+def detect(words: Iterable[str], english: frozenset[str]) -> tuple[str, ...] | None:
+    """The languages of which ``words`` (case-folded) hold the most distinct function words
+    (a word with one of a language's LETTERS counts as one): ``()`` when they hold English
+    ones (``english``, but neither one-letter words, as in no language, nor another
+    language's function words: Spanish "de") and at least as many, None when no other
+    language has ``MIN_FUNCTION_WORDS``. Close languages that tie (Danish and Norwegian) are
+    all returned. Set operations first: every record written is asked (~5 us an English
+    turn, was ~16 word by word)."""
+    distinct = set(words)
+    english_count = len(distinct & _english_only(english))
+    counts: dict[str, int] = {}
+    for word in distinct & _FUNCTION_SET:
+        for code in FUNCTION_WORDS[word]:
+            counts[code] = counts.get(code, 0) + 1
+    for word in distinct:
+        if not word.isascii() and (letters := _LETTER_SET.intersection(word)):
+            for code in {code for letter in letters for code in LETTERS[letter]}:
+                counts[code] = counts.get(code, 0) + 1
+    best = max(counts.values(), default=0)
+    if english_count and english_count >= best:
+        return ()
+    if best < MIN_FUNCTION_WORDS:
+        return None
+    return tuple(code for code in CODES if counts.get(code) == best)
+
+
+@lru_cache(maxsize=4)
+def _english_only(english: frozenset[str]) -> frozenset[str]:
+    """The English function words that tell English: not one letter, not another language's."""
+    return frozenset(word for word in english if len(word) > 1 and word not in FUNCTION_WORDS)
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str, code: str) -> str:
+    """A case-folded word's stem in language ``code``, then without diacritics: stemmed as
+    written (Turkish vowel harmony, Hungarian é/e alternate in suffixes), met however typed
+    where the stemmer makes both forms one ("ügyfél" and "ügyfelekkel" give "ugyfel")."""
+    return _bare(_STEMMERS[code].stemWord(word))
+
+
+def latin_words(text: str) -> list[str]:
+    """The case-folded Latin-script words of an NFKC-normalized ``text``, in order."""
+    return _LATIN_WORD.findall(text.casefold())
+
+
+def words(text: str) -> list[str]:
+    """The case-folded words of any script (what ``detect`` counts; English's too)."""
+    return _WORD.findall(text.casefold())
+
+
+_LATIN_ONLY = regex.compile(r"[\p{Latin}\p{M}]+")
+
+
+def tagged_stem(word: str, code: str, folds: dict[int, str]) -> str | None:
+    """A case-folded word's index token in a text of language ``code``: its tagged stem
+    (``folds``: the tokenizer's letter folds, ø -> o, made after stemming like the
+    diacritics); None for a word that keeps its English token: not all Latin letters, of
+    fewer than three, or one of the language's function words (as common as English ones)."""
+    if len(word) < 3 or code in FUNCTION_WORDS.get(word, ()) or not _LATIN_ONLY.fullmatch(word):
+        return None
+    return tagged(stem(word, code).translate(folds), code)
+
+
+def stems(latin: Iterable[str], codes: Iterable[str], folds: dict[int, str]) -> list[str]:
+    """The tagged stems of ``latin`` words (case-folded) in each language of ``codes``, as a
+    text in that language holds them (``tagged_stem``)."""
+    out: list[str] = []
+    for code in codes:
+        for word in latin:
+            if (token := tagged_stem(word, code, folds)) is not None:
+                out.append(token)
+    return out

@@ -1,0 +1,168 @@
+"""Latin-script languages other than English are stemmed in their own language (tokenizer 7,
+state/languages.py): real sentences stored through the real store, found by a keyword query
+in another inflection, the way a person or an agent asks; English indexed as before."""
+
+from __future__ import annotations
+
+import pytest
+
+from state import languages, tokenize_v6
+from state.memories import NewMemory
+from state.tokenize import STOPWORDS, index_text, language_terms, query_terms, text_language
+
+# (language, stored sentence, a query in other word forms that must find it first)
+SENTENCES = [
+    ("de", "Die Besprechungen mit den Kunden wurden auf Freitag verschoben.", "Besprechung Kunde"),
+    (
+        "de-compound",
+        "Wir haben die Datenbanken gestern migriert und die Tabellen geprüft.",
+        "Datenbank Tabelle",
+    ),
+    ("nl", "De vergaderingen met de klanten zijn verplaatst naar vrijdag.", "vergadering klant"),
+    ("fr", "Nous avons déployé les nouvelles versions du serveur hier soir.", "déploiement"),
+    ("es", "Actualizamos las dependencias y corregimos los errores de compilación.", "actualizar corregir"),
+    ("it", "Le riunioni con i clienti sono state spostate a venerdì.", "riunione cliente"),
+    ("pt", "As reuniões com os clientes foram adiadas para sexta-feira.", "adiar"),
+    ("ca", "Les reunions amb els clients s'han ajornat fins divendres.", "reunió ajornada"),
+    ("sv", "Vi flyttade mötena med kunderna till fredag eftersom servern var nere.", "flytta kunder"),
+    ("da", "Vi har flyttet møderne med kunderne til fredag, fordi serveren er nede.", "møde kunde"),
+    ("no", "Vi har flyttet møtene med kundene til fredag fordi serveren er nede.", "møte kunde"),
+    (
+        "fi",
+        "Asiakkaiden kanssa pidetyt kokoukset siirrettiin perjantaille, koska palvelin ei toimi.",
+        "kokouksia asiakkaat",
+    ),
+    (
+        "hu",
+        "Az ügyfelekkel tartott megbeszéléseket péntekre halasztották, mert nem megy a szerver.",
+        "ügyfél",
+    ),
+    ("tr", "Müşterilerle yapılan toplantılar cumaya ertelendi çünkü sunucu çalışmıyor.", "müşteri"),
+    ("ro", "Întâlnirile cu clienții au fost mutate vineri pentru că serverul nu merge.", "întâlnirilor"),
+    ("pl", "Spotkania z klientami przeniesiono na piątek, bo serwer nie działa.", "spotkanie klient"),
+    ("cs", "Schůzky se zákazníky byly přesunuty na pátek, protože server nefunguje.", "schůzka zákazník"),
+    ("id", "Pertemuan dengan para pelanggan dipindahkan ke hari Jumat karena server mati.", "temu langganan"),
+]
+ENGLISH = [
+    (
+        "en",
+        "The meetings with the customers were moved to Friday because the server was down.",
+        "meeting customer",
+    ),
+    ("en-names", "We flew to Bahía de los Ángeles last week; Søren and Łukasz came too.", "Angeles"),
+    ("en-code", "Renamed user_id to account_id in src/db/schema.py and fixed getUserName.", "user profile"),
+]
+
+
+def _stored(store, cases) -> dict[int, str]:
+    seqs: dict[int, str] = {}
+    with store.transaction():
+        for name, text, _ in cases:
+            record = store.memories.create(
+                NewMemory(namespace="wsp_lang", kind="note", content=text, source="test")
+            )
+            seqs[record["seq"]] = name
+    return seqs
+
+
+def _found(store, seqs, query: str, limit: int = 3) -> list[str]:
+    store.search.vector_weight = 0.0  # words alone: what the tokenizer makes findable
+    return [seqs[hit.seq] for hit in store.search.search(query, ["wsp_lang"], limit=limit)]
+
+
+@pytest.fixture
+def filled(store):
+    return store, _stored(store, SENTENCES + ENGLISH)
+
+
+@pytest.mark.parametrize("language,sentence,query", SENTENCES, ids=[s[0] for s in SENTENCES])
+def test_each_language_is_found_in_other_word_forms(filled, language, sentence, query):
+    store, seqs = filled
+    assert _found(store, seqs, query)[:1] == [language], query
+
+
+@pytest.mark.parametrize("language,sentence,query", SENTENCES, ids=[s[0] for s in SENTENCES])
+def test_english_stems_alone_did_not_meet_them(language, sentence, query):
+    """What tokenizer 6 (English stems for every Latin-script word) made of the same pair:
+    no query term in the stored tokens, so each case above tests tokenizer 7's stems."""
+    assert not set(tokenize_v6.query_terms(query)) & set(tokenize_v6.index_text(sentence).split())
+
+
+def test_english_is_indexed_as_before_and_asks_as_before():
+    for _, sentence, query in ENGLISH:
+        assert index_text(sentence) == tokenize_v6.index_text(sentence)
+        assert language_terms(query, set()) == []  # a store without texts in other languages
+
+
+def test_a_word_meets_one_term_of_a_query_not_two(filled):
+    """An English query in a store that holds German texts: a German text's words hold
+    their German stems instead of English ones, so it does not outrank the English text
+    for holding a word twice over, and an English word inside it is still found."""
+    store, seqs = filled
+    assert _found(store, seqs, "meeting customer")[:1] == ["en"]
+    assert _found(store, seqs, "user profile")[:1] == ["en-code"]
+    with store.transaction():
+        record = store.memories.create(
+            NewMemory(
+                namespace="wsp_lang",
+                kind="note",
+                content="Das Deployment ist fehlgeschlagen, weil der Build-Cache voll war.",
+                source="test",
+            )
+        )
+        seqs[record["seq"]] = "de-english-words"
+    assert "de-english-words" in _found(store, seqs, "deployment build cache")
+
+
+def test_detect_names_the_language_of_its_function_words():
+    def detected(text: str) -> tuple[str, ...] | None:
+        return languages.detect(languages.words(text.casefold()), STOPWORDS)
+
+    assert detected("Die Besprechungen mit den Kunden wurden verschoben.") == ("de",)
+    assert detected("De vergaderingen met de klanten zijn verplaatst naar vrijdag.") == ("nl",)
+    assert detected("Le riunioni con i clienti sono state spostate.") == ("it",)  # "i", "a": one letter
+    assert detected("Müşterilerle yapılan toplantılar ertelendi.") == ("tr",)  # no function word: ş, ı
+    assert detected("I met the team in Berlin and we talked about a plan.") == ()
+    assert detected("We flew to Bahía de los Ángeles last week.") == ()  # names in an English text
+    assert detected("user_id account_id getUserName") is None
+    assert detected("Møderne med kunderne blev flyttet til fredag.") == ("da",)
+    assert text_language("Vi har flyttet møderne og møtene til fredag") in {"da", "no"}  # a tie: one of them
+
+
+def test_a_text_in_a_language_holds_its_marker_identifiers_and_function_words_as_before():
+    tokens = index_text("Die Besprechungen mit den Kunden, siehe user_id und getUserName.").split()
+    assert languages.marker("de") in tokens
+    assert {"besprech·de", "kund·de"} <= set(tokens)
+    assert {"user_id", "user", "id", "getusername", "get", "name"} <= set(tokens)  # identifiers: English
+    assert {"die", "mit", "den"} <= set(tokens)  # function words keep their English token
+    assert "besprechungen" not in tokens  # one token a word
+
+
+def test_a_query_asks_each_language_the_index_holds():
+    assert language_terms("Besprechung Kunde", {"de"}) == ["besprech·de", "kund·de"]
+    assert language_terms("Besprechung Kunde", {"de", "nl"}) == [
+        "besprech·de",
+        "kund·de",
+        "besprechung·nl",
+        "kund·nl",
+    ]
+    assert language_terms("Besprechung", set()) == []
+    assert query_terms("Besprechung Kunde") == tokenize_v6.query_terms("Besprechung Kunde")  # unchanged
+
+
+def test_a_query_vector_weighs_the_words_a_text_in_a_language_holds(store, monkeypatch):
+    """The hashing embedder weighs a query's words by how many records hold them, and leaves
+    out a word none holds: a German text holds "besprech·de", not "besprechung", so those
+    records count for the query's word too (else its vector keeps only trigrams)."""
+    from state.search import with_language_forms
+    from state.tokenize import language_forms
+
+    _stored(store, SENTENCES[:1])
+    forms = language_forms("Besprechung Kunden", store.search.languages())
+    assert forms == {"besprechung": ["besprech·de"], "kunden": ["kund·de"]}
+    counted = with_language_forms(store.search.terms, forms)
+    assert counted({"besprechung", "kunden", "freitag"})[0] == {"besprechung": 1, "kunden": 1, "freitag": 0}
+    assert store.search.terms({"besprechung"})[0] == {"besprechung": 0}
+    weighed = store.search.query_vector("Besprechung Kunden")
+    monkeypatch.setattr(store.search, "languages", set)
+    assert store.search.query_vector("Besprechung Kunden") != weighed  # trigrams alone
