@@ -6,12 +6,12 @@ import json
 from types import ModuleType
 from typing import Any, TypedDict, cast
 
-from state import tokenize
+from state import languages, tokenize
 from state.db import Connection
 from state.errors import NotFound
 from state.ids import new_id, now_iso
 from state.json_text import loads
-from state.tokenize import fts_query, query_terms
+from state.tokenize import fts_match, query_terms
 
 
 def semver_key(version: str) -> tuple:
@@ -125,6 +125,13 @@ def _catalog_tokens(suite: SuiteRecord, tokenizer: ModuleType = tokenize) -> str
     return tokenizer.index_text(
         f"{suite['slug']} {suite['title']} {suite['summary']} {' '.join(suite['tags'])}"
     )
+
+
+def _catalog_terms(query: str) -> list[str]:
+    """A catalog query's terms: its words as English and as each language's texts hold them
+    (tokenizer 7: a German summary holds German stems; the catalog is small, so every
+    language is asked rather than those it holds)."""
+    return query_terms(query) + tokenize.language_terms(query, languages.CODES)
 
 
 # The catalog's BM25 on PostgreSQL: FTS5's bm25() of the SQLite engine's suite_fts (the same
@@ -359,7 +366,8 @@ class SuiteRecords:
         if tag:
             where.append("exists (select 1 from json_each(s.tags) where value = ?)")
             params.append(tag)
-        if query and getattr(self.conn, "engine", "sqlite") == "postgresql" and (terms := query_terms(query)):
+        terms = _catalog_terms(query) if query else []
+        if terms and getattr(self.conn, "engine", "sqlite") == "postgresql":
             from state.pg.search import K1, B
 
             filters = "".join(f" and {w}" for w in where)
@@ -367,7 +375,7 @@ class SuiteRecords:
                 _PG_CATALOG_BM25.format(filters=filters),
                 (sorted(set(terms)), K1, K1, B, B, *params, limit, offset),
             )
-        elif query and (match := fts_query(query)):
+        elif terms and (match := fts_match(terms)):
             filters = "".join(f" and {w}" for w in where)
             rows = self.conn.execute(
                 "select s.* from suite_fts f join suites s on s.slug = f.slug"
