@@ -9,6 +9,7 @@ import pytest
 from state import languages, tokenize_v6
 from state.memories import NewMemory
 from state.tokenize import STOPWORDS, index_text, language_terms, query_terms, text_language
+from tests.state.test_tokenize_scripts import _found, _stored
 
 # (language, stored sentence, a query in other word forms that must find it first)
 SENTENCES = [
@@ -54,22 +55,6 @@ ENGLISH = [
 ]
 
 
-def _stored(store, cases) -> dict[int, str]:
-    seqs: dict[int, str] = {}
-    with store.transaction():
-        for name, text, _ in cases:
-            record = store.memories.create(
-                NewMemory(namespace="wsp_lang", kind="note", content=text, source="test")
-            )
-            seqs[record["seq"]] = name
-    return seqs
-
-
-def _found(store, seqs, query: str, limit: int = 3) -> list[str]:
-    store.search.vector_weight = 0.0  # words alone: what the tokenizer makes findable
-    return [seqs[hit.seq] for hit in store.search.search(query, ["wsp_lang"], limit=limit)]
-
-
 @pytest.fixture
 def filled(store):
     return store, _stored(store, SENTENCES + ENGLISH)
@@ -104,7 +89,7 @@ def test_a_word_meets_one_term_of_a_query_not_two(filled):
     with store.transaction():
         record = store.memories.create(
             NewMemory(
-                namespace="wsp_lang",
+                namespace="wsp_scripts",
                 kind="note",
                 content="Das Deployment ist fehlgeschlagen, weil der Build-Cache voll war.",
                 source="test",
