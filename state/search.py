@@ -73,6 +73,11 @@ PREPARED_QUERY_VECTORS: ContextVar[dict[str, bytes | None] | None] = ContextVar(
     "prepared_query_vectors", default=None
 )
 
+# How often a search asks whether another connection has written since the languages the
+# index holds were read (SearchIndex.languages): a text in a new language written by another
+# process is found by its words at most this late.
+LANGUAGES_CHECK_SECONDS = 1.0
+
 RRF_K = 60  # the usual reciprocal-rank-fusion constant; flattens the top ranks less than 1
 # Cosine similarity below which a vector match is treated as noise: the hashing embedder's
 # collisions alone give unrelated texts |cos| of about 0.05.
@@ -289,6 +294,7 @@ class SearchIndex:
         # The languages the index holds texts in, and the data_version they were read at.
         self._languages: set[str] | None = None
         self._languages_version: int | None = None
+        self._languages_checked = 0.0  # time.monotonic() of the last data_version asked
         self._terms_built_with: str | None = None  # the FTS table the cached counts are of
         # Records still without a vector: the embedder failed (see _insert_vector), or the
         # daemon leaves vectors to its worker (``defer_vectors``, daemon/vector_worker.py).
@@ -633,13 +639,18 @@ class SearchIndex:
 
     def languages(self) -> set[str]:
         """The languages the index holds texts in (state/languages.py), by their markers: read
-        once, kept by this index's writes, read again when another connection has written
-        (``PRAGMA data_version``; TermStatistics' record count would cost a count of the
-        whole index on every search)."""
+        once, kept by this index's writes, and read again when another connection has
+        written, which is asked (``PRAGMA data_version``) at most every LANGUAGES_CHECK_SECONDS:
+        asked on every search it cost 0.6 M instructions of a search's 4.8 M (bench/RESULTS.md,
+        "tokenizer 7"), and the daemon is the store's one writer."""
+        now = time.monotonic()
+        if self._languages is not None and now - self._languages_checked < LANGUAGES_CHECK_SECONDS:
+            return self._languages
         version = self.conn.execute("pragma data_version").fetchone()[0]
         if self._languages is None or version != self._languages_version:
             self._languages = held(dict.fromkeys(self.terms.starting_with(TAG), 1))
             self._languages_version = version
+        self._languages_checked = now
         return self._languages
 
     @property

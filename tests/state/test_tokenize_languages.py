@@ -151,3 +151,24 @@ def test_a_query_vector_weighs_the_words_a_text_in_a_language_holds(store, monke
     weighed = store.search.query_vector("Besprechung Kunden")
     monkeypatch.setattr(store.search, "languages", set)
     assert store.search.query_vector("Besprechung Kunden") != weighed  # trigrams alone
+
+
+def test_a_text_in_a_language_written_by_another_connection_is_found(paths, migrated_database, monkeypatch):
+    """The languages an index holds are kept by its own writes and read again once another
+    connection (another process) has written: asked at most every LANGUAGES_CHECK_SECONDS."""
+    from state import search
+    from state.config import Settings
+    from state.store import Store
+    from tests.conftest import seed_database
+
+    seed_database(paths, migrated_database)
+    reader, writer = Store.open(paths.database, Settings()), Store.open(paths.database, Settings())
+    try:
+        assert reader.search.languages() == set()
+        seqs = _stored(writer, SENTENCES[:1])
+        monkeypatch.setattr(search, "LANGUAGES_CHECK_SECONDS", 0.0)
+        assert reader.search.languages() == {"de"}
+        assert _found(reader, seqs, "Besprechung Kunde") == ["de"]
+    finally:
+        reader.close()
+        writer.close()
