@@ -9,8 +9,8 @@ PostgreSQL (a team server's).
    gets an agent and memory deltas over HTTP: texts with letters tokenizer 5 folds (Łódź,
    København, Tromsø, đường), two stamped conversation turns, and texts whose spellings
    tokenizer 6 meets (a Hebrew prefix, Persian letters, a nukta, a Ukrainian apostrophe,
-   traditional Chinese), and a German and a Polish text that tokenizer 7 stems in their own
-   language.
+   traditional Chinese), and a German, a Polish and a Persian text that tokenizer 7 stems in
+   their own language.
 3. This code's daemon on the same home (and database): the time until ``GET
    /api/local/status`` says the search index is current; where this code's search ranks each
    memory by its words, before (the store as the earlier release left it: opening it only
@@ -54,10 +54,12 @@ TEXTS = [
     "團隊會議改到週五下午",
     "Die Besprechungen mit den Kunden wurden auf Freitag verschoben.",
     "Spotkania z klientami przeniesiono na piątek, bo serwer nie działa.",
+    "دانشجویان این دانشگاه امروز امتحان دارند.",
 ]
 # (query, the text it is about): the letters' words alone, written without the letters (what
 # tokenizer 5 folds), one with them (found by words before and after), words spelt another
-# way than stored (what tokenizer 6 meets), and other forms of German and Polish words (7).
+# way than stored (what tokenizer 6 meets), and other forms of German, Polish and Persian
+# words (7).
 QUERIES = [
     ("Lodz", TEXTS[0]),
     ("Kobenhavn", TEXTS[1]),
@@ -71,6 +73,7 @@ QUERIES = [
     ("会议", TEXTS[9]),
     ("Besprechung Kunde", TEXTS[10]),
     ("spotkanie klient", TEXTS[11]),
+    ("دانشجو", TEXTS[12]),
 ]
 
 

@@ -1,12 +1,13 @@
-"""Which Latin-script language a text is written in, and its words' stems in that language.
+"""Which Latin-script language (or Persian) a text is written in, and its words' stems in it.
 
 The full-text index stems every Latin-script word with the English Snowball stemmer
 (state/tokenize.py): German "Besprechungen" and "Besprechung", Dutch "vergaderingen" and
 "vergadering", Polish "spotkania" and "spotkanie" stayed apart, and a query in one form found
-nothing stored in the other. Since tokenizer 7 a text whose function words (and letters: ş,
-ł, ő, ...) name another language (``detect``) is indexed in it: each Latin-script word of
-three letters or more, not a function word, gets its stem by that language's Snowball
-stemmer, tagged with the language (``tagged_stem``: "besprech·de"), instead of its English
+nothing stored in the other; Persian was stemmed by the Arabic stemmer (دانشجویان and دانشجو,
+درختان and درخت stayed apart, and it cut the ب of بزرگ). Since tokenizer 7 a text whose
+function words (and letters: ş, ł, ő, گ, ...) name another language (``detect``) is indexed
+in it: each word of that language's script (Latin; Arabic for Persian) of three letters or
+more, not a function word, gets its stem by that language's Snowball stemmer, tagged with the language (``tagged_stem``: "besprech·de"), instead of its English
 stem, and the text gets a marker token (``marker``: "·de"). So
 
 * a text in English, or one whose language is not told, is indexed exactly as before, and
@@ -20,7 +21,7 @@ stem, and the text gets a marker token (``marker``: "·de"). So
 The function words are frequent ones of each language, leaving out those that are English
 words too (ENGLISH_LOOKALIKES: "in", "for", "van", "come"), so a few foreign names in an
 English text do not make it foreign. Languages are those PyStemmer has a Snowball stemmer
-for and that are written in Latin script.
+for that are written in Latin script, and Persian (not Urdu, whose own letters say so).
 """
 
 from __future__ import annotations
@@ -153,6 +154,12 @@ _LANGUAGES: tuple[tuple[str, str, str], ...] = (
         "a v na se je že to s z do jsou jak ale by od po pro tak také už jeho její jejich nebo"
         " byl byla bylo byly který která které dnes zítra",
     ),
+    (
+        "fa",
+        "persian",
+        "است را که این آن در با از برای تا یا اما هم شد شده بود کرد کرده می نمی های ها یک"
+        " هر چه چون اگر باید خود ما شما آنها او امروز فردا",
+    ),
 )
 
 CODES: tuple[str, ...] = tuple(code for code, _, _ in _LANGUAGES)
@@ -186,14 +193,26 @@ LETTERS: dict[str, tuple[str, ...]] = {
     "ø": ("da", "no"),
     "æ": ("da", "no"),
     "å": ("sv", "da", "no"),
+    "پ": ("fa",),
+    "چ": ("fa",),
+    "ژ": ("fa",),
+    "گ": ("fa",),
 }
+# Letters of Urdu that Persian does not write: an Urdu text, whose words the Persian stemmer
+# would cut wrong, is not taken for Persian however many پ and گ it holds.
+_NOT_PERSIAN = frozenset("ٹڈڑںےھ")
+# Persian written on an Arabic keyboard (ي ك, ى at a word's end): made Persian before the
+# Persian stemmer, which knows the suffixes only in Persian letters (tokenizer 6 folds them
+# the other way for the Arabic stemmer; a tagged stem is compared only with tagged stems).
+_PERSIAN_LETTERS = str.maketrans({"ي": "ی", "ى": "ی", "ك": "ک", "ہ": "ه", "ۃ": "ة"})
 _LETTER_SET = frozenset(LETTERS)
 _STEMMERS = {code: Stemmer.Stemmer(name) for code, name, _ in _LANGUAGES}
 # The English stop list the tokenizer drops from queries decides "English" (state/tokenize.py
 # STOPWORDS is passed in by ``detect``'s callers: no import cycle).
 MIN_FUNCTION_WORDS = 2
 
-_LATIN_WORD = regex.compile(r"[\p{Latin}\p{M}]+")
+# The words a language's stems are made of: Latin-script ones, and Arabic-script for Persian.
+_LATIN_WORD = regex.compile(r"[\p{Latin}\p{Arabic}\p{M}]+")
 _WORD = regex.compile(r"[\p{L}\p{M}]+")
 _MARKS = regex.compile(r"\p{Mn}")
 
@@ -267,6 +286,8 @@ def detect(words: Iterable[str], english: frozenset[str]) -> tuple[str, ...] | N
         if not word.isascii() and (letters := _LETTER_SET.intersection(word)):
             for code in {code for letter in letters for code in LETTERS[letter]}:
                 counts[code] = counts.get(code, 0) + 1
+    if "fa" in counts and any(_NOT_PERSIAN.intersection(word) for word in distinct if not word.isascii()):
+        del counts["fa"]
     best = max(counts.values(), default=0)
     if english_count and english_count >= best:
         return ()
@@ -290,7 +311,8 @@ def stem(word: str, code: str) -> str:
 
 
 def latin_words(text: str) -> list[str]:
-    """The case-folded Latin-script words of an NFKC-normalized ``text``, in order."""
+    """The case-folded Latin-script (and Arabic-script) words of an NFKC-normalized
+    ``text``, in order."""
     return _LATIN_WORD.findall(text.casefold())
 
 
@@ -300,6 +322,7 @@ def words(text: str) -> list[str]:
 
 
 _LATIN_ONLY = regex.compile(r"[\p{Latin}\p{M}]+")
+_ARABIC_ONLY = regex.compile(r"[\p{Arabic}\p{M}]+")
 
 
 def tagged_stem(word: str, code: str, folds: dict[int, str]) -> str | None:
@@ -307,7 +330,13 @@ def tagged_stem(word: str, code: str, folds: dict[int, str]) -> str | None:
     (``folds``: the tokenizer's letter folds, ø -> o, made after stemming like the
     diacritics); None for a word that keeps its English token: not all Latin letters, of
     fewer than three, or one of the language's function words (as common as English ones)."""
-    if len(word) < 3 or code in FUNCTION_WORDS.get(word, ()) or not _LATIN_ONLY.fullmatch(word):
+    if len(word) < 3 or code in FUNCTION_WORDS.get(word, ()):
+        return None
+    if code == "fa":
+        if not _ARABIC_ONLY.fullmatch(word):
+            return None
+        return tagged(stem(word.translate(_PERSIAN_LETTERS), code), code)
+    if not _LATIN_ONLY.fullmatch(word):
         return None
     return tagged(stem(word, code).translate(folds), code)
 

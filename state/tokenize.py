@@ -33,8 +33,8 @@ one-letter prefixes (פגישה finds הפגישה), Arabic-script letters typed
 المدرسه = المدرسة), the Indic nukta and chandrabindu (फाइल = फ़ाइल), apostrophes inside
 Cyrillic words (пʼятниця = п'ятниця = пятниця), traditional and simplified Chinese
 characters (會議 = 会议) and words joined by a zero-width non-joiner (کتاب‌ها = کتابها); again a query keeps tokenizer 5's tokens as well. Since
-tokenizer 7 a text whose function words say it is German, Dutch, French, Turkish, ... also
-holds its Latin-script words stemmed by that language's stemmer, tagged with it ("besprech·de":
+tokenizer 7 a text whose function words say it is German, Dutch, French, Turkish, Persian,
+... holds its words of that language's script stemmed by its stemmer, tagged ("besprech·de":
 state/languages.py), and a query asks for its words' tagged stems in the languages the index
 holds (``language_terms``), so "Besprechung" finds "Besprechungen". The hashing embedder
 reads plain ``tokens`` (its vectors did not change with tokenizers 3, 5, 6 and 7).
@@ -70,8 +70,9 @@ from state.lemmas import LEMMAS
 # their one-letter prefixes, Arabic-script letters typed two ways, Indic nukta and
 # chandrabindu, apostrophes inside Cyrillic words, traditional Chinese characters as
 # simplified, words joined by a zero-width non-joiner.
-# 7: a text whose function words say it is German, Dutch, French, ... (state/languages.py)
-# also holds its Latin-script words' stems in that language, tagged, and a marker token.
+# 7: a text whose function words say it is German, Dutch, French, ..., Persian
+# (state/languages.py) holds its words' stems in that language, tagged, instead of the
+# script's main stemmer's, and a marker token.
 TOKENIZER_VERSION = 7
 # FTS5 splits our space-separated tokens only at ASCII non-alphanumerics ('_' is kept):
 # every non-ASCII character is part of a token, so a Devanagari or Thai token stays whole.

@@ -1,5 +1,5 @@
-"""Latin-script languages other than English are stemmed in their own language (tokenizer 7,
-state/languages.py): real sentences stored through the real store, found by a keyword query
+"""Latin-script languages other than English, and Persian, are stemmed in their own language
+(tokenizer 7, state/languages.py): real sentences stored through the real store, found by a keyword query
 in another inflection, the way a person or an agent asks; English indexed as before."""
 
 from __future__ import annotations
@@ -43,6 +43,9 @@ SENTENCES = [
     ("pl", "Spotkania z klientami przeniesiono na piątek, bo serwer nie działa.", "spotkanie klient"),
     ("cs", "Schůzky se zákazníky byly přesunuty na pátek, protože server nefunguje.", "schůzka zákazník"),
     ("id", "Pertemuan dengan para pelanggan dipindahkan ke hari Jumat karena server mati.", "temu langganan"),
+    ("fa", "کتابهای جدید را دیروز از کتابخانه گرفتم.", "کتاب"),
+    ("fa-plural", "دانشجویان این دانشگاه امروز امتحان دارند.", "دانشجو"),
+    ("fa-verb", "ما دیروز با بچه‌ها به بازار رفتیم و میوه خریدیم.", "خرید"),
 ]
 ENGLISH = [
     (
@@ -111,6 +114,9 @@ def test_detect_names_the_language_of_its_function_words():
     assert detected("We flew to Bahía de los Ángeles last week.") == ()  # names in an English text
     assert detected("user_id account_id getUserName") is None
     assert detected("Møderne med kunderne blev flyttet til fredag.") == ("da",)
+    assert detected("کتابهای جدید را دیروز از کتابخانه گرفتم") == ("fa",)
+    assert not detected("تم تأجيل اجتماع الفريق إلى يوم الجمعة بسبب خطأ")  # Arabic: its own stemmer
+    assert not detected("میں نے کل کتابیں پڑھیں اور وہ بہت اچھی تھیں")  # Urdu: پ and ھ, not Persian
     assert text_language("Vi har flyttet møderne og møtene til fredag") in {"da", "no"}  # a tie: one of them
 
 
@@ -132,6 +138,7 @@ def test_a_query_asks_each_language_the_index_holds():
         "kund·nl",
     ]
     assert language_terms("Besprechung", set()) == []
+    assert language_terms("كتاب", {"fa"}) == language_terms("کتاب", {"fa"}) == ["کتاب·fa"]  # either keyboard
     assert query_terms("Besprechung Kunde") == tokenize_v6.query_terms("Besprechung Kunde")  # unchanged
 
 
