@@ -487,6 +487,13 @@ def _language_words(text: str) -> tuple[str, list[str]]:
     return normal, languages.words(normal)
 
 
+def _script_words(normal: str) -> list[str]:
+    """The words of a non-ASCII ``normal`` text whose tagged stems a query asks for, each as
+    the index makes its tokens: a word joined by a zero-width non-joiner also whole (می‌روم as
+    میروم, as _respelled_text gives it), apostrophes in Cyrillic words dropped."""
+    return languages.latin_words(_respelled_text(normal))
+
+
 def text_language(text: str) -> str | None:
     """The language other than English that ``text``'s function words (and letters) name
     (state/languages.py ``detect``; of two that tie, the first of CODES), else None."""
@@ -503,7 +510,7 @@ def language_terms(text: str, held: Collection[str], *, max_terms: int = 256) ->
     if not held:
         return []
     normal, words = _language_words(text)
-    latin = words if normal.isascii() else languages.latin_words(normal)
+    latin = words if normal.isascii() else _script_words(normal)
     codes = [code for code in languages.CODES if code in held]
     return last_distinct(languages.stems(latin, codes, LETTER_FOLDS), max_terms)
 
@@ -516,7 +523,7 @@ def language_forms(text: str, held: Collection[str]) -> dict[str, list[str]]:
     if not held:
         return {}
     normal, words = _language_words(text)
-    latin = words if normal.isascii() else languages.latin_words(normal)
+    latin = words if normal.isascii() else _script_words(normal)
     codes = [code for code in languages.CODES if code in held]
     forms: dict[str, list[str]] = {}
     for word in dict.fromkeys(latin):
