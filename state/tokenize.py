@@ -338,8 +338,9 @@ def _word_tokens(
     ``lemmas``: a word of state/lemmas.py is stemmed as its lemma (an identifier's parts are
     not); ``fold``: LETTER_FOLDS folded, and a query keeps the unfolded tokens too;
     ``spelling``: tokenizer 6's spellings met (a query keeps tokenizer 5's tokens too);
-    ``language``: the text's language (tokenizer 7), whose tagged stem a Latin-script word
-    of three letters or more gets instead of its English one (not an identifier's parts)."""
+    ``language``: the text's language (tokenizer 7), whose tagged stem a word of its script
+    of three letters or more gets instead of the script's main stemmer's (not an identifier
+    or its parts, not a function word: state/languages.py tagged_stem)."""
     folded = word.casefold()
     parts = [p for piece in word.split("_") for p in _CAMEL.split(piece) if p]
     if len(parts) > 1:  # an identifier: the whole of it, and each part
@@ -426,8 +427,8 @@ def tokens(
     of LETTER_FOLDS are folded and every script's decimal digits become 0-9 (both the
     full-text index's and its queries'; the embedder's tokens stay without); ``spelling``:
     tokenizer 6's spellings met (see ARABIC_FOLDS and the notes after it); ``language``: the
-    text's language other than English, whose stems its Latin-script words get (tokenizer 7,
-    the index's tokens only: see ``index_text``).
+    text's language other than English, whose stems its words of that language's script get
+    (tokenizer 7, the index's tokens only: see ``index_text``).
     """
     if spelling and not text.isascii():
         respelled = _respelled_text(text)
@@ -516,9 +517,8 @@ def language_terms(text: str, held: Collection[str], *, max_terms: int = 256) ->
 
 
 def language_forms(text: str, held: Collection[str]) -> dict[str, list[str]]:
-    """Each Latin-script word's plain token (as :func:`tokens` makes it for the hashing
-    embedder, and folded as the index folds it) -> its tagged stems in the languages of
-    ``held``: a text in such a language holds those instead, so a query word's document
+    """Each word's plain token (as :func:`tokens` makes it for the hashing embedder, and
+    folded as the index folds it) -> its tagged stems in the languages of ``held``: a text in such a language holds those instead, so a query word's document
     frequency is theirs too (state/search.py ``with_language_forms``)."""
     if not held:
         return {}
