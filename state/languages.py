@@ -157,8 +157,8 @@ _LANGUAGES: tuple[tuple[str, str, str], ...] = (
     (
         "fa",
         "persian",
-        "است را که این آن در با از برای تا یا اما هم شد شده بود کرد کرده می نمی های ها یک"
-        " هر چه چون اگر باید خود ما شما آنها او امروز فردا",
+        "است را که این آن در با از برای تا یا اما شد شده بود کرد کرده می نمی های ها یک"
+        " هر چه چون اگر باید خود شما آنها امروز فردا",
     ),
 )
 
@@ -198,7 +198,8 @@ LETTERS: dict[str, tuple[str, ...]] = {
     "ژ": ("fa",),
     "گ": ("fa",),
 }
-# Letters of Urdu that Persian does not write: an Urdu text, whose words the Persian stemmer
+# Persian function words above leave out those Arabic writes alike (ما, هم, او): an Arabic
+# text keeps the Arabic stemmer. Letters of Urdu that Persian does not write: an Urdu text, whose words the Persian stemmer
 # would cut wrong, is not taken for Persian however many پ and گ it holds.
 _NOT_PERSIAN = frozenset("ٹڈڑںےھ")
 # Persian written on an Arabic keyboard (ي ك, ى at a word's end): made Persian before the

@@ -116,6 +116,7 @@ def test_detect_names_the_language_of_its_function_words():
     assert detected("Møderne med kunderne blev flyttet til fredag.") == ("da",)
     assert detected("کتابهای جدید را دیروز از کتابخانه گرفتم") == ("fa",)
     assert not detected("تم تأجيل اجتماع الفريق إلى يوم الجمعة بسبب خطأ")  # Arabic: its own stemmer
+    assert not detected("ما هو الحل؟ هم لا يعرفون ما حدث أو لماذا")  # ما، هم، أو: Arabic words too
     assert not detected("میں نے کل کتابیں پڑھیں اور وہ بہت اچھی تھیں")  # Urdu: پ and ھ, not Persian
     assert text_language("Vi har flyttet møderne og møtene til fredag") in {"da", "no"}  # a tie: one of them
 
