@@ -27,7 +27,7 @@ for that are written in Latin script, and Persian (not Urdu, whose own letters s
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable
 from functools import lru_cache
 
 import regex
@@ -208,12 +208,11 @@ _NOT_PERSIAN = frozenset("ٹڈڑںےھ")
 _PERSIAN_LETTERS = str.maketrans({"ي": "ی", "ى": "ی", "ك": "ک", "ہ": "ه", "ۃ": "ة"})
 _LETTER_SET = frozenset(LETTERS)
 _STEMMERS = {code: Stemmer.Stemmer(name) for code, name, _ in _LANGUAGES}
-# The English stop list the tokenizer drops from queries decides "English" (state/tokenize.py
-# STOPWORDS is passed in by ``detect``'s callers: no import cycle).
+# The fewest function words (or words with a telling letter) that name a language.
 MIN_FUNCTION_WORDS = 2
 
 # The words a language's stems are made of: Latin-script ones, and Arabic-script for Persian.
-_LATIN_WORD = regex.compile(r"[\p{Latin}\p{Arabic}\p{M}]+")
+_SCRIPT_WORD = regex.compile(r"[\p{Latin}\p{Arabic}\p{M}]+")
 _WORD = regex.compile(r"[\p{L}\p{M}]+")
 _MARKS = regex.compile(r"\p{Mn}")
 
@@ -258,10 +257,9 @@ def marker(code: str) -> str:
 MARKERS: tuple[str, ...] = tuple(marker(code) for code in CODES)
 
 
-def held(frequencies: Mapping[str, int]) -> set[str]:
-    """The languages whose markers' document frequencies (``frequencies``, by marker) say
-    the index holds texts in them."""
-    return {code for code, mark in zip(CODES, MARKERS, strict=True) if frequencies.get(mark, 0)}
+def held(tokens: Collection[str]) -> set[str]:
+    """The languages whose markers are among ``tokens`` (an index's, or a record's)."""
+    return {code for code, mark in zip(CODES, MARKERS, strict=True) if mark in tokens}
 
 
 def tagged(stem: str, code: str) -> str:
@@ -311,10 +309,10 @@ def stem(word: str, code: str) -> str:
     return _bare(_STEMMERS[code].stemWord(word))
 
 
-def latin_words(text: str) -> list[str]:
-    """The case-folded Latin-script (and Arabic-script) words of an NFKC-normalized
-    ``text``, in order."""
-    return _LATIN_WORD.findall(text.casefold())
+def script_words(text: str) -> list[str]:
+    """The case-folded words of an NFKC-normalized ``text`` in the scripts these languages
+    are written in (Latin; Arabic for Persian), in order."""
+    return _SCRIPT_WORD.findall(text.casefold())
 
 
 def words(text: str) -> list[str]:

@@ -463,7 +463,7 @@ class SearchIndex:
                 if table == FTS:
                     self.terms.counted(token_text, +1)
                     if self._languages is not None and token_text and TAG in token_text:
-                        self._languages = self._languages | held(dict.fromkeys(token_text.split(), 1))
+                        self._languages = self._languages | held(token_text.split())
             if has_context(tokenizer) and new is None:  # usually no turn follows a new one
                 turn_context.refresh_following(self.conn, table, seq)
         if self._wants_vector(seq, builds):
@@ -648,7 +648,7 @@ class SearchIndex:
             return self._languages
         version = self.conn.execute("pragma data_version").fetchone()[0]
         if self._languages is None or version != self._languages_version:
-            self._languages = held(dict.fromkeys(self.terms.starting_with(TAG), 1))
+            self._languages = held(self.terms.starting_with(TAG))
             self._languages_version = version
         self._languages_checked = now
         return self._languages

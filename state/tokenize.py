@@ -488,11 +488,14 @@ def _language_words(text: str) -> tuple[str, list[str]]:
     return normal, languages.words(normal)
 
 
-def _script_words(normal: str) -> list[str]:
-    """The words of a non-ASCII ``normal`` text whose tagged stems a query asks for, each as
-    the index makes its tokens: a word joined by a zero-width non-joiner also whole (می‌روم as
-    میروم, as _respelled_text gives it), apostrophes in Cyrillic words dropped."""
-    return languages.latin_words(_respelled_text(normal))
+def _held_words(text: str, held: Collection[str]) -> tuple[list[str], list[str]]:
+    """(``text``'s words in the scripts of the languages, each as the index makes its tokens:
+    a word joined by a zero-width non-joiner also whole, می‌روم as میروم, as _respelled_text
+    gives it; the languages of ``held`` in CODES' order)."""
+    normal, words = _language_words(text)
+    if not normal.isascii():
+        words = languages.script_words(_respelled_text(normal))
+    return words, [code for code in languages.CODES if code in held]
 
 
 def text_language(text: str) -> str | None:
@@ -510,10 +513,8 @@ def language_terms(text: str, held: Collection[str], *, max_terms: int = 256) ->
     (the last, as last_distinct keeps)."""
     if not held:
         return []
-    normal, words = _language_words(text)
-    latin = words if normal.isascii() else _script_words(normal)
-    codes = [code for code in languages.CODES if code in held]
-    return last_distinct(languages.stems(latin, codes, LETTER_FOLDS), max_terms)
+    words, codes = _held_words(text, held)
+    return last_distinct(languages.stems(words, codes, LETTER_FOLDS), max_terms)
 
 
 def language_forms(text: str, held: Collection[str]) -> dict[str, list[str]]:
@@ -522,11 +523,9 @@ def language_forms(text: str, held: Collection[str]) -> dict[str, list[str]]:
     frequency is theirs too (state/search.py ``with_language_forms``)."""
     if not held:
         return {}
-    normal, words = _language_words(text)
-    latin = words if normal.isascii() else _script_words(normal)
-    codes = [code for code in languages.CODES if code in held]
+    words, codes = _held_words(text, held)
     forms: dict[str, list[str]] = {}
-    for word in dict.fromkeys(latin):
+    for word in dict.fromkeys(words):
         tagged = [t for code in codes if (t := languages.tagged_stem(word, code, LETTER_FOLDS))]
         if tagged:
             for plain in {_stem(word), _stem(word, True, True)}:
@@ -562,11 +561,6 @@ def fts_match(terms: list[str]) -> str | None:
     """An FTS5 OR-query over ``terms``, or None if there are none. Tokens are double-quoted,
     so user input can never inject FTS5 syntax."""
     return " OR ".join(f'"{t}"' for t in terms) if terms else None
-
-
-def fts_query(text: str, *, max_terms: int = 256) -> str | None:
-    """An FTS5 OR-query over the distinct query tokens, or None if nothing is searchable."""
-    return fts_match(query_terms(text, max_terms=max_terms))
 
 
 def is_cjk_char(token: str) -> bool:

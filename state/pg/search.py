@@ -441,7 +441,8 @@ class PgSearchIndex:
         and after this index counts a text in a language (a write, a re-index)."""
         now = time.monotonic()
         if self._languages is None or now - self._languages_at > LANGUAGES_TTL:
-            self._languages = held(self.frequencies(MARKERS)[0])
+            counts, _ = self.frequencies(MARKERS)
+            self._languages = held({mark for mark, records in counts.items() if records})
             self._languages_at = now
         return self._languages
 

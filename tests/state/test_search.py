@@ -8,7 +8,7 @@ from state.config import Settings
 from state.memories import NewMemory
 from state.rebuild import rebuild_now
 from state.store import Store
-from state.tokenize import fts_query, index_text, tokens
+from state.tokenize import fts_match, index_text, query_terms, tokens
 
 MEMORIES = [
     "Bart在圣诞节晚会上跳舞，感觉非常开心。",
@@ -76,7 +76,7 @@ def test_query_syntax_cannot_inject_fts_operators(store):
     _fill(store, "wsp_a", MEMORIES)
     for query in ['"unbalanced', "NEAR(a b)", "* OR", "title:x", "-- ; drop table"]:
         store.search.search(query, ["wsp_a"])  # must not raise
-    assert fts_query("   ") is None
+    assert fts_match(query_terms("   ")) is None
 
 
 def test_tokens_split_chinese_into_bigrams_and_fold_english():
@@ -193,11 +193,9 @@ def test_characters_most_records_hold_are_left_out_of_the_bm25_query(store):
 
 
 def test_a_long_query_keeps_its_last_terms():
-    from state.tokenize import query_terms
-
     words = [f"w{i}" for i in range(300)]
     assert query_terms(" ".join(words), max_terms=256) == words[-256:]
-    assert sorted(fts_query("alpha beta alpha").split(" OR ")) == ['"alpha"', '"beta"']
+    assert sorted(fts_match(query_terms("alpha beta alpha")).split(" OR ")) == ['"alpha"', '"beta"']
 
 
 def test_query_weights_follow_the_index(store):
