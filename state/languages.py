@@ -327,7 +327,8 @@ _ARABIC_ONLY = regex.compile(r"[\p{Arabic}\p{M}]+")
 def tagged_stem(word: str, code: str, folds: dict[int, str]) -> str | None:
     """A case-folded word's index token in a text of language ``code``: its tagged stem
     (``folds``: the tokenizer's letter folds, ø -> o, made after stemming like the
-    diacritics); None for a word that keeps its English token: not all Latin letters, of
+    diacritics); None for a word that keeps the token its script's main stemmer gives (the
+    English, or for Persian the Arabic one): not all letters of the language's script, of
     fewer than three, or one of the language's function words (as common as English ones)."""
     if len(word) < 3 or code in FUNCTION_WORDS.get(word, ()):
         return None
@@ -340,12 +341,12 @@ def tagged_stem(word: str, code: str, folds: dict[int, str]) -> str | None:
     return tagged(stem(word, code).translate(folds), code)
 
 
-def stems(latin: Iterable[str], codes: Iterable[str], folds: dict[int, str]) -> list[str]:
-    """The tagged stems of ``latin`` words (case-folded) in each language of ``codes``, as a
+def stems(words: Collection[str], codes: Iterable[str], folds: dict[int, str]) -> list[str]:
+    """The tagged stems of ``words`` (case-folded) in each language of ``codes``, as a
     text in that language holds them (``tagged_stem``)."""
     out: list[str] = []
     for code in codes:
-        for word in latin:
+        for word in words:
             if (token := tagged_stem(word, code, folds)) is not None:
                 out.append(token)
     return out
