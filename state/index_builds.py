@@ -22,7 +22,16 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Protocol
 
-from state import tokenize, tokenize_v1, tokenize_v2, tokenize_v4, tokenize_v5, tokenize_v6, turn_context
+from state import (
+    tokenize,
+    tokenize_v1,
+    tokenize_v2,
+    tokenize_v4,
+    tokenize_v5,
+    tokenize_v6,
+    tokenize_v7,
+    turn_context,
+)
 from state.db import Connection
 from state.embedders import coarse_bits
 from state.group_commit import run_deferred
@@ -54,6 +63,7 @@ FROZEN_TOKENIZERS: dict[int, ModuleType] = {
     4: tokenize_v4,
     5: tokenize_v5,
     6: tokenize_v6,
+    7: tokenize_v7,
 }
 
 

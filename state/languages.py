@@ -160,9 +160,73 @@ _LANGUAGES: tuple[tuple[str, str, str], ...] = (
         "است را که این آن در با از برای تا یا اما شد شده بود کرد کرده می نمی های ها یک"
         " هر چه چون اگر باید خود شما آنها امروز فردا",
     ),
+    # Tokenizer 8: the other languages PyStemmer has a Snowball stemmer for. Their function
+    # words leave out those of English (a, an, is, ...) and the words of the language each
+    # script's texts are stemmed in when none is told: Serbian's Cyrillic ones Russian's
+    # (на, не, за, да, до, из, после, или, сам), Nepali's Hindi's (हो, आज, को), Yiddish's
+    # Hebrew's (איך).
+    (
+        "lt",
+        "lithuanian",
+        "ir yra kad su iš ar bet tai jis ji jie jos mes jūs buvo bus kaip nuo apie prie dėl nes"
+        " labai šiandien rytoj kuris kuri kurie kurios taip dabar čia ten tik jau dar savo mano",
+    ),
+    (
+        "et",
+        "estonian",
+        "ja ei et see mis kui oli ka aga või ning siis nagu ta nad meie teie mina sina täna homme"
+        " ole oma olen oled oleme olid seda selle sest kõik veel juba ainult väga pärast enne koos",
+    ),
+    (
+        "eu",
+        "basque",
+        "eta da ez bat du dira zen baina ere hau hori bere gaur bihar nire zure dute izan egin"
+        " ditu dago daude zuen zituen baino oso beste guztiak nola zer noiz",
+    ),
+    (
+        "ga",
+        "irish",
+        "agus bhí tá níl ní sé sí seo siad muid sibh inniu amárach leis chuig faoi ag ach ar"
+        " freisin ansin anseo nuair cén cad conas",
+    ),
+    (
+        "eo",
+        "esperanto",
+        "kaj la estas ne por al kun mi li ŝi ni ili sed ĉar kiu kio kiel kiam hodiaŭ morgaŭ"
+        " estis estos tiu tio ĉi ankaŭ nur pli tre sen pri antaŭ ĝis",
+    ),
+    (
+        "sr",
+        "serbian",
+        "je su što šta koji koja koje kao ali nije će smo ste jer bio bila bilo danas sutra ovaj"
+        " ova ovo zbog nakon posle poslije mogu može samo već još kada gde gdje sa za ne na od iz"
+        " do se da је су што шта који која које као али није ће смо сте јер био била било данас"
+        " сутра овај ова ово због након са од се",
+    ),
+    (
+        "ne",
+        "nepali",
+        "छन् पनि लाई ले गर्न भएको थियो हुन्छ त्यो यो तर भोलि गरेको हामी तपाईं मा छैन हुने गरी गर्ने भने सबै"
+        " किनभने गरेर भयो अनि वा जुन कुनै धेरै अहिले पहिले पछि लागि तथा नै रहेको गएको आएको भन्ने",
+    ),
+    (
+        "yi",
+        "yiddish",
+        "איז און דער דאס ניט נישט מיט פֿון אויף אױף צו ער זי מיר ווען װען וואס װאָס האט האָט"
+        " געווען געװען היינט הײַנט מארגן מאָרגן אבער אָבער אויך אױך זיין זײַן ווערן װערן"
+        " מיין מײַן ביי בײַ נאך נאָך שוין זייער זײער",
+    ),
+    (
+        "st",
+        "sesotho",
+        "hore empa kapa hape hobane kajeno hosane bona rona lona feela haholo tsena tseo mme teng"
+        " ntse hoba jwale joalo kamoo moo",
+    ),
 )
 
 CODES: tuple[str, ...] = tuple(code for code, _, _ in _LANGUAGES)
+# The languages tokenizer 7 told (state/tokenize_v7.py tells only these, as it did).
+TOKENIZER_7_CODES: tuple[str, ...] = CODES[: CODES.index("fa") + 1]
 # Letters that only some of these languages write: a word holding one counts as a function
 # word of each (a short note has few function words: "Müşterilerle yapılan toplantılar
 # ertelendi" has none, but ş and ı). Romanian ş is the cedilla that keyboards type for ș.
@@ -197,6 +261,24 @@ LETTERS: dict[str, tuple[str, ...]] = {
     "چ": ("fa",),
     "ژ": ("fa",),
     "گ": ("fa",),
+    "ė": ("lt",),
+    "į": ("lt",),
+    "ų": ("lt",),
+    "ĉ": ("eo",),
+    "ĝ": ("eo",),
+    "ĥ": ("eo",),
+    "ĵ": ("eo",),
+    "ŝ": ("eo",),
+    "ŭ": ("eo",),
+    "ђ": ("sr",),
+    "ћ": ("sr",),
+    "џ": ("sr",),
+    "љ": ("sr",),
+    "њ": ("sr",),
+    "ј": ("sr",),
+    "װ": ("yi",),
+    "ױ": ("yi",),
+    "ײ": ("yi",),
 }
 # Persian function words above leave out those Arabic writes alike (ما, هم, او): an Arabic
 # text keeps the Arabic stemmer. Letters of Urdu that Persian does not write: an Urdu text, whose words the Persian stemmer
@@ -206,13 +288,16 @@ _NOT_PERSIAN = frozenset("ٹڈڑںےھ")
 # Persian stemmer, which knows the suffixes only in Persian letters (tokenizer 6 folds them
 # the other way for the Arabic stemmer; a tagged stem is compared only with tagged stems).
 _PERSIAN_LETTERS = str.maketrans({"ي": "ی", "ى": "ی", "ك": "ک", "ہ": "ه", "ۃ": "ة"})
-_LETTER_SET = frozenset(LETTERS)
 _STEMMERS = {code: Stemmer.Stemmer(name) for code, name, _ in _LANGUAGES}
 # The fewest function words (or words with a telling letter) that name a language.
 MIN_FUNCTION_WORDS = 2
 
-# The words a language's stems are made of: Latin-script ones, and Arabic-script for Persian.
-_SCRIPT_WORD = regex.compile(r"[\p{Latin}\p{Arabic}\p{M}]+")
+# The words a language's stems are made of: those of its script (Latin unless named here).
+_SCRIPTS = {"fa": r"\p{Arabic}", "sr": r"\p{Latin}\p{Cyrillic}", "ne": r"\p{Devanagari}", "yi": r"\p{Hebrew}"}
+_SCRIPT_OF = {code: regex.compile("[" + _SCRIPTS.get(code, r"\p{Latin}") + r"\p{M}]+") for code in CODES}
+_SCRIPT_WORD = regex.compile(r"[\p{Latin}\p{Arabic}\p{Cyrillic}\p{Devanagari}\p{Hebrew}\p{M}]+")
+# Languages whose stems keep their marks (see ``stem``).
+_KEEP_MARKS = frozenset({"ne"})
 _WORD = regex.compile(r"[\p{L}\p{M}]+")
 _MARKS = regex.compile(r"\p{Mn}")
 
@@ -238,15 +323,43 @@ def _function_words() -> dict[str, frozenset[str]]:
     languages: dict[str, set[str]] = {}
     for code, _, words in _LANGUAGES:
         for word in words.split():
-            # One letter says too little (Czech "s" is English "'s" too); Romanian "în" bare is "in".
-            for form in {word, _bare(word)} - ENGLISH_LOOKALIKES:
+            # One letter says too little (Czech "s" is English "'s" too); Romanian "în" bare is
+            # "in". Nepali's marks are its vowels, not optional (see ``stem``).
+            forms = {word} if code in _KEEP_MARKS else {word, _bare(word)}
+            for form in forms - ENGLISH_LOOKALIKES:
                 if len(form) > 1:
                     languages.setdefault(form, set()).add(code)
     return {word: frozenset(codes) for word, codes in languages.items()}
 
 
 FUNCTION_WORDS = _function_words()
-_FUNCTION_SET = frozenset(FUNCTION_WORDS)
+
+
+class _Detector:
+    """What ``detect`` counts for a set of languages: their function words and letters only,
+    and English's function words that are none of theirs (so tokenizer 7's detection stays
+    as it was beside tokenizer 8's languages)."""
+
+    def __init__(self, codes: tuple[str, ...]) -> None:
+        self.codes = codes
+        self.function_words = {
+            word: kept for word, of in FUNCTION_WORDS.items() if (kept := of.intersection(codes))
+        }
+        self.function_set = frozenset(self.function_words)
+        self.letters = {
+            letter: chosen for letter, of in LETTERS.items() if (chosen := tuple(c for c in of if c in codes))
+        }
+        self.letter_set = frozenset(self.letters)
+        self._english: dict[frozenset[str], frozenset[str]] = {}
+
+    def english_only(self, english: frozenset[str]) -> frozenset[str]:
+        """The English function words that tell English: not one letter, not another language's."""
+        found = self._english.get(english)
+        if found is None:
+            found = self._english[english] = frozenset(
+                word for word in english if len(word) > 1 and word not in self.function_words
+            )
+        return found
 
 
 def marker(code: str) -> str:
@@ -267,23 +380,26 @@ def tagged(stem: str, code: str) -> str:
     return f"{stem}{TAG}{code}"
 
 
-def detect(words: Iterable[str], english: frozenset[str]) -> tuple[str, ...] | None:
-    """The languages of which ``words`` (case-folded) hold the most distinct function words
-    (a word with one of a language's LETTERS counts as one): ``()`` when they hold English
-    ones (``english``, but neither one-letter words, as in no language, nor another
-    language's function words: Spanish "de") and at least as many, None when no other
-    language has ``MIN_FUNCTION_WORDS``. Close languages that tie (Danish and Norwegian) are
-    all returned. Set operations first: every record written is asked (~5 us an English
-    turn, was ~16 word by word)."""
+def detect(
+    words: Iterable[str], english: frozenset[str], codes: tuple[str, ...] = CODES
+) -> tuple[str, ...] | None:
+    """The languages of ``codes`` of which ``words`` (case-folded) hold the most distinct
+    function words (a word with one of a language's LETTERS counts as one): ``()`` when they
+    hold English ones (``english``, but neither one-letter words, as in no language, nor
+    another language's function words: Spanish "de") and at least as many, None when no
+    other language has ``MIN_FUNCTION_WORDS``. Close languages that tie (Danish and
+    Norwegian) are all returned. Set operations first: every record written is asked (~5 us
+    an English turn, was ~16 word by word)."""
+    detector = _detector(codes)
     distinct = set(words)
-    english_count = len(distinct & _english_only(english))
+    english_count = len(distinct & detector.english_only(english))
     counts: dict[str, int] = {}
-    for word in distinct & _FUNCTION_SET:
-        for code in FUNCTION_WORDS[word]:
+    for word in distinct & detector.function_set:
+        for code in detector.function_words[word]:
             counts[code] = counts.get(code, 0) + 1
     for word in distinct:
-        if not word.isascii() and (letters := _LETTER_SET.intersection(word)):
-            for code in {code for letter in letters for code in LETTERS[letter]}:
+        if not word.isascii() and (letters := detector.letter_set.intersection(word)):
+            for code in {code for letter in letters for code in detector.letters[letter]}:
                 counts[code] = counts.get(code, 0) + 1
     if "fa" in counts and any(_NOT_PERSIAN.intersection(word) for word in distinct if not word.isascii()):
         del counts["fa"]
@@ -292,26 +408,27 @@ def detect(words: Iterable[str], english: frozenset[str]) -> tuple[str, ...] | N
         return ()
     if best < MIN_FUNCTION_WORDS:
         return None
-    return tuple(code for code in CODES if counts.get(code) == best)
+    return tuple(code for code in codes if counts.get(code) == best)
 
 
 @lru_cache(maxsize=4)
-def _english_only(english: frozenset[str]) -> frozenset[str]:
-    """The English function words that tell English: not one letter, not another language's."""
-    return frozenset(word for word in english if len(word) > 1 and word not in FUNCTION_WORDS)
+def _detector(codes: tuple[str, ...]) -> _Detector:
+    return _Detector(codes)
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str, code: str) -> str:
     """A case-folded word's stem in language ``code``, then without diacritics: stemmed as
     written (Turkish vowel harmony, Hungarian é/e alternate in suffixes), met however typed
-    where the stemmer makes both forms one ("ügyfél" and "ügyfelekkel" give "ugyfel")."""
-    return _bare(_STEMMERS[code].stemWord(word))
+    where the stemmer makes both forms one ("ügyfél" and "ügyfelekkel" give "ugyfel").
+    Nepali keeps its marks: Devanagari's vowel signs are part of its words."""
+    stemmed = _STEMMERS[code].stemWord(word)
+    return stemmed if code in _KEEP_MARKS else _bare(stemmed)
 
 
 def script_words(text: str) -> list[str]:
     """The case-folded words of an NFKC-normalized ``text`` in the scripts these languages
-    are written in (Latin; Arabic for Persian), in order."""
+    are written in (Latin; Arabic, Cyrillic, Devanagari and Hebrew for some), in order."""
     return _SCRIPT_WORD.findall(text.casefold())
 
 
@@ -320,28 +437,22 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.casefold())
 
 
-_LATIN_ONLY = regex.compile(r"[\p{Latin}\p{M}]+")
-_ARABIC_ONLY = regex.compile(r"[\p{Arabic}\p{M}]+")
-
-
-def tagged_stem(word: str, code: str, folds: dict[int, str]) -> str | None:
+def tagged_stem(word: str, code: str, folds: dict[int, str | None]) -> str | None:
     """A case-folded word's index token in a text of language ``code``: its tagged stem
     (``folds``: the tokenizer's letter folds, ø -> o, made after stemming like the
     diacritics); None for a word that keeps the token its script's main stemmer gives (the
-    English, or for Persian the Arabic one): not all letters of the language's script, of
-    fewer than three, or one of the language's function words (as common as English ones)."""
-    if len(word) < 3 or code in FUNCTION_WORDS.get(word, ()):
+    English, Arabic, Russian or Hindi one; a Hebrew-script word none): not all letters of
+    the language's script (``_SCRIPT_OF``), of fewer than three, or one of the language's
+    function words (as common as English ones). Serbian's stemmer gives Latin stems of
+    Cyrillic words as well, so "састанак" and "sastanak" meet."""
+    if len(word) < 3 or code in FUNCTION_WORDS.get(word, ()) or not _SCRIPT_OF[code].fullmatch(word):
         return None
     if code == "fa":
-        if not _ARABIC_ONLY.fullmatch(word):
-            return None
         return tagged(stem(word.translate(_PERSIAN_LETTERS), code), code)
-    if not _LATIN_ONLY.fullmatch(word):
-        return None
     return tagged(stem(word, code).translate(folds), code)
 
 
-def stems(words: Collection[str], codes: Iterable[str], folds: dict[int, str]) -> list[str]:
+def stems(words: Collection[str], codes: Iterable[str], folds: dict[int, str | None]) -> list[str]:
     """The tagged stems of ``words`` (case-folded) in each language of ``codes``, as a
     text in that language holds them (``tagged_stem``)."""
     out: list[str] = []

@@ -37,12 +37,13 @@ tokenizer 7 a text whose function words say it is German, Dutch, French, Turkish
 ... holds its words of that language's script stemmed by its stemmer, tagged ("besprech·de":
 state/languages.py), and a query asks for its words' tagged stems in the languages the index
 holds (``language_terms``), so "Besprechung" finds "Besprechungen". The hashing embedder
-reads plain ``tokens`` (its vectors did not change with tokenizers 3, 5, 6 and 7).
+reads plain ``tokens`` (its vectors did not change with tokenizers 3, 5, 6, 7 and 8).
 
 ``TOKENIZER_VERSION`` names this scheme and the full-text index's format: a store built with
 another version rebuilds its derived indexes in the background (the previous schemes are kept
-in state/tokenize_v1.py, state/tokenize_v2.py, state/tokenize_v4.py, state/tokenize_v5.py and
-state/tokenize_v6.py to answer meanwhile; 3 made the tokens 4 makes).
+in state/tokenize_v1.py, state/tokenize_v2.py, state/tokenize_v4.py, state/tokenize_v5.py,
+state/tokenize_v6.py and state/tokenize_v7.py to answer meanwhile; 3 made the tokens 4
+makes).
 """
 
 from __future__ import annotations
@@ -73,7 +74,9 @@ from state.lemmas import LEMMAS
 # 7: a text whose function words say it is German, Dutch, French, ..., Persian
 # (state/languages.py) holds its words' stems in that language, tagged, instead of the
 # script's main stemmer's, and a marker token.
-TOKENIZER_VERSION = 7
+# 8: the same for the other languages PyStemmer has a stemmer for: Lithuanian, Estonian,
+# Basque, Irish, Esperanto, Serbian (Latin and Cyrillic), Nepali, Yiddish and Sesotho.
+TOKENIZER_VERSION = 8
 # FTS5 splits our space-separated tokens only at ASCII non-alphanumerics ('_' is kept):
 # every non-ASCII character is part of a token, so a Devanagari or Thai token stays whole.
 FTS_TOKENIZER = "ascii tokenchars '_'"
@@ -208,6 +211,9 @@ ARABIC_FOLDS = str.maketrans({"ک": "ك", "ی": "ي", "ى": "ي", "ہ": "ه", "�
 _NUKTAS = "\u093c\u09bc\u0a3c\u0abc\u0b3c\u0cbc"
 _SPELLING_MARKS = regex.compile(rf"[\u0300-\u036f\u0591-\u05c7\u064b-\u065f\u0670{_NUKTAS}]")
 INDIC_FOLDS = str.maketrans({"\u0901": "\u0902"})
+# What a language's stem is folded by after stemming (state/languages.py tagged_stem): the
+# letters above, and a Nepali stem's nukta and chandrabindu as tokenizer 6 folds them.
+STEM_FOLDS: dict[int, str | None] = {**LETTER_FOLDS, **INDIC_FOLDS, **dict.fromkeys(map(ord, _NUKTAS))}
 # * Hebrew writes its conjunction, prepositions and article as one-letter prefixes of the
 #   next word (ו and, ב in, ל to, מ from, ה the, ש that, כ as): "הפגישה" is "the meeting",
 #   "בירושלים" "in Jerusalem". No stemmer here knows Hebrew, so a word that starts with up to
@@ -359,7 +365,7 @@ def _word_tokens(
         )
     elif not parts or (for_query and folded in STOPWORDS):
         return ()
-    elif language is not None and (stem := languages.tagged_stem(folded, language, LETTER_FOLDS)):
+    elif language is not None and (stem := languages.tagged_stem(folded, language, STEM_FOLDS)):
         return (stem,)
     else:
         out = (_stem(LEMMAS.get(folded, folded) if lemmas else folded, fold, spelling),)
@@ -498,11 +504,12 @@ def _held_words(text: str, held: Collection[str]) -> tuple[list[str], list[str]]
     return words, [code for code in languages.CODES if code in held]
 
 
-def text_language(text: str) -> str | None:
-    """The language other than English that ``text``'s function words (and letters) name
-    (state/languages.py ``detect``; of two that tie, the first of CODES), else None."""
-    codes = languages.detect(_language_words(text)[1], STOPWORDS)
-    return codes[0] if codes else None
+def text_language(text: str, codes: tuple[str, ...] = languages.CODES) -> str | None:
+    """The language of ``codes`` other than English that ``text``'s function words (and
+    letters) name (state/languages.py ``detect``; of two that tie, the first of CODES), else
+    None."""
+    found = languages.detect(_language_words(text)[1], STOPWORDS, codes)
+    return found[0] if found else None
 
 
 def language_terms(text: str, held: Collection[str], *, max_terms: int = 256) -> list[str]:
@@ -514,7 +521,7 @@ def language_terms(text: str, held: Collection[str], *, max_terms: int = 256) ->
     if not held:
         return []
     words, codes = _held_words(text, held)
-    return last_distinct(languages.stems(words, codes, LETTER_FOLDS), max_terms)
+    return last_distinct(languages.stems(words, codes, STEM_FOLDS), max_terms)
 
 
 def language_forms(text: str, held: Collection[str]) -> dict[str, list[str]]:
@@ -526,7 +533,7 @@ def language_forms(text: str, held: Collection[str]) -> dict[str, list[str]]:
     words, codes = _held_words(text, held)
     forms: dict[str, list[str]] = {}
     for word in dict.fromkeys(words):
-        tagged = [t for code in codes if (t := languages.tagged_stem(word, code, LETTER_FOLDS))]
+        tagged = [t for code in codes if (t := languages.tagged_stem(word, code, STEM_FOLDS))]
         if tagged:
             for plain in {_stem(word), _stem(word, True, True)}:
                 forms.setdefault(plain, []).extend(tagged)

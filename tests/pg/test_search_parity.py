@@ -46,6 +46,8 @@ SCRIPTS = [
     "Rename user_id to account_id in src/memory/store.py and getUserName()",
     "Spotkania z klientami przeniesiono na piątek, bo serwer nie działa",
     "De vergaderingen met de klanten zijn verplaatst naar vrijdag",
+    "Састанци са купцима су одложени за петак јер сервер не ради",
+    "ग्राहकहरूसँगको बैठक शुक्रबारसम्म सारिएको छ किनभने सर्भरले काम गरेको छैन",
 ]
 QUERIES = [
     "встреча в пятницу",
@@ -63,6 +65,8 @@ QUERIES = [
     "store.py",
     "spotkanie klient",
     "vergadering klant",
+    "kupci",
+    "ग्राहक बैठकमा",
 ]
 
 

@@ -23,6 +23,7 @@ from state import (
     tokenize_v4,
     tokenize_v5,
     tokenize_v6,
+    tokenize_v7,
 )
 from state.config import Settings
 from state.doctor import check_indexes, rebuild_indexes
@@ -631,6 +632,40 @@ def test_a_store_indexed_by_tokenizer_6_rebuilds_to_stem_its_languages(paths, mi
         assert _words(store, "spotkanie klient") == [polish]
         assert _words(store, "Rechnung") == ["Die Rechnungen sind noch offen."]
         assert _words(store, "customer") == ["A plain note about the customers"]  # English as before
+        assert all(report.ok for report in check_indexes(store.conn).values())
+    finally:
+        store.close()
+
+
+def test_a_store_indexed_by_tokenizer_7_rebuilds_to_stem_its_new_languages(
+    paths, migrated_database, monkeypatch
+):
+    """Tokenizer 8 tells Lithuanian, Serbian, Nepali, ... as well (state/languages.py). A store
+    indexed by 7 answers with 7's terms meanwhile (a Serbian text stemmed as Polish, the
+    Cyrillic one as Russian); then "kupci" finds the Cyrillic "купцима", and "susitikimas"
+    the Lithuanian "Susitikimai"; tokenizer 7's German as before."""
+    seed_database(paths, migrated_database)
+    lithuanian = "Susitikimai su klientais buvo atidėti iki penktadienio, nes serveris neveikia."
+    serbian = "Састанци са купцима су одложени за петак јер сервер не ради."
+    german = "Die Besprechungen mit den Kunden wurden auf Freitag verschoben."
+    with monkeypatch.context() as patch:
+        patch.setattr(index_builds, "current_tokenizer", lambda: (7, tokenize_v7))
+        store = Store.open(paths.database, Settings(dimension=16))
+        with store.transaction():
+            for text in (lithuanian, serbian, german):
+                store.memories.create(NewMemory(namespace="wsp_a", kind="fact", content=text, source="test"))
+        assert read_builds(store.conn)[FTS].built_with == "tokenizer-7"
+        store.close()
+    store = Store.open(paths.database, Settings(dimension=16))
+    try:
+        assert read_builds(store.conn)[FTS].target == CURRENT
+        assert _words(store, "купцима") == [serbian]  # answers meanwhile
+        assert _words(store, "kupci") == []  # not yet: 7 stems it as Russian
+        rebuild_now(store, force=False)
+        assert read_builds(store.conn)[FTS].built_with == CURRENT
+        assert _words(store, "kupci") == [serbian]
+        assert _words(store, "susitikimas klientas") == [lithuanian]
+        assert _words(store, "Besprechung Kunde") == [german]
         assert all(report.ok for report in check_indexes(store.conn).values())
     finally:
         store.close()

@@ -1,12 +1,14 @@
 """Latin-script languages other than English, and Persian, are stemmed in their own language
-(tokenizer 7, state/languages.py): real sentences stored through the real store, found by a keyword query
-in another inflection, the way a person or an agent asks; English indexed as before."""
+(tokenizer 7, state/languages.py), and since tokenizer 8 every other language PyStemmer has a
+stemmer for, in Latin, Cyrillic, Devanagari and Hebrew script: real sentences stored through
+the real store, found by a keyword query in another inflection, the way a person or an agent
+asks; English indexed as before."""
 
 from __future__ import annotations
 
 import pytest
 
-from state import languages, tokenize_v6
+from state import languages, tokenize_v6, tokenize_v7
 from state.memories import NewMemory
 from state.tokenize import STOPWORDS, index_text, language_terms, query_terms, text_language
 from tests.state.test_tokenize_scripts import _found, _stored
@@ -47,6 +49,45 @@ SENTENCES = [
     ("fa-plural", "دانشجویان این دانشگاه امروز امتحان دارند.", "دانشجو"),
     ("fa-verb", "ما دیروز با بچه‌ها به بازار رفتیم و میوه خریدیم.", "خرید"),
 ]
+# Tokenizer 8's languages: the query's forms are ones their Snowball stemmer makes one with
+# the stored forms (it keeps others apart: Serbian "sastanak" / "sastanci", Basque "bezeroa"
+# / "bezeroekin", README "Search").
+SENTENCES_8 = [
+    (
+        "lt",
+        "Susitikimai su klientais buvo atidėti iki penktadienio, nes serveris neveikia.",
+        "susitikimas klientas",
+    ),
+    ("et", "Koosolekud klientidega lükati reedele, sest server ei tööta.", "koosolekul klientidele"),
+    (
+        "eu",
+        "Bezeroekin izandako bilerak ostiralera atzeratu dira, zerbitzariak ez baitu funtzionatzen.",
+        "bileretan",
+    ),
+    (
+        "ga",
+        "Cuireadh ár gcruinnithe leis na custaiméirí siar go dtí an Aoine, mar níl an freastalaí ag obair.",
+        "cruinnithe",
+    ),
+    (
+        "eo",
+        "La kunvenoj kun la klientoj estas prokrastitaj ĝis vendredo, ĉar la servilo ne funkcias.",
+        "kunveno kliento",
+    ),
+    ("sr", "Sastanci sa klijentima su odloženi za petak jer server ne radi.", "klijent"),
+    ("sr-cyrillic", "Састанци са купцима су одложени за петак јер сервер не ради.", "kupci"),
+    ("ne", "ग्राहकहरूसँगको बैठक शुक्रबारसम्म सारिएको छ किनभने सर्भरले काम गरेको छैन।", "ग्राहक बैठकमा"),
+    (
+        "yi",
+        "די זיצונגען מיט די קליענטן זענען אָפּגעלייגט ביז פֿרײַטיק, ווײַל דער סערווער אַרבעט ניט.",
+        "זיצונג קליענט",
+    ),
+    (
+        "st",
+        "Dikopano le bareki di chechisetswa ho Labohlano hobane seva ha e sebetse, empa re tla leka hape.",
+        "moreki",
+    ),
+]
 ENGLISH = [
     (
         "en",
@@ -60,7 +101,7 @@ ENGLISH = [
 
 @pytest.fixture
 def filled(store):
-    return store, _stored(store, SENTENCES + ENGLISH)
+    return store, _stored(store, SENTENCES + SENTENCES_8 + ENGLISH)
 
 
 @pytest.mark.parametrize("language,sentence,query", SENTENCES, ids=[s[0] for s in SENTENCES])
@@ -74,6 +115,25 @@ def test_english_stems_alone_did_not_meet_them(language, sentence, query):
     """What tokenizer 6 (English stems for every Latin-script word) made of the same pair:
     no query term in the stored tokens, so each case above tests tokenizer 7's stems."""
     assert not set(tokenize_v6.query_terms(query)) & set(tokenize_v6.index_text(sentence).split())
+
+
+@pytest.mark.parametrize("language,sentence,query", SENTENCES_8, ids=[s[0] for s in SENTENCES_8])
+def test_tokenizer_8_finds_its_languages_in_other_word_forms(filled, language, sentence, query):
+    store, seqs = filled
+    assert _found(store, seqs, query)[:1] == [language], query
+
+
+@pytest.mark.parametrize("language,sentence,query", SENTENCES_8, ids=[s[0] for s in SENTENCES_8])
+def test_tokenizer_7_did_not_meet_them(language, sentence, query):
+    """What tokenizer 7 made of the same pair (the script's main stemmer, or Spanish or
+    Polish stems for a text whose function words those share): no query term in the stored
+    tokens, so each case above tests tokenizer 8's languages."""
+    assert not set(tokenize_v7.query_terms(query)) & set(tokenize_v7.index_text(sentence).split())
+
+
+def test_tokenizer_8_indexes_tokenizer_7s_languages_and_english_as_7_did():
+    for _, sentence, _ in SENTENCES + ENGLISH:
+        assert index_text(sentence) == tokenize_v7.index_text(sentence)
 
 
 def test_english_is_indexed_as_before_and_asks_as_before():
@@ -119,6 +179,18 @@ def test_detect_names_the_language_of_its_function_words():
     assert not detected("ما هو الحل؟ هم لا يعرفون ما حدث أو لماذا")  # ما، هم، أو: Arabic words too
     assert not detected("میں نے کل کتابیں پڑھیں اور وہ بہت اچھی تھیں")  # Urdu: پ and ھ, not Persian
     assert text_language("Vi har flyttet møderne og møtene til fredag") in {"da", "no"}  # a tie: one of them
+    # Tokenizer 8: a script's other languages are told from its main one's texts.
+    assert detected("Састанак је одложен за петак") == ("sr",)  # је, and ј
+    assert not detected("Встреча перенесена на пятницу, потому что сервер не работает")  # Russian
+    assert not detected("Зустріч перенесли на п'ятницю, бо сервер не працює і треба чекати")  # Ukrainian
+    assert detected("बैठक शुक्रबार सारिएको छ किनभने सर्भर चलेको छैन") == ("ne",)
+    assert not detected("बैठक शुक्रवार तक टाल दी गई है क्योंकि सर्वर काम नहीं कर रहा है")  # Hindi
+    assert detected("די זיצונג איז אָפּגעלייגט ביז פֿרײַטיק") == ("yi",)
+    assert not detected("הפגישה נדחתה ליום שישי כי השרת לא עובד ואיך נמשיך")  # Hebrew
+    assert detected("La kunveno estas prokrastita ĝis vendredo") == ("eo",)
+    assert detected("La reunión con los clientes se aplazó hasta el viernes por la tarde") == ("es",)
+    assert detected("Spotkania z klientami przeniesiono na piątek, bo serwer nie działa") == ("pl",)
+    assert text_language("Sastanci su odloženi jer server ne radi", languages.TOKENIZER_7_CODES) != "sr"
 
 
 def test_a_text_in_a_language_holds_its_marker_identifiers_and_function_words_as_before():
