@@ -284,6 +284,9 @@ LETTERS: dict[str, tuple[str, ...]] = {
 # text keeps the Arabic stemmer. Letters of Urdu that Persian does not write: an Urdu text, whose words the Persian stemmer
 # would cut wrong, is not taken for Persian however many پ and گ it holds.
 _NOT_PERSIAN = frozenset("ٹڈڑںےھ")
+# Cyrillic letters Serbian (and Macedonian) do not write and Russian, Ukrainian, Belarusian and
+# Bulgarian do: a Bulgarian text says "са" and "се" as Serbian does, but not in Serbian words.
+_NOT_SERBIAN = frozenset("щъыэёяюйьіїєґў")
 # Persian written on an Arabic keyboard (ي ك, ى at a word's end): made Persian before the
 # Persian stemmer, which knows the suffixes only in Persian letters (tokenizer 6 folds them
 # the other way for the Arabic stemmer; a tagged stem is compared only with tagged stems).
@@ -401,8 +404,9 @@ def detect(
         if not word.isascii() and (letters := detector.letter_set.intersection(word)):
             for code in {code for letter in letters for code in detector.letters[letter]}:
                 counts[code] = counts.get(code, 0) + 1
-    if "fa" in counts and any(_NOT_PERSIAN.intersection(word) for word in distinct if not word.isascii()):
-        del counts["fa"]
+    for code, vetoes in (("fa", _NOT_PERSIAN), ("sr", _NOT_SERBIAN)):
+        if code in counts and any(vetoes.intersection(word) for word in distinct if not word.isascii()):
+            del counts[code]
     best = max(counts.values(), default=0)
     if english_count and english_count >= best:
         return ()

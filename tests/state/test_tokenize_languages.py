@@ -183,6 +183,7 @@ def test_detect_names_the_language_of_its_function_words():
     assert detected("Састанак је одложен за петак") == ("sr",)  # је, and ј
     assert not detected("Встреча перенесена на пятницу, потому что сервер не работает")  # Russian
     assert not detected("Зустріч перенесли на п'ятницю, бо сервер не працює і треба чекати")  # Ukrainian
+    assert not detected("Срещата се отлага за петък, защото сървърът не работи и те са заети")  # Bulgarian
     assert detected("बैठक शुक्रबार सारिएको छ किनभने सर्भर चलेको छैन") == ("ne",)
     assert not detected("बैठक शुक्रवार तक टाल दी गई है क्योंकि सर्वर काम नहीं कर रहा है")  # Hindi
     assert detected("די זיצונג איז אָפּגעלייגט ביז פֿרײַטיק") == ("yi",)
