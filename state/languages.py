@@ -1,27 +1,33 @@
-"""Which Latin-script language (or Persian) a text is written in, and its words' stems in it.
+"""Which language a text is written in, of those PyStemmer has a Snowball stemmer for beside
+each script's main one, and its words' stems in it.
 
-The full-text index stems every Latin-script word with the English Snowball stemmer
-(state/tokenize.py): German "Besprechungen" and "Besprechung", Dutch "vergaderingen" and
-"vergadering", Polish "spotkania" and "spotkanie" stayed apart, and a query in one form found
-nothing stored in the other; Persian was stemmed by the Arabic stemmer (دانشجویان and دانشجو,
-درختان and درخت stayed apart, and it cut the ب of بزرگ). Since tokenizer 7 a text whose
+The full-text index stems every word with the Snowball stemmer of its script's main language
+(state/tokenize.py: English for Latin, Russian for Cyrillic, Hindi for Devanagari, Arabic;
+Hebrew script none): German "Besprechungen" and "Besprechung", Polish "spotkania" and
+"spotkanie" stayed apart, and a query in one form found nothing stored in the other; Persian
+was stemmed by the Arabic stemmer (دانشجویان and دانشجو stayed apart, and it cut the ب of
+بزرگ), Serbian by the Russian one, Nepali by the Hindi one. Since tokenizer 7 a text whose
 function words (and letters: ş, ł, ő, گ, ...) name another language (``detect``) is indexed
-in it: each word of that language's script (Latin; Arabic for Persian) of three letters or
-more, not a function word, gets its stem by that language's Snowball stemmer, tagged with the language (``tagged_stem``: "besprech·de"), instead of its English
-stem, and the text gets a marker token (``marker``: "·de"). So
+in it: each word of that language's script (``_SCRIPTS``) of three letters or more, not a
+function word, gets its stem by that language's Snowball stemmer, tagged with the language
+(``tagged_stem``: "besprech·de"), instead of its script's main stem, and the text gets a
+marker token (``marker``: "·de"). Tokenizer 7 told 17 Latin-script languages and Persian;
+8 tells the rest (Lithuanian, Estonian, Basque, Irish, Esperanto, Sesotho, Serbian in both
+alphabets, Nepali, Yiddish). So
 
 * a text in English, or one whose language is not told, is indexed exactly as before, and
   an English query never meets a German stem by chance ("customers" is German "custom");
 * a query asks for its words' tagged stems in each language the index holds texts in (their
-  markers' document frequencies: ``held``), beside its English stems: an English-only store
-  queries as before, and each word of a record meets one term of a query, not two (a text
-  in German does not outrank an English one for holding a word twice over);
-* identifiers, short words and function words keep their English tokens in every text.
+  markers' document frequencies: ``held``), beside its script's main stems: an English-only
+  store queries as before, and each word of a record meets one term of a query, not two (a
+  text in German does not outrank an English one for holding a word twice over);
+* identifiers, short words and function words keep their main tokens in every text.
 
 The function words are frequent ones of each language, leaving out those that are English
 words too (ENGLISH_LOOKALIKES: "in", "for", "van", "come"), so a few foreign names in an
-English text do not make it foreign. Languages are those PyStemmer has a Snowball stemmer
-for that are written in Latin script, and Persian (not Urdu, whose own letters say so).
+English text do not make it foreign, and those of the main language of the same script
+(Russian's for Serbian's Cyrillic ones); letters a main language writes and the other does
+not veto it (Urdu's for Persian, Russian's and Bulgarian's for Serbian).
 """
 
 from __future__ import annotations

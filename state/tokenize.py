@@ -34,7 +34,8 @@ one-letter prefixes (פגישה finds הפגישה), Arabic-script letters typed
 Cyrillic words (пʼятниця = п'ятниця = пятниця), traditional and simplified Chinese
 characters (會議 = 会议) and words joined by a zero-width non-joiner (کتاب‌ها = کتابها); again a query keeps tokenizer 5's tokens as well. Since
 tokenizer 7 a text whose function words say it is German, Dutch, French, Turkish, Persian,
-... holds its words of that language's script stemmed by its stemmer, tagged ("besprech·de":
+... (since 8 also Serbian, Nepali, Yiddish, ...: every language PyStemmer has a stemmer for)
+holds its words of that language's script stemmed by its stemmer, tagged ("besprech·de":
 state/languages.py), and a query asks for its words' tagged stems in the languages the index
 holds (``language_terms``), so "Besprechung" finds "Besprechungen". The hashing embedder
 reads plain ``tokens`` (its vectors did not change with tokenizers 3, 5, 6, 7 and 8).
