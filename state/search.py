@@ -788,10 +788,12 @@ class SearchIndex:
             scored = self._bm25_ranked(self._bm25_terms(query, tokenizer), namespaces, pool)
             bm25 = [seq for seq, _ in self._with_answers(scored)[:pool]]
         knn: list[int] = []
+        fill = False
         if vectors:
             mode = resolved_mode(self.vector_mode, tokenizer.query_terms(query), tokenizer)
             # A scan of the namespace when words find too few (or rank nothing), or always.
             scan = len(bm25) < (page or limit) or bm25_weight <= 0 or mode == "always"
+            fill = scan and bm25_weight > 0 and mode != "always"  # see fuse
             if scan or mode == "rerank":
                 vector = self._query_vector(query)
                 if vector is not None:
@@ -801,22 +803,41 @@ class SearchIndex:
                         if scan
                         else self._rerank(vector, bm25)
                     )
-        return fuse(bm25, knn, bm25_weight, self.vector_weight, limit)
+        return fuse(bm25, knn, bm25_weight, self.vector_weight, limit, fill=fill)
 
 
 def fuse(
-    bm25: list[int], knn: list[int], bm25_weight: float, vector_weight: float, limit: int
+    bm25: list[int],
+    knn: list[int],
+    bm25_weight: float,
+    vector_weight: float,
+    limit: int,
+    *,
+    fill: bool = False,
 ) -> list[SearchHit]:
     """Weighted reciprocal rank fusion of the two rankings (record seqs, best first): the one
-    definition for every storage engine (state/pg/search.py too)."""
+    definition for every storage engine (state/pg/search.py too).
+
+    ``fill``: the vectors were scanned only because the words found fewer records than the
+    page (vector_mode ``auto`` or ``fallback``), so they fill in after the words' hits: a
+    record they alone found ranks as if it followed BM25's last hit, not beside its first
+    (a vector's first neighbour can be a hashing collision: "kupci", which BM25 found in one
+    Serbian text, ranked an unrelated Nepali text first, the newer of two equal scores). A
+    record both found is fused as always; its ``vector_rank`` is the scan's."""
     scores: dict[int, list] = {}
     for rank, seq in enumerate(bm25, 1):
         scores.setdefault(seq, [0.0, None, None])
         scores[seq][0] += bm25_weight / (RRF_K + rank)
         scores[seq][1] = rank
+    words = set(bm25) if fill else set()
+    after = len(bm25)
     for rank, seq in enumerate(knn, 1):
+        place = rank
+        if fill and seq not in words:
+            after += 1
+            place = after
         scores.setdefault(seq, [0.0, None, None])
-        scores[seq][0] += vector_weight / (RRF_K + rank)
+        scores[seq][0] += vector_weight / (RRF_K + place)
         scores[seq][2] = rank
     # Ties (equal fused score) go to the newer record: seq grows with time.
     ordered = sorted(scores.items(), key=lambda item: (-item[1][0], -item[0]))

@@ -590,9 +590,11 @@ class PgSearchIndex:
             else []
         )
         knn: list[int] = []
+        fill = False
         if self.vector_weight > 0:
             mode = resolved_mode(self.vector_mode, tokenize.query_terms(query), tokenize)
             scan = len(bm25) < (page or limit) or self.bm25_weight <= 0 or mode == "always"
+            fill = scan and self.bm25_weight > 0 and mode != "always"  # state/search.py fuse
             if scan or mode == "rerank":
                 vector = self.query_vector(query)
                 if vector is not None:
@@ -601,4 +603,4 @@ class PgSearchIndex:
                         if scan
                         else self._knn(vector, namespaces, pool, bm25)
                     )
-        return fuse(bm25, knn, self.bm25_weight, self.vector_weight, limit)
+        return fuse(bm25, knn, self.bm25_weight, self.vector_weight, limit, fill=fill)

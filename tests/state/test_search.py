@@ -132,6 +132,41 @@ def test_fallback_mode_skips_vectors_when_bm25_fills_the_page(store):
     assert hits[0].bm25_rank == 1 and hits[0].vector_rank is None
 
 
+def test_vectors_that_fill_in_rank_after_every_record_the_words_found():
+    """When the words find fewer records than the page, the vectors' scan fills in after
+    them: a record only the vectors found (a hashing collision can be the first neighbour)
+    ranks as if it followed BM25's last hit. Without ``fill`` (``rerank``, ``always``) the two
+    rankings count alike, and a record both found is fused as always."""
+    from state.search import fuse
+
+    filled = fuse([3, 4], [9, 4, 8], 1.0, 1.0, 10, fill=True)
+    assert [h.seq for h in filled] == [4, 3, 9, 8]  # 4: both; 9 and 8 after the words' hits
+    assert [(h.bm25_rank, h.vector_rank) for h in filled] == [(2, 2), (1, None), (None, 1), (None, 3)]
+    assert filled[1].score > filled[2].score > filled[3].score  # scores follow the order
+    fused = fuse([3, 4], [9, 4, 8], 1.0, 1.0, 10)
+    assert [h.seq for h in fused] == [4, 9, 3, 8]  # 9 ties with 3 and is newer
+    assert fuse([], [3, 4], 1.0, 1.0, 10, fill=True) == fuse([], [3, 4], 1.0, 1.0, 10)  # a misspelt query
+
+
+def test_a_word_found_in_one_record_ranks_it_before_the_vectors_fill(store):
+    """ "kupci" is found by words in one Serbian text (tokenizer 8); the page asks for more, so
+    the vectors' scan fills in, and its first neighbour, an unrelated newer Nepali text that
+    a hashing collision brings up, comes after it, not before."""
+    _fill(
+        store,
+        "wsp_a",
+        [
+            "Састанци са купцима су одложени за петак јер сервер не ради.",
+            "Susitikimai su klientais buvo atidėti iki penktadienio, nes serveris neveikia.",
+            "ग्राहकहरूसँगको बैठक शुक्रबारसम्म सारिएको छ किनभने सर्भरले काम गरेको छैन।",
+        ],
+    )
+    hits = store.search.search("kupci", ["wsp_a"], limit=5)
+    assert hits[0].bm25_rank == 1
+    assert store.memories.by_seqs([hits[0].seq])[hits[0].seq]["content"].startswith("Састанци")
+    assert all(h.bm25_rank is None for h in hits[1:])
+
+
 def test_defaults_rerank_cjk_queries_and_fall_back_to_vectors_for_others(store):
     assert (Settings().vector_mode, Settings().embedder) == ("auto", "hashing")
     assert store.search.vector_mode == "auto" and store.embedder.dimension == Settings().dimension
