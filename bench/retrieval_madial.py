@@ -49,7 +49,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -390,10 +390,10 @@ def _ideas() -> list[Idea]:
         Idea(
             "previous search settings (fallback 1:0.25, dimension 512)",
             [],
-            replace(base, dimension=512, vector_mode="fallback", vector_weight=0.25),
+            base.with_overrides(dimension=512, vector_mode="fallback", vector_weight=0.25),
         ),
-        Idea("dimension 512", [], replace(base, dimension=512)),
-        Idea("dimension 2048", [], replace(base, dimension=2048)),
+        Idea("dimension 512", [], base.with_overrides(dimension=512)),
+        Idea("dimension 2048", [], base.with_overrides(dimension=2048)),
         Idea(
             "query embedded like a document (no idf, unseen words kept)",
             [(embedders.HashingEmbedder, "embed_query", query_like_document)],
@@ -441,7 +441,7 @@ def embedder_configs() -> tuple[Config, ...]:
 def run_embedder(data: Path, name: str, dimension: int) -> Results:
     """The main grid with an optional embedder; query embeddings are cached (the bench asks
     the same query twice: for the page and for the budget)."""
-    settings = replace(Settings(), embedder=name, dimension=dimension)
+    settings = Settings().with_overrides(embedder=name, dimension=dimension)
     results: Results = {}
     for lang in LANGS:
         with open_bench(load_memories(data, lang), settings) as bench:

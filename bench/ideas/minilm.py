@@ -3,13 +3,11 @@ bench/retrieval_turns.py:
 
     python bench/retrieval_turns.py DATASET --ideas bench/ideas/minilm.py"""
 
-from dataclasses import replace
-
 from retrieval_turns import Config
 
 from state.config import Settings
 
-MINILM = replace(Settings(), embedder="sentence-transformers:all-MiniLM-L6-v2")
+MINILM = Settings().with_overrides(embedder="sentence-transformers:all-MiniLM-L6-v2")
 
 
 def ideas() -> list[Config]:
