@@ -791,9 +791,7 @@ class SearchIndex:
         fill = False
         if vectors:
             mode = resolved_mode(self.vector_mode, tokenizer.query_terms(query), tokenizer)
-            # A scan of the namespace when words find too few (or rank nothing), or always.
-            scan = len(bm25) < (page or limit) or bm25_weight <= 0 or mode == "always"
-            fill = scan and bm25_weight > 0 and mode != "always"  # see fuse
+            scan, fill = vector_scan(len(bm25), page or limit, bm25_weight, mode)
             if scan or mode == "rerank":
                 vector = self._query_vector(query)
                 if vector is not None:
@@ -885,6 +883,15 @@ def resolved_mode(mode: str, terms: list[str], tokenizer: ModuleType) -> str:
     if mode != "auto":
         return mode
     return "rerank" if mostly_cjk(terms, tokenizer) else "fallback"
+
+
+def vector_scan(found: int, page: int, bm25_weight: float, mode: str) -> tuple[bool, bool]:
+    """(whether a query scans the namespace's vectors, whether they only fill in after the
+    words' hits: see fuse), for a query whose words found ``found`` records: a scan when the
+    words find fewer than the page (or rank nothing), or always; the one rule for every
+    storage engine."""
+    scan = found < page or bm25_weight <= 0 or mode == "always"
+    return scan, scan and bm25_weight > 0 and mode != "always"
 
 
 def insert_fts_row(

@@ -61,6 +61,7 @@ from state.search import (
     fuse,
     resolved_mode,
     split_rare_terms,
+    vector_scan,
     with_answers,
     with_language_forms,
 )
@@ -593,8 +594,7 @@ class PgSearchIndex:
         fill = False
         if self.vector_weight > 0:
             mode = resolved_mode(self.vector_mode, tokenize.query_terms(query), tokenize)
-            scan = len(bm25) < (page or limit) or self.bm25_weight <= 0 or mode == "always"
-            fill = scan and self.bm25_weight > 0 and mode != "always"  # state/search.py fuse
+            scan, fill = vector_scan(len(bm25), page or limit, self.bm25_weight, mode)
             if scan or mode == "rerank":
                 vector = self.query_vector(query)
                 if vector is not None:
