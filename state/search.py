@@ -117,6 +117,18 @@ MAX_CACHED_TERMS = 200_000
 MAX_RANKED_MATCHES = 1000
 NEWEST_COMMON_MATCHES = 500
 RARE_TERMS_BUDGET = 500
+# A long query (a pasted paragraph, a brief's task with its context, a dialogue) costs BM25
+# in proportion to its terms: FTS5 evaluates every phrase of the OR-query for each record it
+# scores. On a store large enough for the bounded set, a query is ranked by its
+# MAX_BOUNDED_TERMS rarest terms only (the highest IDF: they weigh most in every score). In
+# process at 100k (bench/RESULTS.md "long queries on large stores"), search p50 / p99 of a
+# 200-word paragraph (87 terms) 50.9 / 76.6 -> 6.2 / 8.6 ms, of a long Chinese query (40
+# terms) 40.0 / 86.1 -> 13.1 / 28.4 ms. MADial-Bench's English dialogues among ~3,100
+# distractor turns chose 12 on its tuning half (MRR@10 within 0.004 of the best cut, 32, at
+# twice its speed; no cut 0.008 below) and held out it was 0.021 above no cut: the common
+# terms of a long query add more noise than evidence. A store within MAX_RANKED_MATCHES, and
+# a query of at most this many terms, rank every term as before.
+MAX_BOUNDED_TERMS = 12
 # A KNN scan reads every vector of the namespace, chunk by chunk (sqlite-vec keeps up to 1024
 # vectors a chunk): at 100k int8 vectors of 1024 dimensions ~190-270 ms, the p99 of misspelt
 # queries (bench/RESULTS.md). In a namespace of more than EXACT_SCAN_MAX_CHUNKS chunks (up to
@@ -552,9 +564,10 @@ class SearchIndex:
         frequencies, total = self.terms(terms)
         if min(sum(frequencies.values()), total) <= MAX_RANKED_MATCHES:
             return self._bm25(match, namespaces, limit)
-        rare, common = split_rare_terms(terms, frequencies, RARE_TERMS_BUDGET)
-        if not common:  # cannot happen while RARE_TERMS_BUDGET < MAX_RANKED_MATCHES
-            return self._bm25(match, namespaces, limit)
+        cut = informative_terms(terms, frequencies, MAX_BOUNDED_TERMS)
+        rare, common = split_rare_terms(cut, frequencies, RARE_TERMS_BUDGET)
+        if not common:  # the query's rarest terms, held by few records: all of them ranked
+            return self._bm25(fts_match(cut) or match, namespaces, limit)
         # A term no record holds (a typo, a word never stored) matches nothing and adds 0 to
         # every score: left out, the same records rank with the same scores, and a query whose
         # rare terms all are such is one part, not three (most of bench/scale.py's brief tasks
@@ -937,6 +950,18 @@ def insert_vector(conn: Connection, seq: int, namespace: str, vector: list[float
         "insert into memory_vec (rowid, namespace, embedding, coarse) values (?, ?, vec_int8(?), vec_bit(?))",
         (seq, namespace, embedding, coarse_code(embedding, getattr(vector, "nonzero", None))),
     )
+
+
+def informative_terms(terms: list[str], frequencies: dict[str, int], most: int) -> list[str]:
+    """``terms`` as they are if at most ``most`` distinct ones are held by a record; else only
+    the ``most`` held by the fewest records (ties: the earlier in the query), in query order,
+    a repeated one as often as it was asked. A term no record holds matches nothing and adds
+    nothing to a score: it is left out when the query is cut."""
+    held = [term for term in dict.fromkeys(terms) if frequencies.get(term)]
+    if len(held) <= most:
+        return terms
+    kept = set(sorted(held, key=lambda term: frequencies[term])[:most])  # sorted() is stable
+    return [term for term in terms if term in kept]
 
 
 def split_rare_terms(

@@ -50,6 +50,7 @@ from state.pg.connection import WRITE_LOCK, PgConnection
 from state.pg.vector_writer import VectorWriter
 from state.search import (
     ANSWER_SHARE,
+    MAX_BOUNDED_TERMS,
     MAX_CJK_CHAR_SHARE,
     MAX_RANKED_MATCHES,
     MIN_COMMON_RECORDS,
@@ -59,6 +60,7 @@ from state.search import (
     Scored,
     SearchHit,
     fuse,
+    informative_terms,
     resolved_mode,
     split_rare_terms,
     vector_scan,
@@ -480,6 +482,11 @@ class PgSearchIndex:
         documents, total, holding = self._statistics(terms)
         if not documents:
             return []
+        # As the SQLite engine: past MAX_RANKED_MATCHES matches, a bounded set is ranked, by
+        # the query's MAX_BOUNDED_TERMS rarest terms.
+        bounded = min(sum(holding.get(term, 0) for term in terms), documents) > MAX_RANKED_MATCHES
+        if bounded:
+            terms = informative_terms(terms, holding, MAX_BOUNDED_TERMS)
         params = {
             "k1": K1,
             "b": B,
@@ -492,8 +499,7 @@ class PgSearchIndex:
             "newest": NEWEST_COMMON_MATCHES,
         }
         sql = _BM25
-        # As the SQLite engine: past MAX_RANKED_MATCHES matches, a bounded set is ranked.
-        if min(sum(holding.get(term, 0) for term in terms), documents) > MAX_RANKED_MATCHES:
+        if bounded:
             rare, common = split_rare_terms(terms, holding, RARE_TERMS_BUDGET)
             if common:
                 params["common"] = tsquery_literal(common)

@@ -178,6 +178,33 @@ def test_a_bounded_set_is_ranked_alike_past_the_budget(engines, monkeypatch):
     assert bounded > 100
 
 
+def test_a_long_query_past_the_budget_is_cut_to_the_same_terms_and_ranked_alike(engines, monkeypatch):
+    """Past MAX_RANKED_MATCHES a query of more than MAX_BOUNDED_TERMS held terms is ranked by
+    its rarest ones on both engines: two questions asked as one, budgets made small."""
+    import state.pg.search as pg_search
+    import state.search as sqlite_search
+
+    for module in (sqlite_search, pg_search):
+        monkeypatch.setattr(module, "MAX_RANKED_MATCHES", 20)
+        monkeypatch.setattr(module, "NEWEST_COMMON_MATCHES", 15)
+        monkeypatch.setattr(module, "RARE_TERMS_BUDGET", 10)
+        monkeypatch.setattr(module, "MAX_BOUNDED_TERMS", 4)
+    store, index = engines
+    questions = _questions()
+    cut = 0
+    for (namespace, first), (_, second) in zip(questions, questions[1:], strict=False):
+        terms = store.search._bm25_terms(f"{first} {second}")
+        frequencies, total = store.search.terms(terms)
+        if min(sum(frequencies.values()), total) > 20:
+            cut += len({t for t in terms if frequencies.get(t)}) > 4
+        ours = store.search._bm25_ranked(terms, [namespace], 10)
+        theirs = index.bm25(terms, [namespace], 10)
+        assert [seq for seq, _ in theirs] == [seq for seq, _ in ours] or _ties_only(ours, theirs), first
+        for (_, a), (_, b) in zip(ours, theirs, strict=True):
+            assert b == pytest.approx(a, rel=1e-6), first
+    assert cut > 100
+
+
 def _ties_only(ours: list[tuple[int, float]], theirs: list[tuple[int, float]]) -> bool:
     """The same records with the same scores, only equal scores in another order."""
     by_score = lambda ranked: sorted((round(score, 9), seq) for seq, score in ranked)  # noqa: E731

@@ -7,7 +7,7 @@ import pytest
 
 from state import search as search_module
 from state.memories import NewMemory
-from state.search import SearchIndex, split_rare_terms
+from state.search import SearchIndex, informative_terms, split_rare_terms
 from state.store import Store
 from state.tokenize import fts_match, tokens
 
@@ -56,6 +56,43 @@ def test_split_rare_terms_takes_the_rarest_within_the_budget():
     rare, common = split_rare_terms(["alpha", "zebra", "typo", "beta"], frequencies, 11)
     assert rare == ["zebra", "typo", "beta"] and common == ["alpha"]  # query order kept
     assert split_rare_terms(["alpha", "beta"], frequencies, 5) == ([], ["alpha", "beta"])
+
+
+def test_informative_terms_keeps_the_rarest_held_ones_in_query_order():
+    frequencies = {"alpha": 40, "zebra": 3, "typo": 0, "beta": 8, "gamma": 3}
+    terms = ["alpha", "zebra", "typo", "beta", "zebra", "gamma"]
+    assert informative_terms(terms, frequencies, 4) == terms  # 4 held: not cut, the typo stays
+    # Ties (zebra, gamma) go to the earlier in the query; a repeated term stays repeated.
+    assert informative_terms(terms, frequencies, 3) == ["zebra", "beta", "zebra", "gamma"]
+    assert informative_terms(terms, frequencies, 1) == ["zebra", "zebra"]
+
+
+def test_a_long_query_on_a_bounded_store_is_ranked_by_its_rarest_terms(store, bounded, monkeypatch):
+    rare = _fill(store, "wsp_a", ["zebra quokka narwhal met the alpha team"])[0]
+    _fill(store, "wsp_a", [f"alpha beta gamma delta report {i}" for i in range(60)])
+    query = "alpha beta gamma delta report zebra quokka narwhal"
+    terms = store.search._bm25_terms(query)
+    assert len(set(terms)) == 8
+    # Four kept: the three rare terms and the first of the least common others (beta: 60
+    # records; alpha is in 61), in query order; the common part is bounded as before.
+    monkeypatch.setattr(search_module, "MAX_BOUNDED_TERMS", 4)
+    kept = tokens("beta zebra quokka narwhal")
+    scored = store.search._bm25_ranked(terms, ["wsp_a"], 10)
+    assert bounded == [" ".join(tokens("zebra quokka narwhal beta"))]
+    assert scored[0][0] == rare
+    # Each record's score is the cut query's exact BM25 (and so its order).
+    assert [-score for _, score in scored] == pytest.approx(
+        _exact_scores(store, kept, [s for s, _ in scored])
+    )
+    # Three kept: only rare terms, held by few records, ranked whole by the cut query.
+    monkeypatch.setattr(search_module, "MAX_BOUNDED_TERMS", 3)
+    scored = store.search._bm25_ranked(terms, ["wsp_a"], 10)
+    assert [seq for seq, _ in scored] == [rare] and len(bounded) == 1
+    assert [-scored[0][1]] == pytest.approx(_exact_scores(store, tokens("zebra quokka narwhal"), [rare]))
+    assert store.search.search(query, ["wsp_a"], limit=3)[0].seq == rare
+    # A query of at most MAX_BOUNDED_TERMS held terms is ranked by all of them.
+    store.search._bm25_ranked(store.search._bm25_terms("alpha beta zebra"), ["wsp_a"], 10)
+    assert bounded[-1] == " ".join(tokens("zebra alpha beta"))
 
 
 def test_an_old_record_with_a_rare_term_is_found_where_common_terms_are_bounded(store, bounded):
