@@ -122,13 +122,14 @@ RARE_TERMS_BUDGET = 500
 # scores. On a store large enough for the bounded set, a query is ranked by its
 # MAX_BOUNDED_TERMS rarest terms only (the highest IDF: they weigh most in every score). In
 # process at 100k (bench/RESULTS.md "long queries on large stores"), search p50 / p99 of a
-# 200-word paragraph (87 terms) 50.9 / 76.6 -> 6.2 / 8.6 ms, of a long Chinese query (40
-# terms) 40.0 / 86.1 -> 13.1 / 28.4 ms. MADial-Bench's English dialogues among ~3,100
-# distractor turns chose 12 on its tuning half (MRR@10 within 0.004 of the best cut, 32, at
-# twice its speed; no cut 0.008 below) and held out it was 0.021 above no cut: the common
-# terms of a long query add more noise than evidence. A store within MAX_RANKED_MATCHES, and
-# a query of at most this many terms, rank every term as before.
-MAX_BOUNDED_TERMS = 12
+# 200-word paragraph (87 terms) 53.5 / 94.5 -> 11.3 / 19.2 ms, of a long Chinese query (40
+# terms) 39.7 / 96.5 -> 23.4 / 59.9 ms. MADial-Bench's English dialogues among ~3,100
+# distractor turns, mean MRR@10 of its full and last-two-lines queries on the tuning half:
+# 24 terms 0.557, no cut 0.563, 32 terms 0.574 (but the Chinese p99 69 ms), 16 terms 0.533,
+# 12 terms 0.517 (a whole dialogue cut to 12 terms loses what it is about); held out, 24
+# terms 0.574 against no cut's 0.553. A store within MAX_RANKED_MATCHES, and a query of at
+# most this many terms, rank every term as before.
+MAX_BOUNDED_TERMS = 24
 # A KNN scan reads every vector of the namespace, chunk by chunk (sqlite-vec keeps up to 1024
 # vectors a chunk): at 100k int8 vectors of 1024 dimensions ~190-270 ms, the p99 of misspelt
 # queries (bench/RESULTS.md). In a namespace of more than EXACT_SCAN_MAX_CHUNKS chunks (up to
