@@ -138,70 +138,64 @@ def own_engines(tmp_path: Path, pg_conn: Any) -> Iterator[tuple[Store, PgSearchI
         store.close()
 
 
-def test_bm25_gives_the_same_records_in_the_same_order_with_the_same_scores(engines):
+def _ranked_alike(engines: Any, terms: list[str], namespace: str, label: str) -> list[tuple[int, float]]:
+    """Both engines' BM25 of ``terms``: the same records in the same order (up to equal
+    scores) with the same scores; SQLite's ranking."""
     store, index = engines
+    ours = store.search._bm25_ranked(terms, [namespace], 10)
+    theirs = index.bm25(terms, [namespace], 10)
+    assert [seq for seq, _ in theirs] == [seq for seq, _ in ours] or _ties_only(ours, theirs), label
+    for (_, a), (_, b) in zip(ours, theirs, strict=True):
+        assert b == pytest.approx(a, rel=1e-6), label
+    return ours
+
+
+def _small_budgets(monkeypatch: pytest.MonkeyPatch, **more: int) -> None:
+    """The bounded set's budgets made small on both engines, so that this small store's
+    questions take that path."""
+    import state.pg.search as pg_search
+    import state.search as sqlite_search
+
+    budgets = {"MAX_RANKED_MATCHES": 20, "NEWEST_COMMON_MATCHES": 15, "RARE_TERMS_BUDGET": 10, **more}
+    for module in (sqlite_search, pg_search):
+        for name, value in budgets.items():
+            monkeypatch.setattr(module, name, value)
+
+
+def test_bm25_gives_the_same_records_in_the_same_order_with_the_same_scores(engines):
     compared = 0
     for namespace, question in _questions():
-        terms = store.search._bm25_terms(question)
-        assert index.bm25_terms(question) == terms
-        ours = store.search._bm25_ranked(terms, [namespace], 10)
-        theirs = index.bm25(terms, [namespace], 10)
-        assert [seq for seq, _ in theirs] == [seq for seq, _ in ours] or _ties_only(ours, theirs), question
-        for (_, a), (_, b) in zip(ours, theirs, strict=True):
-            assert b == pytest.approx(a, rel=1e-6), question
-        compared += bool(ours)
+        terms = engines[0].search._bm25_terms(question)
+        assert engines[1].bm25_terms(question) == terms
+        compared += bool(_ranked_alike(engines, terms, namespace, question))
     assert compared > 150  # most questions match something
 
 
 def test_a_bounded_set_is_ranked_alike_past_the_budget(engines, monkeypatch):
     """Past MAX_RANKED_MATCHES both engines rank the same bounded set (the records holding a
-    rare term and the newest holding only common ones): budgets made small so that most
-    questions take that path on this small store."""
-    import state.pg.search as pg_search
-    import state.search as sqlite_search
-
-    for module in (sqlite_search, pg_search):
-        monkeypatch.setattr(module, "MAX_RANKED_MATCHES", 20)
-        monkeypatch.setattr(module, "NEWEST_COMMON_MATCHES", 15)
-        monkeypatch.setattr(module, "RARE_TERMS_BUDGET", 10)
-    store, index = engines
+    rare term and the newest holding only common ones)."""
+    _small_budgets(monkeypatch)
     bounded = 0
     for namespace, question in _questions():
-        terms = store.search._bm25_terms(question)
-        frequencies, total = store.search.terms(terms)
+        terms = engines[0].search._bm25_terms(question)
+        frequencies, total = engines[0].search.terms(terms)
         bounded += min(sum(frequencies.values()), total) > 20
-        ours = store.search._bm25_ranked(terms, [namespace], 10)
-        theirs = index.bm25(terms, [namespace], 10)
-        assert [seq for seq, _ in theirs] == [seq for seq, _ in ours] or _ties_only(ours, theirs), question
-        for (_, a), (_, b) in zip(ours, theirs, strict=True):
-            assert b == pytest.approx(a, rel=1e-6), question
+        _ranked_alike(engines, terms, namespace, question)
     assert bounded > 100
 
 
 def test_a_long_query_past_the_budget_is_cut_to_the_same_terms_and_ranked_alike(engines, monkeypatch):
     """Past MAX_RANKED_MATCHES a query of more than MAX_BOUNDED_TERMS held terms is ranked by
-    its rarest ones on both engines: two questions asked as one, budgets made small."""
-    import state.pg.search as pg_search
-    import state.search as sqlite_search
-
-    for module in (sqlite_search, pg_search):
-        monkeypatch.setattr(module, "MAX_RANKED_MATCHES", 20)
-        monkeypatch.setattr(module, "NEWEST_COMMON_MATCHES", 15)
-        monkeypatch.setattr(module, "RARE_TERMS_BUDGET", 10)
-        monkeypatch.setattr(module, "MAX_BOUNDED_TERMS", 4)
-    store, index = engines
+    its rarest ones on both engines: two questions asked as one."""
+    _small_budgets(monkeypatch, MAX_BOUNDED_TERMS=4)
     questions = _questions()
     cut = 0
     for (namespace, first), (_, second) in zip(questions, questions[1:], strict=False):
-        terms = store.search._bm25_terms(f"{first} {second}")
-        frequencies, total = store.search.terms(terms)
+        terms = engines[0].search._bm25_terms(f"{first} {second}")
+        frequencies, total = engines[0].search.terms(terms)
         if min(sum(frequencies.values()), total) > 20:
             cut += len({t for t in terms if frequencies.get(t)}) > 4
-        ours = store.search._bm25_ranked(terms, [namespace], 10)
-        theirs = index.bm25(terms, [namespace], 10)
-        assert [seq for seq, _ in theirs] == [seq for seq, _ in ours] or _ties_only(ours, theirs), first
-        for (_, a), (_, b) in zip(ours, theirs, strict=True):
-            assert b == pytest.approx(a, rel=1e-6), first
+        _ranked_alike(engines, terms, namespace, first)
     assert cut > 100
 
 
