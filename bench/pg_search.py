@@ -54,7 +54,7 @@ import harness  # puts MC_BENCH_CODE's checkout first on sys.path
 from harness import code_state, machine_line, wait_for_quiet
 from latency import memory_text, search_query, typo_query
 from results import write_section
-from scale import brief_task
+from scale import brief_task, long_query
 
 from state.config import Settings
 from state.memories import NewMemory
@@ -71,6 +71,7 @@ KINDS: dict[str, Callable[[random.Random], str]] = {
     "vocabulary": search_query,
     "misspelt (vectors)": typo_query,
     "a brief's task": brief_task,
+    "long (120 words, or 60 Chinese characters)": long_query,
 }
 
 
