@@ -37,7 +37,7 @@ from pathlib import Path
 
 import profile_speed
 import retrieval_madial as madial
-from harness import code_state, machine_line
+from harness import Dist, code_state, machine_line
 from latency import EN_COMPONENT, EN_PEOPLE, EN_TECH, ZH_COMPONENT, ZH_PROBLEM, ZH_REASON
 from results import write_section
 
@@ -102,10 +102,9 @@ def speed(memories: int, cuts: tuple[int, ...]) -> list[str]:
                                 store.search.search(query, [workspace], limit=10)
                                 samples[cut].append((time.perf_counter() - started) * 1000)
                 for cut in cuts:
-                    ordered = sorted(samples[cut])
-                    p99 = ordered[min(len(ordered) - 1, round(0.99 * len(ordered)))]
+                    dist = Dist.of(samples[cut])
                     rows.append(
-                        f"| {kind} | {terms:g} | {cut_label(cut)} | {statistics.median(ordered):.2f} | {p99:.2f} |"
+                        f"| {kind} | {terms:g} | {cut_label(cut)} | {dist.p50:.2f} | {dist.p99:.2f} |"
                     )
                 print(rows[-1], file=sys.stderr)
             return rows
@@ -143,8 +142,7 @@ def quality_bench(tmp: Path, data: Path) -> madial.Bench:
     return madial.Bench(store, ids, lengths)
 
 
-def quality(data: Path, cuts: tuple[int, ...]) -> tuple[list[str], dict[tuple[str, int, str], float]]:
-    figures: dict[tuple[str, int, str], float] = {}
+def quality(data: Path, cuts: tuple[int, ...]) -> list[str]:
     rows = [
         "| query | cut | MRR@10 even | MRR@10 odd | hit@10 even | hit@10 odd | R@2000c even | R@2000c odd |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
@@ -158,11 +156,8 @@ def quality(data: Path, cuts: tuple[int, ...]) -> tuple[list[str], dict[tuple[st
                 for cut in cuts:
                     with cut_at(cut):
                         scores = madial.evaluate(bench, queries, madial.Config.shipped())
-                    for split in ("even", "odd"):
-                        for metric in ("MRR@10", "hit@10", "R@2000c"):
-                            figures[(variant, cut, f"{metric} {split}")] = scores[split].mean(metric)
                     cells = [
-                        f"{figures[(variant, cut, f'{metric} {split}')]:.3f}"
+                        f"{scores[split].mean(metric):.3f}"
                         for metric in ("MRR@10", "hit@10", "R@2000c")
                         for split in ("even", "odd")
                     ]
@@ -172,7 +167,7 @@ def quality(data: Path, cuts: tuple[int, ...]) -> tuple[list[str], dict[tuple[st
             bench.store.close()
     rows.append("")
     rows.append(f"({records:,} records in the store, {records // 2:,} in each of the two users' namespaces.)")
-    return rows, figures
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -184,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = datetime.now(UTC)
     shipped = search_module.MAX_BOUNDED_TERMS
-    quality_rows, _ = quality(args.data, CUTS)
+    quality_rows = quality(args.data, CUTS)
     speed_rows = [] if args.skip_speed else speed(args.memories, (12, 16, shipped, 32, NO_CUT))
     command = "python bench/long_queries.py " + shlex.join(argv if argv is not None else sys.argv[1:])
     text = "\n".join(
