@@ -10,12 +10,14 @@ PostgreSQL (a team server's).
    København, Tromsø, đường), two stamped conversation turns, and texts whose spellings
    tokenizer 6 meets (a Hebrew prefix, Persian letters, a nukta, a Ukrainian apostrophe,
    traditional Chinese), a German, a Polish and a Persian text that tokenizer 7 stems in
-   their own language, and a Lithuanian, a Serbian (Cyrillic) and a Nepali one that 8 does.
+   their own language, a Lithuanian, a Serbian (Cyrillic) and a Nepali one that 8 does, and
+   three notes that start with a label ("Decision: ...") that 9 no longer takes for a
+   conversation's turns.
 3. This code's daemon on the same home (and database): the time until ``GET
    /api/local/status`` says the search index is current; where this code's search ranks each
-   memory by its words, before (the store as the earlier release left it: opening it only
-   plans the rebuild) and after; on PostgreSQL, whether the document counts the index keeps
-   equal a recount of its rows.
+   memory by its words, and how many other memories those words find, before (the store as
+   the earlier release left it: opening it only plans the rebuild) and after; on PostgreSQL,
+   whether the document counts the index keeps equal a recount of its rows.
 
     python bench/previous_release.py --old 21086db --engine sqlite --write
     python bench/previous_release.py --old 21086db --engine postgresql --write
@@ -58,11 +60,15 @@ TEXTS = [
     "Susitikimai su klientais buvo atidėti iki penktadienio, nes serveris neveikia.",
     "Састанци са купцима су одложени за петак јер сервер не ради.",
     "ग्राहकहरूसँगको बैठक शुक्रबारसम्म सारिएको छ किनभने सर्भरले काम गरेको छैन।",
+    "Decision: keep SQLite in WAL mode for crash safety",
+    "Decision: the billing export runs every Friday night after the backup",
+    "Decision: deploy checklist is run migrations, warm the cache, flip the flag",
 ]
 # (query, the text it is about): the letters' words alone, written without the letters (what
 # tokenizer 5 folds), one with them (found by words before and after), words spelt another
-# way than stored (what tokenizer 6 meets), and other forms of German, Polish and Persian
-# words (7) and of Lithuanian, Serbian (in Latin letters) and Nepali ones (8).
+# way than stored (what tokenizer 6 meets), other forms of German, Polish and Persian words
+# (7) and of Lithuanian, Serbian (in Latin letters) and Nepali ones (8), and a labelled note's
+# words, which tokenizer 8 also put in the context of the two notes after it (9 does not).
 QUERIES = [
     ("Lodz", TEXTS[0]),
     ("Kobenhavn", TEXTS[1]),
@@ -80,6 +86,8 @@ QUERIES = [
     ("susitikimas klientas", TEXTS[13]),
     ("kupci", TEXTS[14]),
     ("ग्राहक बैठकमा", TEXTS[15]),
+    ("WAL crash safety", TEXTS[16]),
+    ("billing export", TEXTS[17]),
 ]
 
 
@@ -119,9 +127,10 @@ def open_store(home: Path, url: str | None) -> Any:
     return PgStore.open(url, Settings())
 
 
-def word_ranks(home: Path, url: str | None) -> dict[str, int | None]:
+def word_ranks(home: Path, url: str | None) -> dict[str, tuple[int | None, int]]:
     """query -> the BM25 rank of its memory in this code's search (None: words do not find
-    it). In process, on the store as it is: opening it only plans a rebuild."""
+    it) and how many other memories its words find. In process, on the store as it is:
+    opening it only plans a rebuild."""
     store = open_store(home, url)
     try:
         conn = store.conn
@@ -131,7 +140,8 @@ def word_ranks(home: Path, url: str | None) -> dict[str, int | None]:
         for query, text in QUERIES:
             hits = {hit.seq: hit for hit in store.search.search(query, namespaces, limit=10)}
             hit = hits.get(seq_of[text])
-            out[query] = hit.bm25_rank if hit is not None else None
+            others = sum(1 for seq, h in hits.items() if h.bm25_rank is not None and seq != seq_of[text])
+            out[query] = (hit.bm25_rank if hit is not None else None, others)
         return out
     finally:
         store.close()
@@ -223,12 +233,16 @@ def main(argv: list[str] | None = None) -> int:
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
     rows = [
-        "| query | its memory | BM25 rank, the store as the earlier release left it | after the rebuild |",
-        "|---|---|---:|---:|",
+        "| query | its memory | BM25 rank, the store as the earlier release left it | after the rebuild"
+        " | other memories its words find, before / after |",
+        "|---|---|---:|---:|---:|",
     ]
     for query, text in QUERIES:
-        before, after = got["before"][query], got["after"][query]
-        rows.append(f"| {query} | {text[:40]} | {before or 'not found'} | {after or 'not found'} |")
+        (before, others_before), (after, others_after) = got["before"][query], got["after"][query]
+        rows.append(
+            f"| {query} | {text[:40]} | {before or 'not found'} | {after or 'not found'}"
+            f" | {others_before} / {others_after} |"
+        )
     where = (
         "a new team database (PostgreSQL 16 + pgvector, pgserver)"
         if args.engine == "postgresql"
@@ -253,7 +267,8 @@ def main(argv: list[str] | None = None) -> int:
             f" {got['seconds']:.1f} s after it was started"
             f" (`{got['index']['indexes']['memory_fts']['built_with']}`){counts}. Where this code's"
             " search ranks each memory by its words (BM25, in process; before: the store as the"
-            " earlier release left it, which a query with the letters still matches):",
+            " earlier release left it, which a query with the letters still matches), and how many"
+            " other memories the same words find (top 10):",
             "",
             *rows,
             "",

@@ -44,7 +44,7 @@ reads plain ``tokens`` (its vectors did not change with tokenizers 3, 5, 6, 7 an
 another version rebuilds its derived indexes in the background (the previous schemes are kept
 in state/tokenize_v1.py, state/tokenize_v2.py, state/tokenize_v4.py, state/tokenize_v5.py,
 state/tokenize_v6.py and state/tokenize_v7.py to answer meanwhile; 3 made the tokens 4
-makes).
+makes, 8 those 9 makes).
 """
 
 from __future__ import annotations
@@ -77,7 +77,11 @@ from state.lemmas import LEMMAS
 # script's main stemmer's, and a marker token.
 # 8: the same for the other languages PyStemmer has a stemmer for: Lithuanian, Estonian,
 # Basque, Irish, Esperanto, Serbian (Latin and Cyrillic), Nepali, Yiddish and Sesotho.
-TOKENIZER_VERSION = 8
+# 9: the tokens of 8; a note stored without a session id whose text starts with a label
+# ("Decision: ...", "Open loop: ...": state/turn_context.py NOTE_LABELS) is no conversation
+# turn any more, so its context columns are empty, and a store indexed by 8 rebuilds its
+# index to take them away.
+TOKENIZER_VERSION = 9
 # FTS5 splits our space-separated tokens only at ASCII non-alphanumerics ('_' is kept):
 # every non-ASCII character is part of a token, so a Devanagari or Thai token stays whole.
 FTS_TOKENIZER = "ascii tokenchars '_'"

@@ -8,8 +8,9 @@ the tokens of the two turns before it in the same namespace and session, each in
 of the full-text index that counts for ``CONTEXT_WEIGHT`` (a fifth) of the turn's own text.
 A turn written without a session id (kind ``message``, or a text that starts with its
 speaker: an AMP delta or a local memory per turn) takes the records before it in its
-namespace of the same kind instead. Other records (notes, facts, most AMP deltas) have
-empty context columns and rank as before.
+namespace of the same kind instead; a text that starts with a label ("Decision: ...",
+"Open loop: ...": NOTE_LABELS) is a note, not a speaker's turn. Other records (notes,
+facts, most AMP deltas) have empty context columns and rank as before.
 
 Only the turns *before*: a new turn never changes an older turn's row, so a write costs one
 index probe more and no update of another row. The turns after a record are rewritten only
@@ -80,8 +81,50 @@ _STAMP = (
     rf"(?:\d{{1,2}}\s+{_MONTH},?\s+\d{{4}}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}))"
 )
 SPEAKER = re.compile(
-    rf"(?i:\s*(?:(?:on|at)\s+)?{_STAMP}\s*[,:|\-\u2013\u2014]?)?\s*[^\W\d_][\w'.\-]*(?: [\w'.\-]+){{0,3}}"
+    rf"(?i:\s*(?:(?:on|at)\s+)?{_STAMP}\s*[,:|\-\u2013\u2014]?)?\s*(?P<label>[^\W\d_][\w'.\-]*(?: [\w'.\-]+){{0,3}})"
     r"(?: ?[\[(\uff08][^\])\uff09\n]{1,64}[\])\uff09])? ?(?::(?:\s|$)|\uff1a)"
+)
+
+# What an agent writes before a note's colon to say what it is: "Decision: keep SQLite",
+# "Open loop: the flaky test", "Deploy checklist: run migrations, ...", "TODO(alice): ...",
+# "待办事项：...". Such a text matches SPEAKER, and the notes of one kind in one namespace
+# (an AMP delta's kind is its delta type) then chained as a conversation: each took the
+# words of the notes written before it as context, and a question about one note found its
+# neighbour (a note's words counted in three records). Decided by the label's last word,
+# casefolded (for Chinese and Japanese, by how it ends: _NOTE_ENDINGS), so that "Key
+# decision" and "User preferences" are labels too; a name (Caroline, Dr. Lee, user,
+# assistant, 助手) is none of these. "Question" and "Answer" are left out: a "Q:" / "A:"
+# pair is a conversation's turns. MADial-Bench's memories stored as "Note: ...", "事件：..."
+# lost 0.011-0.041 MRR@10 to that chaining (by language and query); with the labels known
+# they rank as without a label, within 0.008 (bench/RESULTS.md, "notes that start with a
+# label"). What it gives up: a speaker called by one of these words ("Update: ...") is
+# taken for a label; a session id keeps such turns a conversation.
+NOTE_LABELS = frozenset(
+    """
+    action actions approach assumption assumptions background blocker blockers bug bugs
+    caveat caveats cause change changelog changes checklist command commands conclusion
+    config constraint constraints context convention conventions deadline decision
+    decisions description design detail details done error errors event events example
+    examples fact facts finding findings fix fixed fixes fixme followup follow-up fyi goal
+    goals gotcha gotchas guideline guidelines hack hint hints idea ideas impact
+    important incident info insight insights issue issues item items learned learning
+    learnings lesson lessons link links loop loops memo memories memory milestone
+    milestones nb next note notes observation observations outcome outcomes overview pattern
+    patterns plan plans policy postmortem preference preferences problem problems progress
+    ps reason recap reference reminder reminders requirement requirements result results
+    risk risks rule rules self setup solution status step steps summary symptom symptoms
+    takeaway takeaways task tasks tip tips tldr todo todos to-do tradeoff trade-off up update
+    updates warning warnings workaround workarounds
+    entscheidung notiz hinweis aufgabe fazit décision remarque tâche decisión nota tarea 注
+    """.split()
+)
+# Chinese and Japanese labels, matched at a label's end ("部署清单", "决策记录", "待办事项").
+_NOTE_ENDINGS = tuple(
+    """
+    决定 决策 偏好 注意 备注 笔记 待办 结论 总结 摘要 约定 规则 规范 经验 教训 提醒 计划 目标
+    任务 状态 更新 修复 原因 背景 说明 步骤 事项 要点 清单 风险 警告 提示 事实 约束 需求 结果
+    观察 发现 变更 记忆 事件 进展 阻塞 想法 问题 记录 メモ 備考 結論 まとめ 課題 予定 手順 修正
+    """.split()
 )
 
 
@@ -148,8 +191,21 @@ def _chain(
 
 
 def is_loose_turn(kind: str, start: str | None) -> bool:
-    """Whether a record without a session id is a conversation turn (see SPEAKER)."""
-    return kind == LOOSE_TURN_KIND or SPEAKER.match(start or "") is not None
+    """Whether a record without a session id is a conversation turn (see SPEAKER and
+    NOTE_LABELS)."""
+    if kind == LOOSE_TURN_KIND:
+        return True
+    found = SPEAKER.match(start or "")
+    return found is not None and not is_note_label(found["label"])
+
+
+def is_note_label(label: str) -> bool:
+    """Whether the words before a text's colon name what the note is ("Decision", "Open
+    loop", "Deploy checklist", "待办事项") rather than who speaks: by the last word, or for
+    Chinese and Japanese by how the label ends."""
+    words = label.split()
+    head = words[-1].casefold().strip(".'-") if words else ""
+    return head in NOTE_LABELS or any(head.endswith(ending) for ending in _NOTE_ENDINGS)
 
 
 def preceding(conn: Connection, seq: int, fields: ChainFields | None = None) -> list[int]:

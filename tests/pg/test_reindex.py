@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from state import tokenize, tokenize_v4
+from state import tokenize, tokenize_v4, turn_context
 from state.config import Settings
 from state.index_builds import FTS, describe_identity, wanted_tokenizer
 from state.memories import NewMemory
@@ -131,6 +131,45 @@ def test_rows_of_the_previous_release_are_made_anew_in_batches(
     store = _open(pg_empty_url)  # the next start finds nothing to do
     try:
         assert store.search.reindexing is False
+    finally:
+        store.close()
+
+
+def _tokenizer_8_gate(kind: str, start: str | None) -> bool:
+    """Which records without a session id tokenizer 8 took for turns: any label too."""
+    return kind == turn_context.LOOSE_TURN_KIND or turn_context.SPEAKER.match(start or "") is not None
+
+
+def test_notes_that_start_with_a_label_lose_the_context_tokenizer_8_gave_them(
+    pg_empty_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three AMP deltas "Decision: ..." (kind decision, no session id) indexed by tokenizer 8
+    held each other's words; the re-index for 9 makes their rows without."""
+    notes = [
+        "Decision: keep SQLite in WAL mode for crash safety",
+        "Decision: the billing export runs every Friday night after the backup",
+        "Decision: deploy checklist is run migrations, warm the cache, flip the flag",
+    ]
+    store = _open(pg_empty_url)
+    try:
+        store.search.vector_weight = 0.0
+        with monkeypatch.context() as patch:
+            patch.setattr(turn_context, "is_loose_turn", _tokenizer_8_gate)
+            seqs = [_write(store, "notes", "decision", text, {}) for text in notes]
+        assert _found(store, "billing export", "notes") == seqs[1:]  # the next note through its context
+        with store.conn.raw.transaction():
+            store.conn.raw.execute(
+                "update index_builds set built_with = 'tokenizer-8' where name = %s", (FTS,)
+            )
+    finally:
+        store.close()
+    store = _open(pg_empty_url)
+    try:
+        store.search.vector_weight = 0.0
+        assert store.search.reindexing is True
+        assert reindex.run_to_end(store.search) == len(notes)
+        assert _found(store, "billing export", "notes") == [seqs[1]]
+        _as_this_code_makes_them(store)
     finally:
         store.close()
 

@@ -49,6 +49,9 @@ FIXTURE_V2 = Path(__file__).parent.parent / "fixtures" / "prev_release_store_v2.
 # The same memories and a conversation stored one delta per turn with time stamps, written by
 # the last release with tokenizer 3 (commit c8f26da), whose turns got no context.
 FIXTURE_V3 = Path(__file__).parent.parent / "fixtures" / "prev_release_store_v3.db"
+# The same again with three AMP deltas whose texts start with a label ("Decision: ..."), written
+# by the last release with tokenizer 8 (commit ca1618f), which took them for a speaker's turns.
+FIXTURE_V8 = Path(__file__).parent.parent / "fixtures" / "prev_release_store_v8.db"
 CURRENT = wanted_tokenizer()  # the tokenizer this code indexes with
 CYRILLIC = "Встреча перенесена на пятницу"  # tokenizer 1 keeps no word of it
 
@@ -521,6 +524,42 @@ def test_a_store_made_by_the_release_with_tokenizer_3_gives_its_stamped_turns_co
         assert context(reply)[0] == own
         # The reply is found by the words of the question it answers.
         assert answer in _words(store, "bread festival", ask_ns)[:2]
+        assert all(report.ok for report in check_indexes(store.conn).values())
+    finally:
+        store.close()
+
+
+def test_a_store_made_by_the_release_with_tokenizer_8_takes_the_context_from_its_labelled_notes(paths):
+    """Tokenizer 8's tokens are 9's: the old index answers meanwhile with the same terms, and
+    the rebuild empties the context columns of the notes that start with a label
+    ("Decision: ...", no session id), while the stamped turns keep theirs."""
+    shutil.copyfile(FIXTURE_V8, paths.database)
+    store = Store.open(paths.database, Settings(dimension=16))
+    try:
+        builds = read_builds(store.conn)
+        assert (builds[FTS].built_with, builds[FTS].target) == ("tokenizer-8", CURRENT)
+        assert builds[VECTORS].target is None  # the vectors did not change
+
+        def rows(kind: str) -> list[tuple[int, str, str, str, str]]:
+            return store.conn.execute(
+                "select r.seq, r.content, f.tokens, f.before1, f.before2 from memory_records r"
+                " join memory_fts f on f.rowid = r.seq where r.kind = ? order by r.seq",
+                (kind,),
+            ).fetchall()
+
+        notes = rows("decision")
+        assert [row[1].split(":")[0] for row in notes] == ["Decision"] * 3
+        namespace = store.memories.by_seqs([notes[0][0]])[notes[0][0]]["namespace"]
+        # Tokenizer 8 gave the third note the words of the two before it.
+        assert notes[2][3:] == (notes[1][2], notes[0][2])
+        assert "billing" in notes[1][1]
+        assert _words(store, "billing export", namespace) == [notes[1][1], notes[2][1]]  # meanwhile
+        rebuild_now(store, force=False)
+        assert read_builds(store.conn)[FTS].built_with == CURRENT
+        assert [row[3:] for row in rows("decision")] == [("", "")] * 3
+        assert _words(store, "billing export", namespace) == [notes[1][1]]
+        turns = rows("observation")
+        assert turns[2][3:] == (turns[1][2], turns[0][2])  # a speaker's turns keep their context
         assert all(report.ok for report in check_indexes(store.conn).values())
     finally:
         store.close()

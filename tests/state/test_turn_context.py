@@ -333,3 +333,78 @@ def test_a_session_id_that_is_no_string_is_read_back_by_the_database():
     assert ChainFields.of("wsp_chat", {"session_id": 7}, "message", "x") is None
     assert ChainFields.of("wsp_chat", {"session_id": ["a"]}, "message", "x") is None
     assert ChainFields.of("wsp_chat", ["not", "an", "object"], "message", "x") is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "start",
+    [
+        "Decision: keep SQLite in WAL mode",
+        "Open loop: the flaky upload test",
+        "Deploy checklist: run migrations, warm the cache",
+        "Key decision: tabs over spaces",
+        "User preferences: dark theme",
+        "TODO(alice): rotate the key",
+        "Update (2026-12-01): the export moved",
+        "Note to self: ask about the VPN",
+        "Lessons learned: pin the driver",
+        "[2026-12-01] Decision: ship on Friday",
+        "决定：数据库用 SQLite",
+        "待办事项：补上迁移测试",
+        "部署清单：先跑迁移",
+        "メモ：金曜日に出荷",
+        "Entscheidung: wir bleiben bei SQLite",
+    ],
+)
+def test_a_text_that_starts_with_a_label_is_a_note_not_a_turn(start):
+    """An AMP delta's summary often starts with what it is; that is no speaker."""
+    assert not is_loose_turn("decision", start)
+
+
+@pytest.mark.parametrize(
+    "start",
+    [
+        "user: hi",
+        "assistant: sure",
+        "Grace: hi",
+        "Will: ok",
+        "Dr. Lee: the results",
+        "Q: why?",
+        "A: because",
+        "助手：好的",
+        "用户：你好",
+        "小明：明天见",
+    ],
+)
+def test_a_speakers_name_is_no_label(start):
+    assert is_loose_turn("observation", start)
+
+
+def _deltas(store, texts, *, kind="decision", namespace="wsp_notes"):
+    """AMP memory deltas as the daemon stores them: kind = delta type, no session id."""
+    with store.transaction():
+        return [
+            store.memories.create(
+                NewMemory(namespace=namespace, kind=kind, content=text, source="memory_delta")
+            )["seq"]
+            for text in texts
+        ]
+
+
+def test_labelled_notes_of_one_kind_do_not_hold_each_other_as_context(store):
+    """Before tokenizer 9 "Decision: ..." read as a speaker's turn: each decision held the
+    words of the two written before it, and a question about one found the next."""
+    wal, billing, checklist = _deltas(
+        store,
+        [
+            "Decision: keep SQLite in WAL mode for crash safety",
+            "Decision: the billing export runs every Friday night after the backup",
+            "Decision: deploy checklist is run migrations, warm the cache, flip the flag",
+        ],
+    )
+    for seq in (wal, billing, checklist):
+        assert tuple(_row(store, seq))[1:] == ("", "")
+    assert _words_only(store, "where is the billing export", "wsp_notes") == [billing]
+    # A conversation's turns of the same kind after them still take what comes before.
+    (turn,) = _turns(store, [("Maya", "sounds good")], session=None, kind="decision", namespace="wsp_notes")
+    assert _row(store, turn)["before1"] == _row(store, checklist)["tokens"]
+    assert all(report.ok for report in check_indexes(store.conn).values())
