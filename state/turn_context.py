@@ -7,9 +7,9 @@ under two hours" the one about a race goal. So a record that belongs to a sessio
 the tokens of the two turns before it in the same namespace and session, each in a column
 of the full-text index that counts for ``CONTEXT_WEIGHT`` (a fifth) of the turn's own text.
 A turn written without a session id (kind ``message``, or a text that starts with its
-speaker: an AMP delta or a local memory per turn) takes the records before it in its
+speaker: an AMP delta or a local memory per turn) takes the turns before it in its
 namespace of the same kind instead; a text that starts with a label ("Decision: ...",
-"Open loop: ...": NOTE_LABELS) is a note, not a speaker's turn. Other records (notes,
+"Open loop: ...": NOTE_LABELS) is a note, not a speaker's turn, and no turn's context. Other records (notes,
 facts, most AMP deltas) have empty context columns and rank as before.
 
 Only the turns *before*: a new turn never changes an older turn's row, so a write costs one
@@ -136,12 +136,12 @@ def chain_of(conn: Connection, seq: int, *, holders: bool = False) -> tuple[str,
     """(where clause, its parameters) that finds the turns of record ``seq``'s conversation,
     or None when the record is not a conversation turn.
 
-    With ``holders``, for finding the turns whose context holds ``seq``: a record without a
-    session id gets its namespace and kind's loose chain even when it is not a turn itself.
-    The turns after it take it as context whatever it is (the loose chain's records are
-    not gated), and it may have stopped looking like a turn (an edit took its speaker away),
-    or never have: then its edit, deletion or redaction must still reach their context,
-    else a redacted record's words stay searchable in a turn's context column."""
+    With ``holders``, for finding the turns whose context may hold ``seq``: a record without
+    a session id gets its namespace and kind's loose chain even when it is not a turn
+    itself. It may have stopped looking like a turn (an edit took its speaker away) or
+    started to (an edit gave it one): the turns after it must then drop or take its words,
+    and its deletion or redaction must reach their context, else a redacted record's words
+    stay searchable in a turn's context column."""
     row = conn.execute(f"select {_CHAIN_FIELDS} from memory_records where seq = ?", (seq,)).fetchone()
     if row is None or row[2] == "summary":
         return None
@@ -209,27 +209,37 @@ def is_note_label(label: str) -> bool:
 
 
 def preceding(conn: Connection, seq: int, fields: ChainFields | None = None) -> list[int]:
-    """The live turns before ``seq`` in its session, nearest first (at most CONTEXT_TURNS);
-    ``fields``: its chain's fields, if the caller has them (a record just written)."""
-    return _nearest(conn, seq, "<", "desc", chain_of(conn, seq) if fields is None else fields.chain())
+    """The live turns among the CONTEXT_TURNS records before ``seq`` in its chain, nearest
+    first; ``fields``: its chain's fields, if the caller has them (a record just written).
+    In a loose chain a record that is no turn itself (a note among the turns of its kind)
+    is left out: a turn does not take a note's words. Every record of a session is a turn."""
+    chain = chain_of(conn, seq) if fields is None else fields.chain()
+    if chain is None:
+        return []
+    where, params = chain
+    loose = where == _LOOSE_CHAIN
+    # A session's turns are read from the index alone; a loose chain's starts from the rows.
+    rows = conn.execute(
+        f"select seq{', substr(content, 1, 80)' if loose else ''} from memory_records where {where}"
+        " and seq < ? order by seq desc limit cast(? as integer)",
+        (*params, seq, CONTEXT_TURNS),
+    ).fetchall()
+    return [row[0] for row in rows if not loose or is_loose_turn(params[1], row[1])]
 
 
 def following(conn: Connection, seq: int) -> list[int]:
     """The live records after ``seq`` in its chain whose context may hold it, nearest first
     (``seq`` itself may be gone, or no longer be a turn). Usually none: a turn is written
     after those before it; a record without a session id is followed by the next records of
-    its namespace and kind, turns or not (refreshing one that is not a turn changes nothing)."""
-    return _nearest(conn, seq, ">", "asc", chain_of(conn, seq, holders=True))
-
-
-def _nearest(
-    conn: Connection, seq: int, side: str, order: str, chain: tuple[str, tuple[str, str]] | None
-) -> list[int]:
+    its namespace and kind, turns or not (refreshing one that is not a turn changes nothing),
+    and refreshed whether ``seq`` is a turn or not: an edit may have made it one, or
+    stopped it being one."""
+    chain = chain_of(conn, seq, holders=True)
     if chain is None:
         return []
     where, params = chain
     rows = conn.execute(
-        f"select seq from memory_records where {where} and seq {side} ? order by seq {order} limit cast(? as integer)",
+        f"select seq from memory_records where {where} and seq > ? order by seq asc limit cast(? as integer)",
         (*params, seq, CONTEXT_TURNS),
     )
     return [row[0] for row in rows]

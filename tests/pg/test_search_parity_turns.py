@@ -94,7 +94,9 @@ def _writes() -> list[Write]:
             text = f"{turn['speaker']}: {turn['text']}"
             writes.append(Write(namespace, kind, text, None, f"{conv['id']}/{turn['id']}"))
             if index % NOTES_EVERY == 0:
-                writes.append(Write(namespace, kind, f"note {index} of the chat, kept for later", None, None))
+                writes.append(
+                    Write(namespace, kind, f"Note: item {index} of the chat, kept for later", None, None)
+                )
     return writes
 
 
@@ -206,6 +208,21 @@ def _assert_rows_alike(engines: Engines) -> int:
 def test_turn_rows_hold_the_turns_before_them_as_on_sqlite(conversations):
     with_context = _assert_rows_alike(conversations)
     assert with_context > 900  # nearly every turn has a turn before it
+    # A note among turns of kind "fact" ("Note: ...", a label) is no turn's context, nor
+    # has one; among kind "message" every record is a turn.
+    rows = _fts_rows(conversations.sqlite)
+    notes = conversations.sqlite.conn.execute(
+        "select seq, kind from memory_records where content like 'Note: item %'"
+    ).fetchall()
+    assert {kind for _, kind in notes} == {"fact", "message"}
+    fact_notes = {rows[seq][0] for seq, kind in notes if kind == "fact"}
+    assert all(rows[seq][1:] == ("", "") for seq, kind in notes if kind == "fact")
+    facts = [
+        row[0]
+        for row in conversations.sqlite.conn.execute("select seq from memory_records where kind = 'fact'")
+    ]
+    assert not any(column in fact_notes for seq in facts for column in rows[seq][1:])
+    assert any(rows[seq][1] for seq, kind in notes if kind == "message")
 
 
 # -- rankings -----------------------------------------------------------------------------------
@@ -384,7 +401,7 @@ def test_context_follows_updates_deletions_and_redactions_alike(pg_url, tmp_path
                 for seq, w in zip(engines.seqs[engine], writes, strict=True)
                 if w.namespace == "conv/user-nairobi"
             ]
-            _edit(store, nairobi[:20])  # a loose chain: its notes are context too
+            _edit(store, nairobi[:20])  # a loose chain: its notes ("Note: ...") are no turn's context
         # The records the edits wrote, in the same order on both.
         for engine in ("sqlite", "pg"):
             store = engines.sqlite if engine == "sqlite" else engines.pg

@@ -221,33 +221,38 @@ def test_deleting_a_turn_without_a_session_id_refreshes_the_turns_after_it(store
 
 
 def test_a_loose_turn_edited_out_of_being_a_turn_still_refreshes_the_turns_after_it(store):
-    """Its speaker edited away, a turn without a session id is no longer a turn itself, but
-    the turns after it hold it in their context: they get its new words."""
+    """Its speaker edited away, a turn without a session id is no longer a turn: the turns
+    after it drop its words, old and new; its speaker given back, they take them again."""
     a, b, c = _turns(store, SESSION, session=None, kind="task_event")
     memory_id = store.conn.execute("select id from memory_records where seq = ?", (b,)).fetchone()[0]
     with store.transaction():
         store.memories.update(memory_id, content="saturday at the lakefront")
-    assert "lakefront" in _row(store, c)["before1"] and "navi" not in _row(store, c)["before1"]
+    assert tuple(_row(store, c))[1:] == (_row(store, a)["tokens"], "")
+    with store.transaction():
+        store.memories.update(memory_id, content="Maya: saturday at the lakefront")
+    assert tuple(_row(store, c))[1:] == (_row(store, b)["tokens"], _row(store, a)["tokens"])
+    assert "lakefront" in _row(store, c)["before1"]
     assert all(report.ok for report in check_indexes(store.conn).values())
 
 
-def test_a_record_before_a_loose_turn_that_is_deleted_or_redacted_leaves_its_context(store):
-    """A record of the same kind without a session id, not a turn itself, is the context of
-    the turn after it; deleted, its words leave that context, and redacted, they are found
-    nowhere."""
+def test_a_loose_turn_takes_the_turns_before_it_not_the_notes_between(store):
+    """Records of the same kind without a session id that are no turns (notes among a
+    conversation's turns) are not its context: the turn takes only the turns among the
+    records before it. A deleted note changes nothing; a redacted turn is found nowhere."""
+    (asked,) = _turns(
+        store, [("Maya", "the safe code is 4417 behind the painting")], session=None, kind="task_event"
+    )
     with store.transaction():
-        plain, gone = (
-            store.memories.create(
-                NewMemory(namespace="wsp_chat", kind="task_event", content=text, source="test")
-            )["seq"]
-            for text in ("the safe code is 4417 behind the painting", "the tent is blue")
-        )
-    turn = _turns(store, [("Jonah", "noted, thanks")], session=None, kind="task_event")[0]
-    assert "4417" in _row(store, turn)["before2"] and "tent" in _row(store, turn)["before1"]
+        note = store.memories.create(
+            NewMemory(namespace="wsp_chat", kind="task_event", content="the tent is blue", source="test")
+        )["seq"]
+    (turn,) = _turns(store, [("Jonah", "noted, thanks")], session=None, kind="task_event")
+    assert tuple(_row(store, turn))[1:] == (_row(store, asked)["tokens"], "")
+    assert "tent" not in " ".join(_row(store, turn)) and _words_only(store, "tent") == [note]
     with store.transaction():
-        store.memories.delete(store.memories.by_seqs([gone])[gone]["id"])
-    assert _row(store, turn)["before1"] == _row(store, plain)["tokens"]
-    memory = store.memories.by_seqs([plain])[plain]
+        store.memories.delete(store.memories.by_seqs([note])[note]["id"])
+    assert tuple(_row(store, turn))[1:] == (_row(store, asked)["tokens"], "")
+    memory = store.memories.by_seqs([asked])[asked]
     with store.transaction():
         store.memories.redact_version(store.memories.versions(memory["id"])[-1]["id"])
     assert "4417" not in " ".join(_row(store, turn))
@@ -404,7 +409,7 @@ def test_labelled_notes_of_one_kind_do_not_hold_each_other_as_context(store):
     for seq in (wal, billing, checklist):
         assert tuple(_row(store, seq))[1:] == ("", "")
     assert _words_only(store, "where is the billing export", "wsp_notes") == [billing]
-    # A conversation's turns of the same kind after them still take what comes before.
+    # Nor are they the context of a conversation's turn of the same kind after them.
     (turn,) = _turns(store, [("Maya", "sounds good")], session=None, kind="decision", namespace="wsp_notes")
-    assert _row(store, turn)["before1"] == _row(store, checklist)["tokens"]
+    assert tuple(_row(store, turn))[1:] == ("", "")
     assert all(report.ok for report in check_indexes(store.conn).values())
