@@ -121,6 +121,23 @@ async def test_bootstrap_delta_and_next_pack(api):
     assert stored["summary_markdown"] == nxt["summary_markdown"]
 
 
+async def test_deltas_that_start_with_a_label_are_found_by_their_own_words(api):
+    """An agent's deltas that say what they are ("Decision: ...") are notes, not a
+    conversation's turns: none holds the words of the ones written before it (tokenizer 9)."""
+    pack = await api.bootstrap()
+    notes = [
+        "Decision: keep SQLite in WAL mode for crash safety",
+        "Decision: the billing export runs every Friday night after the backup",
+        "Decision: deploy checklist is run migrations, warm the cache, flip the flag",
+        "Open loop: the billing export misses refunds",
+    ]
+    for summary in notes:
+        await api.delta(pack["receipt_id"], summary=summary, delta_type="decision")
+    api.store.search.vector_weight = 0.0  # words alone: what each note's own text holds
+    found = await api.get("/api/agent/search?q=billing%20export%20Friday")
+    assert [item["title"] for item in found["items"]] == [notes[1], notes[3]]
+
+
 async def test_verify_and_refresh(api):
     pack = await api.bootstrap(project_key="demo")
     verified = await api.post("/api/agent/bootstrap/verify", {"receipt_id": pack["receipt_id"]})
