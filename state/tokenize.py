@@ -80,8 +80,9 @@ from state.lemmas import LEMMAS
 # 9: the tokens of 8; a note stored without a session id whose text starts with a label
 # ("Decision: ...", "Open loop: ...": state/turn_context.py NOTE_LABELS) is no conversation
 # turn any more, so its context columns are empty; and a turn without a session id takes
-# only the turns among the records before it, not a note of its kind between them. A store
-# indexed by 8 rebuilds its index to make both so.
+# only the turns among the records before it, not a note of its kind between them; and a
+# turn written "D1:3 Caroline: ...", "- Caroline: ..." or "**Caroline:** ..." is a turn. A
+# store indexed by 8 rebuilds its index to make all three so.
 TOKENIZER_VERSION = 9
 # FTS5 splits our space-separated tokens only at ASCII non-alphanumerics ('_' is kept):
 # every non-ASCII character is part of a token, so a Devanagari or Thai token stays whole.

@@ -12,6 +12,9 @@ may carry the session's date before the speaker, or no speaker at all. Styles:
 * ``stamped``: ``"[{date}] {speaker}: {text}"`` (the session's date and time);
 * ``said on``: ``"On {date}, {speaker} said: {text}"``;
 * ``stamp after``: ``"{speaker} ({date}): {text}"``;
+* ``dia id``: ``"{turn id} {speaker}: {text}"`` (LoCoMo's ids, "D1:3");
+* ``markdown``: ``"**{speaker}:** {text}"``;
+* ``list item``: ``"- {speaker}: {text}"``;
 * ``text``: ``"{text}"`` alone.
 
 Each with ``[shares a photo: ...]`` when the turn shares one, stored as ``message`` with
@@ -38,6 +41,9 @@ STYLES: dict[str, Callable[[Turn], str]] = {
     "stamped": lambda t: f"[{t.date}] {t.speaker}: {t.text}{_photo(t)}",
     "said on": lambda t: f"On {t.date}, {t.speaker} said: {t.text}{_photo(t)}",
     "stamp after": lambda t: f"{t.speaker} ({t.date}): {t.text}{_photo(t)}",
+    "dia id": lambda t: f"{t.id} {t.speaker}: {t.text}{_photo(t)}",
+    "markdown": lambda t: f"**{t.speaker}:** {t.text}{_photo(t)}",
+    "list item": lambda t: f"- {t.speaker}: {t.text}{_photo(t)}",
     "text": lambda t: f"{t.text}{_photo(t)}",
 }
 

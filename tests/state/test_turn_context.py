@@ -277,6 +277,13 @@ def test_a_loose_turn_takes_the_turns_before_it_not_the_notes_between(store):
         "Caroline (8 May 2023): I went",
         "Caroline [1:56 pm]: I went",
         "Caroline: no stamp at all",
+        "D1:3 Caroline: a turn's id before the speaker",
+        "**Caroline:** Markdown's emphasis",
+        "**Caroline**: Markdown's emphasis",
+        "- Caroline: a list item",
+        "> Maya: a quoted line",
+        "\u2022 Bob: a bullet",
+        "- [2023-05-08] Caroline: a list item with its stamp",
     ],
 )
 def test_a_turn_may_start_with_a_time_stamp_before_its_speaker(start):
@@ -292,6 +299,9 @@ def test_a_turn_may_start_with_a_time_stamp_before_its_speaker(start):
         "8 May 2023 we moved the database",
         "On 8 May 2023 we moved the database",
         "the deploy (staging) failed badly today",
+        "- the deploy went fine",
+        "**bold** statement here",
+        "D1:3 the deploy went fine",
     ],
 )
 def test_a_time_stamp_without_a_speaker_is_no_turn(start):
@@ -304,6 +314,29 @@ def test_turns_stored_with_a_time_stamp_and_no_session_id_get_their_context(stor
     stamped = [(f"[2023-05-08 19:0{n}] {speaker}", text) for n, (speaker, text) in enumerate(SESSION)]
     a, b, c = _turns(store, stamped, session=None, kind="observation")
     assert _row(store, b)["before1"] == _row(store, a)["tokens"]
+    assert (_row(store, c)["before1"], _row(store, c)["before2"]) == (
+        _row(store, b)["tokens"],
+        _row(store, a)["tokens"],
+    )
+    assert _words_only(store, "when is the bread festival")[:2] == [a, b]
+
+
+@pytest.mark.parametrize("form", ["D1:{n} {speaker}: {text}", "**{speaker}:** {text}", "- {speaker}: {text}"])
+def test_turns_stored_with_an_id_emphasis_or_a_list_marker_get_their_context(store, form):
+    """One AMP delta per turn as outside harnesses write them ("D1:3 Jonah: ...", "**Jonah:**
+    ...", "- Jonah: ..."): the turns before each are its context, as for "Jonah: ..."."""
+    with store.transaction():
+        a, b, c = (
+            store.memories.create(
+                NewMemory(
+                    namespace="wsp_chat",
+                    kind="observation",
+                    content=form.format(n=n, speaker=speaker, text=text),
+                    source="memory_delta",
+                )
+            )["seq"]
+            for n, (speaker, text) in enumerate(SESSION, 1)
+        )
     assert (_row(store, c)["before1"], _row(store, c)["before2"]) == (
         _row(store, b)["tokens"],
         _row(store, a)["tokens"],
