@@ -9,8 +9,9 @@ of the full-text index that counts for ``CONTEXT_WEIGHT`` (a fifth) of the turn'
 A turn written without a session id (kind ``message``, or a text that starts with its
 speaker: an AMP delta or a local memory per turn) takes the turns before it in its
 namespace of the same kind instead; a text that starts with a label ("Decision: ...",
-"Open loop: ...": NOTE_LABELS) is a note, not a speaker's turn, and no turn's context. Other records (notes,
-facts, most AMP deltas) have empty context columns and rank as before.
+"Open loop: ...": NOTE_LABELS) is a note, not a speaker's turn, and no turn's context.
+Other records (notes, facts, most AMP deltas) have empty context columns and rank as
+before.
 
 Only the turns *before*: a new turn never changes an older turn's row, so a write costs one
 index probe more and no update of another row. The turns after a record are rewritten only
