@@ -286,7 +286,7 @@ def test_a_loose_turn_takes_the_turns_before_it_not_the_notes_between(store):
         "- [2023-05-08] Caroline: a list item with its stamp",
     ],
 )
-def test_a_turn_may_start_with_a_time_stamp_before_its_speaker(start):
+def test_a_turn_may_start_with_a_stamp_an_id_or_a_marker_before_its_speaker(start):
     assert is_loose_turn("observation", start)
 
 
