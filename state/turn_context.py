@@ -211,9 +211,8 @@ def is_note_label(label: str) -> bool:
     """Whether the words before a text's colon name what the note is ("Decision", "Open
     loop", "Deploy checklist", "待办事项") rather than who speaks: by the last word, or for
     Chinese and Japanese by how the label ends."""
-    words = label.split()
-    head = words[-1].casefold().strip(".'-") if words else ""
-    return head in NOTE_LABELS or any(head.endswith(ending) for ending in _NOTE_ENDINGS)
+    head = label.split()[-1].casefold().strip(".'-")  # SPEAKER's label holds a word at least
+    return head in NOTE_LABELS or head.endswith(_NOTE_ENDINGS)
 
 
 def preceding(conn: Connection, seq: int, fields: ChainFields | None = None) -> list[int]:
