@@ -55,9 +55,9 @@ CONSTRUCTOR_TABLES = ("_config", "_info")
 ZEROED_PAGES_PER_SECOND = 12_000
 
 # Tokenizers no longer current that a store's index may still be built with. 3 and 4 share
-# one module: their tokens are the same (4 changed only which turns get context). 8 is not
-# here: its tokens are the current version's (9 changed only which records are turns), so
-# an index built with 8 is queried by the current module.
+# one module: their tokens are the same (4 changed only which turns get context). 8 and 9
+# are not here: their tokens are the current version's (9 and 10 changed only which records
+# are turns), so an index built with either is queried by the current module.
 FROZEN_TOKENIZERS: dict[int, ModuleType] = {
     1: tokenize_v1,
     2: tokenize_v2,

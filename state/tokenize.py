@@ -44,7 +44,7 @@ reads plain ``tokens`` (its vectors did not change with tokenizers 3, 5, 6, 7 an
 another version rebuilds its derived indexes in the background (the previous schemes are kept
 in state/tokenize_v1.py, state/tokenize_v2.py, state/tokenize_v4.py, state/tokenize_v5.py,
 state/tokenize_v6.py and state/tokenize_v7.py to answer meanwhile; 3 made the tokens 4
-makes, 8 those 9 makes).
+makes, 8 and 9 those 10 makes).
 """
 
 from __future__ import annotations
@@ -83,7 +83,10 @@ from state.lemmas import LEMMAS
 # only the turns among the records before it, not a note of its kind between them; and a
 # turn written "D1:3 Caroline: ...", "- Caroline: ..." or "**Caroline:** ..." is a turn. A
 # store indexed by 8 rebuilds its index to make all three so.
-TOKENIZER_VERSION = 9
+# 10: the tokens of 9; a note or document that starts with a header's label ("Title: ...",
+# "Project: ...", "标题：...") is no turn either, and "[Caroline]: ..." is a turn. A store
+# indexed by 8 or 9 rebuilds its index to make it so.
+TOKENIZER_VERSION = 10
 # FTS5 splits our space-separated tokens only at ASCII non-alphanumerics ('_' is kept):
 # every non-ASCII character is part of a token, so a Devanagari or Thai token stays whole.
 FTS_TOKENIZER = "ascii tokenchars '_'"

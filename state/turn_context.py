@@ -89,17 +89,32 @@ _STAMP = (
 SPEAKER = re.compile(
     r"(?:\s*[-*>\u2022]\s)?"  # a list or quote marker: "- Caroline: ...", "> Maya: ..."
     rf"(?i:\s*(?:(?:on|at)\s+)?{_STAMP}\s*[,:|\-\u2013\u2014]?)?"
-    r"\s*\**(?P<label>[^\W\d_][\w'.\-]*(?: [\w'.\-]+){0,3})\**"  # Markdown's "**Caroline:**" too
+    # Markdown's "**Caroline:**", and since tokenizer 10 a name in brackets: "[Caroline]: ...".
+    r"\s*\[?\**(?P<label>[^\W\d_][\w'.\-]*(?: [\w'.\-]+){0,3})\**\]?"
     r"(?: ?[\[(\uff08][^\])\uff09\n]{1,64}[\])\uff09])? ?\**(?::\**(?:\s|$)|\uff1a)"
 )
 
+# A document's or a note's header (since tokenizer 10): "Title: Deploy notes", "Project:
+# billing", "Tags: ...", as a Memory Stores document (kind document, no session id) or a
+# delta's summary may start; before, documents so written held each other's words.
+HEADER_LABELS = frozenset(
+    """
+    area author categories category component file heading keywords kind label labels
+    module name owner path priority project repo repository service source subject tag tags
+    ticket title topic type url version
+    titel projekt titre projet título proyecto
+    """.split()
+)
+HEADER_ENDINGS = tuple(
+    "标题 主题 项目 名称 标签 类别 分类 来源 作者 关键词 链接 路径 文件 タイトル 件名 プロジェクト タグ".split()
+)
 # What an agent writes before a note's colon to say what it is: "Decision: keep SQLite",
 # "Open loop: the flaky test", "Deploy checklist: run migrations, ...", "TODO(alice): ...",
 # "待办事项：...". Such a text matches SPEAKER, and the notes of one kind in one namespace
 # (an AMP delta's kind is its delta type) then chained as a conversation: each took the
 # words of the notes written before it as context, and a question about one note found its
 # neighbour (a note's words counted in three records). Decided by the label's last word,
-# casefolded (for Chinese and Japanese, by how it ends: _NOTE_ENDINGS), so that "Key
+# casefolded (for Chinese and Japanese, by how it ends: NOTE_ENDINGS), so that "Key
 # decision" and "User preferences" are labels too; a name (Caroline, Dr. Lee, user,
 # assistant, 助手) is none of these. "Question" and "Answer" are left out: a "Q:" / "A:"
 # pair is a conversation's turns. MADial-Bench's memories stored as "Note: ...", "事件：..."
@@ -107,7 +122,7 @@ SPEAKER = re.compile(
 # they rank as without a label, within 0.008 (bench/RESULTS.md, "notes that start with a
 # label"). What it gives up: a speaker called by one of these words ("Update: ...") is
 # taken for a label; a session id keeps such turns a conversation.
-NOTE_LABELS = frozenset(
+NOTE_LABELS = HEADER_LABELS | frozenset(
     """
     action actions approach assumption assumptions background blocker blockers bug bugs
     caveat caveats cause change changelog changes checklist command commands conclusion
@@ -127,7 +142,7 @@ NOTE_LABELS = frozenset(
     """.split()
 )
 # Chinese and Japanese labels, matched at a label's end ("部署清单", "决策记录", "待办事项").
-_NOTE_ENDINGS = tuple(
+NOTE_ENDINGS = HEADER_ENDINGS + tuple(
     """
     决定 决策 偏好 注意 备注 笔记 待办 结论 总结 摘要 约定 规则 规范 经验 教训 提醒 计划 目标
     任务 状态 更新 修复 原因 背景 说明 步骤 事项 要点 清单 风险 警告 提示 事实 约束 需求 结果
@@ -212,7 +227,7 @@ def is_note_label(label: str) -> bool:
     loop", "Deploy checklist", "待办事项") rather than who speaks: by the last word, or for
     Chinese and Japanese by how the label ends."""
     head = label.split()[-1].casefold().strip(".'-")  # SPEAKER's label holds a word at least
-    return head in NOTE_LABELS or head.endswith(_NOTE_ENDINGS)
+    return head in NOTE_LABELS or head.endswith(NOTE_ENDINGS)
 
 
 def preceding(conn: Connection, seq: int, fields: ChainFields | None = None) -> list[int]:

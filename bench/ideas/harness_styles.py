@@ -15,6 +15,7 @@ may carry the session's date before the speaker, or no speaker at all. Styles:
 * ``dia id``: ``"{turn id} {speaker}: {text}"`` (LoCoMo's ids, "D1:3");
 * ``markdown``: ``"**{speaker}:** {text}"``;
 * ``list item``: ``"- {speaker}: {text}"``;
+* ``brackets``: ``"[{speaker}]: {text}"``;
 * ``text``: ``"{text}"`` alone.
 
 Each with ``[shares a photo: ...]`` when the turn shares one, stored as ``message`` with
@@ -44,6 +45,7 @@ STYLES: dict[str, Callable[[Turn], str]] = {
     "dia id": lambda t: f"{t.id} {t.speaker}: {t.text}{_photo(t)}",
     "markdown": lambda t: f"**{t.speaker}:** {t.text}{_photo(t)}",
     "list item": lambda t: f"- {t.speaker}: {t.text}{_photo(t)}",
+    "brackets": lambda t: f"[{t.speaker}]: {t.text}{_photo(t)}",
     "text": lambda t: f"{t.text}{_photo(t)}",
 }
 

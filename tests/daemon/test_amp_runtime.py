@@ -121,16 +121,28 @@ async def test_bootstrap_delta_and_next_pack(api):
     assert stored["summary_markdown"] == nxt["summary_markdown"]
 
 
-async def test_deltas_that_start_with_a_label_are_found_by_their_own_words(api):
-    """An agent's deltas that say what they are ("Decision: ...") are notes, not a
-    conversation's turns: none holds the words of the ones written before it (tokenizer 9)."""
+@pytest.mark.parametrize(
+    "notes",
+    [
+        [
+            "Decision: keep SQLite in WAL mode for crash safety",
+            "Decision: the billing export runs every Friday night after the backup",
+            "Decision: deploy checklist is run migrations, warm the cache, flip the flag",
+            "Open loop: the billing export misses refunds",
+        ],
+        [  # a header's label (tokenizer 10)
+            "Project: storage. Keep SQLite in WAL mode for crash safety",
+            "Project: billing. The billing export runs every Friday night after the backup",
+            "Title: deploy checklist. Run migrations, warm the cache, flip the flag",
+            "Topic: the billing export misses refunds",
+        ],
+    ],
+)
+async def test_deltas_that_start_with_a_label_are_found_by_their_own_words(api, notes):
+    """An agent's deltas that say what they are ("Decision: ...", "Project: ...") are notes,
+    not a conversation's turns: none holds the words of the ones written before it
+    (tokenizers 9 and 10)."""
     pack = await api.bootstrap()
-    notes = [
-        "Decision: keep SQLite in WAL mode for crash safety",
-        "Decision: the billing export runs every Friday night after the backup",
-        "Decision: deploy checklist is run migrations, warm the cache, flip the flag",
-        "Open loop: the billing export misses refunds",
-    ]
     for summary in notes:
         await api.delta(pack["receipt_id"], summary=summary, delta_type="decision")
     api.store.search.vector_weight = 0.0  # words alone: what each note's own text holds

@@ -24,6 +24,7 @@ from state import (
     tokenize_v5,
     tokenize_v6,
     tokenize_v7,
+    turn_context,
 )
 from state.config import Settings
 from state.doctor import check_indexes, rebuild_indexes
@@ -705,6 +706,43 @@ def test_a_store_indexed_by_tokenizer_7_rebuilds_to_stem_its_new_languages(
         assert _words(store, "kupci") == [serbian]
         assert _words(store, "susitikimas klientas") == [lithuanian]
         assert _words(store, "Besprechung Kunde") == [german]
+        assert all(report.ok for report in check_indexes(store.conn).values())
+    finally:
+        store.close()
+
+
+def test_a_store_indexed_by_tokenizer_9_rebuilds_to_take_the_context_from_its_headed_documents(
+    paths, migrated_database, monkeypatch
+):
+    """Tokenizer 10 knows a header's label ("Title: ...") for no speaker. A store indexed by 9
+    (its labels patched back in) gave each such document the words of the two before it; it
+    answers with them meanwhile (the same tokens), and the rebuild takes them away."""
+    seed_database(paths, migrated_database)
+    documents = [
+        "Title: Runbook. Restart the worker, then check the queue depth.",
+        "Title: Billing. The billing export runs every Friday night after the backup.",
+        "Title: Onboarding. New hires get a laptop and a VPN account on day one.",
+    ]
+    with monkeypatch.context() as patch:
+        patch.setattr(index_builds, "current_tokenizer", lambda: (9, tokenize))
+        patch.setattr(turn_context, "NOTE_LABELS", turn_context.NOTE_LABELS - turn_context.HEADER_LABELS)
+        store = Store.open(paths.database, Settings(dimension=16))
+        with store.transaction():
+            for text in documents:
+                store.memories.create(
+                    NewMemory(namespace="wsp_a", kind="document", content=text, source="test")
+                )
+        assert read_builds(store.conn)[FTS].built_with == "tokenizer-9"
+        store.close()
+    store = Store.open(paths.database, Settings(dimension=16))
+    try:
+        assert read_builds(store.conn)[FTS].target == CURRENT
+        assert _words(store, "billing export") == documents[1:]  # 9's context, meanwhile
+        rebuild_now(store, force=False)
+        assert read_builds(store.conn)[FTS].built_with == CURRENT
+        assert _words(store, "billing export") == [documents[1]]
+        contexts = store.conn.execute("select before1, before2 from memory_fts").fetchall()
+        assert [tuple(row) for row in contexts] == [("", "")] * 3
         assert all(report.ok for report in check_indexes(store.conn).values())
     finally:
         store.close()

@@ -284,6 +284,9 @@ def test_a_loose_turn_takes_the_turns_before_it_not_the_notes_between(store):
         "> Maya: a quoted line",
         "\u2022 Bob: a bullet",
         "- [2023-05-08] Caroline: a list item with its stamp",
+        "[Caroline]: a name in brackets",
+        "[user]: a role in brackets",
+        "[2023-05-08] [Caroline]: a stamp and a name in brackets",
     ],
 )
 def test_a_turn_may_start_with_a_stamp_an_id_or_a_marker_before_its_speaker(start):
@@ -391,6 +394,12 @@ def test_a_session_id_that_is_no_string_is_read_back_by_the_database():
         "部署清单：先跑迁移",
         "メモ：金曜日に出荷",
         "Entscheidung: wir bleiben bei SQLite",
+        "Title: Deploy notes",
+        "Project: billing export",
+        "Tags: deploy, ci",
+        "[TODO]: fix the build",
+        "标题：部署笔记",
+        "タイトル：リリース手順",
     ],
 )
 def test_a_text_that_starts_with_a_label_is_a_note_not_a_turn(start):
@@ -446,3 +455,35 @@ def test_labelled_notes_of_one_kind_do_not_hold_each_other_as_context(store):
     (turn,) = _turns(store, [("Maya", "sounds good")], session=None, kind="decision", namespace="wsp_notes")
     assert tuple(_row(store, turn))[1:] == ("", "")
     assert all(report.ok for report in check_indexes(store.conn).values())
+
+
+def test_documents_that_start_with_a_header_do_not_hold_each_other_as_context(store):
+    """Memory Stores documents (kind document, no session id) that start with a header's
+    label ("Title: ...") were taken for a speaker's turns before tokenizer 10: each held the
+    words of the two documents written before it."""
+    runbook, billing, onboarding = _deltas(
+        store,
+        [
+            "Title: Runbook\nRestart the worker, then check the queue depth.",
+            "Title: Billing\nThe billing export runs every Friday night after the backup.",
+            "Title: Onboarding\nNew hires get a laptop and a VPN account on day one.",
+        ],
+        kind="document",
+        namespace="mst_docs",
+    )
+    for seq in (runbook, billing, onboarding):
+        assert tuple(_row(store, seq))[1:] == ("", "")
+    assert _words_only(store, "billing export", "mst_docs") == [billing]
+    assert all(report.ok for report in check_indexes(store.conn).values())
+
+
+def test_turns_stored_with_the_speaker_in_brackets_get_their_context(store):
+    """One AMP delta per turn written "[Jonah]: ...": the turns before it are its context."""
+    a, b, c = _deltas(
+        store, [f"[{speaker}]: {text}" for speaker, text in SESSION], kind="observation", namespace="wsp_chat"
+    )
+    assert (_row(store, c)["before1"], _row(store, c)["before2"]) == (
+        _row(store, b)["tokens"],
+        _row(store, a)["tokens"],
+    )
+    assert _words_only(store, "when is the bread festival")[:2] == [a, b]
