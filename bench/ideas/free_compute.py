@@ -99,11 +99,12 @@ async def send_for(
     return done, failed
 
 
-def one_run(patched: bool, first: float, seconds: float) -> tuple[float, float]:
-    """(the second pass's deltas per second, the daemon's CPU ms per delta in it)."""
+def one_run(kind: type[Daemon], first: float, seconds: float) -> tuple[float, float]:
+    """(the second pass's deltas per second, the daemon's CPU ms per delta in it), for a
+    daemon of class ``kind`` (bench/ideas/helper_process.py runs its own too)."""
     with tempfile.TemporaryDirectory(prefix="mc-free-compute-") as tmp:
         home = Path(tmp)
-        daemon = (PatchedDaemon if patched else Daemon)(home, daemon_env(home))
+        daemon = kind(home, daemon_env(home))
         daemon.start()
         try:
 
@@ -149,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
     for _ in range(args.rounds):
         for patched in (False, True):
-            runs[patched].append(one_run(patched, args.first, args.seconds))
+            runs[patched].append(one_run(PatchedDaemon if patched else Daemon, args.first, args.seconds))
             loads.append(os.getloadavg()[0])
             print("free tokens and vectors" if patched else "as shipped", runs[patched][-1], file=sys.stderr)
     rate = {p: statistics.median(r for r, _ in runs[p]) for p in runs}
