@@ -12,7 +12,7 @@ PostgreSQL (a team server's).
    traditional Chinese), a German, a Polish and a Persian text that tokenizer 7 stems in
    their own language, a Lithuanian, a Serbian (Cyrillic) and a Nepali one that 8 does, and
    three notes that start with a label ("Decision: ...") that 9 no longer takes for a
-   conversation's turns.
+   conversation's turns, and two that start with a header's ("Title: ...") that 10 does not.
 3. This code's daemon on the same home (and database): the time until ``GET
    /api/local/status`` says the search index is current; where this code's search ranks each
    memory by its words, and how many other memories those words find, before (the store as
@@ -63,12 +63,15 @@ TEXTS = [
     "Decision: keep SQLite in WAL mode for crash safety",
     "Decision: the billing export runs every Friday night after the backup",
     "Decision: deploy checklist is run migrations, warm the cache, flip the flag",
+    "Title: Onboarding. New hires get a laptop and a VPN account on day one.",
+    "Title: Runbook. Restart the queue worker, then check the queue depth.",
 ]
 # (query, the text it is about): the letters' words alone, written without the letters (what
 # tokenizer 5 folds), one with them (found by words before and after), words spelt another
 # way than stored (what tokenizer 6 meets), other forms of German, Polish and Persian words
 # (7) and of Lithuanian, Serbian (in Latin letters) and Nepali ones (8), and a labelled note's
-# words, which tokenizer 8 also put in the context of the two notes after it (9 does not).
+# words, which tokenizer 8 also put in the context of the two notes after it (9 does not),
+# and a note's that starts with a header's label, which 8 and 9 did (10 does not).
 QUERIES = [
     ("Lodz", TEXTS[0]),
     ("Kobenhavn", TEXTS[1]),
@@ -88,6 +91,7 @@ QUERIES = [
     ("ग्राहक बैठकमा", TEXTS[15]),
     ("WAL crash safety", TEXTS[16]),
     ("billing export", TEXTS[17]),
+    ("VPN laptop", TEXTS[19]),
 ]
 
 
