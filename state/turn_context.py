@@ -100,7 +100,7 @@ SPEAKER = re.compile(
 HEADER_LABELS = frozenset(
     """
     area author categories category component file heading keywords kind label labels
-    module name owner path priority project repo repository service source subject tag tags
+    module name owner path priority project repo repository source subject tag tags
     ticket title topic type url version
     titel projekt titre projet título proyecto
     """.split()

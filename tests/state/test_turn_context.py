@@ -420,6 +420,8 @@ def test_a_text_that_starts_with_a_label_is_a_note_not_a_turn(start):
         "助手：好的",
         "用户：你好",
         "小明：明天见",
+        "Customer service: how can I help?",  # a support chat's role, not a header
+        "Agent: hello",
     ],
 )
 def test_a_speakers_name_is_no_label(start):
