@@ -140,26 +140,48 @@ def _tokenizer_8_gate(kind: str, start: str | None) -> bool:
     return kind == turn_context.LOOSE_TURN_KIND or turn_context.SPEAKER.match(start or "") is not None
 
 
-def test_notes_that_start_with_a_label_lose_the_context_tokenizer_8_gave_them(
-    pg_empty_url: str, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("old", "notes"),
+    [
+        (
+            8,  # "Decision: ..." read as a speaker's turn
+            [
+                "Decision: keep SQLite in WAL mode for crash safety",
+                "Decision: the billing export runs every Friday night after the backup",
+                "Decision: deploy checklist is run migrations, warm the cache, flip the flag",
+            ],
+        ),
+        (
+            9,  # a header's label read as a speaker's
+            [
+                "Title: Storage. Keep SQLite in WAL mode for crash safety",
+                "Title: Billing. The billing export runs every Friday night after the backup",
+                "Title: Deploy. Run migrations, warm the cache, flip the flag",
+            ],
+        ),
+    ],
+)
+def test_notes_that_start_with_a_label_lose_the_context_an_earlier_tokenizer_gave_them(
+    pg_empty_url: str, monkeypatch: pytest.MonkeyPatch, old: int, notes: list[str]
 ) -> None:
-    """Three AMP deltas "Decision: ..." (kind decision, no session id) indexed by tokenizer 8
-    held each other's words; the re-index for 9 makes their rows without."""
-    notes = [
-        "Decision: keep SQLite in WAL mode for crash safety",
-        "Decision: the billing export runs every Friday night after the backup",
-        "Decision: deploy checklist is run migrations, warm the cache, flip the flag",
-    ]
+    """Three AMP deltas that start with a label (kind decision, no session id) indexed by
+    tokenizer 8 ("Decision: ...") or 9 ("Title: ...") held each other's words; the re-index
+    makes their rows without."""
     store = _open(pg_empty_url)
     try:
         store.search.vector_weight = 0.0
         with monkeypatch.context() as patch:
-            patch.setattr(turn_context, "is_loose_turn", _tokenizer_8_gate)
+            if old == 8:
+                patch.setattr(turn_context, "is_loose_turn", _tokenizer_8_gate)
+            else:  # 9 did not know a header's labels
+                patch.setattr(
+                    turn_context, "NOTE_LABELS", turn_context.NOTE_LABELS - turn_context.HEADER_LABELS
+                )
             seqs = [_write(store, "notes", "decision", text, {}) for text in notes]
         assert _found(store, "billing export", "notes") == seqs[1:]  # the next note through its context
         with store.conn.raw.transaction():
             store.conn.raw.execute(
-                "update index_builds set built_with = 'tokenizer-8' where name = %s", (FTS,)
+                "update index_builds set built_with = %s where name = %s", (f"tokenizer-{old}", FTS)
             )
     finally:
         store.close()
