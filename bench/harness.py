@@ -17,13 +17,15 @@ import asyncio
 import json
 import os
 import platform
+import runpy
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import quote, urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,6 +161,28 @@ class Daemon(_Daemon):
             super().start(timeout)
         finally:
             os.chdir(cwd)
+
+
+class ScriptDaemon(Daemon):
+    """A daemon started through a bench script's ``--serve`` (:func:`serve_or_run`), which
+    patches it before it runs: ``script`` is that script's path."""
+
+    script: ClassVar[str]
+
+    def command(self) -> list[str]:
+        return [sys.executable, self.script, "--serve", *super().command()[3:]]
+
+
+def serve_or_run(patch: Callable[[], None], main: Callable[[], int]) -> None:
+    """A bench idea's entry point: ``--serve ARGS`` runs the daemon (``python -m daemon
+    ARGS``) with ``patch()`` applied first (a :class:`ScriptDaemon` starts it so); anything
+    else runs ``main()``."""
+    if sys.argv[1:2] == ["--serve"]:
+        patch()
+        sys.argv = ["daemon", *sys.argv[2:]]
+        runpy.run_module("daemon", run_name="__main__")
+    else:
+        sys.exit(main())
 
 
 def record_delta(service: Any, identity: dict[str, Any], body: dict[str, Any]) -> Any:

@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import os
 import random
-import runpy
 import shlex
 import statistics
 import sys
@@ -35,7 +34,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import writes  # noqa: E402
-from harness import Daemon, ProcStat, code_state, create_agents, daemon_env, machine_line, owner_key  # noqa: E402
+from harness import (  # noqa: E402
+    Daemon,
+    ProcStat,
+    ScriptDaemon,
+    code_state,
+    create_agents,
+    daemon_env,
+    machine_line,
+    owner_key,
+    serve_or_run,
+)
 from results import write_section  # noqa: E402
 from scale import ingest  # noqa: E402
 
@@ -69,11 +78,10 @@ def patch_daemon() -> None:
     search.coarse_code = remembered(search.coarse_code, key=lambda embedding, _nonzero=None: embedding)
 
 
-class PatchedDaemon(Daemon):
+class PatchedDaemon(ScriptDaemon):
     """bench/harness.py's daemon, started through this script's ``--serve``."""
 
-    def command(self) -> list[str]:
-        return [sys.executable, __file__, "--serve", *super().command()[3:]]
+    script = __file__
 
 
 async def send_for(
@@ -200,9 +208,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--serve"]:
-        patch_daemon()
-        sys.argv = ["daemon", *sys.argv[2:]]
-        runpy.run_module("daemon", run_name="__main__")
-    else:
-        sys.exit(main())
+    serve_or_run(patch_daemon, main)

@@ -28,7 +28,6 @@ import asyncio
 import multiprocessing
 import os
 import pickle
-import runpy
 import shlex
 import statistics
 import sys
@@ -42,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import free_compute  # noqa: E402
 import writes  # noqa: E402
-from harness import Daemon, code_state, machine_line  # noqa: E402
+from harness import Daemon, ScriptDaemon, code_state, machine_line, serve_or_run  # noqa: E402
 from results import write_section  # noqa: E402
 
 SECTION = "## Measured and not taken: a write's tokens and vectors made by a helper process (issue #16)"
@@ -171,11 +170,10 @@ def patch_daemon() -> None:
     atexit.register(report)
 
 
-class HelperDaemon(Daemon):
+class HelperDaemon(ScriptDaemon):
     """bench/harness.py's daemon, started through this script's ``--serve``."""
 
-    def command(self) -> list[str]:
-        return [sys.executable, __file__, "--serve", *super().command()[3:]]
+    script = __file__
 
 
 VARIANTS = {
@@ -239,9 +237,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--serve"]:
-        patch_daemon()
-        sys.argv = ["daemon", *sys.argv[2:]]
-        runpy.run_module("daemon", run_name="__main__")
-    else:
-        sys.exit(main())
+    serve_or_run(patch_daemon, main)

@@ -26,7 +26,6 @@ import argparse
 import asyncio
 import os
 import random
-import runpy
 import shutil
 import sys
 import tempfile
@@ -35,7 +34,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness import Daemon, ProcStat, RawClient, create_agents, daemon_env, owner_key  # noqa: E402
+from harness import (  # noqa: E402
+    Daemon,
+    ProcStat,
+    RawClient,
+    ScriptDaemon,
+    create_agents,
+    daemon_env,
+    owner_key,
+    serve_or_run,
+)
 from latency import PROJECTS, delta_body  # noqa: E402
 
 
@@ -141,11 +149,10 @@ def patch_daemon() -> None:
     endpoints.run_handler = run_handler
 
 
-class PatchedDaemon(Daemon):
+class PatchedDaemon(ScriptDaemon):
     """bench/harness.py's daemon, started through this script's ``--serve``."""
 
-    def command(self) -> list[str]:
-        return [sys.executable, __file__, "--serve", *super().command()[3:]]
+    script = __file__
 
 
 async def run(rounds: int, seconds: float, loop_free: bool) -> None:
@@ -194,9 +201,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--serve"]:
-        patch_daemon()
-        sys.argv = ["daemon", *sys.argv[2:]]
-        runpy.run_module("daemon", run_name="__main__")
-    else:
-        sys.exit(main())
+    serve_or_run(patch_daemon, main)

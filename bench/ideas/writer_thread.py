@@ -26,7 +26,6 @@ import argparse
 import asyncio
 import os
 import random
-import runpy
 import shlex
 import statistics
 import sys
@@ -38,7 +37,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import writes  # noqa: E402
-from harness import Daemon, code_state, create_agents, daemon_env, machine_line, owner_key  # noqa: E402
+from harness import (  # noqa: E402
+    Daemon,
+    ScriptDaemon,
+    code_state,
+    create_agents,
+    daemon_env,
+    machine_line,
+    owner_key,
+    serve_or_run,
+)
 from results import write_section  # noqa: E402
 from scale import ingest  # noqa: E402
 
@@ -126,11 +134,10 @@ def patch_daemon() -> None:
     app_module._store_context = store_context
 
 
-class PatchedDaemon(Daemon):
+class PatchedDaemon(ScriptDaemon):
     """bench/harness.py's daemon, started through this script's ``--serve``."""
 
-    def command(self) -> list[str]:
-        return [sys.executable, __file__, "--serve", *super().command()[3:]]
+    script = __file__
 
 
 def one_run(threaded: bool, kind: str, seconds: float) -> tuple[float, float]:
@@ -233,9 +240,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--serve"]:
-        patch_daemon()
-        sys.argv = ["daemon", *sys.argv[2:]]
-        runpy.run_module("daemon", run_name="__main__")
-    else:
-        sys.exit(main())
+    serve_or_run(patch_daemon, main)
