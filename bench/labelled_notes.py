@@ -36,7 +36,7 @@ import dataclasses
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import retrieval_madial as rm
@@ -85,33 +85,18 @@ def _tokenizer_8_gate(kind: str, start: str | None) -> bool:
     return kind == turn_context.LOOSE_TURN_KIND or turn_context.SPEAKER.match(start or "") is not None
 
 
-@contextlib.contextmanager
-def gate(old: int | None) -> Iterator[None]:
+def gate(old: int | None) -> contextlib.AbstractContextManager[None]:
     """Tokenizer ``old``'s reading of labels for the duration (None: this code's)."""
-    with contextlib.ExitStack() as stack:
-        patch = stack.enter_context(_patched())
-        if old == 8:
-            patch(turn_context, "is_loose_turn", _tokenizer_8_gate)
-        elif old == 9:  # the labels before a header's
-            patch(turn_context, "NOTE_LABELS", turn_context.NOTE_LABELS - turn_context.HEADER_LABELS)
-            patch(turn_context, "NOTE_ENDINGS", turn_context.NOTE_ENDINGS[len(turn_context.HEADER_ENDINGS) :])
-        yield
-
-
-@contextlib.contextmanager
-def _patched() -> Iterator[Callable[[object, str, object], None]]:
-    """A setattr whose changes are undone on leaving."""
-    saved: list[tuple[object, str, object]] = []
-
-    def patch(owner: object, name: str, value: object) -> None:
-        saved.append((owner, name, getattr(owner, name)))
-        setattr(owner, name, value)
-
-    try:
-        yield patch
-    finally:
-        for owner, name, value in reversed(saved):
-            setattr(owner, name, value)
+    if old == 8:
+        return rm.patched([(turn_context, "is_loose_turn", _tokenizer_8_gate)])
+    if old == 9:  # the labels before a header's
+        return rm.patched(
+            [
+                (turn_context, "NOTE_LABELS", turn_context.NOTE_LABELS - turn_context.HEADER_LABELS),
+                (turn_context, "NOTE_ENDINGS", turn_context.NOTE_ENDINGS[len(turn_context.HEADER_ENDINGS) :]),
+            ]
+        )
+    return contextlib.nullcontext()
 
 
 def rows(label_set: LabelSet) -> tuple[tuple[str, bool, int | None, rm.Config], ...]:
